@@ -1,0 +1,11 @@
+# Runs PROGRAM with ARGS and fails unless its stdout equals the file EXPECTED.
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+execute_process(COMMAND ${PROGRAM} ${args} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited with ${rc}")
+endif()
+file(READ ${EXPECTED} expected)
+if(NOT out STREQUAL expected)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/actual_output.txt "${out}")
+  message(FATAL_ERROR "output differs from ${EXPECTED}; got:\n${out}")
+endif()

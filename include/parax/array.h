@@ -1,0 +1,114 @@
+// parax::Array: an immutable n-d array whose data may be sharded over several devices,
+// and device_put / device_get, which lay data out and bring it back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "parax/device.h"
+#include "parax/dtype.h"
+#include "parax/errors.h"
+#include "parax/shape.h"
+#include "parax/sharding.h"
+
+namespace parax {
+namespace detail {
+struct ArrayImpl;
+}
+
+struct Shard;
+
+// An n-d array. Cheap to copy (copies share the immutable data). On concrete data it
+// knows its sharding; inside transformed functions it is a tracer.
+class Array {
+ public:
+  // An empty handle, for containers; using it raises parax::ValueError.
+  Array() = default;
+
+  const Shape& shape() const;
+  int64_t ndim() const;
+  int64_t size() const;
+  DType dtype() const;
+  // True for arrays whose dtype came from a C++ scalar alone; they adopt the other
+  // operand's dtype in arithmetic (JAX's weak types).
+  bool weak_type() const;
+  // Returns the layout over devices. Requires: a concrete (not traced) array.
+  Sharding sharding() const;
+  // True once the array was placed explicitly (device_put, or computed from committed
+  // inputs); uncommitted arrays move to wherever a computation runs.
+  bool is_committed() const;
+  // Returns the shards on this process's devices, in device-assignment order.
+  std::vector<Shard> addressable_shards() const;
+  // Returns the devices holding the array, sorted by id.
+  std::vector<Device> devices() const;
+  // Waits for pending computation; returns *this.
+  const Array& block_until_ready() const;
+
+  // Copies the whole array to the host in row-major order, converting to T as numpy's
+  // astype would.
+  template <class T>
+  std::vector<T> to_vector() const;
+  // Returns the only element. Requires: size() == 1.
+  template <class T>
+  T item() const;
+
+  // Returns x[i] (a negative i counts from the end). Requires: ndim() >= 1.
+  Array operator[](int64_t i) const;
+
+  // Returns JAX's repr, e.g. `Array([1., 2.], dtype=float32)`.
+  std::string to_string() const;
+  // Returns JAX's str (numpy's), e.g. `[1. 2.]`.
+  std::string str() const;
+
+  bool valid() const { return impl_ != nullptr; }
+  // Internal.
+  explicit Array(std::shared_ptr<detail::ArrayImpl> impl) : impl_(std::move(impl)) {}
+  const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }
+
+ private:
+  // Copies to host as `dtype` into `out` (size() elements; bool as one byte each).
+  void copy_to_host(void* out, DType dtype) const;
+  std::shared_ptr<detail::ArrayImpl> impl_;
+};
+
+// One device's piece of an array.
+struct Shard {
+  Device device;
+  Index index;
+  int replica_id = 0;
+  Array data;  // the piece as a single-device array on `device`
+};
+
+// Prints JAX's repr.
+std::ostream& operator<<(std::ostream& os, const Array& x);
+// Prints `Shard(device=CpuDevice(id=0), index=(...), replica_id=0, data=[...])`.
+std::ostream& operator<<(std::ostream& os, const Shard& s);
+
+template <class T>
+std::vector<T> Array::to_vector() const {
+  static_assert(is_scalar_type_v<T>, "to_vector<T> needs an arithmetic or half type");
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> bytes(static_cast<size_t>(size()));
+    copy_to_host(bytes.data(), DType::bool_);
+    return std::vector<bool>(bytes.begin(), bytes.end());
+  } else {
+    std::vector<T> out(static_cast<size_t>(size()));
+    copy_to_host(out.data(), dtype_of<T>());
+    return out;
+  }
+}
+
+template <class T>
+T Array::item() const {
+  if (size() != 1) {
+    throw ValueError("can only convert an array of size 1 to a C++ scalar; got shape " +
+                     shape_str(shape()));
+  }
+  return to_vector<T>()[0];
+}
+
+}  // namespace parax

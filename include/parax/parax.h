@@ -1,0 +1,15 @@
+// The whole public API of parax: JAX's distributed arrays and automatic parallelization
+// for C++.
+#pragma once
+
+#include "parax/array.h"
+#include "parax/config.h"
+#include "parax/debug.h"
+#include "parax/device.h"
+#include "parax/device_put.h"
+#include "parax/dtype.h"
+#include "parax/errors.h"
+#include "parax/numpy.h"
+#include "parax/shape.h"
+#include "parax/sharding.h"
+#include "parax/tree.h"

@@ -1,0 +1,161 @@
+#include <algorithm>
+#include <ostream>
+#include <set>
+
+#include "api/array_impl.h"
+#include "api/format.h"
+#include "base/dtype_dispatch.h"
+#include "base/config_internal.h"
+#include "runtime/client.h"
+#include "runtime/transfer.h"
+#include "sharding/named_sharding_impl.h"
+
+namespace parax {
+namespace detail {
+
+const ArrayImpl& impl_of(const Array& x) {
+  if (!x.impl()) throw ValueError("use of an empty parax::Array handle (default-constructed)");
+  return *x.impl();
+}
+
+Array make_array(core::Aval aval, Sharding sharding, bool committed,
+                 std::vector<runtime::BufferRef> buffers) {
+  auto impl = std::make_shared<ArrayImpl>();
+  impl->aval = std::move(aval);
+  impl->sharding = std::move(sharding);
+  impl->committed = committed;
+  impl->buffers = std::move(buffers);
+  return Array(std::move(impl));
+}
+
+Array array_from_host(const void* data, const core::Aval& aval) {
+  Device d = runtime::Client::get().default_device();
+  auto buf = runtime::Buffer::allocate(d, aval.nbytes());
+  if (aval.nbytes()) std::memcpy(buf->data(), data, aval.nbytes());
+  return make_array(aval, SingleDeviceSharding(d), false, {std::move(buf)});
+}
+
+DType canonicalize_dtype(DType t) {
+  if (x64_enabled()) return t;
+  switch (t) {
+    case DType::float64: return DType::float32;
+    case DType::int64: return DType::int32;
+    case DType::uint64: return DType::uint32;
+    default: return t;
+  }
+}
+
+namespace {
+
+// Copies the array's global value to host memory in its own dtype.
+std::vector<uint8_t> host_bytes(const ArrayImpl& x) {
+  std::vector<uint8_t> bytes(x.aval.nbytes());
+  runtime::gather_to_host(x.aval, *x.sharding, x.buffers, bytes.data());
+  return bytes;
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::impl_of;
+
+const Shape& Array::shape() const { return impl_of(*this).aval.shape; }
+int64_t Array::ndim() const { return int64_t(shape().size()); }
+int64_t Array::size() const { return shape_size(shape()); }
+DType Array::dtype() const { return impl_of(*this).aval.dtype; }
+bool Array::weak_type() const { return impl_of(*this).aval.weak_type; }
+bool Array::is_committed() const { return impl_of(*this).committed; }
+const Array& Array::block_until_ready() const {
+  impl_of(*this);
+  return *this;
+}
+
+Sharding Array::sharding() const { return *impl_of(*this).sharding; }
+
+std::vector<Device> Array::devices() const { return sharding().device_set(); }
+
+std::vector<Shard> Array::addressable_shards() const {
+  const detail::ArrayImpl& x = impl_of(*this);
+  std::vector<Shard> out;
+  std::vector<Index> seen;
+  size_t next = 0;
+  for (const auto& [device, index] : x.sharding->devices_indices_map(x.aval.shape)) {
+    int replica = int(std::count(seen.begin(), seen.end(), index));
+    seen.push_back(index);
+    if (!runtime::is_local(device)) continue;
+    core::Aval piece = x.aval;
+    for (size_t d = 0; d < piece.shape.size(); ++d) {
+      piece.shape[d] = index[d].end(x.aval.shape[d]) - index[d].begin(x.aval.shape[d]);
+    }
+    Array data = detail::make_array(piece, SingleDeviceSharding(device), true,
+                                    {x.buffers[next++]});
+    out.push_back(Shard{device, index, replica, std::move(data)});
+  }
+  return out;
+}
+
+void Array::copy_to_host(void* out, DType dtype) const {
+  const detail::ArrayImpl& x = impl_of(*this);
+  std::vector<uint8_t> bytes = detail::host_bytes(x);
+  const int64_t n = x.aval.size();
+  dispatch_dtype(x.aval.dtype, [&](auto src_tag) {
+    using Src = decltype(src_tag);
+    const Src* src = reinterpret_cast<const Src*>(bytes.data());
+    dispatch_dtype(dtype, [&](auto dst_tag) {
+      using Dst = decltype(dst_tag);
+      Dst* dst = static_cast<Dst*>(out);
+      if constexpr (std::is_same_v<Dst, bool>) {
+        auto* flags = static_cast<uint8_t*>(out);  // to_vector<bool> passes bytes
+        for (int64_t i = 0; i < n; ++i) flags[i] = scalar_cast<bool>(src[i]) ? 1 : 0;
+      } else {
+        for (int64_t i = 0; i < n; ++i) dst[i] = scalar_cast<Dst>(src[i]);
+      }
+    });
+  });
+}
+
+Array Array::operator[](int64_t i) const {
+  const detail::ArrayImpl& x = impl_of(*this);
+  if (x.aval.shape.empty()) {
+    throw IndexError("Too many indices for array: array is 0-dimensional, but 1 were indexed");
+  }
+  const int64_t n = x.aval.shape[0];
+  if (i < -n || i >= n) {
+    throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " +
+                     std::to_string(n));
+  }
+  if (i < 0) i += n;
+  // The result keeps the sharding of the remaining dimensions.
+  Sharding out_sharding = *x.sharding;
+  if (x.sharding->impl().kind != detail::ShardingImpl::Kind::single_device) {
+    NamedSharding named = x.sharding->to_named(ndim());
+    auto entries = named.spec().entries();
+    if (!entries.empty()) entries.erase(entries.begin());
+    out_sharding = NamedSharding(named.mesh(), PartitionSpec::from_entries(entries));
+  }
+  core::Aval aval = x.aval;
+  aval.shape.erase(aval.shape.begin());
+  auto buffers = runtime::relayout(x.aval, *x.sharding, x.buffers, out_sharding, {i});
+  return detail::make_array(aval, out_sharding, x.committed, std::move(buffers));
+}
+
+std::string Array::to_string() const {
+  const detail::ArrayImpl& x = impl_of(*this);
+  std::vector<uint8_t> bytes = detail::host_bytes(x);
+  return detail::array_repr({x.aval.dtype, x.aval.shape, bytes.data()}, x.aval.weak_type);
+}
+
+std::string Array::str() const {
+  const detail::ArrayImpl& x = impl_of(*this);
+  std::vector<uint8_t> bytes = detail::host_bytes(x);
+  return detail::array_str({x.aval.dtype, x.aval.shape, bytes.data()});
+}
+
+std::ostream& operator<<(std::ostream& os, const Array& x) { return os << x.to_string(); }
+
+std::ostream& operator<<(std::ostream& os, const Shard& s) {
+  return os << "Shard(device=" << s.device << ", index=" << index_str(s.index)
+            << ", replica_id=" << s.replica_id << ", data=" << s.data.str() << ")";
+}
+
+}  // namespace parax

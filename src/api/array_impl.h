@@ -1,0 +1,35 @@
+// What an Array handle points to. Concrete arrays hold one buffer per addressable device
+// of their sharding, in device-assignment order.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/aval.h"
+#include "parax/array.h"
+#include "runtime/buffer.h"
+
+namespace parax::detail {
+
+struct ArrayImpl {
+  core::Aval aval;
+  std::optional<Sharding> sharding;
+  bool committed = false;
+  std::vector<runtime::BufferRef> buffers;
+};
+
+// Returns x's impl, or throws ValueError for an empty handle.
+const ArrayImpl& impl_of(const Array& x);
+
+// Makes an uncommitted array on the default device from host data of `dtype`.
+Array array_from_host(const void* data, const core::Aval& aval);
+
+// Makes a concrete array from its parts.
+Array make_array(core::Aval aval, Sharding sharding, bool committed,
+                 std::vector<runtime::BufferRef> buffers);
+
+// Returns the dtype an inferred (not explicitly requested) C++ type maps to: 64-bit types
+// narrow to 32 bits unless jax_enable_x64 is on, as JAX does for Python and numpy values.
+DType canonicalize_dtype(DType t);
+
+}  // namespace parax::detail

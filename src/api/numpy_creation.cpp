@@ -1,0 +1,130 @@
+#include <cmath>
+
+#include "api/array_impl.h"
+#include "base/dtype_dispatch.h"
+#include "parax/numpy.h"
+#include "runtime/transfer.h"
+
+namespace parax::numpy {
+namespace detail {
+namespace {
+
+// Converts n values of dtype `src` into a new host array of dtype `dst`.
+std::vector<uint8_t> convert(const void* values, int64_t n, DType src, DType dst) {
+  std::vector<uint8_t> out(size_t(n) * size_t(dtype_itemsize(dst)));
+  dispatch_dtype(src, [&](auto s) {
+    using S = decltype(s);
+    const S* in = static_cast<const S*>(values);
+    dispatch_dtype(dst, [&](auto d) {
+      using D = decltype(d);
+      D* o = reinterpret_cast<D*>(out.data());
+      for (int64_t i = 0; i < n; ++i) o[i] = scalar_cast<D>(in[i]);
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
+                        std::optional<DType> dtype) {
+  for (int64_t d : shape) {
+    if (d < 0) throw ValueError("[array] negative dimensions are not allowed: " + shape_str(shape));
+  }
+  if (shape_size(shape) != n) {
+    throw ValueError("[array] cannot reshape " + std::to_string(n) + " values into shape " +
+                     shape_str(shape));
+  }
+  DType dst = dtype ? *dtype : parax::detail::canonicalize_dtype(src);
+  std::vector<uint8_t> host = convert(values, n, src, dst);
+  return parax::detail::array_from_host(host.data(), core::Aval{std::move(shape), dst, false});
+}
+
+Array arange_impl(double start, double stop, double step, DType dtype) {
+  if (step == 0) throw ValueError("[arange] step must not be zero");
+  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) values[size_t(i)] = start + double(i) * step;
+  return array_from_values(values.data(), n, DType::float64, Shape{n}, dtype);
+}
+
+}  // namespace detail
+
+Array zeros(Shape shape, DType dtype) { return full(std::move(shape), 0, dtype); }
+Array ones(Shape shape, DType dtype) { return full(std::move(shape), 1, dtype); }
+
+Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
+  if (num < 0) throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
+  // JAX interpolates start*(1-t) + stop*t with t = i/div in the computation dtype, and
+  // puts `stop` itself last; do the same so values match bit for bit.
+  const bool wide = dtype == DType::float64;
+  std::vector<double> values(static_cast<size_t>(num));
+  const int64_t div = endpoint ? num - 1 : num;
+  for (int64_t i = 0; i < num; ++i) {
+    if (endpoint && i == num - 1 && num > 1) {
+      values[size_t(i)] = stop;
+    } else if (num == 1) {
+      values[size_t(i)] = start;
+    } else if (wide) {
+      double t = double(i) / double(div);
+      values[size_t(i)] = start * (1 - t) + stop * t;
+    } else {
+      float t = float(i) / float(div);
+      float a = float(start) * (1.0f - t);
+      float b = float(stop) * t;
+      values[size_t(i)] = double(a + b);
+    }
+  }
+  if (is_integer(dtype) || dtype == DType::bool_) {
+    for (double& v : values) v = std::floor(v);
+  }
+  return detail::array_from_values(values.data(), num, DType::float64, Shape{num}, dtype);
+}
+
+Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
+  int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) throw ValueError("[eye] negative dimensions are not allowed");
+  std::vector<uint8_t> ones(size_t(n * cols), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t j = i + k;
+    if (j >= 0 && j < cols) ones[size_t(i * cols + j)] = 1;
+  }
+  return detail::array_from_values(ones.data(), n * cols, DType::uint8, Shape{n, cols}, dtype);
+}
+
+Array reshape(const Array& x, Shape shape) {
+  const auto& src = parax::detail::impl_of(x);
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1 && unknown < 0) {
+      unknown = int(d);
+    } else if (shape[d] < 0) {
+      throw ValueError("[reshape] invalid shape " + shape_str(shape));
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (unknown >= 0 && known > 0 && x.size() % known == 0) shape[size_t(unknown)] = x.size() / known;
+  if (shape_size(shape) != x.size()) {
+    throw TypeError("cannot reshape array of shape " + shape_str(x.shape()) + " (size " +
+                    std::to_string(x.size()) + ") into shape " + shape_str(shape) +
+                    " (size " + std::to_string(shape_size(shape)) + ")");
+  }
+  core::Aval aval{shape, src.aval.dtype, src.aval.weak_type};
+  // Each device holding the whole array keeps its buffer: row-major data needs no move.
+  if (src.sharding->is_fully_replicated()) {
+    Sharding kept = *src.sharding;
+    if (auto named = kept.as_named()) kept = NamedSharding(named->mesh(), P());
+    return parax::detail::make_array(aval, kept, src.committed, src.buffers);
+  }
+  // A sharded array is assembled and laid out replicated over the same devices.
+  std::vector<uint8_t> host(src.aval.nbytes());
+  runtime::gather_to_host(src.aval, *src.sharding, src.buffers, host.data());
+  auto grid = DeviceGrid(src.sharding->device_assignment());
+  NamedSharding replicated(Mesh(grid, {"_devices"}), P());
+  auto buffers = runtime::scatter_from_host(host.data(), aval, replicated);
+  return parax::detail::make_array(aval, replicated, src.committed, std::move(buffers));
+}
+
+}  // namespace parax::numpy

@@ -1,0 +1,6 @@
+target_sources(parax PRIVATE
+  api/array.cpp
+  api/debug.cpp
+  api/device_put.cpp
+  api/format.cpp
+  api/numpy_creation.cpp)

@@ -1,0 +1,100 @@
+#include "parax/config.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "base/config_internal.h"
+#include "parax/errors.h"
+
+namespace parax::config {
+namespace {
+
+struct Flag {
+  std::string_view name;
+  std::atomic<bool> value;
+};
+
+Flag g_flags[] = {
+    {"jax_threefry_partitionable", true},
+    {"jax_enable_x64", false},
+};
+std::atomic<unsigned long long> g_epoch{0};
+std::mutex g_devices_mu;
+int g_requested_devices = 0;  // 0: not set by set_num_cpu_devices
+bool g_devices_frozen = false;
+
+Flag& find(std::string_view name) {
+  for (Flag& f : g_flags) {
+    if (f.name == name) return f;
+  }
+  throw ValueError("Unrecognized config option: " + std::string(name));
+}
+
+// Parses N from XLA_FLAGS' --xla_force_host_platform_device_count=N, as JAX users set it.
+int count_from_xla_flags() {
+  const char* flags = std::getenv("XLA_FLAGS");
+  if (!flags) return 0;
+  std::string s(flags);
+  const std::string key = "--xla_force_host_platform_device_count=";
+  size_t pos = s.rfind(key);
+  if (pos == std::string::npos) return 0;
+  return std::atoi(s.c_str() + pos + key.size());
+}
+
+int count_from_env() {
+  const char* env = std::getenv("PARAX_NUM_CPU_DEVICES");
+  if (!env || !*env) return 0;
+  char* end = nullptr;
+  long n = std::strtol(env, &end, 10);
+  if (*end != '\0' || n < 1) {
+    throw ValueError("PARAX_NUM_CPU_DEVICES must be a positive integer; got '" +
+                     std::string(env) + "'");
+  }
+  return int(n);
+}
+
+}  // namespace
+
+void set_num_cpu_devices(int n) {
+  std::lock_guard<std::mutex> lock(g_devices_mu);
+  if (n < 1) {
+    throw ValueError("[set_num_cpu_devices] the number of CPU devices must be >= 1; got " +
+                     std::to_string(n));
+  }
+  if (g_devices_frozen) {
+    throw RuntimeError(
+        "[set_num_cpu_devices] the number of CPU devices must be set before the devices are "
+        "created, i.e. before any parax operation; it is already fixed. Call "
+        "parax::config::set_num_cpu_devices first thing in main, or set "
+        "PARAX_NUM_CPU_DEVICES.");
+  }
+  g_requested_devices = n;
+}
+
+void update(std::string_view name, bool value) {
+  Flag& f = find(name);
+  if (f.value.exchange(value) != value) ++g_epoch;
+}
+
+bool read(std::string_view name) { return find(name).value.load(); }
+
+unsigned long long epoch() { return g_epoch.load(); }
+
+}  // namespace parax::config
+
+namespace parax::detail {
+
+int freeze_num_cpu_devices() {
+  std::lock_guard<std::mutex> lock(config::g_devices_mu);
+  config::g_devices_frozen = true;
+  if (config::g_requested_devices > 0) return config::g_requested_devices;
+  if (int n = config::count_from_env()) return n;
+  if (int n = config::count_from_xla_flags(); n > 0) return n;
+  return 1;
+}
+
+bool x64_enabled() { return config::read("jax_enable_x64"); }
+
+}  // namespace parax::detail

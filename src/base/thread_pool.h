@@ -1,0 +1,16 @@
+// The one pool of worker threads, sized to the machine's cores. Every parallel loop in
+// parax runs here, so many virtual devices never mean more busy threads than cores.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace parax::base {
+
+// Returns the number of worker threads (the cores available to this process).
+int num_threads();
+// Runs body(i) for i in [0, n), in parallel on the pool; returns when all are done.
+// Exceptions from body propagate to the caller.
+void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
+
+}  // namespace parax::base

@@ -1,0 +1,3 @@
+target_sources(parax PRIVATE
+  core/aval.cpp
+  core/tree.cpp)

@@ -1,0 +1,38 @@
+// Device memory: a Buffer is one device's bytes for one array shard. Written once by the
+// kernel or transfer that makes it, then read-only while shared.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "parax/device.h"
+
+namespace parax::runtime {
+
+class Buffer {
+ public:
+  // Allocates `nbytes` (64-byte aligned, uninitialised) on `device`.
+  static std::shared_ptr<Buffer> allocate(Device device, size_t nbytes);
+  // Returns a buffer over memory it does not own (e.g. a caller's host array).
+  static std::shared_ptr<Buffer> wrap(Device device, void* data, size_t nbytes);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  Device device() const { return device_; }
+  size_t nbytes() const { return nbytes_; }
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+
+ private:
+  Buffer(Device device, size_t nbytes, void* data, bool owned)
+      : device_(device), nbytes_(nbytes), data_(data), owned_(owned) {}
+  Device device_;
+  size_t nbytes_;
+  void* data_;
+  bool owned_;
+};
+
+using BufferRef = std::shared_ptr<Buffer>;
+
+}  // namespace parax::runtime

@@ -1,0 +1,44 @@
+// The runtime's view of devices: one DeviceState per device, created once per process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "parax/device.h"
+
+namespace parax::runtime {
+
+struct DeviceState {
+  int id = 0;
+  int local_index = 0;
+  int process_index = 0;
+  std::string platform = "cpu";
+};
+
+// Owns the devices of this process (and records of other processes' devices).
+class Client {
+ public:
+  // Returns the client, creating the devices on first use.
+  static Client& get();
+  const std::vector<Device>& devices() const { return devices_; }
+  const std::vector<Device>& local_devices() const { return local_devices_; }
+  int process_index() const { return process_index_; }
+  int process_count() const { return process_count_; }
+  // Returns the device with this id; throws ValueError if there is none.
+  Device device(int id) const;
+  Device default_device() const { return local_devices_.front(); }
+
+ private:
+  Client();
+  std::vector<DeviceState> states_;
+  std::vector<Device> devices_;
+  std::vector<Device> local_devices_;
+  int process_index_ = 0;
+  int process_count_ = 1;
+};
+
+inline bool is_local(const Device& d) {
+  return d.process_index() == Client::get().process_index();
+}
+
+}  // namespace parax::runtime

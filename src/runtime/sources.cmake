@@ -1,0 +1,4 @@
+target_sources(parax PRIVATE
+  runtime/buffer.cpp
+  runtime/client.cpp
+  runtime/transfer.cpp)

@@ -1,0 +1,8 @@
+target_sources(parax PRIVATE
+  sharding/mesh.cpp
+  sharding/named_sharding.cpp
+  sharding/partition_spec.cpp
+  sharding/positional_sharding.cpp
+  sharding/sharding.cpp
+  sharding/single_device_sharding.cpp
+  sharding/visualize.cpp)

@@ -1,0 +1,30 @@
+// Text rendering of a sharding layout, byte for byte as JAX 0.4.35's
+// `jax.debug.visualize_sharding` prints it through the `rich` library.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "parax/shape.h"
+
+namespace parax::detail {
+
+struct VisualizeParams {
+  double scale = 1.0;
+  int min_width = 9;
+  int max_width = 80;
+  bool color = false;  // true: the coloured (truecolor ANSI, no box) layout
+};
+
+// Renders the layout of an array of `shape` (rank 1 or 2) whose shards are given as
+// (device id, index) pairs in device-assignment order (several devices may hold the same
+// index: replicas share a cell). `platform` is upper-cased in labels ("cpu" -> "CPU").
+// Returns the exact text JAX prints, including the final newline.
+// Throws parax::ValueError with JAX's message for rank 0 or rank > 2.
+std::string render_sharding(const Shape& shape, std::string_view platform,
+                            const std::vector<std::pair<int, Index>>& devices_indices,
+                            const VisualizeParams& params);
+
+}  // namespace parax::detail

@@ -1,0 +1,137 @@
+// visualize_array_sharding on real arrays, against jax-arrays.md §2.4-2.5 (JAX's output
+// with colour off). The layout depends only on shard fractions, so 16x16 arrays draw as
+// the reference's 8192x8192 ones do.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "parax/parax.h"
+
+namespace parax {
+namespace {
+
+namespace jnp = parax::numpy;
+
+std::string draw(const Array& x) {
+  std::ostringstream os;
+  debug::visualize_array_sharding(x, os);
+  return os.str();
+}
+
+Array put2d(P spec) {
+  return device_put(jnp::zeros({16, 16}), NamedSharding(make_mesh({4, 2}, {"a", "b"}), spec));
+}
+
+TEST(Visualize, MeshSpecsAsJaxDrawsThem) {
+  EXPECT_EQ(draw(put2d(P("a", "b"))),
+            "┌──────────┬──────────┐\n"
+            "│  CPU 0   │  CPU 1   │\n"
+            "├──────────┼──────────┤\n"
+            "│  CPU 2   │  CPU 3   │\n"
+            "├──────────┼──────────┤\n"
+            "│  CPU 4   │  CPU 5   │\n"
+            "├──────────┼──────────┤\n"
+            "│  CPU 6   │  CPU 7   │\n"
+            "└──────────┴──────────┘\n");
+  EXPECT_EQ(draw(put2d(P("b", "a"))),
+            "┌───────┬───────┬───────┬───────┐\n"
+            "│       │       │       │       │\n"
+            "│ CPU 0 │ CPU 2 │ CPU 4 │ CPU 6 │\n"
+            "│       │       │       │       │\n"
+            "│       │       │       │       │\n"
+            "├───────┼───────┼───────┼───────┤\n"
+            "│       │       │       │       │\n"
+            "│ CPU 1 │ CPU 3 │ CPU 5 │ CPU 7 │\n"
+            "│       │       │       │       │\n"
+            "│       │       │       │       │\n"
+            "└───────┴───────┴───────┴───────┘\n");
+  EXPECT_EQ(draw(put2d(P("a", None))),
+            "┌───────────────────────┐\n"
+            "│        CPU 0,1        │\n"
+            "├───────────────────────┤\n"
+            "│        CPU 2,3        │\n"
+            "├───────────────────────┤\n"
+            "│        CPU 4,5        │\n"
+            "├───────────────────────┤\n"
+            "│        CPU 6,7        │\n"
+            "└───────────────────────┘\n");
+  EXPECT_EQ(draw(put2d(P(None, "b"))),
+            "┌───────────┬───────────┐\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│CPU 0,2,4,6│CPU 1,3,5,7│\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "└───────────┴───────────┘\n");
+  EXPECT_EQ(draw(put2d(P())),
+            "┌───────────────────────┐\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│  CPU 0,1,2,3,4,5,6,7  │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "└───────────────────────┘\n");
+}
+
+TEST(Visualize, SingleDeviceAndOneDimensional) {
+  EXPECT_EQ(draw(jnp::zeros({16, 16})),
+            "┌───────────────────────┐\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│         CPU 0         │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "│                       │\n"
+            "└───────────────────────┘\n");
+  auto x = device_put(jnp::arange(24), NamedSharding(make_mesh({8}, {"x"}), P("x")));
+  EXPECT_EQ(draw(x),
+            "┌───────┬───────┬───────┬───────┬───────┬───────┬───────┬───────┐\n"
+            "│ CPU 0 │ CPU 1 │ CPU 2 │ CPU 3 │ CPU 4 │ CPU 5 │ CPU 6 │ CPU 7 │\n"
+            "└───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┘\n");
+  auto y = device_put(jnp::arange(24), NamedSharding(make_mesh({4, 2}, {"a", "b"}), P("a")));
+  EXPECT_EQ(draw(y),
+            "┌───────┬───────┬───────┬───────┐\n"
+            "│CPU 0,1│CPU 2,3│CPU 4,5│CPU 6,7│\n"
+            "└───────┴───────┴───────┴───────┘\n");
+}
+
+TEST(Visualize, PositionalReplicatedRows) {
+  auto s = PositionalSharding(devices()).reshape(4, 2).replicate(0, true);
+  EXPECT_EQ(draw(device_put(jnp::zeros({16, 16}), s)),
+            "┌───────────┬───────────┐\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│CPU 0,2,4,6│CPU 1,3,5,7│\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "│           │           │\n"
+            "└───────────┴───────────┘\n");
+}
+
+TEST(Visualize, RankErrors) {
+  std::ostringstream os;
+  try {
+    debug::visualize_array_sharding(jnp::array(1.0f), os);
+    FAIL() << "no error for rank 0";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
+  }
+  EXPECT_THROW(debug::visualize_array_sharding(jnp::zeros({2, 2, 2}), os), ValueError);
+}
+
+}  // namespace
+}  // namespace parax

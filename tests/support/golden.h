@@ -1,0 +1,47 @@
+// Reads the golden files that tools/*.py made with JAX: one `name<TAB>text` record a line,
+// text escaped as Python's unicode_escape.
+#pragma once
+
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace parax::testing {
+
+inline std::string unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    char c = s[++i];
+    if (c == 'n') out += '\n';
+    else if (c == 't') out += '\t';
+    else if (c == 'r') out += '\r';
+    else if (c == 'x') {
+      out += char(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Returns the records of tests/golden/<file>, keyed by name.
+inline std::map<std::string, std::string> read_golden(const std::string& file) {
+  std::ifstream in(std::string(PARAX_GOLDEN_DIR) + "/" + file);
+  if (!in) throw std::runtime_error("cannot open golden file " + file);
+  std::map<std::string, std::string> records;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    records[line.substr(0, tab)] = unescape(line.substr(tab + 1));
+  }
+  return records;
+}
+
+}  // namespace parax::testing
