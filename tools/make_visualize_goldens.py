@@ -117,6 +117,39 @@ def single(i=0):
     return SingleDeviceSharding(DEVS[i])
 
 
+class _FakeDevice:
+    def __init__(self, id_, platform):
+        self.id = id_
+        self.platform = platform
+
+    def __hash__(self):
+        return hash(self.id)
+
+    def __eq__(self, other):
+        return self.id == other.id
+
+
+class FakeSharding:
+    """Just what visualize_sharding reads: a device set and an index map."""
+
+    def __init__(self, pairs, platform="cpu"):
+        self._map = {_FakeDevice(i, platform): tuple(index) for i, index in pairs}
+        self.device_set = set(self._map)
+
+    def devices_indices_map(self, shape):
+        return self._map
+
+
+def irregular_rows():
+    # Rows 2:4 and 4:8 both count as row chunk 1, and each cell keeps the height of the
+    # last device written to it, so cells of one row get different heights.
+    rows = [slice(0, 2), slice(2, 4), slice(4, 8)]
+    cols = [slice(0, 4), slice(4, 8)]
+    pairs = [(0, (rows[0], cols[0])), (1, (rows[0], cols[1])), (2, (rows[1], cols[0])),
+             (3, (rows[2], cols[1])), (4, (rows[2], cols[0])), (5, (rows[1], cols[1]))]
+    return FakeSharding(pairs)
+
+
 def main():
     big = (8192, 8192)
     m42 = jax.make_mesh((4, 2), ("a", "b"), devices=DEVS[:8])
@@ -284,6 +317,14 @@ def main():
     add("16 16perm P(x)", (16,), named(mesh((16,), ("x",), perm=perm16[::-1]), "x"))
     add("8192x8192 single dev12", big, single(12))
     add("8192x8192 single dev63", big, single(63))
+
+    # Shardings no JAX sharding class produces, through the same function.
+    add("8x8 irregular rows", (8, 8), irregular_rows())
+    add("8x8 irregular rows scale=2.0", (8, 8), irregular_rows(), scale=2.0)
+    add("8x8 irregular rows color", (8, 8), irregular_rows(), color=True)
+    add("4x4 gpu platform", (4, 4), FakeSharding([(7, (slice(None), slice(None)))], "gpu"))
+    add("12 three-digit ids", (12,), FakeSharding(
+        [(100 + 37 * i, (slice(i, i + 1),)) for i in range(12)]))
 
     # Colour mode.
     add("8 4 P(x) color", (8,), named(m4, "x"), color=True)

@@ -19,7 +19,7 @@ struct Slice {
   std::optional<int64_t> stop;
 
   // Returns the first index covered, for a dimension of size `dim`.
-  int64_t begin(int64_t dim) const { return start.value_or(0); }
+  int64_t begin(int64_t /*dim*/) const { return start.value_or(0); }
   // Returns one past the last index covered.
   int64_t end(int64_t dim) const { return stop.value_or(dim); }
   bool is_full() const { return !start && !stop; }

@@ -1,11 +1,13 @@
 // Array printing, following numpy 1.26's arrayprint.py (as JAX 0.4.35 uses it) and the
 // Dragon4 digit generator numpy prints floats with. The parts, bottom up:
 //
-//   BigUint, dragon4()          exact decimal digits of a float (numpy's dragon4.c)
-//   format_positional/_scientific   numpy's FormatPositional / FormatScientific
-//   FloatFormat, IntFormat, ...  numpy's FloatingFormat (fillFormat + __call__) and friends
-//   ArrayLayout                 numpy's _formatArray / _extendLine
-//   array_repr / array_str      JAX's Array.__repr__ / __str__
+//   BigUint, dragon4()               exact decimal digits of a float (numpy's dragon4.c)
+//   format_positional/_scientific    numpy's FormatPositional / FormatScientific
+//   FloatFormat, IntFormat, ...      numpy's FloatingFormat (fillFormat, __call__), ...
+//   Selection                        numpy's _leading_trailing (columns size from shown items)
+//   format_nested (base/)            numpy's _formatArray and _extendLine, shared
+//   scalar_str                       numpy's scalar str (for 0-d arrays)
+//   array_repr / array_str           JAX's Array.__repr__ / __str__
 #include "api/format.h"
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +23,7 @@
 
 #include "base/check.h"
 #include "base/dtype_dispatch.h"
+#include "base/nested_format.h"
 
 namespace parax::detail {
 namespace {
@@ -635,12 +637,14 @@ class BoolFormat {
 };
 
 // bfloat16 is not a numpy floating type, so numpy prints each element with its repr, and
-// ml_dtypes' repr streams the value as float: "%g" (6 significant digits), no padding.
+// ml_dtypes' repr streams the value as float: printf's "%g" (6 significant digits), with
+// no padding and no sign on nan. to_chars is that format without the locale.
 void append_bfloat16(bfloat16_t x, Word& w) {
   float f = static_cast<float>(x);
   char buf[32];
-  int n = std::snprintf(buf, sizeof(buf), "%g", double(std::isnan(f) ? std::fabs(f) : f));
-  w.append(std::string_view(buf, size_t(n)));
+  auto res = std::to_chars(buf, buf + sizeof(buf), double(std::isnan(f) ? std::fabs(f) : f),
+                           std::chars_format::general, 6);
+  w.append(std::string_view(buf, size_t(res.ptr - buf)));
 }
 
 class BFloat16Format {
@@ -698,95 +702,6 @@ class Selection {
   std::vector<std::vector<int64_t>> indices_;
 };
 
-std::string_view rstrip(std::string_view s) {
-  size_t end = s.find_last_not_of(' ');
-  return s.substr(0, end == std::string_view::npos ? 0 : end + 1);
-}
-
-// numpy's _formatArray: nested brackets, rows wrapped to the line width.
-template <class T, class Format>
-class ArrayLayout {
- public:
-  ArrayLayout(const T* data, const Selection& selection, const Format& element_format,
-              std::string_view separator)
-      : data_(data),
-        selection_(selection),
-        element_format_(element_format),
-        separator_(separator) {}
-
-  // `prefix_len` is the width of what precedes the output (continuation lines are
-  // indented past it); lines are kept within `line_width`.
-  std::string format(int prefix_len, int line_width) const {
-    if (selection_.rank() == 0) {
-      Word w;
-      element_format_(data_[0], w);
-      return std::string(w.view());
-    }
-    return recurse(0, 0, std::string(size_t(prefix_len) + 1, ' '), line_width);
-  }
-
- private:
-  // Formats the sub-array at `offset` spanning axes `axis`.., as "[...]" whose
-  // continuation lines start with `hanging_indent`.
-  std::string recurse(size_t axis, int64_t offset, const std::string& hanging_indent,
-                      int width) const {
-    std::string s;
-    const std::vector<int64_t>& idx = selection_.indices(axis);
-    int64_t stride = selection_.stride(axis);
-    if (axis + 1 == selection_.rank()) {
-      // Last axis: elements flow along lines, wrapping before the closing bracket.
-      int elem_width = width - 1;
-      std::string line = hanging_indent;
-      Word w;
-      for (size_t k = 0; k < idx.size(); ++k) {
-        w.clear();
-        if (idx[k] == kSummaryMark) {
-          w.append("...");
-        } else {
-          element_format_(data_[offset + idx[k] * stride], w);
-        }
-        extend_line(s, line, w.view(), elem_width, hanging_indent);
-        if (k + 1 < idx.size()) line += separator_;
-      }
-      s += line;
-    } else {
-      // Outer axes: one sub-array per line, blank lines between higher-rank blocks.
-      std::string next_indent = hanging_indent + ' ';
-      std::string line_sep(rstrip(separator_));
-      line_sep.append(selection_.rank() - axis - 1, '\n');
-      for (size_t k = 0; k < idx.size(); ++k) {
-        s += hanging_indent;
-        if (idx[k] == kSummaryMark) {
-          s += "...";
-        } else {
-          s += recurse(axis + 1, offset + idx[k] * stride, next_indent, width - 1);
-        }
-        if (k + 1 < idx.size()) s += line_sep;
-      }
-    }
-    return '[' + s.substr(hanging_indent.size()) + ']';
-  }
-
-  // numpy's _extendLine: starts a new line if `word` would pass `width`, unless the
-  // line holds nothing but its indent (wrapping would not help).
-  static void extend_line(std::string& s, std::string& line, std::string_view word, int width,
-                          const std::string& next_line_prefix) {
-    bool needs_wrap =
-        int(line.size() + word.size()) > width && line.size() > next_line_prefix.size();
-    if (needs_wrap) {
-      s += rstrip(line);
-      s += '\n';
-      line = next_line_prefix;
-    }
-    line += word;
-  }
-
-  const T* data_;
-  const Selection& selection_;
-  const Format& element_format_;
-  std::string_view separator_;
-};
-
 // numpy's array2string for a non-empty array.
 std::string array2string(const HostArrayView& v, std::string_view separator, int prefix_len,
                          int line_width) {
@@ -796,9 +711,24 @@ std::string array2string(const HostArrayView& v, std::string_view separator, int
     using T = decltype(tag);
     const T* data = static_cast<const T*>(v.data);
     auto layout = [&](const auto& element_format) {
-      using Format = std::decay_t<decltype(element_format)>;
-      return ArrayLayout<T, Format>(data, selection, element_format, separator)
-          .format(prefix_len, line_width);
+      Word w;
+      auto element = [&](int64_t i, std::string& out) {
+        w.clear();
+        element_format(data[i], w);
+        out += w.view();
+      };
+      if (v.shape.empty()) {
+        std::string out;
+        element(0, out);
+        return out;
+      }
+      NestedFormat fmt;
+      fmt.separator = std::string(separator);
+      fmt.prefix_width = prefix_len;
+      fmt.line_width = line_width;
+      fmt.summarize = shape_size(v.shape) > kThreshold;
+      fmt.edge_items = int(kEdgeItems);
+      return format_nested(v.shape, element, fmt);
     };
     if constexpr (std::is_same_v<T, bool>) {
       return layout(BoolFormat(v.shape.empty()));

@@ -1,5 +1,6 @@
 #include "base/nested_format.h"
 
+#include <string_view>
 #include <vector>
 
 namespace parax::detail {
@@ -12,13 +13,13 @@ std::string rstrip(const std::string& s) {
 
 struct Formatter {
   const Shape& shape;
-  const std::function<std::string(int64_t)>& element;
+  const ElementText& element;
   const NestedFormat& fmt;
   std::vector<int64_t> strides;
 
   // Appends `word` to `line`, first moving to a new line if it would pass `width`
   // (numpy's _extendLine; a line holding only the indent is never wrapped).
-  void extend(std::string& s, std::string& line, const std::string& word, int64_t width,
+  void extend(std::string& s, std::string& line, std::string_view word, int64_t width,
               const std::string& indent) const {
     bool wrap = int64_t(line.size() + word.size()) > width && line.size() > indent.size();
     if (wrap) {
@@ -30,7 +31,11 @@ struct Formatter {
 
   std::string recurse(size_t axis, int64_t offset, const std::string& indent,
                       int64_t width) const {
-    if (axis == shape.size()) return element(offset);
+    if (axis == shape.size()) {
+      std::string word;
+      element(offset, word);
+      return word;
+    }
     const std::string next_indent = indent + " ";
     const int64_t next_width = width - 1;  // room for the closing ']'
     const int64_t len = shape[axis];
@@ -42,11 +47,18 @@ struct Formatter {
     };
     std::string s;
     if (axis + 1 == shape.size()) {
+      // Elements flow along lines; one reused buffer holds each element's text.
+      std::string word;
+      auto item = [&](int64_t i) -> std::string_view {
+        word.clear();
+        element(offset + i * strides[axis], word);
+        return word;
+      };
       const std::string sep_stripped = rstrip(fmt.separator);
       const int64_t elem_width = width - int64_t(std::max<size_t>(sep_stripped.size(), 1));
       std::string line = indent;
       for (int64_t i = 0; i < lead; ++i) {
-        extend(s, line, child(i), elem_width, indent);
+        extend(s, line, item(i), elem_width, indent);
         line += fmt.separator;
       }
       if (summary) {
@@ -54,10 +66,10 @@ struct Formatter {
         line += fmt.separator;
       }
       for (int64_t i = trail; i > 1; --i) {
-        extend(s, line, child(len - i), elem_width, indent);
+        extend(s, line, item(len - i), elem_width, indent);
         line += fmt.separator;
       }
-      extend(s, line, child(len - 1), elem_width, indent);
+      extend(s, line, item(len - 1), elem_width, indent);
       s += line;
     } else {
       const std::string line_sep =
@@ -73,7 +85,7 @@ struct Formatter {
 
 }  // namespace
 
-std::string format_nested(const Shape& shape, const std::function<std::string(int64_t)>& element,
+std::string format_nested(const Shape& shape, const ElementText& element,
                           const NestedFormat& fmt) {
   Formatter f{shape, element, fmt, std::vector<int64_t>(shape.size(), 1)};
   for (size_t d = shape.size(); d-- > 1;) f.strides[d - 1] = f.strides[d] * shape[d];

@@ -20,9 +20,12 @@ struct NestedFormat {
   int edge_items = 3;
 };
 
-// Returns the nested-bracket text of an array of `shape`; element(i) gives the text of
-// the element at row-major flat index i. Requires: ndim >= 1 and no zero dimension.
-std::string format_nested(const Shape& shape, const std::function<std::string(int64_t)>& element,
+// Appends the text of the element at row-major flat index i to `out`.
+using ElementText = std::function<void(int64_t i, std::string& out)>;
+
+// Returns the nested-bracket text of an array of `shape`.
+// Requires: ndim >= 1 and no zero dimension.
+std::string format_nested(const Shape& shape, const ElementText& element,
                           const NestedFormat& fmt);
 
 }  // namespace parax::detail

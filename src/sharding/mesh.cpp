@@ -124,9 +124,10 @@ std::string Mesh::repr() const {
   fmt.line_width = 75 - 1;
   std::string body = detail::format_nested(
       data_->sizes,
-      [&](int64_t i) {
+      [&](int64_t i, std::string& out) {
         std::string s = std::to_string(ids[size_t(i)]);
-        return std::string(width - s.size(), ' ') + s;
+        out.append(width - s.size(), ' ');
+        out += s;
       },
       fmt);
   return "Mesh(device_ids=array(" + body + "), axis_names=" + names_tuple(data_->names) + ")";

@@ -21,13 +21,13 @@ struct PositionalShardingImpl final : ShardingImpl {
     fmt.line_width = 100 - 1;
     std::string body = format_nested(
         shape,
-        [&](int64_t i) {
+        [&](int64_t i, std::string& out) {
           std::vector<int> dev_ids;
           for (int p : ids[size_t(i)]) dev_ids.push_back(assignment[size_t(p)].id());
           std::sort(dev_ids.begin(), dev_ids.end());
           std::string s = "{" + platform + " ";
           for (size_t k = 0; k < dev_ids.size(); ++k) s += (k ? ", " : "") + std::to_string(dev_ids[k]);
-          return s + "}";
+          out += s + "}";
         },
         fmt);
     return "PositionalSharding(" + body + ", shape=" + shape_str(shape) + ")";

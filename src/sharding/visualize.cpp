@@ -269,30 +269,42 @@ Line adjust_line_length(const Line& line, Int length, int pad_style, bool pad) {
   return cropped;
 }
 
+// A word as rich's regex `\s*\S+\s*` finds it: leading spaces, the word, and trailing
+// spaces up to the next word. (Labels contain no whitespace other than ' '.)
+struct Word {
+  size_t start;     // first character, including leading spaces
+  size_t core_end;  // one past the last non-space
+  size_t end;       // one past the trailing spaces
+};
+
+std::vector<Word> split_words(const std::u32string& text) {
+  std::vector<Word> words;
+  size_t pos = 0;
+  for (;;) {
+    size_t core = text.find_first_not_of(U' ', pos);
+    if (core == std::u32string::npos) break;
+    size_t core_end = std::min(text.find(U' ', core), text.size());
+    size_t end = std::min(text.find_first_not_of(U' ', core_end), text.size());
+    words.push_back({pos, core_end, end});
+    pos = end;
+  }
+  return words;
+}
+
 // rich._wrap.divide_line without folding: offsets at which to break `text` so words fit
 // in `width`. A word longer than the width keeps a line of its own (cropped later).
 std::vector<size_t> divide_line(const std::u32string& text, Int width) {
   std::vector<size_t> breaks;
-  Int offset = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    // A word is optional leading spaces, then non-spaces, then trailing spaces.
-    size_t start = pos;
-    size_t end = text.find_first_not_of(U' ', pos);
-    if (end == std::u32string::npos) break;  // only spaces remain: no further word
-    end = text.find(U' ', end);
-    size_t stripped = (end == std::u32string::npos ? text.size() : end) - start;
-    end = text.find_first_not_of(U' ', end == std::u32string::npos ? text.size() : end);
-    if (end == std::u32string::npos) end = text.size();
-    Int word_length = Int(stripped);
-    Int word_cells = Int(end - start);
-    if (width - offset >= word_length) {
-      offset += word_cells;
-    } else if (word_length > width || (offset && start)) {
-      if (start) breaks.push_back(start);
-      offset = word_cells;
+  Int offset = 0;  // cells used on the current line
+  for (const Word& word : split_words(text)) {
+    Int length = Int(word.core_end - word.start);  // trailing spaces may overhang
+    Int cells = Int(word.end - word.start);
+    if (width - offset >= length) {
+      offset += cells;
+    } else if (length > width || (offset && word.start)) {
+      if (word.start) breaks.push_back(word.start);
+      offset = cells;
     }
-    pos = end;
   }
   return breaks;
 }

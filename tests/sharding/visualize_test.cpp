@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -266,6 +267,33 @@ TEST(VisualizeSharding, Overflow10Columns) {
       "│ CPU 0 │ CPU 1 │ CPU 2 │ CPU 3 │ CPU 4 │ CPU 5 │ CPU 6 │ CPU 7 │ CPU 8 │ CPU  │\n"
       "│       │       │       │       │       │       │       │       │       │ 9    │\n"
       "└───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┴──────┘\n");
+}
+
+TEST(VisualizeSharding, Overflow16Columns) {
+  std::vector<std::pair<int, Index>> shards;
+  for (int i = 0; i < 16; ++i) shards.push_back({i, {Slice{2 * i, 2 * i + 2}}});
+  EXPECT_EQ(
+      render_sharding({32}, "cpu", shards, {}),
+      "┌────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬───┬────┐\n"
+      "│ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │CPU │CPU │CPU │CPU │C… │CPU │\n"
+      "│ 0  │ 1  │ 2  │ 3  │ 4  │ 5  │ 6  │ 7  │ 8  │ 9  │10  │11  │12  │13  │14 │15  │\n"
+      "└────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴───┴────┘\n");
+}
+
+TEST(VisualizeSharding, ColorModeOneDimension) {
+  // jax-arrays.md §2.3: (8,) over 4 devices on a truecolor terminal.
+  std::vector<std::pair<int, Index>> shards;
+  for (int i = 0; i < 4; ++i) shards.push_back({i, {Slice{2 * i, 2 * i + 2}}});
+  VisualizeParams params;
+  params.color = true;
+  std::string text = render_sharding({8}, "cpu", shards, params);
+  const std::string first_cell =
+      "\x1b[38;2;255;255;255;48;2;57;59;121m  \x1b[0m"
+      "\x1b[38;2;255;255;255;48;2;57;59;121mCPU 0\x1b[0m"
+      "\x1b[38;2;255;255;255;48;2;57;59;121m  \x1b[0m";
+  EXPECT_EQ(text.substr(0, first_cell.size()), first_cell);
+  // Two lines: the labels, then a blank line of every cell (bottom padding 1).
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
 }
 
 TEST(VisualizeSharding, RejectsScalars) {
