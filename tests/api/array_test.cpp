@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "parax/parax.h"
 
@@ -221,6 +222,38 @@ TEST(DevicePut, Pytrees) {
   auto t2 = device_put(t, NamedSharding(mesh42(), P()));
   EXPECT_TRUE(std::get<2>(t2).w.sharding().is_fully_replicated());
   EXPECT_EQ(std::get<2>(t2).w.sharding().num_devices(), 8);
+}
+
+}  // namespace
+}  // namespace parax
+
+namespace parax {
+namespace {
+
+TEST(Array, PrintsAsJax) {
+  std::ostringstream os;
+  os << jnp::arange(10);
+  EXPECT_EQ(os.str(), "Array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], dtype=int32)");
+  Array x = device_put(jnp::reshape(jnp::arange(16), {8, 2}),
+                       NamedSharding(make_mesh({4, 2}, {"a", "b"}), P("a", "b")));
+  EXPECT_EQ(x.to_string(),
+            "Array([[ 0,  1],\n"
+            "       [ 2,  3],\n"
+            "       [ 4,  5],\n"
+            "       [ 6,  7],\n"
+            "       [ 8,  9],\n"
+            "       [10, 11],\n"
+            "       [12, 13],\n"
+            "       [14, 15]], dtype=int32)");
+  EXPECT_EQ(jnp::array({11.f, 20.f, 29.f}).str(), "[11. 20. 29.]");
+  EXPECT_EQ(jnp::array(1.0034581f).to_string(), "Array(1.0034581, dtype=float32)");
+  EXPECT_EQ(jnp::array(1.0034581f).str(), "1.0034581");
+  EXPECT_EQ(jnp::zeros({0, 3}).to_string(), "Array([], shape=(0, 3), dtype=float32)");
+  std::ostringstream shard;
+  shard << x.addressable_shards()[1];
+  EXPECT_EQ(shard.str(),
+            "Shard(device=CpuDevice(id=1), index=(slice(0, 2, None), slice(1, 2, None)), "
+            "replica_id=0, data=[[1]\n [3]])");
 }
 
 }  // namespace
