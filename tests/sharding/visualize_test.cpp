@@ -30,7 +30,7 @@ std::optional<int64_t> parse_bound(const std::string& word) {
   return std::stoll(word);
 }
 
-// Reads the line after `keyword ` and fails the test if the keyword is missing.
+// Reads a "keyword value" line and returns the value; fails the test on another keyword.
 std::string read_field(std::istream& in, const std::string& keyword) {
   std::string line;
   std::getline(in, line);

@@ -1,0 +1,127 @@
+// The closed list of primitives: the only index of what programs can contain. Each row is
+// (C++ name, printed name, traits); traits are data, so passes ask "is it elementwise?"
+// instead of testing types. Rules live in src/prims/, one file per primitive.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace parax::core {
+
+enum Trait : uint32_t {
+  kUnary = 1u << 0,
+  kBinary = 1u << 1,
+  kElementwise = 1u << 2,   // output element i depends on input elements i only
+  kLinear = 1u << 3,        // has a transpose rule (linear in its array inputs)
+  kComparison = 1u << 4,    // elementwise with a bool result
+  kReduction = 1u << 5,
+  kCollective = 1u << 6,    // communicates across devices; created only by reshard
+  kHasProgram = 1u << 7,    // holds a sub-program (jit, control flow, fused kernels)
+};
+
+// clang-format off
+#define PARAX_PRIMITIVES(X)                                                  \
+  /* elementwise unary */                                                    \
+  X(neg, "neg", kUnary | kElementwise | kLinear)                             \
+  X(abs, "abs", kUnary | kElementwise)                                       \
+  X(sign, "sign", kUnary | kElementwise)                                     \
+  X(floor, "floor", kUnary | kElementwise)                                   \
+  X(ceil, "ceil", kUnary | kElementwise)                                     \
+  X(round, "round", kUnary | kElementwise)                                   \
+  X(exp, "exp", kUnary | kElementwise)                                       \
+  X(exp2, "exp2", kUnary | kElementwise)                                     \
+  X(log, "log", kUnary | kElementwise)                                       \
+  X(log1p, "log1p", kUnary | kElementwise)                                   \
+  X(expm1, "expm1", kUnary | kElementwise)                                   \
+  X(sin, "sin", kUnary | kElementwise)                                       \
+  X(cos, "cos", kUnary | kElementwise)                                       \
+  X(tan, "tan", kUnary | kElementwise)                                       \
+  X(asin, "asin", kUnary | kElementwise)                                     \
+  X(acos, "acos", kUnary | kElementwise)                                     \
+  X(atan, "atan", kUnary | kElementwise)                                     \
+  X(sinh, "sinh", kUnary | kElementwise)                                     \
+  X(cosh, "cosh", kUnary | kElementwise)                                     \
+  X(tanh, "tanh", kUnary | kElementwise)                                     \
+  X(sqrt, "sqrt", kUnary | kElementwise)                                     \
+  X(rsqrt, "rsqrt", kUnary | kElementwise)                                   \
+  X(cbrt, "cbrt", kUnary | kElementwise)                                     \
+  X(logistic, "logistic", kUnary | kElementwise)                             \
+  X(erf, "erf", kUnary | kElementwise)                                       \
+  X(erf_inv, "erf_inv", kUnary | kElementwise)                               \
+  X(is_finite, "is_finite", kUnary | kElementwise | kComparison)             \
+  X(not_, "not", kUnary | kElementwise)                                      \
+  /* elementwise binary */                                                   \
+  X(add, "add", kBinary | kElementwise | kLinear)                            \
+  X(sub, "sub", kBinary | kElementwise | kLinear)                            \
+  X(mul, "mul", kBinary | kElementwise | kLinear)                            \
+  X(div, "div", kBinary | kElementwise | kLinear)                            \
+  X(rem, "rem", kBinary | kElementwise)                                      \
+  X(pow, "pow", kBinary | kElementwise)                                      \
+  X(max, "max", kBinary | kElementwise)                                      \
+  X(min, "min", kBinary | kElementwise)                                      \
+  X(atan2, "atan2", kBinary | kElementwise)                                  \
+  X(nextafter, "nextafter", kBinary | kElementwise)                          \
+  X(and_, "and", kBinary | kElementwise)                                     \
+  X(or_, "or", kBinary | kElementwise)                                       \
+  X(xor_, "xor", kBinary | kElementwise)                                     \
+  X(shift_left, "shift_left", kBinary | kElementwise)                        \
+  X(shift_right_logical, "shift_right_logical", kBinary | kElementwise)      \
+  X(shift_right_arithmetic, "shift_right_arithmetic", kBinary | kElementwise) \
+  X(eq, "eq", kBinary | kElementwise | kComparison)                          \
+  X(ne, "ne", kBinary | kElementwise | kComparison)                          \
+  X(lt, "lt", kBinary | kElementwise | kComparison)                          \
+  X(le, "le", kBinary | kElementwise | kComparison)                          \
+  X(gt, "gt", kBinary | kElementwise | kComparison)                          \
+  X(ge, "ge", kBinary | kElementwise | kComparison)                          \
+  /* other elementwise */                                                    \
+  X(select_n, "select_n", kElementwise | kLinear)                            \
+  X(clamp, "clamp", kElementwise)                                            \
+  X(convert_element_type, "convert_element_type", kUnary | kElementwise | kLinear) \
+  /* structure */                                                            \
+  X(iota, "iota", 0)                                                         \
+  X(broadcast_in_dim, "broadcast_in_dim", kUnary | kLinear)                  \
+  X(reshape, "reshape", kUnary | kLinear)                                    \
+  X(transpose, "transpose", kUnary | kLinear)                                \
+  X(squeeze, "squeeze", kUnary | kLinear)                                    \
+  X(expand_dims, "expand_dims", kUnary | kLinear)                            \
+  X(slice, "slice", kUnary | kLinear)                                        \
+  X(dynamic_slice, "dynamic_slice", kLinear)                                 \
+  X(dynamic_update_slice, "dynamic_update_slice", kLinear)                   \
+  X(concatenate, "concatenate", kLinear)                                     \
+  X(pad, "pad", kLinear)                                                     \
+  X(rev, "rev", kUnary | kLinear)                                            \
+  /* contractions and reductions */                                          \
+  X(dot_general, "dot_general", kBinary | kLinear)                           \
+  X(reduce_sum, "reduce_sum", kUnary | kReduction | kLinear)                 \
+  X(reduce_max, "reduce_max", kUnary | kReduction)                           \
+  X(reduce_min, "reduce_min", kUnary | kReduction)                           \
+  X(reduce_prod, "reduce_prod", kUnary | kReduction)                         \
+  X(reduce_and, "reduce_and", kUnary | kReduction)                           \
+  X(reduce_or, "reduce_or", kUnary | kReduction)                             \
+  X(argmax, "argmax", kUnary | kReduction)                                   \
+  X(argmin, "argmin", kUnary | kReduction)                                   \
+  X(cumsum, "cumsum", kUnary | kLinear)                                      \
+  X(sort, "sort", 0)                                                         \
+  /* sharding and programs */                                                \
+  X(sharding_constraint, "sharding_constraint", kUnary | kLinear)            \
+  X(pjit, "pjit", kHasProgram)
+// clang-format on
+
+enum class Prim : uint16_t {
+#define PARAX_PRIM_ENUM(name, printed, traits) name,
+  PARAX_PRIMITIVES(PARAX_PRIM_ENUM)
+#undef PARAX_PRIM_ENUM
+};
+
+inline constexpr int kNumPrims = 0
+#define PARAX_PRIM_COUNT(name, printed, traits) +1
+    PARAX_PRIMITIVES(PARAX_PRIM_COUNT)
+#undef PARAX_PRIM_COUNT
+    ;
+
+// Returns JAX's name of the primitive, as programs print it.
+std::string_view prim_name(Prim p);
+uint32_t prim_traits(Prim p);
+inline bool has_trait(Prim p, Trait t) { return (prim_traits(p) & t) != 0; }
+
+}  // namespace parax::core
