@@ -1,0 +1,194 @@
+#include "core/program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "base/check.h"
+
+namespace parax::core {
+
+Params::Params(std::initializer_list<std::pair<std::string, ParamValue>> items) {
+  for (const auto& [name, value] : items) set(name, value);
+}
+
+Params& Params::set(std::string name, ParamValue value) {
+  auto it = std::lower_bound(items_.begin(), items_.end(), name,
+                             [](const auto& item, const std::string& n) { return item.first < n; });
+  if (it != items_.end() && it->first == name) {
+    it->second = std::move(value);
+  } else {
+    items_.insert(it, {std::move(name), std::move(value)});
+  }
+  return *this;
+}
+
+bool Params::has(std::string_view name) const {
+  return std::any_of(items_.begin(), items_.end(), [&](const auto& i) { return i.first == name; });
+}
+
+const ParamValue& Params::find(std::string_view name) const {
+  for (const auto& [n, v] : items_) {
+    if (n == name) return v;
+  }
+  PARAX_CHECK(false, "missing param " << std::string(name));
+  PARAX_UNREACHABLE();
+}
+
+bool Params::operator==(const Params& o) const {
+  if (items_.size() != o.items_.size()) return false;
+  for (size_t i = 0; i < items_.size(); ++i) {
+    const auto& [na, a] = items_[i];
+    const auto& [nb, b] = o.items_[i];
+    if (na != nb || a.index() != b.index()) return false;
+    if (auto* s = std::get_if<std::shared_ptr<const Sharding>>(&a)) {
+      const auto& t = std::get<std::shared_ptr<const Sharding>>(b);
+      if (!(*s == t || (*s && t && **s == *t))) return false;
+    } else if (!(a == b)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int Program::new_var(Aval aval) {
+  avals.push_back(std::move(aval));
+  return int(avals.size()) - 1;
+}
+
+std::string var_name(int n) {
+  // JAX's alphabetic numbering: a leading 'a' would be a zero digit, so 26 is "ba".
+  std::string s;
+  do {
+    s.insert(s.begin(), char('a' + n % 26));
+    n /= 26;
+  } while (n > 0);
+  return s;
+}
+
+namespace {
+
+std::string tuple_str(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
+// Python's repr of a float: shortest round-trip digits, always with a '.' or exponent.
+std::string float_repr(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
+  char buf[32];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string literal_str(const Literal& l) {
+  if (l.aval.dtype == DType::bool_) return l.value != 0 ? "True" : "False";
+  if (is_floating(l.aval.dtype)) return float_repr(l.value);
+  return std::to_string(int64_t(l.value));
+}
+
+}  // namespace
+
+std::string param_str(const ParamValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
+        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
+        else if constexpr (std::is_same_v<T, double>) return float_repr(x);
+        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(x));
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return tuple_str(x);
+        else if constexpr (std::is_same_v<T, std::shared_ptr<const Sharding>>)
+          return x ? x->to_string() : "None";
+        else return x ? to_string(*x) : "None";
+      },
+      v);
+}
+
+std::string to_string(const Program& p) {
+  auto typed = [&](int v) { return var_name(v) + ":" + p.avals[size_t(v)].short_str(); };
+  auto atom = [&](const Atom& a) { return a.is_literal() ? literal_str(*a.literal) : var_name(a.var); };
+  std::string head = "{ lambda ";
+  for (size_t i = 0; i < p.constvars.size(); ++i) head += (i ? " " : "") + typed(p.constvars[i]);
+  head += "; ";
+  for (size_t i = 0; i < p.invars.size(); ++i) head += (i ? " " : "") + typed(p.invars[i]);
+  head += ". let";
+  std::vector<std::string> lines;
+  for (const Eqn& e : p.eqns) {
+    std::string line;
+    for (size_t i = 0; i < e.outputs.size(); ++i) line += (i ? " " : "") + typed(e.outputs[i]);
+    line += " = " + std::string(prim_name(e.prim));
+    if (!e.params.items().empty()) {
+      line += "[";
+      for (size_t i = 0; i < e.params.items().size(); ++i) {
+        const auto& [name, value] = e.params.items()[i];
+        line += (i ? " " : "") + name + "=" + param_str(value);
+      }
+      line += "]";
+    }
+    for (const Atom& a : e.inputs) line += " " + atom(a);
+    lines.push_back(line);
+  }
+  std::string out = "in (";
+  for (size_t i = 0; i < p.outvars.size(); ++i) out += (i ? ", " : "") + atom(p.outvars[i]);
+  out += p.outvars.size() == 1 ? ",) }" : ") }";
+  // One line when it fits in 80 columns, as JAX's pretty-printer does; else one
+  // equation a line.
+  std::string flat = head;
+  for (const std::string& l : lines) flat += " " + l;
+  flat += " " + out;
+  if (flat.size() <= 80 && flat.find('\n') == std::string::npos) return flat;
+  std::string text = head + "\n";
+  for (const std::string& l : lines) text += "    " + l + "\n";
+  return text + "  " + out;
+}
+
+std::optional<std::string> verify(const Program& p) {
+  std::vector<bool> defined(p.avals.size(), false);
+  auto define = [&](int v) -> std::optional<std::string> {
+    if (v < 0 || size_t(v) >= p.avals.size()) return "variable " + std::to_string(v) + " has no type";
+    if (defined[size_t(v)]) return "variable " + var_name(v) + " is defined twice";
+    defined[size_t(v)] = true;
+    return std::nullopt;
+  };
+  auto use = [&](const Atom& a) -> std::optional<std::string> {
+    if (a.is_literal()) {
+      if (!a.literal->aval.shape.empty()) return "a literal must be rank 0";
+      return std::nullopt;
+    }
+    if (a.var < 0 || size_t(a.var) >= p.avals.size() || !defined[size_t(a.var)]) {
+      return "variable " + (a.var >= 0 ? var_name(a.var) : std::string("?")) +
+             " is used before it is defined";
+    }
+    return std::nullopt;
+  };
+  for (int v : p.constvars) {
+    if (auto err = define(v)) return err;
+  }
+  for (int v : p.invars) {
+    if (auto err = define(v)) return err;
+  }
+  for (const Eqn& e : p.eqns) {
+    for (const Atom& a : e.inputs) {
+      if (auto err = use(a)) return *err + " (in " + std::string(prim_name(e.prim)) + ")";
+    }
+    for (int v : e.outputs) {
+      if (auto err = define(v)) return err;
+    }
+  }
+  for (const Atom& a : p.outvars) {
+    if (auto err = use(a)) return *err + " (in the outputs)";
+  }
+  return std::nullopt;
+}
+
+}  // namespace parax::core

@@ -1,0 +1,93 @@
+// The IR: a typed SSA program in A-normal form, JAX's jaxpr. Immutable once built; every
+// transform and pass reads one program and writes another. Prints in jaxpr notation.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/aval.h"
+#include "core/primitive.h"
+#include "parax/sharding.h"
+
+namespace parax::core {
+
+struct Program;
+
+// A primitive's static parameters (axes, shapes, dtypes, shardings, sub-programs).
+using ParamValue = std::variant<bool, int64_t, double, std::string, DType, std::vector<int64_t>,
+                                std::shared_ptr<const Sharding>, std::shared_ptr<const Program>>;
+
+class Params {
+ public:
+  Params() = default;
+  Params(std::initializer_list<std::pair<std::string, ParamValue>> items);
+  // Sets `name` (replacing an earlier value); keeps names sorted, as JAX prints them.
+  Params& set(std::string name, ParamValue value);
+  bool has(std::string_view name) const;
+  template <class T>
+  const T& get(std::string_view name) const {
+    return std::get<T>(find(name));
+  }
+  const std::vector<std::pair<std::string, ParamValue>>& items() const { return items_; }
+  bool operator==(const Params& o) const;
+
+ private:
+  const ParamValue& find(std::string_view name) const;
+  std::vector<std::pair<std::string, ParamValue>> items_;
+};
+
+// A scalar constant written inline in an equation (JAX's Literal).
+struct Literal {
+  Aval aval;      // rank 0
+  double value;   // exact for every dtype parax inlines (ints up to 2^53, floats)
+  bool operator==(const Literal&) const = default;
+};
+
+// An equation input: a variable (its index into Program::avals) or a literal.
+struct Atom {
+  int var = -1;
+  std::optional<Literal> literal;
+
+  static Atom of(int v) { return Atom{v, std::nullopt}; }
+  static Atom of(Literal l) { return Atom{-1, l}; }
+  bool is_literal() const { return literal.has_value(); }
+  bool operator==(const Atom&) const = default;
+};
+
+struct Eqn {
+  Prim prim;
+  std::vector<Atom> inputs;
+  std::vector<int> outputs;
+  Params params;
+};
+
+struct Program {
+  std::vector<Aval> avals;      // the type of every variable, by index
+  std::vector<int> constvars;   // inputs bound to closed-over constants
+  std::vector<int> invars;
+  std::vector<Eqn> eqns;
+  std::vector<Atom> outvars;
+
+  // Adds a variable of type `aval` and returns its index.
+  int new_var(Aval aval);
+  const Aval& aval_of(const Atom& a) const { return a.is_literal() ? a.literal->aval : avals[size_t(a.var)]; }
+};
+
+// Returns the program in JAX's jaxpr notation, e.g.
+// `{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }`.
+std::string to_string(const Program& p);
+// Returns JAX's name for the n-th variable: a, b, ..., z, ba, bb, ...
+std::string var_name(int n);
+// Returns a param value as JAX prints it: `(0, 1)`, `float32`, `True`.
+std::string param_str(const ParamValue& v);
+
+// Checks the SSA invariants (each variable defined once, before use; outputs defined;
+// literals rank 0). Returns a description of the first violation, or nullopt.
+std::optional<std::string> verify(const Program& p);
+
+}  // namespace parax::core
