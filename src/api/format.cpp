@@ -384,6 +384,21 @@ int trim_fraction(Word& w, Trim trim, int num_frac, bool may_drop_point) {
   return num_frac;
 }
 
+// After the digits: the decimal point unless trimmed away, then numpy's trim modes'
+// zeros ('0' keeps one, 'k' pads to min_digits). Returns the fraction's new length.
+int complete_fraction(Word& w, const FloatStyle& st, int num_frac) {
+  if (st.trim != Trim::kDotAndZeros && num_frac == 0) w.push('.');
+  if (st.trim == Trim::kLeaveOneZero && num_frac == 0) {
+    w.push('0');
+    return 1;
+  }
+  if (st.trim == Trim::kKeep && st.min_digits > num_frac) {
+    w.append(st.min_digits - num_frac, '0');
+    return st.min_digits;
+  }
+  return num_frac;
+}
+
 // numpy's FormatPositional: "ddd.ddd" with padding.
 void format_positional(const FloatParts& f, const FloatStyle& st, Word& w) {
   int sign_chars = f.negative ? 1 : 0;
@@ -409,15 +424,7 @@ void format_positional(const FloatParts& f, const FloatStyle& st, Word& w) {
     w.append(digits);
     num_frac = leading_zeros + d.count;
   }
-  if (st.trim != Trim::kDotAndZeros && num_frac == 0) w.push('.');
-
-  if (st.trim == Trim::kLeaveOneZero && num_frac == 0) {
-    w.push('0');
-    num_frac = 1;
-  } else if (st.trim == Trim::kKeep && st.min_digits > num_frac) {
-    w.append(st.min_digits - num_frac, '0');
-    num_frac = st.min_digits;
-  }
+  num_frac = complete_fraction(w, st, num_frac);
   num_frac = trim_fraction(w, st.trim, num_frac, /*may_drop_point=*/true);
 
   if (st.pad_right >= num_frac) {
@@ -440,15 +447,7 @@ void format_scientific(const FloatParts& f, const FloatStyle& st, Word& w) {
     w.push('.');
     w.append(std::string_view(d.digits.data() + 1, size_t(num_frac)));
   }
-  if (st.trim != Trim::kDotAndZeros && num_frac == 0) w.push('.');
-
-  if (st.trim == Trim::kLeaveOneZero && num_frac == 0) {
-    w.push('0');
-    num_frac = 1;
-  } else if (st.trim == Trim::kKeep && st.min_digits > num_frac) {
-    w.append(st.min_digits - num_frac, '0');
-    num_frac = st.min_digits;
-  }
+  num_frac = complete_fraction(w, st, num_frac);
   trim_fraction(w, st.trim, num_frac, /*may_drop_point=*/false);
 
   int exponent = d.exponent;
