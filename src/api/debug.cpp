@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 
+#include "api/debug_internal.h"
 #include "sharding/visualize.h"
 
 namespace parax::debug {
@@ -20,6 +22,23 @@ bool terminal_wants_color(const std::ostream& os) {
 
 }  // namespace
 
+std::string highlight_numbers(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    bool word_before = i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) ||
+                                 text[i - 1] == '_');
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) || word_before) {
+      out += text[i++];
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    out += "\x1b[1;36m" + text.substr(i, end - i) + "\x1b[0m";
+    i = end;
+  }
+  return out;
+}
+
 void visualize_sharding(const Shape& shape, const Sharding& sharding,
                         const VisualizeOptions& options, std::ostream& os) {
   if (shape.empty() || shape.size() > 2) {
@@ -33,9 +52,12 @@ void visualize_sharding(const Shape& shape, const Sharding& sharding,
   params.scale = options.scale;
   params.min_width = options.min_width;
   params.max_width = options.max_width;
-  params.color = options.use_color && terminal_wants_color(os);
+  const bool terminal = terminal_wants_color(os);
+  params.color = options.use_color && terminal;
   std::string platform(sharding.device_assignment().front().platform());
-  os << detail::render_sharding(shape, platform, indices, params) << std::flush;
+  std::string text = detail::render_sharding(shape, platform, indices, params);
+  // Without colours, a colour terminal still gets rich's number highlighting.
+  os << (terminal && !params.color ? highlight_numbers(text) : text) << std::flush;
 }
 
 void visualize_array_sharding(const Array& x, const VisualizeOptions& options) {

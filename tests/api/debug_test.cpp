@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "api/debug_internal.h"
 #include "parax/parax.h"
 
 namespace parax {
@@ -69,6 +70,12 @@ TEST(Visualize, PositionalLayoutsDrawLikeTheirNamedEquivalents) {
   EXPECT_EQ(draw(device_put(zeros, pos.replicate(0, true))), draw(put2d(P(None, "b"))));
   EXPECT_EQ(draw(device_put(zeros, pos.replicate(1, true))), draw(put2d(P("a", None))));
   EXPECT_EQ(draw(device_put(zeros, pos.T())), draw(put2d(P("b", "a"))));
+}
+
+TEST(Visualize, NumbersHighlightedAsRichDoes) {
+  // jax-arrays.md §2.2: each id separately; commas, spaces, labels and boxes unstyled.
+  EXPECT_EQ(debug::highlight_numbers("│ CPU 0,2 │ TPU_3 │"),
+            "│ CPU \x1b[1;36m0\x1b[0m,\x1b[1;36m2\x1b[0m │ TPU_3 │");
 }
 
 TEST(Visualize, RankErrors) {
