@@ -1,7 +1,7 @@
 #include "runtime/transfer.h"
 
 #include <cstring>
-#include <map>
+#include <set>
 
 #include "base/thread_pool.h"
 #include "runtime/client.h"
@@ -90,7 +90,7 @@ struct SourceBlock {
 std::vector<SourceBlock> distinct_blocks(const core::Aval& aval, const Sharding& sharding,
                                          const std::vector<BufferRef>& buffers) {
   std::vector<SourceBlock> blocks;
-  std::map<std::vector<int64_t>, bool> seen;
+  std::set<std::vector<int64_t>> seen;
   auto map = sharding.devices_indices_map(aval.shape);
   size_t next_buffer = 0;
   for (const auto& [device, index] : map) {
@@ -99,7 +99,7 @@ std::vector<SourceBlock> distinct_blocks(const core::Aval& aval, const Sharding&
     Box box = box_of(index, aval.shape);
     std::vector<int64_t> key = box.lo;
     key.insert(key.end(), box.hi.begin(), box.hi.end());
-    if (seen.emplace(key, true).second) {
+    if (seen.insert(std::move(key)).second) {
       blocks.push_back({box, static_cast<const char*>(buf->data())});
     }
   }

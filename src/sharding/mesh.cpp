@@ -6,9 +6,10 @@
 #include "parax/errors.h"
 #include "parax/sharding.h"
 #include "runtime/client.h"
+#include "sharding/sharding_impl.h"
 
 namespace parax {
-namespace {
+namespace detail {
 
 std::string names_tuple(const std::vector<std::string>& names) {
   std::string s = "(";
@@ -16,7 +17,9 @@ std::string names_tuple(const std::vector<std::string>& names) {
   return s + (names.size() == 1 ? ",)" : ")");
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::names_tuple;
 
 DeviceGrid::DeviceGrid(std::vector<Device> devices)
     : devices_(std::move(devices)), shape_{int64_t(devices_.size())} {}

@@ -9,17 +9,13 @@ namespace detail {
 NamedShardingImpl::NamedShardingImpl(Mesh m, PartitionSpec s)
     : ShardingImpl(Kind::named, m.devices()), mesh(std::move(m)), spec(std::move(s)) {
   std::set<std::string> seen;
-  std::vector<std::string> names = mesh.axis_names();
-  std::string mesh_names = "(";
-  for (size_t i = 0; i < names.size(); ++i) mesh_names += (i ? ", '" : "'") + names[i] + "'";
-  mesh_names += names.size() == 1 ? ",)" : ")";
   for (const SpecEntry& e : spec.entries()) {
     std::vector<int> axes;
     for (const std::string& name : e.axes()) {
       int a = mesh.axis_index(name);
       if (a < 0) {
         throw ValueError("Resource axis: " + name + " of " + spec.to_string() +
-                         " is not found in mesh: " + mesh_names + ".");
+                         " is not found in mesh: " + names_tuple(mesh.axis_names()) + ".");
       }
       if (!seen.insert(name).second) {
         throw ValueError(

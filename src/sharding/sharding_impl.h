@@ -41,6 +41,9 @@ struct ShardingImpl {
   const std::vector<Device> assignment;
 };
 
+// Returns axis names as a Python tuple: `('a', 'b')`, `('x',)`.
+std::string names_tuple(const std::vector<std::string>& names);
+
 // Throws ValueError with JAX's shard_shape text if `layout` does not divide `shape`.
 void check_divisible(const ShardingImpl& s, const TileLayout& layout, const Shape& shape);
 
