@@ -8,6 +8,8 @@
 #include "parax/device.h"
 #include "parax/device_put.h"
 #include "parax/dtype.h"
+#include "parax/jit.h"
+#include "parax/lax.h"
 #include "parax/errors.h"
 #include "parax/numpy.h"
 #include "parax/shape.h"

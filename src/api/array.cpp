@@ -18,6 +18,17 @@ const ArrayImpl& impl_of(const Array& x) {
   return *x.impl();
 }
 
+const ArrayImpl& concrete_of(const Array& x, const char* what) {
+  const ArrayImpl& impl = impl_of(x);
+  if (impl.tracer) {
+    throw ConcretizationError(
+        "Abstract tracer value encountered where concrete value is expected: traced array "
+        "with shape " + impl.aval.str() + ".\nThe problem arose with " + what +
+        ", which needs data; inside jit only shapes and dtypes are known.");
+  }
+  return impl;
+}
+
 Array make_array(core::Aval aval, Sharding sharding, bool committed,
                  std::vector<runtime::BufferRef> buffers) {
   auto impl = std::make_shared<ArrayImpl>();
@@ -66,16 +77,16 @@ DType Array::dtype() const { return impl_of(*this).aval.dtype; }
 bool Array::weak_type() const { return impl_of(*this).aval.weak_type; }
 bool Array::is_committed() const { return impl_of(*this).committed; }
 const Array& Array::block_until_ready() const {
-  impl_of(*this);
+  detail::concrete_of(*this, "block_until_ready()");
   return *this;
 }
 
-Sharding Array::sharding() const { return *impl_of(*this).sharding; }
+Sharding Array::sharding() const { return *detail::concrete_of(*this, "Array::sharding()").sharding; }
 
 std::vector<Device> Array::devices() const { return sharding().device_set(); }
 
 std::vector<Shard> Array::addressable_shards() const {
-  const detail::ArrayImpl& x = impl_of(*this);
+  const detail::ArrayImpl& x = detail::concrete_of(*this, "addressable_shards()");
   std::vector<Shard> out;
   std::vector<Index> seen;
   size_t next = 0;
@@ -95,7 +106,7 @@ std::vector<Shard> Array::addressable_shards() const {
 }
 
 void Array::copy_to_host(void* out, DType dtype) const {
-  const detail::ArrayImpl& x = impl_of(*this);
+  const detail::ArrayImpl& x = detail::concrete_of(*this, "to_vector()/item()");
   if (dtype == x.aval.dtype) {  // no conversion: assemble straight into the caller's memory
     runtime::gather_to_host(x.aval, *x.sharding, x.buffers, out);
     return;
@@ -143,14 +154,24 @@ Array Array::operator[](int64_t i) const {
   return detail::make_array(aval, out_sharding, x.committed, std::move(buffers));
 }
 
+namespace {
+std::string tracer_repr(const detail::ArrayImpl& x) {
+  std::string weak = x.aval.weak_type ? "weak_type=True" : "";
+  return "Traced<ShapedArray(" + x.aval.str() + (weak.empty() ? "" : ", " + weak) +
+         ")>with<DynamicJaxprTrace>";
+}
+}  // namespace
+
 std::string Array::to_string() const {
   const detail::ArrayImpl& x = impl_of(*this);
+  if (x.tracer) return tracer_repr(x);
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_repr({x.aval.dtype, x.aval.shape, bytes.data()}, x.aval.weak_type);
 }
 
 std::string Array::str() const {
   const detail::ArrayImpl& x = impl_of(*this);
+  if (x.tracer) return tracer_repr(x);
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_str({x.aval.dtype, x.aval.shape, bytes.data()});
 }

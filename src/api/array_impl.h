@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/aval.h"
+#include "core/trace.h"
 #include "parax/array.h"
 #include "runtime/buffer.h"
 
@@ -16,10 +17,15 @@ struct ArrayImpl {
   std::optional<Sharding> sharding;
   bool committed = false;
   std::vector<runtime::BufferRef> buffers;
+  // Set for traced values (then sharding and buffers are empty).
+  std::shared_ptr<const core::Tracer> tracer;
 };
 
 // Returns x's impl, or throws ValueError for an empty handle.
 const ArrayImpl& impl_of(const Array& x);
+
+// Returns x's impl; throws ConcretizationError if x is traced (`what` names the use).
+const ArrayImpl& concrete_of(const Array& x, const char* what);
 
 // Makes an uncommitted array on the default device from host data of `dtype`.
 Array array_from_host(const void* data, const core::Aval& aval);

@@ -1,1 +1,6 @@
-# (filled by the compiler issue)
+target_sources(parax PRIVATE
+  compiler/compile.cpp
+  compiler/eager.cpp
+  compiler/partition.cpp
+  compiler/propagate.cpp
+  compiler/spmd.cpp)

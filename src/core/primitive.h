@@ -77,6 +77,8 @@ enum Trait : uint32_t {
   X(select_n, "select_n", kElementwise | kLinear)                            \
   X(clamp, "clamp", kElementwise)                                            \
   X(convert_element_type, "convert_element_type", kUnary | kElementwise | kLinear) \
+  X(integer_pow, "integer_pow", kUnary | kElementwise)                       \
+  X(copy, "copy", kUnary | kElementwise | kLinear)                           \
   /* structure */                                                            \
   X(iota, "iota", 0)                                                         \
   X(broadcast_in_dim, "broadcast_in_dim", kUnary | kLinear)                  \
@@ -104,7 +106,14 @@ enum Trait : uint32_t {
   X(sort, "sort", 0)                                                         \
   /* sharding and programs */                                                \
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear)            \
-  X(pjit, "pjit", kHasProgram)
+  X(pjit, "pjit", kHasProgram)                                               \
+  /* per-device programs only: made by the partitioner's reshard */          \
+  X(all_gather, "all-gather", kUnary | kLinear | kCollective)                \
+  X(all_reduce, "all-reduce", kUnary | kCollective)                          \
+  X(reduce_scatter, "reduce-scatter", kUnary | kCollective)                  \
+  X(all_to_all, "all-to-all", kUnary | kLinear | kCollective)                \
+  X(collective_permute, "collective-permute", kUnary | kLinear | kCollective) \
+  X(shard_slice, "shard-slice", kUnary | kLinear)
 // clang-format on
 
 enum class Prim : uint16_t {

@@ -114,7 +114,7 @@ std::string param_str(const ParamValue& v) {
       v);
 }
 
-std::string to_string(const Program& p) {
+std::string to_string(const Program& p, const ParamPrinter& param_printer) {
   auto typed = [&](int v) { return var_name(v) + ":" + p.avals[size_t(v)].short_str(); };
   auto atom = [&](const Atom& a) { return a.is_literal() ? literal_str(*a.literal) : var_name(a.var); };
   std::string head = "{ lambda ";
@@ -131,7 +131,9 @@ std::string to_string(const Program& p) {
       line += "[";
       for (size_t i = 0; i < e.params.items().size(); ++i) {
         const auto& [name, value] = e.params.items()[i];
-        line += (i ? " " : "") + name + "=" + param_str(value);
+        std::optional<std::string> text;
+        if (param_printer) text = param_printer(name, value);
+        line += (i ? " " : "") + name + "=" + (text ? *text : param_str(value));
       }
       line += "]";
     }

@@ -2,6 +2,7 @@
 // transform and pass reads one program and writes another. Prints in jaxpr notation.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,7 +81,11 @@ struct Program {
 
 // Returns the program in JAX's jaxpr notation, e.g.
 // `{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }`.
-std::string to_string(const Program& p);
+// `param_printer`, when given, may render a param its own way (returning nullopt to
+// fall back), e.g. mesh axis numbers as names.
+using ParamPrinter =
+    std::function<std::optional<std::string>(std::string_view name, const ParamValue& value)>;
+std::string to_string(const Program& p, const ParamPrinter& param_printer = nullptr);
 // Returns JAX's name for the n-th variable: a, b, ..., z, ba, bb, ...
 std::string var_name(int n);
 // Returns a param value as JAX prints it: `(0, 1)`, `float32`, `True`.

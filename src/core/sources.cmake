@@ -2,4 +2,7 @@ target_sources(parax PRIVATE
   core/aval.cpp
   core/primitive.cpp
   core/program.cpp
+  core/rules.cpp
+  core/program_trace.cpp
+  core/trace.cpp
   core/tree.cpp)

@@ -1,1 +1,2 @@
-# (filled by the compiler issue)
+target_sources(parax PRIVATE
+  transforms/jit.cpp)

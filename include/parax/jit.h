@@ -1,0 +1,194 @@
+// parax::jit and parax::make_jaxpr: trace a C++ callable over pytrees of Arrays into a
+// program, compile it for the shardings of its arguments (propagating shardings and
+// partitioning it over their devices), and run it; compiled programs are cached.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "parax/array.h"
+#include "parax/sharding.h"
+#include "parax/tree.h"
+
+namespace parax {
+
+namespace compiler {
+class Executable;
+}
+namespace core {
+struct Program;
+}
+
+// What a compiled program costs per device.
+struct CostAnalysis {
+  double flops = 0;
+  double collective_bytes = 0;             // bytes each device receives via collectives
+  std::map<std::string, int> collectives;  // count per kind, e.g. {"all-gather": 1}
+  std::string str() const;
+};
+
+struct JitOptions {
+  // One per positional argument (applying to every leaf of it); nullopt leaves the choice
+  // to the compiler.
+  std::vector<std::optional<Sharding>> in_shardings;
+  // One per output leaf, or a single one for all of them.
+  std::vector<std::optional<Sharding>> out_shardings;
+  // Names the function in programs and errors.
+  std::string name = "f";
+};
+
+// A traced program with its constants, printed as JAX prints a ClosedJaxpr.
+class Jaxpr {
+ public:
+  std::string to_string() const { return text_; }
+  explicit Jaxpr(std::string text) : text_(std::move(text)) {}
+
+ private:
+  std::string text_;
+};
+std::ostream& operator<<(std::ostream& os, const Jaxpr& j);
+
+// An executable for one signature.
+class Compiled {
+ public:
+  // Returns the partitioned per-device program, each collective named (all-gather,
+  // all-reduce, reduce-scatter, all-to-all, collective-permute).
+  std::string as_text() const;
+  CostAnalysis cost_analysis() const;
+  std::vector<Sharding> input_shardings() const;
+  std::vector<Sharding> output_shardings() const;
+  explicit Compiled(std::shared_ptr<const compiler::Executable> exe) : exe_(std::move(exe)) {}
+
+ private:
+  std::shared_ptr<const compiler::Executable> exe_;
+};
+
+// A traced program ready to compile for concrete argument shardings.
+class Lowered {
+ public:
+  // Returns the traced (global) program.
+  std::string as_text() const;
+  Compiled compile() const;
+  struct Impl;
+  explicit Lowered(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+namespace detail {
+
+// Traces `fn` (leaves in, leaves out) on the avals of `leaves`; `arg_defs` describes the
+// positional arguments. Returns the outputs' leaves.
+using FlatFn = std::function<std::vector<Array>(const std::vector<Array>&, TreeDef*)>;
+
+class JitCore {
+ public:
+  explicit JitCore(JitOptions options);
+  ~JitCore();
+  std::vector<Array> call(const std::vector<Array>& leaves, const std::vector<TreeDef>& arg_defs,
+                          const FlatFn& fn, TreeDef* out_def);
+  Lowered lower(const std::vector<Array>& leaves, const std::vector<TreeDef>& arg_defs,
+                const FlatFn& fn);
+  Jaxpr make_jaxpr(const std::vector<Array>& leaves, const std::vector<TreeDef>& arg_defs,
+                   const FlatFn& fn);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+template <class... Args>
+void flatten_args(std::vector<Array>& leaves, std::vector<TreeDef>& defs, const Args&... args) {
+  (
+      [&] {
+        auto [l, d] = tree::flatten(args);
+        leaves.insert(leaves.end(), l.begin(), l.end());
+        defs.push_back(std::move(d));
+      }(),
+      ...);
+}
+
+// Rebuilds the arguments from traced leaves, calls f, and flattens its result.
+template <class F, class... Args>
+FlatFn flat_fn(const F& f, const std::vector<TreeDef>& defs) {
+  return [&f, &defs](const std::vector<Array>& leaves, TreeDef* out_def) {
+    size_t next = 0;
+    size_t i = 0;
+    auto take = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const TreeDef& def = defs[i++];
+      std::vector<Array> part(leaves.begin() + long(next),
+                              leaves.begin() + long(next + size_t(def.num_leaves())));
+      next += size_t(def.num_leaves());
+      return tree::unflatten<T>(def, part);
+    };
+    std::tuple<std::decay_t<Args>...> rebuilt{take(std::type_identity<std::decay_t<Args>>{})...};
+    auto result = std::apply(f, rebuilt);
+    auto [out, def] = tree::flatten(result);
+    *out_def = def;
+    return out;
+  };
+}
+
+}  // namespace detail
+
+// A jitted callable: call it like the original function.
+template <class F>
+class Jitted {
+ public:
+  Jitted(F f, JitOptions options)
+      : f_(std::move(f)), core_(std::make_shared<detail::JitCore>(std::move(options))) {}
+
+  template <class... Args>
+  auto operator()(const Args&... args) const {
+    using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+    std::vector<Array> leaves;
+    std::vector<TreeDef> defs;
+    detail::flatten_args(leaves, defs, args...);
+    TreeDef out_def;
+    auto outs = core_->call(leaves, defs, detail::flat_fn<F, Args...>(f_, defs), &out_def);
+    return tree::unflatten<R>(out_def, outs);
+  }
+
+  // Traces for these arguments without running.
+  template <class... Args>
+  Lowered lower(const Args&... args) const {
+    std::vector<Array> leaves;
+    std::vector<TreeDef> defs;
+    detail::flatten_args(leaves, defs, args...);
+    return core_->lower(leaves, defs, detail::flat_fn<F, Args...>(f_, defs));
+  }
+
+ private:
+  F f_;
+  std::shared_ptr<detail::JitCore> core_;
+};
+
+// Returns f compiled: traced once per argument signature (shapes, dtypes, weak types,
+// tree structure), compiled once per argument shardings and commitment.
+template <class F>
+Jitted<std::decay_t<F>> jit(F&& f, JitOptions options = {}) {
+  return Jitted<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+// make_jaxpr(f)(args...) returns the program f traces to.
+template <class F>
+auto make_jaxpr(F&& f) {
+  return [f = std::forward<F>(f)](const auto&... args) {
+    std::vector<Array> leaves;
+    std::vector<TreeDef> defs;
+    detail::flatten_args(leaves, defs, args...);
+    detail::JitCore core(JitOptions{});
+    return core.make_jaxpr(leaves, defs,
+                           detail::flat_fn<std::decay_t<F>, std::decay_t<decltype(args)>...>(f, defs));
+  };
+}
+
+}  // namespace parax

@@ -1,0 +1,133 @@
+// parax::lax: JAX's jax.lax, thin checked functions that each bind one primitive. Operands
+// must already agree in shape and dtype (rank-0 operands broadcast in elementwise ops);
+// parax::numpy adds numpy's broadcasting and type promotion on top.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "parax/array.h"
+#include "parax/sharding.h"
+
+namespace parax::lax {
+
+// Elementwise, one operand.
+Array neg(const ArrayLike& x);
+Array abs(const ArrayLike& x);
+Array sign(const ArrayLike& x);
+Array floor(const ArrayLike& x);
+Array ceil(const ArrayLike& x);
+enum class RoundingMethod { AWAY_FROM_ZERO = 0, TO_NEAREST_EVEN = 1 };
+Array round(const ArrayLike& x, RoundingMethod method = RoundingMethod::AWAY_FROM_ZERO);
+Array exp(const ArrayLike& x);
+Array exp2(const ArrayLike& x);
+Array log(const ArrayLike& x);
+Array log1p(const ArrayLike& x);
+Array expm1(const ArrayLike& x);
+Array sin(const ArrayLike& x);
+Array cos(const ArrayLike& x);
+Array tan(const ArrayLike& x);
+Array asin(const ArrayLike& x);
+Array acos(const ArrayLike& x);
+Array atan(const ArrayLike& x);
+Array sinh(const ArrayLike& x);
+Array cosh(const ArrayLike& x);
+Array tanh(const ArrayLike& x);
+Array sqrt(const ArrayLike& x);
+Array rsqrt(const ArrayLike& x);
+Array cbrt(const ArrayLike& x);
+Array logistic(const ArrayLike& x);
+Array erf(const ArrayLike& x);
+Array erf_inv(const ArrayLike& x);
+Array is_finite(const ArrayLike& x);
+Array bitwise_not(const ArrayLike& x);
+// x ** y for a fixed integer y.
+Array integer_pow(const ArrayLike& x, int64_t y);
+Array convert_element_type(const ArrayLike& x, DType new_dtype);
+// Returns a copy of x (JAX's copy_p).
+Array copy(const ArrayLike& x);
+
+// Elementwise, two operands of one dtype.
+Array add(const ArrayLike& x, const ArrayLike& y);
+Array sub(const ArrayLike& x, const ArrayLike& y);
+Array mul(const ArrayLike& x, const ArrayLike& y);
+Array div(const ArrayLike& x, const ArrayLike& y);
+Array rem(const ArrayLike& x, const ArrayLike& y);
+Array pow(const ArrayLike& x, const ArrayLike& y);
+Array max(const ArrayLike& x, const ArrayLike& y);
+Array min(const ArrayLike& x, const ArrayLike& y);
+Array atan2(const ArrayLike& x, const ArrayLike& y);
+Array nextafter(const ArrayLike& x, const ArrayLike& y);
+Array bitwise_and(const ArrayLike& x, const ArrayLike& y);
+Array bitwise_or(const ArrayLike& x, const ArrayLike& y);
+Array bitwise_xor(const ArrayLike& x, const ArrayLike& y);
+Array shift_left(const ArrayLike& x, const ArrayLike& y);
+Array shift_right_logical(const ArrayLike& x, const ArrayLike& y);
+Array shift_right_arithmetic(const ArrayLike& x, const ArrayLike& y);
+Array eq(const ArrayLike& x, const ArrayLike& y);
+Array ne(const ArrayLike& x, const ArrayLike& y);
+Array lt(const ArrayLike& x, const ArrayLike& y);
+Array le(const ArrayLike& x, const ArrayLike& y);
+Array gt(const ArrayLike& x, const ArrayLike& y);
+Array ge(const ArrayLike& x, const ArrayLike& y);
+
+// Returns on_true where pred else on_false (pred is bool).
+Array select(const ArrayLike& pred, const ArrayLike& on_true, const ArrayLike& on_false);
+// Returns cases[which] elementwise (which is bool for two cases, else int32).
+Array select_n(const ArrayLike& which, const std::vector<Array>& cases);
+Array clamp(const ArrayLike& min, const ArrayLike& x, const ArrayLike& max);
+
+// Shapes and layout.
+Array iota(DType dtype, int64_t size);
+Array broadcasted_iota(DType dtype, Shape shape, int64_t dimension);
+Array broadcast_in_dim(const ArrayLike& x, Shape shape, std::vector<int64_t> broadcast_dimensions);
+// Adds leading dimensions `sizes`.
+Array broadcast(const ArrayLike& x, Shape sizes);
+Array reshape(const ArrayLike& x, Shape new_sizes);
+Array transpose(const ArrayLike& x, std::vector<int64_t> permutation);
+Array squeeze(const ArrayLike& x, std::vector<int64_t> dimensions);
+Array expand_dims(const ArrayLike& x, std::vector<int64_t> dimensions);
+Array slice(const ArrayLike& x, std::vector<int64_t> start_indices,
+            std::vector<int64_t> limit_indices, std::vector<int64_t> strides = {});
+// Slices `slice_sizes` at traced start indices (clamped into range, as JAX does).
+Array dynamic_slice(const ArrayLike& x, const std::vector<Array>& start_indices,
+                    std::vector<int64_t> slice_sizes);
+Array dynamic_update_slice(const ArrayLike& x, const ArrayLike& update,
+                           const std::vector<Array>& start_indices);
+Array concatenate(const std::vector<Array>& operands, int64_t dimension);
+// One (low, high, interior) triple per dimension; low/high may be negative.
+struct PadConfig {
+  int64_t low = 0, high = 0, interior = 0;
+};
+Array pad(const ArrayLike& x, const ArrayLike& padding_value, std::vector<PadConfig> config);
+Array rev(const ArrayLike& x, std::vector<int64_t> dimensions);
+
+// Contractions and reductions.
+struct DotDimensionNumbers {
+  std::vector<int64_t> lhs_contracting, rhs_contracting;
+  std::vector<int64_t> lhs_batch, rhs_batch;
+};
+// Result dimensions are (batch..., lhs free..., rhs free...).
+Array dot_general(const ArrayLike& lhs, const ArrayLike& rhs, DotDimensionNumbers dims,
+                  std::optional<DType> preferred_element_type = std::nullopt);
+// Matrix/vector product of rank-1 or rank-2 operands.
+Array dot(const ArrayLike& lhs, const ArrayLike& rhs,
+          std::optional<DType> preferred_element_type = std::nullopt);
+Array reduce_sum(const ArrayLike& x, std::vector<int64_t> axes);
+Array reduce_max(const ArrayLike& x, std::vector<int64_t> axes);
+Array reduce_min(const ArrayLike& x, std::vector<int64_t> axes);
+Array reduce_prod(const ArrayLike& x, std::vector<int64_t> axes);
+Array reduce_and(const ArrayLike& x, std::vector<int64_t> axes);
+Array reduce_or(const ArrayLike& x, std::vector<int64_t> axes);
+Array argmax(const ArrayLike& x, int64_t axis, DType index_dtype = DType::int32);
+Array argmin(const ArrayLike& x, int64_t axis, DType index_dtype = DType::int32);
+Array cumsum(const ArrayLike& x, int64_t axis = 0, bool reverse = false);
+Array sort(const ArrayLike& x, int64_t dimension = -1, bool is_stable = true);
+// Sorts all operands by the first (lexicographically by the first num_keys).
+std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension = -1,
+                        bool is_stable = true, int64_t num_keys = 1);
+
+// Asks the compiler to lay x out with `sharding` here (inside jit; eagerly, a device_put).
+Array with_sharding_constraint(const Array& x, const Sharding& sharding);
+
+}  // namespace parax::lax

@@ -1,0 +1,306 @@
+#include "compiler/compile.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "api/array_impl.h"
+#include "base/check.h"
+#include "compiler/partition.h"
+#include "compiler/propagate.h"
+#include "runtime/client.h"
+#include "runtime/executor.h"
+#include "runtime/transfer.h"
+#include "sharding/sharding_impl.h"
+
+namespace parax::compiler {
+namespace {
+
+using core::Atom;
+using core::Prim;
+using core::Program;
+
+// Appends the equations of `callee` to `out`, with its inputs bound to `args`; returns
+// the atoms of its results.
+std::vector<Atom> inline_into(Program& out, const Program& callee, const std::vector<Atom>& args) {
+  std::vector<Atom> map(callee.avals.size());
+  std::vector<int> inputs(callee.constvars);
+  inputs.insert(inputs.end(), callee.invars.begin(), callee.invars.end());
+  for (size_t i = 0; i < inputs.size(); ++i) map[size_t(inputs[i])] = args[i];
+  auto sub = [&](const Atom& a) { return a.is_literal() ? a : map[size_t(a.var)]; };
+  for (const core::Eqn& e : callee.eqns) {
+    std::vector<Atom> in;
+    for (const Atom& a : e.inputs) in.push_back(sub(a));
+    if (e.prim == Prim::pjit) {
+      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
+      std::vector<Atom> res = inline_into(out, body, in);
+      for (size_t r = 0; r < e.outputs.size(); ++r) map[size_t(e.outputs[r])] = res[r];
+      continue;
+    }
+    core::Eqn copy{e.prim, std::move(in), {}, e.params};
+    for (int v : e.outputs) {
+      int nv = out.new_var(callee.avals[size_t(v)]);
+      copy.outputs.push_back(nv);
+      map[size_t(v)] = Atom::of(nv);
+    }
+    out.eqns.push_back(std::move(copy));
+  }
+  std::vector<Atom> results;
+  for (const Atom& a : callee.outvars) results.push_back(sub(a));
+  return results;
+}
+
+std::string ids_str(const std::vector<Device>& devices) {
+  std::string s = "[";
+  for (size_t i = 0; i < devices.size(); ++i) s += (i ? ", " : "") + std::to_string(devices[i].id());
+  return s + "]";
+}
+
+std::string platform_of(const std::vector<Device>& devices) {
+  std::string p = devices.empty() ? "cpu" : std::string(devices[0].platform());
+  std::transform(p.begin(), p.end(), p.begin(), ::toupper);
+  return p;
+}
+
+// Raises JAX's error when committed arguments (or explicit shardings) disagree on the
+// devices, or their order, of the computation.
+std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOptions& opts) {
+  std::optional<std::vector<Device>> chosen;
+  std::string first_desc;
+  auto consider = [&](const std::vector<Device>& devices, const std::string& desc) {
+    if (!chosen) {
+      chosen = devices;
+      first_desc = desc;
+      return;
+    }
+    if (*chosen == devices) return;
+    throw ValueError("Received incompatible devices for jitted computation. Got " + first_desc +
+                     " with device ids " + ids_str(*chosen) + " on platform " +
+                     platform_of(*chosen) + " and " + desc + " with device ids " +
+                     ids_str(devices) + " on platform " + platform_of(devices));
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string name = i < opts.arg_names.size() ? opts.arg_names[i] : "args[" + std::to_string(i) + "]";
+    if (i < opts.in_shardings.size() && opts.in_shardings[i]) {
+      consider(opts.in_shardings[i]->device_assignment(), "explicit input sharding for argument " + name);
+    } else if (args[i].committed && args[i].sharding) {
+      consider(args[i].sharding->device_assignment(),
+               "argument " + name + " of " + opts.name + " with shape " + args[i].aval.str());
+    }
+  }
+  for (const auto& s : opts.out_shardings) {
+    if (s) consider(s->device_assignment(), "explicit output sharding");
+  }
+  if (!chosen) return {runtime::Client::get().default_device()};
+  return *chosen;
+}
+
+// The mesh of the computation: the mesh of the first named sharding among the explicit
+// ones, else one that expresses the first sharding, else a one-device mesh.
+Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> args,
+                 const CompileOptions& opts, const Program& p) {
+  std::vector<std::pair<Sharding, size_t>> explicit_shardings;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < opts.in_shardings.size() && opts.in_shardings[i]) {
+      explicit_shardings.push_back({*opts.in_shardings[i], args[i].aval.shape.size()});
+    } else if (args[i].committed && args[i].sharding) {
+      explicit_shardings.push_back({*args[i].sharding, args[i].aval.shape.size()});
+    }
+  }
+  for (const core::Eqn& e : p.eqns) {
+    if (e.prim != Prim::sharding_constraint) continue;
+    const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
+    explicit_shardings.push_back({s, p.aval_of(e.inputs[0]).shape.size()});
+  }
+  for (const auto& [s, rank] : explicit_shardings) {
+    if (auto named = s.as_named(); named && named->mesh().devices() == devices) return named->mesh();
+  }
+  if (devices.size() == 1) return Mesh(devices, "_");
+  for (const auto& [s, rank] : explicit_shardings) {
+    if (s.device_assignment() == devices) return s.to_named(int64_t(rank)).mesh();
+  }
+  return Mesh(devices, "_");
+}
+
+// Same data on the same devices (whatever the sharding's kind or device order).
+bool same_placement(const Sharding& a, const Sharding& b, const Shape& shape) {
+  auto ma = a.devices_indices_map(shape);
+  auto mb = b.devices_indices_map(shape);
+  auto by_id = [](const auto& x, const auto& y) { return x.first.id() < y.first.id(); };
+  std::sort(ma.begin(), ma.end(), by_id);
+  std::sort(mb.begin(), mb.end(), by_id);
+  return ma == mb;
+}
+
+CostAnalysis analyze(const Program& local, const MeshInfo& mesh) {
+  CostAnalysis c;
+  for (const core::Eqn& e : local.eqns) {
+    const core::Aval& out = local.avals[size_t(e.outputs[0])];
+    const core::Aval& in = e.inputs.empty() ? out : local.aval_of(e.inputs[0]);
+    if (core::has_trait(e.prim, core::kCollective)) {
+      c.collectives[std::string(core::prim_name(e.prim))]++;
+      double bytes = double(out.nbytes());
+      if (e.prim == Prim::all_gather) bytes = double(out.nbytes() - in.nbytes());
+      if (e.prim == Prim::reduce_scatter) bytes = double(in.nbytes() - out.nbytes());
+      if (e.prim == Prim::all_reduce || e.prim == Prim::all_to_all) {
+        const double n = double(mesh.size_of(e.params.get<std::vector<int64_t>>("mesh_axes")));
+        bytes = double(in.nbytes()) * (n - 1) / n * (e.prim == Prim::all_reduce ? 2 : 1);
+      }
+      c.collective_bytes += bytes;
+    } else if (e.prim == Prim::dot_general) {
+      int64_t k = 1;
+      for (int64_t d : e.params.get<std::vector<int64_t>>("lhs_contracting_dimensions")) {
+        k *= in.shape[size_t(d)];
+      }
+      c.flops += 2.0 * double(out.size()) * double(k);
+    } else if (core::has_trait(e.prim, core::kElementwise)) {
+      c.flops += double(out.size());
+    } else if (core::has_trait(e.prim, core::kReduction) || e.prim == Prim::cumsum) {
+      c.flops += double(in.size());
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Program inline_calls(const Program& p) {
+  const bool has_calls = std::any_of(p.eqns.begin(), p.eqns.end(),
+                                     [](const core::Eqn& e) { return e.prim == Prim::pjit; });
+  if (!has_calls) return p;
+  // The caller's inputs keep their numbers; inlined equations get fresh variables.
+  Program flat;
+  flat.avals = p.avals;
+  flat.constvars = p.constvars;
+  flat.invars = p.invars;
+  std::vector<Atom> args;
+  for (int v : p.constvars) args.push_back(Atom::of(v));
+  for (int v : p.invars) args.push_back(Atom::of(v));
+  flat.outvars = inline_into(flat, p, args);
+  return flat;
+}
+
+Executable::~Executable() = default;
+
+std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program,
+                                          std::span<const ArgInfo> args,
+                                          const CompileOptions& opts) {
+  const Program flat = inline_calls(*program);
+  PARAX_CHECK(flat.constvars.size() + flat.invars.size() == args.size(), "one ArgInfo per input");
+  const std::vector<Device> devices = check_devices(args, opts);
+  MeshInfo mesh(choose_mesh(devices, args, opts, flat));
+  std::shared_ptr<Executable> exe(new Executable(mesh));
+
+  std::vector<std::optional<DimShard>> seeds(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::optional<Sharding> s;
+    if (i < opts.in_shardings.size() && opts.in_shardings[i]) s = opts.in_shardings[i];
+    else if (args[i].committed) s = args[i].sharding;
+    if (!s) continue;
+    seeds[i] = express_on(mesh, *s, args[i].aval.shape.size(), args[i].aval.shape);
+  }
+  std::vector<std::optional<DimShard>> out_layouts(flat.outvars.size());
+  for (size_t o = 0; o < opts.out_shardings.size() && o < out_layouts.size(); ++o) {
+    if (!opts.out_shardings[o]) continue;
+    const core::Aval& aval = flat.aval_of(flat.outvars[o]);
+    out_layouts[o] = express_on(mesh, *opts.out_shardings[o], aval.shape.size(), aval.shape);
+    if (!out_layouts[o]) {
+      throw ShardingError("[jit] out_shardings[" + std::to_string(o) + "] = " +
+                          opts.out_shardings[o]->to_string() + " cannot be expressed on mesh " +
+                          mesh.mesh.to_string());
+    }
+  }
+  Propagation prop = propagate(flat, mesh, seeds);
+  Partitioned part = partition(flat, mesh, prop, out_layouts);
+  if (auto err = core::verify(part.local)) PARAX_CHECK(false, "partitioned program: " << *err);
+
+  const bool single = mesh.num_devices() == 1;
+  auto sharding_of = [&](const DimShard& s) -> Sharding {
+    if (single) return SingleDeviceSharding(mesh.mesh.devices()[0]);
+    return NamedSharding(mesh.mesh, mesh.spec(s));
+  };
+  auto position_of = [&](const Device& d) {
+    const auto& all = mesh.mesh.devices();
+    return size_t(std::find(all.begin(), all.end(), d) - all.begin());
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    Sharding target = sharding_of(part.inputs[i]);
+    const bool direct = args[i].sharding && same_placement(*args[i].sharding, target, args[i].aval.shape);
+    exe->in_layouts_.push_back(part.inputs[i]);
+    exe->in_direct_.push_back(direct);
+    std::vector<size_t> order(size_t(mesh.num_devices()));
+    if (direct) {
+      const auto& assignment = args[i].sharding->device_assignment();
+      for (size_t b = 0; b < assignment.size(); ++b) order[position_of(assignment[b])] = b;
+    }
+    exe->in_order_.push_back(std::move(order));
+    exe->in_shardings_.push_back(std::move(target));
+  }
+  for (size_t o = 0; o < flat.outvars.size(); ++o) {
+    const core::Aval& aval = flat.aval_of(flat.outvars[o]);
+    Sharding s = sharding_of(part.outputs[o]);
+    if (o < opts.out_shardings.size() && opts.out_shardings[o]) {
+      s = *opts.out_shardings[o];
+    } else {
+      // JAX keeps an input's sharding object when an output is laid out the same way.
+      for (const ArgInfo& a : args) {
+        if (a.committed && a.sharding && a.aval.shape.size() == aval.shape.size() &&
+            same_placement(*a.sharding, s, aval.shape)) {
+          s = *a.sharding;
+          break;
+        }
+      }
+    }
+    std::vector<size_t> order;
+    for (const Device& d : s.device_assignment()) order.push_back(position_of(d));
+    exe->out_order_.push_back(std::move(order));
+    exe->out_shardings_.push_back(std::move(s));
+    exe->out_layouts_.push_back(part.outputs[o]);
+    exe->out_avals_.push_back(aval);
+  }
+  exe->committed_ = std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
+                    std::any_of(opts.in_shardings.begin(), opts.in_shardings.end(), [](const auto& s) { return s.has_value(); }) ||
+                    std::any_of(opts.out_shardings.begin(), opts.out_shardings.end(), [](const auto& s) { return s.has_value(); });
+  exe->cost_ = analyze(part.local, mesh);
+  exe->local_ = std::make_shared<const Program>(std::move(part.local));
+  exe->executor_ = std::make_shared<const runtime::Executor>(
+      exe->local_, runtime::MeshLayout(mesh.axis_sizes, mesh.mesh.devices()));
+  return exe;
+}
+
+std::vector<Array> Executable::run(std::span<const Array> args) const {
+  std::vector<std::vector<runtime::BufferRef>> inputs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const detail::ArrayImpl& x = detail::concrete_of(args[i], "jit");
+    if (in_direct_[i]) {
+      std::vector<runtime::BufferRef> bufs;
+      for (size_t b : in_order_[i]) bufs.push_back(x.buffers[b]);
+      inputs.push_back(std::move(bufs));
+    } else {
+      inputs.push_back(runtime::relayout(x.aval, *x.sharding, x.buffers, in_shardings_[i]));
+    }
+  }
+  auto outs = executor_->run(std::move(inputs));
+  std::vector<Array> result;
+  for (size_t o = 0; o < outs.size(); ++o) {
+    std::vector<runtime::BufferRef> bufs;
+    for (size_t p : out_order_[o]) bufs.push_back(outs[o][p]);
+    result.push_back(detail::make_array(out_avals_[o], out_shardings_[o], committed_, std::move(bufs)));
+  }
+  return result;
+}
+
+std::string Executable::as_text() const {
+  std::string text = "# mesh " + mesh_.mesh.to_string() + ", devices " +
+                     ids_str(mesh_.mesh.devices()) + "\n# in_layouts (";
+  for (size_t i = 0; i < in_layouts_.size(); ++i) text += (i ? ", " : "") + mesh_.spec_str(in_layouts_[i]);
+  text += ")\n# out_layouts (";
+  for (size_t i = 0; i < out_layouts_.size(); ++i) text += (i ? ", " : "") + mesh_.spec_str(out_layouts_[i]);
+  text += ")\n";
+  auto printer = [this](std::string_view name, const core::ParamValue& v) -> std::optional<std::string> {
+    if (name != "mesh_axes") return std::nullopt;
+    return mesh_.axes_str(std::get<std::vector<int64_t>>(v));
+  };
+  return text + core::to_string(*local_, printer) + "\n";
+}
+
+}  // namespace parax::compiler

@@ -1,0 +1,133 @@
+#include "compiler/propagate.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "parax/errors.h"
+
+namespace parax::compiler {
+namespace {
+
+using core::Eqn;
+using core::Prim;
+using core::ShardingRule;
+
+bool appears_in_results(const ShardingRule& rule, int f) {
+  for (const auto& r : rule.results) {
+    if (std::find(r.begin(), r.end(), f) != r.end()) return true;
+  }
+  return false;
+}
+
+DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mesh) {
+  const auto& sharding = e.params.get<std::shared_ptr<const Sharding>>("sharding");
+  const core::Aval& aval = p.aval_of(e.inputs[0]);
+  auto s = express_on(mesh, *sharding, aval.shape.size(), aval.shape);
+  if (!s) {
+    throw ShardingError("[with_sharding_constraint] sharding " + sharding->to_string() +
+                        " for a value of type " + aval.str() + " is not on the devices of " +
+                        "the computation's mesh " + mesh.mesh.to_string() +
+                        "; expected a sharding over the same devices as the arguments");
+  }
+  return *s;
+}
+
+// Chooses mesh axes for each factor of `rule` from the operands' known layouts: the first
+// operand that shards a factor decides it; an axis is used by one factor only.
+std::vector<AxisList> choose_factors(const ShardingRule& rule, const MeshInfo& mesh,
+                                     const std::vector<const DimShard*>& operands) {
+  std::vector<AxisList> fa(size_t(rule.num_factors()));
+  std::vector<bool> used(mesh.axis_sizes.size(), false);
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (operands[i] == nullptr) continue;
+    const DimShard& s = *operands[i];
+    for (size_t d = 0; d < rule.operands[i].size() && d < s.dims.size(); ++d) {
+      const int f = rule.operands[i][d];
+      const AxisList& axes = s.dims[d];
+      if (f == ShardingRule::kNone || axes.empty() || !fa[size_t(f)].empty()) continue;
+      if (rule.reduction == core::ReduceOp::none && !appears_in_results(rule, f)) continue;
+      if (rule.factor_sizes[size_t(f)] % mesh.size_of(axes) != 0) continue;
+      if (std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return used[size_t(a)]; })) {
+        continue;
+      }
+      for (int64_t a : axes) used[size_t(a)] = true;
+      fa[size_t(f)] = axes;
+    }
+  }
+  return fa;
+}
+
+DimShard result_of(const ShardingRule& rule, const std::vector<AxisList>& fa, size_t r) {
+  DimShard s = DimShard::replicated(rule.results[r].size());
+  for (size_t d = 0; d < rule.results[r].size(); ++d) {
+    const int f = rule.results[r][d];
+    if (f != ShardingRule::kNone) s.dims[d] = fa[size_t(f)];
+  }
+  for (int f = 0; f < rule.num_factors(); ++f) {
+    if (fa[size_t(f)].empty() || appears_in_results(rule, f)) continue;
+    s.unreduced.insert(s.unreduced.end(), fa[size_t(f)].begin(), fa[size_t(f)].end());
+    s.op = rule.reduction;
+  }
+  return s;
+}
+
+}  // namespace
+
+DimShard required_operand(const core::Program& p, const Propagation& prop, size_t e, size_t i) {
+  const ShardingRule& rule = prop.rules[e];
+  const auto& fa = prop.factor_axes[e];
+  const auto& labels = rule.operands[i];
+  DimShard s = DimShard::replicated(labels.size());
+  for (size_t d = 0; d < labels.size(); ++d) {
+    if (labels[d] != ShardingRule::kNone) s.dims[d] = fa[size_t(labels[d])];
+  }
+  return s;
+}
+
+Propagation propagate(const core::Program& p, const MeshInfo& mesh,
+                      std::span<const std::optional<DimShard>> seeds) {
+  Propagation prop;
+  std::vector<std::optional<DimShard>> known(p.avals.size());
+  std::vector<int> inputs(p.constvars);
+  inputs.insert(inputs.end(), p.invars.begin(), p.invars.end());
+  PARAX_CHECK(seeds.size() == inputs.size(), "one seed per program input");
+  for (size_t i = 0; i < inputs.size(); ++i) known[size_t(inputs[i])] = seeds[i];
+
+  // Forward: each equation's factors come from its operands' layouts.
+  for (const Eqn& e : p.eqns) {
+    std::vector<core::Aval> in, out;
+    std::vector<const DimShard*> operands;
+    for (const core::Atom& a : e.inputs) {
+      in.push_back(p.aval_of(a));
+      const bool has = !a.is_literal() && known[size_t(a.var)].has_value();
+      operands.push_back(has ? &*known[size_t(a.var)] : nullptr);
+    }
+    for (int v : e.outputs) out.push_back(p.avals[size_t(v)]);
+    ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
+    std::vector<AxisList> fa = choose_factors(rule, mesh, operands);
+    for (size_t r = 0; r < e.outputs.size(); ++r) {
+      known[size_t(e.outputs[r])] = e.prim == Prim::sharding_constraint
+                                        ? constraint_of(e, p, mesh)
+                                        : result_of(rule, fa, r);
+    }
+    prop.rules.push_back(std::move(rule));
+    prop.factor_axes.push_back(std::move(fa));
+  }
+  // Backward: an input the compiler may place takes the layout its first consumer needs.
+  prop.vars.resize(p.avals.size());
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    for (size_t i = 0; i < p.eqns[e].inputs.size(); ++i) {
+      const core::Atom& a = p.eqns[e].inputs[i];
+      if (a.is_literal() || known[size_t(a.var)]) continue;
+      known[size_t(a.var)] = p.eqns[e].prim == Prim::sharding_constraint
+                                 ? constraint_of(p.eqns[e], p, mesh)
+                                 : required_operand(p, prop, e, i);
+    }
+  }
+  for (size_t v = 0; v < p.avals.size(); ++v) {
+    prop.vars[v] = known[v] ? *known[v] : DimShard::replicated(p.avals[v].shape.size());
+  }
+  return prop;
+}
+
+}  // namespace parax::compiler

@@ -1,0 +1,30 @@
+// propagate-sharding: decides a sharding for every value of a global program from the
+// seeds (committed arguments, in_shardings, with_sharding_constraint), reading only each
+// primitive's declared sharding rule. Explicit shardings are kept; everything else is
+// inferred, preferring choices that need no communication.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "compiler/spmd.h"
+#include "core/program.h"
+
+namespace parax::compiler {
+
+struct Propagation {
+  std::vector<DimShard> vars;                     // per variable of the program
+  std::vector<core::ShardingRule> rules;          // per equation
+  std::vector<std::vector<AxisList>> factor_axes; // per equation, per factor
+};
+
+// `seeds` has one entry per invar (constvars first, then invars): the fixed layout of a
+// committed argument, or nullopt for one the compiler may place.
+Propagation propagate(const core::Program& p, const MeshInfo& mesh,
+                      std::span<const std::optional<DimShard>> seeds);
+
+// Returns the layout the operand `i` of equation `e` needs, given the chosen factors.
+DimShard required_operand(const core::Program& p, const Propagation& prop, size_t e, size_t i);
+
+}  // namespace parax::compiler

@@ -1,0 +1,100 @@
+// The rule table: what the system knows about each primitive, built from the X-macro list.
+// Each primitive's rules are defined together in one place under src/prims/; passes and
+// interpreters only read this table. Slots that later transforms fill (jvp, transpose,
+// batching) are null until then; a null slot means "use the correct slow default".
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/aval.h"
+#include "core/program.h"
+
+namespace parax::core {
+
+// How partial results over a sharded operand-only factor combine (an all-reduce's op).
+enum class ReduceOp : uint8_t { none, sum, max, min, prod, and_, or_ };
+std::string_view reduce_op_name(ReduceOp op);
+
+// A sharding rule as data (Shardy's OpShardingRule): every array dimension of the
+// operands and results is labelled with a factor; dimensions with the same factor are
+// sharded the same way. For `dot_general` of [b,i,k]·[b,k,j] it reads
+// `b i k, b k j -> b i j`. A factor that appears only in operands is a reduction: the
+// result holds partial sums over its mesh axes until they are combined with `reduction`
+// (`none` means such factors must stay unsharded). A factor only in results (a broadcast
+// dimension, iota's dimension) may be sharded freely: each device computes its part.
+struct ShardingRule {
+  static constexpr int kNone = -1;  // the dimension must be replicated
+  std::vector<std::vector<int>> operands;
+  std::vector<std::vector<int>> results;
+  std::vector<int64_t> factor_sizes;
+  ReduceOp reduction = ReduceOp::none;
+
+  int num_factors() const { return int(factor_sizes.size()); }
+  // Returns the rule in Shardy's notation, e.g. `([i, k], [k, j]) -> ([i, j]) {k: sum}`.
+  std::string str() const;
+};
+
+// Where a device sits in the program's mesh; kernels of per-device programs that depend
+// on it (iota over a sharded dimension, shard-slice) read their offsets from here.
+struct DeviceContext {
+  std::span<const int64_t> coords;      // per mesh axis
+  std::span<const int64_t> axis_sizes;  // per mesh axis
+  // Returns the device's linear index over `axes` (major to minor), e.g. its shard number
+  // along a dimension sharded by those axes.
+  int64_t linear_index(std::span<const int64_t> axes) const;
+};
+
+// One kernel invocation on one device: dense row-major local buffers. A rank-0 input of
+// an elementwise primitive broadcasts against the others (lax's scalar broadcasting).
+struct KernelCall {
+  std::span<const void* const> inputs;
+  std::span<const Aval> in_avals;
+  std::span<void* const> outputs;
+  std::span<const Aval> out_avals;
+  const Params& params;
+  const DeviceContext& device;
+};
+
+// What the partitioner knows when it turns a global equation into a per-device one.
+struct LocalizeInfo {
+  std::span<const Aval> in_avals;   // local (per-device) operand types
+  std::span<const Aval> out_avals;  // local result types
+  // Mesh axes sharding each result dimension, major to minor.
+  std::span<const std::vector<int64_t>> out_dim_axes;
+};
+
+using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> in, const Params& params);
+using ShardingRuleFn = ShardingRule (*)(std::span<const Aval> in, std::span<const Aval> out,
+                                        const Params& params);
+using KernelFn = void (*)(const KernelCall& call);
+using LocalizeFn = Params (*)(const Params& params, const LocalizeInfo& info);
+
+struct PrimRules {
+  // Checks operand types (throwing TypeError/ValueError with the api's message) and
+  // returns the result types.
+  AbstractEvalFn abstract_eval = nullptr;
+  // Null: every dimension must be replicated (the slow default).
+  ShardingRuleFn sharding_rule = nullptr;
+  KernelFn kernel = nullptr;
+  // Rewrites shape-carrying params for per-device shapes. Null: params unchanged.
+  LocalizeFn localize = nullptr;
+  // Filled by the autodiff and batching issues.
+  const void* jvp = nullptr;
+  const void* transpose = nullptr;
+  const void* batch = nullptr;
+};
+
+// Returns the rules of `p`.
+const PrimRules& rules(Prim p);
+
+// Returns the result types of applying `p`; throws the primitive's error for bad operands.
+std::vector<Aval> abstract_eval(Prim p, std::span<const Aval> in, const Params& params);
+
+// Returns the primitive's sharding rule, or the all-replicated default.
+ShardingRule sharding_rule(Prim p, std::span<const Aval> in, std::span<const Aval> out,
+                           const Params& params);
+
+}  // namespace parax::core

@@ -1,0 +1,63 @@
+// Building blocks shared by the primitive files: common shape and sharding rules, and
+// loops for kernels. Internal to src/prims.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/check.h"
+#include "base/dtype_dispatch.h"
+#include "core/rules.h"
+#include "parax/errors.h"
+
+namespace parax::prims {
+
+using core::Aval;
+using core::KernelCall;
+using core::Params;
+using core::PrimRules;
+using core::ShardingRule;
+
+// Shape rule of n-ary elementwise primitives: operands have equal shapes, except that
+// rank-0 operands broadcast. Returns the common shape; throws TypeError naming `name`
+// (JAX's "add got incompatible shapes for broadcasting: (3,), (4,)").
+Shape elementwise_shape(std::string_view name, std::span<const Aval> in);
+// Throws TypeError unless all operands share one dtype (JAX's
+// "add requires arguments to have the same dtypes, got float32, int32").
+void check_same_dtypes(std::string_view name, std::span<const Aval> in);
+
+// Sharding rule of elementwise primitives: every non-scalar operand and the result share
+// one factor per dimension.
+ShardingRule elementwise_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,
+                                       const Params& params);
+
+// Row-major strides of `shape`, in elements.
+std::vector<int64_t> strides_of(const Shape& shape);
+
+// Runs body(begin, end) over [0, n) in parallel chunks of at least `grain` elements.
+void parallel_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
+inline constexpr int64_t kElementGrain = 1 << 15;
+
+// Returns a Params value by name with a default.
+inline int64_t param_int(const Params& p, std::string_view name) { return p.get<int64_t>(name); }
+inline const std::vector<int64_t>& param_ints(const Params& p, std::string_view name) {
+  return p.get<std::vector<int64_t>>(name);
+}
+
+// Renders a shape as Python prints a tuple: `(3, 4)`, `(3,)`, `()`.
+std::string tuple_str(const Shape& shape);
+
+// Typed view of a call's buffers.
+template <class T>
+const T* in_ptr(const KernelCall& c, size_t i) {
+  return static_cast<const T*>(c.inputs[i]);
+}
+template <class T>
+T* out_ptr(const KernelCall& c, size_t i) {
+  return static_cast<T*>(c.outputs[i]);
+}
+
+}  // namespace parax::prims

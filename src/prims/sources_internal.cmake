@@ -1,0 +1,5 @@
+target_sources(parax PRIVATE
+  prims/collectives.cpp
+  prims/pjit.cpp
+  prims/shard_slice.cpp
+  prims/sharding_constraint.cpp)

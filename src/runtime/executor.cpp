@@ -1,0 +1,104 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+
+#include "base/check.h"
+#include "base/dtype_dispatch.h"
+#include "base/thread_pool.h"
+#include "core/rules.h"
+
+namespace parax::runtime {
+namespace {
+
+BufferRef literal_buffer(const core::Literal& l, const Device& device) {
+  auto buf = Buffer::allocate(device, size_t(dtype_itemsize(l.aval.dtype)));
+  dispatch_dtype(l.aval.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    *static_cast<T*>(buf->data()) = scalar_cast<T>(l.value);
+  });
+  return buf;
+}
+
+}  // namespace
+
+Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh)
+    : program_(std::move(program)), mesh_(std::move(mesh)) {
+  const core::Program& p = *program_;
+  // Last use of every variable; outputs live to the end.
+  std::vector<int> last(p.avals.size(), -1);
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    for (const core::Atom& a : p.eqns[e].inputs) {
+      if (!a.is_literal()) last[size_t(a.var)] = int(e);
+    }
+  }
+  for (const core::Atom& a : p.outvars) {
+    if (!a.is_literal()) last[size_t(a.var)] = int(p.eqns.size());
+  }
+  release_after_.resize(p.eqns.size());
+  for (size_t v = 0; v < last.size(); ++v) {
+    if (last[v] >= 0 && last[v] < int(p.eqns.size())) release_after_[size_t(last[v])].push_back(int(v));
+  }
+  // Vars never used are released right after they are made (or at entry: see run).
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    for (int v : p.eqns[e].outputs) {
+      if (last[size_t(v)] < 0) release_after_[e].push_back(v);
+    }
+  }
+  literal_buffers_.resize(p.eqns.size());
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    for (const core::Atom& a : p.eqns[e].inputs) {
+      literal_buffers_[e].push_back(a.is_literal() ? literal_buffer(*a.literal, mesh_.devices[0])
+                                                   : nullptr);
+    }
+  }
+}
+
+std::vector<std::vector<BufferRef>> Executor::run(std::vector<std::vector<BufferRef>> inputs) const {
+  const core::Program& p = *program_;
+  const size_t n = size_t(mesh_.size());
+  std::vector<std::vector<BufferRef>> env(p.avals.size());
+  PARAX_CHECK(inputs.size() == p.invars.size(), "executor: wrong number of inputs");
+  for (size_t i = 0; i < inputs.size(); ++i) env[size_t(p.invars[i])] = std::move(inputs[i]);
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    const core::Eqn& eqn = p.eqns[e];
+    if (core::has_trait(eqn.prim, core::kCollective)) {
+      const core::Atom& a = eqn.inputs[0];
+      env[size_t(eqn.outputs[0])] = run_collective(eqn, p.aval_of(a), p.avals[size_t(eqn.outputs[0])],
+                                                   mesh_, env[size_t(a.var)]);
+    } else {
+      const core::KernelFn kernel = core::rules(eqn.prim).kernel;
+      PARAX_CHECK(kernel != nullptr, "no CPU kernel for " << core::prim_name(eqn.prim));
+      std::vector<core::Aval> in_avals, out_avals;
+      for (const core::Atom& a : eqn.inputs) in_avals.push_back(p.aval_of(a));
+      for (int v : eqn.outputs) {
+        out_avals.push_back(p.avals[size_t(v)]);
+        env[size_t(v)].resize(n);
+      }
+      base::parallel_for(int64_t(n), [&](int64_t d) {
+        std::vector<const void*> ins;
+        for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+          const core::Atom& a = eqn.inputs[i];
+          ins.push_back(a.is_literal() ? literal_buffers_[e][i]->data()
+                                       : env[size_t(a.var)][size_t(d)]->data());
+        }
+        std::vector<void*> outs;
+        for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+          auto buf = Buffer::allocate(mesh_.devices[size_t(d)], out_avals[r].nbytes());
+          outs.push_back(buf->data());
+          env[size_t(eqn.outputs[r])][size_t(d)] = std::move(buf);
+        }
+        core::DeviceContext ctx{mesh_.coords[size_t(d)], mesh_.axis_sizes};
+        kernel(core::KernelCall{ins, in_avals, outs, out_avals, eqn.params, ctx});
+      });
+    }
+    for (int v : release_after_[e]) env[size_t(v)].clear();
+  }
+  std::vector<std::vector<BufferRef>> out;
+  for (const core::Atom& a : p.outvars) {
+    PARAX_CHECK(!a.is_literal(), "literal outputs are materialised by the partitioner");
+    out.push_back(env[size_t(a.var)]);
+  }
+  return out;
+}
+
+}  // namespace parax::runtime

@@ -1,0 +1,28 @@
+// Runs a per-device (SPMD) program for all local devices together, equation by equation:
+// kernels of one equation run on all devices in parallel on the shared thread pool,
+// collectives are memory operations, and a buffer is released right after its last use.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/program.h"
+#include "runtime/collectives.h"
+
+namespace parax::runtime {
+
+class Executor {
+ public:
+  Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh);
+  // inputs[i][p] is input i on device position p; returns outputs[o][p].
+  std::vector<std::vector<BufferRef>> run(std::vector<std::vector<BufferRef>> inputs) const;
+  const MeshLayout& mesh() const { return mesh_; }
+
+ private:
+  std::shared_ptr<const core::Program> program_;
+  MeshLayout mesh_;
+  std::vector<std::vector<int>> release_after_;            // per eqn: vars dead after it
+  std::vector<std::vector<BufferRef>> literal_buffers_;    // per eqn, per input (or null)
+};
+
+}  // namespace parax::runtime

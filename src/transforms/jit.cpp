@@ -1,0 +1,164 @@
+// jit as an interpreter: tracing a callable into a program (cached per signature), then
+// binding `pjit` on it, so a jitted call inside another trace is staged as one equation
+// and an eager call compiles and runs it (compiler/eager.cpp).
+#include "parax/jit.h"
+
+#include <mutex>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+
+#include "api/array_impl.h"
+#include "base/config_internal.h"
+#include "compiler/compile.h"
+#include "core/program_trace.h"
+#include "core/rules.h"
+#include "parax/config.h"
+
+namespace parax {
+
+std::string CostAnalysis::str() const {
+  std::ostringstream os;
+  os << "flops=" << flops << " collective_bytes=" << collective_bytes;
+  for (const auto& [kind, n] : collectives) os << " " << kind << "=" << n;
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Jaxpr& j) { return os << j.to_string(); }
+
+std::string Compiled::as_text() const { return exe_->as_text(); }
+CostAnalysis Compiled::cost_analysis() const { return exe_->cost(); }
+std::vector<Sharding> Compiled::input_shardings() const { return exe_->input_shardings(); }
+std::vector<Sharding> Compiled::output_shardings() const { return exe_->output_shardings(); }
+
+struct Lowered::Impl {
+  core::ClosedProgram closed;
+  std::shared_ptr<const core::Program> lifted;
+  std::vector<Array> args;
+  std::string name;
+};
+
+std::string Lowered::as_text() const { return core::to_string(*impl_->closed.program); }
+
+Compiled Lowered::compile() const {
+  std::vector<compiler::ArgInfo> infos;
+  auto add = [&](const Array& x) {
+    const detail::ArrayImpl& impl = detail::concrete_of(x, "Lowered::compile");
+    infos.push_back({impl.aval, impl.sharding, impl.committed});
+  };
+  for (const Array& c : impl_->closed.consts) add(c);
+  for (const Array& a : impl_->args) add(a);
+  compiler::CompileOptions opts;
+  opts.name = impl_->name;
+  return Compiled(compiler::compile(impl_->lifted, infos, opts));
+}
+
+namespace detail {
+namespace {
+
+Array constrain(const Array& x, const Sharding& s) {
+  return core::bind1(core::Prim::sharding_constraint, {x},
+                     {{"sharding", std::make_shared<const Sharding>(s)}});
+}
+
+}  // namespace
+
+struct Traced {
+  core::ClosedProgram closed;
+  std::shared_ptr<const core::Program> lifted;
+  TreeDef out_def;
+};
+
+struct JitCore::Impl {
+  JitOptions options;
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const Traced>> cache;
+
+  std::shared_ptr<const Traced> trace(const std::vector<Array>& leaves,
+                                      const std::vector<TreeDef>& defs, const FlatFn& fn);
+};
+
+JitCore::JitCore(JitOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+}
+JitCore::~JitCore() = default;
+
+std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& leaves,
+                                                   const std::vector<TreeDef>& defs,
+                                                   const FlatFn& fn) {
+  std::string key = std::to_string(config::epoch()) + "|";
+  std::vector<core::Aval> avals;
+  for (const Array& x : leaves) {
+    avals.push_back(core::aval_of(x));
+    key += avals.back().short_str() + (avals.back().weak_type ? "w," : ",");
+  }
+  for (const TreeDef& d : defs) key += d.to_string();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  if (!options.in_shardings.empty() && options.in_shardings.size() != defs.size()) {
+    throw ValueError("[jit] in_shardings has " + std::to_string(options.in_shardings.size()) +
+                     " entries for a call with " + std::to_string(defs.size()) +
+                     " arguments; expected one per positional argument");
+  }
+  auto traced = std::make_shared<Traced>();
+  traced->closed = core::trace_to_program(avals, [&](std::vector<Array> args) {
+    // in_shardings and out_shardings are constraints at the program's boundary.
+    size_t next = 0;
+    for (size_t i = 0; i < defs.size(); ++i) {
+      const size_t n = size_t(defs[i].num_leaves());
+      if (i < options.in_shardings.size() && options.in_shardings[i]) {
+        for (size_t k = next; k < next + n; ++k) {
+          args[k] = constrain(args[k], *options.in_shardings[i]);
+        }
+      }
+      next += n;
+    }
+    std::vector<Array> outs = fn(args, &traced->out_def);
+    const auto& os = options.out_shardings;
+    if (!os.empty() && os.size() != 1 && os.size() != outs.size()) {
+      throw ValueError("[jit] out_shardings has " + std::to_string(os.size()) + " entries for " +
+                       std::to_string(outs.size()) + " outputs; expected one, or one per output");
+    }
+    for (size_t o = 0; o < outs.size() && !os.empty(); ++o) {
+      const auto& s = os.size() == 1 ? os[0] : os[o];
+      if (s) outs[o] = constrain(outs[o], *s);
+    }
+    return outs;
+  });
+  traced->lifted = core::lift_consts(traced->closed);
+  std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, traced);
+  return traced;
+}
+
+std::vector<Array> JitCore::call(const std::vector<Array>& leaves,
+                                 const std::vector<TreeDef>& defs, const FlatFn& fn,
+                                 TreeDef* out_def) {
+  auto traced = impl_->trace(leaves, defs, fn);
+  *out_def = traced->out_def;
+  std::vector<Array> inputs = traced->closed.consts;
+  inputs.insert(inputs.end(), leaves.begin(), leaves.end());
+  core::Params params{{"jaxpr", traced->lifted}, {"name", impl_->options.name}};
+  return core::bind(core::Prim::pjit, std::move(inputs), std::move(params));
+}
+
+Lowered JitCore::lower(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                       const FlatFn& fn) {
+  auto traced = impl_->trace(leaves, defs, fn);
+  auto impl = std::make_shared<Lowered::Impl>();
+  impl->closed = traced->closed;
+  impl->lifted = traced->lifted;
+  impl->args = leaves;
+  impl->name = impl_->options.name;
+  return Lowered(std::move(impl));
+}
+
+Jaxpr JitCore::make_jaxpr(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                          const FlatFn& fn) {
+  return Jaxpr(core::to_string(*impl_->trace(leaves, defs, fn)->closed.program));
+}
+
+}  // namespace detail
+}  // namespace parax
