@@ -9,6 +9,7 @@ import contextlib
 
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 import jax  # noqa: E402
+import numpy as np  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.experimental import mesh_utils  # noqa: E402
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, PositionalSharding  # noqa: E402
@@ -60,6 +61,91 @@ def sharding_basics(n=16):
     vis(y)
 
 
+def print_exception(e):
+    # The tutorial's print_exception without colour. JAX 0.4.35 names the function behind
+    # `+` `_add`; parax names the primitive, `add` (the issue's text).
+    import textwrap
+    text = str(e).replace(" of _add ", " of add ")
+    print(textwrap.fill(f"{type(e).__name__}: {text}"))
+
+
+def computation_follows_data(n=16):
+    """The sections "Computation follows data sharding", "When explicit shardings
+    disagree" and "Constraining shardings of intermediates in jitted code"."""
+    vis = jax.debug.visualize_array_sharding
+    # The tutorial draws jax.random.normal values; layouts and allclose do not depend on them.
+    x = jnp.arange(n * n, dtype=jnp.float32).reshape(n, n) / (n * n)
+    mesh = jax.make_mesh((4, 2), ("a", "b"))
+    x = jax.device_put(x, NamedSharding(mesh, P("a", "b")))
+    print("input sharding:")
+    vis(x)
+    y = jnp.sin(x)
+    print("output sharding:")
+    vis(y)
+    y = jax.device_put(x, NamedSharding(mesh, P("a", None)))
+    z = jax.device_put(x, NamedSharding(mesh, P(None, "b")))
+    print("lhs sharding:")
+    vis(y)
+    print("rhs sharding:")
+    vis(z)
+    w = jnp.dot(y, z)
+    print("out sharding:")
+    vis(w)
+    x_single = jax.device_put(x, jax.devices()[0])
+    vis(x_single)
+    print(bool(np.allclose(jnp.dot(x_single, x_single), jnp.dot(y, z))))
+    w_copy = jnp.copy(w)
+    vis(w_copy)
+
+    x = jnp.arange(24)
+    sharding1 = NamedSharding(Mesh(jax.devices()[:4], "x"), P("x"))
+    sharding2 = NamedSharding(Mesh(jax.devices()[4:], "x"), P("x"))
+    y = jax.device_put(x, sharding1)
+    z = jax.device_put(x, sharding2)
+    try:
+        y + z
+    except ValueError as e:
+        print_exception(e)
+    devices = jax.devices()
+    permuted_devices = [devices[i] for i in [0, 1, 2, 3, 6, 7, 4, 5]]
+    sharding1 = NamedSharding(Mesh(devices, "x"), P("x"))
+    sharding2 = NamedSharding(Mesh(permuted_devices, "x"), P("x"))
+    y = jax.device_put(x, sharding1)
+    z = jax.device_put(x, sharding2)
+    try:
+        y + z
+    except ValueError as e:
+        print_exception(e)
+    y = jax.device_put(x, sharding1)
+    y + jnp.ones_like(y)
+    y + jnp.arange(y.size).reshape(y.shape)
+    print("no error!")
+
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    x = jnp.arange(n * n, dtype=jnp.float32).reshape(n, n) / (n * n)
+    x = jax.device_put(x, NamedSharding(mesh, P("x", "y")))
+
+    @jax.jit
+    def f(x):
+        x = x + 1
+        y = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("y", "x")))
+        return y
+
+    vis(x)
+    y = f(x)
+    vis(y)
+
+    @jax.jit
+    def f(x):
+        x = x + 1
+        y = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P()))
+        return y
+
+    vis(x)
+    y = f(x)
+    vis(y)
+
+
 def capture(fn):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -71,3 +157,6 @@ os.makedirs(EXPECTED, exist_ok=True)
 with open(os.path.join(EXPECTED, "sharding_basics.txt"), "w") as f:
     f.write(capture(sharding_basics))
 print("wrote", os.path.join(EXPECTED, "sharding_basics.txt"))
+with open(os.path.join(EXPECTED, "computation_follows_data.txt"), "w") as f:
+    f.write(capture(computation_follows_data))
+print("wrote", os.path.join(EXPECTED, "computation_follows_data.txt"))

@@ -58,6 +58,13 @@ class Array {
 
   // Returns x[i] (a negative i counts from the end). Requires: ndim() >= 1.
   Array operator[](int64_t i) const;
+  // Returns x[s0, s1, ...]: one Slice per leading dimension (numpy's basic slicing;
+  // out-of-range bounds clip, negative bounds count from the end).
+  Array slice(const Index& index) const;
+  // Returns x with a new shape holding the same elements (one dimension may be -1).
+  Array reshape(Shape shape) const;
+  // Returns x converted to `dtype`.
+  Array astype(DType dtype) const;
 
   // Returns JAX's repr, e.g. `Array([1., 2.], dtype=float32)`.
   std::string to_string() const;
@@ -74,6 +81,59 @@ class Array {
   void copy_to_host(void* out, DType dtype) const;
   std::shared_ptr<detail::ArrayImpl> impl_;
 };
+
+namespace detail {
+// Returns a 0-d array of `value` (given as `src` dtype), weak-typed when `weak`.
+Array scalar_array(const void* value, DType src, bool weak);
+}  // namespace detail
+
+// What functions taking arrays accept: an Array or a C++ scalar. A scalar becomes a
+// weak-typed 0-d array (as a Python scalar does in JAX), so `x * 2.0` keeps x's dtype.
+class ArrayLike {
+ public:
+  ArrayLike(const Array& a) : array_(a) {}
+  ArrayLike(Array&& a) : array_(std::move(a)) {}
+  template <class T>
+    requires is_scalar_type_v<T>
+  ArrayLike(T value) {
+    constexpr bool kWeak = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+    if constexpr (std::is_same_v<T, bool>) {
+      uint8_t b = value ? 1 : 0;
+      array_ = detail::scalar_array(&b, DType::bool_, false);
+    } else {
+      array_ = detail::scalar_array(&value, dtype_of<T>(), kWeak);
+    }
+  }
+  const Array& array() const { return array_; }
+  operator const Array&() const { return array_; }
+
+ private:
+  Array array_;
+};
+
+// numpy's operators, with its broadcasting and JAX's type promotion.
+Array operator+(const ArrayLike& x, const ArrayLike& y);
+Array operator-(const ArrayLike& x, const ArrayLike& y);
+Array operator*(const ArrayLike& x, const ArrayLike& y);
+Array operator/(const ArrayLike& x, const ArrayLike& y);
+Array operator%(const ArrayLike& x, const ArrayLike& y);
+Array operator&(const ArrayLike& x, const ArrayLike& y);
+Array operator|(const ArrayLike& x, const ArrayLike& y);
+Array operator^(const ArrayLike& x, const ArrayLike& y);
+Array operator<<(const Array& x, const ArrayLike& y);
+Array operator>>(const Array& x, const ArrayLike& y);
+Array operator==(const ArrayLike& x, const ArrayLike& y);
+Array operator!=(const ArrayLike& x, const ArrayLike& y);
+Array operator<(const ArrayLike& x, const ArrayLike& y);
+Array operator<=(const ArrayLike& x, const ArrayLike& y);
+Array operator>(const ArrayLike& x, const ArrayLike& y);
+Array operator>=(const ArrayLike& x, const ArrayLike& y);
+Array operator-(const Array& x);
+Array operator~(const Array& x);
+Array& operator+=(Array& x, const ArrayLike& y);
+Array& operator-=(Array& x, const ArrayLike& y);
+Array& operator*=(Array& x, const ArrayLike& y);
+Array& operator/=(Array& x, const ArrayLike& y);
 
 // One device's piece of an array.
 struct Shard {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "parax/array.h"
+#include "parax/sharding.h"
 
 namespace parax::numpy {
 namespace detail {
@@ -109,6 +110,180 @@ Array eye(int64_t n, std::optional<int64_t> m = std::nullopt, int64_t k = 0,
           DType dtype = DType::float32);
 
 // Returns x with a new shape holding the same elements (one dimension may be -1).
-Array reshape(const Array& x, Shape shape);
+Array reshape(const ArrayLike& x, Shape shape);
+
+// The axes a reduction runs over: all (the default, or parax::None), one, or several.
+// Negative axes count from the end.
+class Axes {
+ public:
+  Axes() = default;
+  Axes(None_t) {}
+  Axes(int axis) : axes_(std::vector<int64_t>{axis}) {}
+  Axes(int64_t axis) : axes_(std::vector<int64_t>{axis}) {}
+  Axes(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
+  Axes(std::initializer_list<int64_t> axes) : axes_(std::vector<int64_t>(axes)) {}
+  bool all() const { return !axes_.has_value(); }
+  const std::vector<int64_t>& list() const { return *axes_; }
+
+ private:
+  std::optional<std::vector<int64_t>> axes_;
+};
+
+// Type promotion (JAX's lattice, with weak types): the dtype of `x op y`.
+DType result_type(const ArrayLike& x, const ArrayLike& y);
+// Returns x converted to `dtype`.
+Array asarray(const ArrayLike& x, std::optional<DType> dtype = std::nullopt);
+Array astype(const ArrayLike& x, DType dtype);
+
+// Elementwise math (integer inputs of floating functions promote to float32).
+Array negative(const ArrayLike& x);
+Array positive(const ArrayLike& x);
+Array abs(const ArrayLike& x);
+Array absolute(const ArrayLike& x);
+Array sign(const ArrayLike& x);
+Array floor(const ArrayLike& x);
+Array ceil(const ArrayLike& x);
+Array round(const ArrayLike& x, int decimals = 0);
+Array trunc(const ArrayLike& x);
+Array exp(const ArrayLike& x);
+Array exp2(const ArrayLike& x);
+Array expm1(const ArrayLike& x);
+Array log(const ArrayLike& x);
+Array log1p(const ArrayLike& x);
+Array log2(const ArrayLike& x);
+Array log10(const ArrayLike& x);
+Array sin(const ArrayLike& x);
+Array cos(const ArrayLike& x);
+Array tan(const ArrayLike& x);
+Array arcsin(const ArrayLike& x);
+Array arccos(const ArrayLike& x);
+Array arctan(const ArrayLike& x);
+Array sinh(const ArrayLike& x);
+Array cosh(const ArrayLike& x);
+Array tanh(const ArrayLike& x);
+Array sqrt(const ArrayLike& x);
+Array cbrt(const ArrayLike& x);
+Array square(const ArrayLike& x);
+Array reciprocal(const ArrayLike& x);
+Array isfinite(const ArrayLike& x);
+Array isnan(const ArrayLike& x);
+Array isinf(const ArrayLike& x);
+Array logical_not(const ArrayLike& x);
+Array invert(const ArrayLike& x);
+
+// Elementwise with numpy broadcasting.
+Array add(const ArrayLike& x, const ArrayLike& y);
+Array subtract(const ArrayLike& x, const ArrayLike& y);
+Array multiply(const ArrayLike& x, const ArrayLike& y);
+Array divide(const ArrayLike& x, const ArrayLike& y);
+Array true_divide(const ArrayLike& x, const ArrayLike& y);
+Array floor_divide(const ArrayLike& x, const ArrayLike& y);
+Array remainder(const ArrayLike& x, const ArrayLike& y);
+Array mod(const ArrayLike& x, const ArrayLike& y);
+Array fmod(const ArrayLike& x, const ArrayLike& y);
+Array power(const ArrayLike& x, const ArrayLike& y);
+Array maximum(const ArrayLike& x, const ArrayLike& y);
+Array minimum(const ArrayLike& x, const ArrayLike& y);
+Array arctan2(const ArrayLike& x, const ArrayLike& y);
+Array nextafter(const ArrayLike& x, const ArrayLike& y);
+Array bitwise_and(const ArrayLike& x, const ArrayLike& y);
+Array bitwise_or(const ArrayLike& x, const ArrayLike& y);
+Array bitwise_xor(const ArrayLike& x, const ArrayLike& y);
+Array left_shift(const ArrayLike& x, const ArrayLike& y);
+Array right_shift(const ArrayLike& x, const ArrayLike& y);
+Array logical_and(const ArrayLike& x, const ArrayLike& y);
+Array logical_or(const ArrayLike& x, const ArrayLike& y);
+Array logical_xor(const ArrayLike& x, const ArrayLike& y);
+Array equal(const ArrayLike& x, const ArrayLike& y);
+Array not_equal(const ArrayLike& x, const ArrayLike& y);
+Array less(const ArrayLike& x, const ArrayLike& y);
+Array less_equal(const ArrayLike& x, const ArrayLike& y);
+Array greater(const ArrayLike& x, const ArrayLike& y);
+Array greater_equal(const ArrayLike& x, const ArrayLike& y);
+Array where(const ArrayLike& condition, const ArrayLike& x, const ArrayLike& y);
+Array clip(const ArrayLike& x, std::optional<ArrayLike> min, std::optional<ArrayLike> max);
+// |a - b| <= atol + rtol * |b| elementwise (NaNs unequal unless equal_nan).
+Array isclose(const ArrayLike& a, const ArrayLike& b, double rtol = 1e-05, double atol = 1e-08,
+              bool equal_nan = false);
+// Returns a 0-d bool array: all(isclose(a, b)).
+Array allclose(const ArrayLike& a, const ArrayLike& b, double rtol = 1e-05, double atol = 1e-08,
+               bool equal_nan = false);
+Array array_equal(const ArrayLike& a, const ArrayLike& b);
+
+// Products.
+Array dot(const ArrayLike& a, const ArrayLike& b);
+Array matmul(const ArrayLike& a, const ArrayLike& b);
+Array vdot(const ArrayLike& a, const ArrayLike& b);
+Array outer(const ArrayLike& a, const ArrayLike& b);
+Array inner(const ArrayLike& a, const ArrayLike& b);
+// Two-operand einsum, e.g. einsum("bij,bjk->bik", a, b); implicit output when no "->".
+Array einsum(const std::string& subscripts, const ArrayLike& a, const ArrayLike& b);
+// One-operand einsum (transposes, traces of distinct indices, sums).
+Array einsum(const std::string& subscripts, const ArrayLike& a);
+
+// Reductions. `dtype` overrides the accumulation/result dtype.
+Array sum(const ArrayLike& x, Axes axis = {}, bool keepdims = false,
+          std::optional<DType> dtype = std::nullopt);
+Array prod(const ArrayLike& x, Axes axis = {}, bool keepdims = false,
+           std::optional<DType> dtype = std::nullopt);
+Array mean(const ArrayLike& x, Axes axis = {}, bool keepdims = false,
+           std::optional<DType> dtype = std::nullopt);
+Array var(const ArrayLike& x, Axes axis = {}, int64_t ddof = 0, bool keepdims = false);
+Array std(const ArrayLike& x, Axes axis = {}, int64_t ddof = 0, bool keepdims = false);
+Array max(const ArrayLike& x, Axes axis = {}, bool keepdims = false);
+Array min(const ArrayLike& x, Axes axis = {}, bool keepdims = false);
+Array all(const ArrayLike& x, Axes axis = {}, bool keepdims = false);
+Array any(const ArrayLike& x, Axes axis = {}, bool keepdims = false);
+// Index of the largest element along `axis` (of the flattened array when absent).
+Array argmax(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Array argmin(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+Array cumsum(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt,
+             std::optional<DType> dtype = std::nullopt);
+Array sort(const ArrayLike& x, std::optional<int64_t> axis = -1);
+Array argsort(const ArrayLike& x, std::optional<int64_t> axis = -1);
+
+// Shapes.
+Array copy(const ArrayLike& x);
+Array ones_like(const ArrayLike& x, std::optional<DType> dtype = std::nullopt);
+Array zeros_like(const ArrayLike& x, std::optional<DType> dtype = std::nullopt);
+template <class T>
+  requires is_scalar_type_v<T>
+Array full_like(const ArrayLike& x, T fill_value, std::optional<DType> dtype = std::nullopt);
+Array full_like(const ArrayLike& x, const ArrayLike& fill_value,
+                std::optional<DType> dtype = std::nullopt);
+// Reverses the dimensions, or permutes them by `axes`.
+Array transpose(const ArrayLike& x, std::optional<std::vector<int64_t>> axes = std::nullopt);
+Array swapaxes(const ArrayLike& x, int64_t axis1, int64_t axis2);
+Array moveaxis(const ArrayLike& x, int64_t source, int64_t destination);
+Array ravel(const ArrayLike& x);
+Array squeeze(const ArrayLike& x, Axes axis = {});
+Array expand_dims(const ArrayLike& x, Axes axis);
+Array broadcast_to(const ArrayLike& x, Shape shape);
+Array concatenate(const std::vector<Array>& arrays, int64_t axis = 0);
+Array stack(const std::vector<Array>& arrays, int64_t axis = 0);
+Array vstack(const std::vector<Array>& arrays);
+Array hstack(const std::vector<Array>& arrays);
+// Splits into `sections` equal parts along `axis` (ValueError when they are not equal).
+std::vector<Array> split(const ArrayLike& x, int64_t sections, int64_t axis = 0);
+// Splits at the given indices along `axis`.
+std::vector<Array> split(const ArrayLike& x, const std::vector<int64_t>& indices, int64_t axis = 0);
+Array flip(const ArrayLike& x, Axes axis = {});
+Array tile(const ArrayLike& x, Shape reps);
+Array repeat(const ArrayLike& x, int64_t repeats, std::optional<int64_t> axis = std::nullopt);
+Array tril(const ArrayLike& x, int64_t k = 0);
+Array triu(const ArrayLike& x, int64_t k = 0);
+
+namespace linalg {
+// The Frobenius / 2-norm of the flattened array, or vector norms along `axis`
+// (ord: 2 by default; 1, inf (as HUGE_VAL) and -inf supported for vectors).
+Array norm(const ArrayLike& x, std::optional<double> ord = std::nullopt, Axes axis = {},
+           bool keepdims = false);
+}  // namespace linalg
+
+template <class T>
+  requires is_scalar_type_v<T>
+Array full_like(const ArrayLike& x, T fill_value, std::optional<DType> dtype) {
+  return full_like(x, ArrayLike(fill_value), dtype);
+}
 
 }  // namespace parax::numpy

@@ -6,6 +6,7 @@
 #include "api/format.h"
 #include "base/dtype_dispatch.h"
 #include "base/config_internal.h"
+#include "parax/lax.h"
 #include "runtime/client.h"
 #include "runtime/transfer.h"
 #include "sharding/named_sharding_impl.h"
@@ -130,35 +131,29 @@ void Array::copy_to_host(void* out, DType dtype) const {
 }
 
 Array Array::operator[](int64_t i) const {
-  const detail::ArrayImpl& x = impl_of(*this);
-  if (x.aval.shape.empty()) {
+  const Shape& shape = this->shape();
+  if (shape.empty()) {
     throw IndexError("Too many indices for array: array is 0-dimensional, but 1 were indexed");
   }
-  const int64_t n = x.aval.shape[0];
+  const int64_t n = shape[0];
   if (i < -n || i >= n) {
     throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " +
                      std::to_string(n));
   }
   if (i < 0) i += n;
-  // The result keeps the sharding of the remaining dimensions.
-  Sharding out_sharding = *x.sharding;
-  if (x.sharding->impl().kind != detail::ShardingImpl::Kind::single_device) {
-    NamedSharding named = x.sharding->to_named(ndim());
-    auto entries = named.spec().entries();
-    if (!entries.empty()) entries.erase(entries.begin());
-    out_sharding = NamedSharding(named.mesh(), PartitionSpec::from_entries(entries));
-  }
-  core::Aval aval = x.aval;
-  aval.shape.erase(aval.shape.begin());
-  auto buffers = runtime::relayout(x.aval, *x.sharding, x.buffers, out_sharding, {i});
-  return detail::make_array(aval, out_sharding, x.committed, std::move(buffers));
+  // x[i] is squeeze(slice(x)), as JAX rewrites static indexing; the layout of the other
+  // dimensions follows from the primitives' sharding rules.
+  std::vector<int64_t> start(shape.size(), 0);
+  std::vector<int64_t> limit = shape;
+  start[0] = i;
+  limit[0] = i + 1;
+  return lax::squeeze(lax::slice(*this, std::move(start), std::move(limit)), {0});
 }
 
 namespace {
 std::string tracer_repr(const detail::ArrayImpl& x) {
-  std::string weak = x.aval.weak_type ? "weak_type=True" : "";
-  return "Traced<ShapedArray(" + x.aval.str() + (weak.empty() ? "" : ", " + weak) +
-         ")>with<DynamicJaxprTrace>";
+  std::string weak = x.aval.weak_type ? ", weak_type=True" : "";
+  return "Traced<ShapedArray(" + x.aval.str() + weak + ")>with<DynamicJaxprTrace>";
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "parax/device_put.h"
 
 #include "api/array_impl.h"
+#include "core/trace.h"
 #include "runtime/transfer.h"
 #include "sharding/sharding_impl.h"
 #include "sharding/named_sharding_impl.h"
@@ -40,6 +41,10 @@ void check_fits(const core::Aval& aval, const Sharding& sharding) {
 Array device_put(const Array& x, const Sharding& sharding) {
   const detail::ArrayImpl& src = detail::impl_of(x);
   check_fits(src.aval, sharding);
+  if (src.tracer) {  // inside a trace, device_put is a layout constraint (as in JAX)
+    return core::bind1(core::Prim::sharding_constraint, {x},
+                       {{"sharding", std::make_shared<const Sharding>(sharding)}});
+  }
   if (*src.sharding == sharding) {
     return detail::make_array(src.aval, sharding, true, src.buffers);  // data is immutable
   }
@@ -57,7 +62,7 @@ Array device_put(const Array& x) {
 }
 
 HostArray device_get(const Array& x) {
-  const detail::ArrayImpl& src = detail::impl_of(x);
+  const detail::ArrayImpl& src = detail::concrete_of(x, "device_get");
   HostArray out{src.aval.shape, src.aval.dtype, std::vector<uint8_t>(src.aval.nbytes())};
   runtime::gather_to_host(src.aval, *src.sharding, src.buffers, out.bytes.data());
   return out;

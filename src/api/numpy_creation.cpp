@@ -1,7 +1,9 @@
 #include <cmath>
 
 #include "api/array_impl.h"
+#include "api/frontend.h"
 #include "base/dtype_dispatch.h"
+#include "parax/lax.h"
 #include "parax/numpy.h"
 #include "runtime/transfer.h"
 
@@ -92,39 +94,8 @@ Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
   return detail::array_from_values(ones.data(), n * cols, DType::uint8, Shape{n, cols}, dtype);
 }
 
-Array reshape(const Array& x, Shape shape) {
-  const auto& src = parax::detail::impl_of(x);
-  int64_t known = 1;
-  int unknown = -1;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == -1 && unknown < 0) {
-      unknown = int(d);
-    } else if (shape[d] < 0) {
-      throw ValueError("[reshape] invalid shape " + shape_str(shape));
-    } else {
-      known *= shape[d];
-    }
-  }
-  if (unknown >= 0 && known > 0 && x.size() % known == 0) shape[size_t(unknown)] = x.size() / known;
-  if (shape_size(shape) != x.size()) {
-    throw TypeError("cannot reshape array of shape " + shape_str(x.shape()) + " (size " +
-                    std::to_string(x.size()) + ") into shape " + shape_str(shape) +
-                    " (size " + std::to_string(shape_size(shape)) + ")");
-  }
-  core::Aval aval{shape, src.aval.dtype, src.aval.weak_type};
-  // Each device holding the whole array keeps its buffer: row-major data needs no move.
-  if (src.sharding->is_fully_replicated()) {
-    Sharding kept = *src.sharding;
-    if (auto named = kept.as_named()) kept = NamedSharding(named->mesh(), P());
-    return parax::detail::make_array(aval, kept, src.committed, src.buffers);
-  }
-  // A sharded array is assembled and laid out replicated over the same devices.
-  std::vector<uint8_t> host(src.aval.nbytes());
-  runtime::gather_to_host(src.aval, *src.sharding, src.buffers, host.data());
-  auto grid = DeviceGrid(src.sharding->device_assignment());
-  NamedSharding replicated(Mesh(grid, {"_devices"}), P());
-  auto buffers = runtime::scatter_from_host(host.data(), aval, replicated);
-  return parax::detail::make_array(aval, replicated, src.committed, std::move(buffers));
+Array reshape(const ArrayLike& x, Shape shape) {
+  return lax::reshape(x, frontend::compute_newshape(x.array(), std::move(shape)));
 }
 
 }  // namespace parax::numpy

@@ -4,3 +4,4 @@ target_sources(parax PRIVATE
   api/device_put.cpp
   api/format.cpp
   api/numpy_creation.cpp)
+include(${CMAKE_CURRENT_LIST_DIR}/sources_frontend.cmake OPTIONAL)

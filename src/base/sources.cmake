@@ -1,4 +1,5 @@
 target_sources(parax PRIVATE
+  base/box_copy.cpp
   base/check.cpp
   base/config.cpp
   base/dtype.cpp

@@ -63,7 +63,8 @@ std::string platform_of(const std::vector<Device>& devices) {
 
 // Raises JAX's error when committed arguments (or explicit shardings) disagree on the
 // devices, or their order, of the computation.
-std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOptions& opts) {
+std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOptions& opts,
+                                  const Program& p) {
   std::optional<std::vector<Device>> chosen;
   std::string first_desc;
   auto consider = [&](const std::vector<Device>& devices, const std::string& desc) {
@@ -73,10 +74,14 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
       return;
     }
     if (*chosen == devices) return;
-    throw ValueError("Received incompatible devices for jitted computation. Got " + first_desc +
-                     " with device ids " + ids_str(*chosen) + " on platform " +
-                     platform_of(*chosen) + " and " + desc + " with device ids " +
-                     ids_str(devices) + " on platform " + platform_of(devices));
+    // JAX's text: "argument x of add with shape f32[24] and device ids [...]".
+    auto with_ids = [](const std::string& d, const std::vector<Device>& ids) {
+      const bool has_shape = d.find(" with shape ") != std::string::npos;
+      return d + (has_shape ? " and" : " with") + " device ids " + ids_str(ids) +
+             " on platform " + platform_of(ids);
+    };
+    throw ValueError("Received incompatible devices for jitted computation. Got " +
+                     with_ids(first_desc, *chosen) + " and " + with_ids(desc, devices));
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string name = i < opts.arg_names.size() ? opts.arg_names[i] : "args[" + std::to_string(i) + "]";
@@ -89,6 +94,11 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
   }
   for (const auto& s : opts.out_shardings) {
     if (s) consider(s->device_assignment(), "explicit output sharding");
+  }
+  for (const core::Eqn& e : p.eqns) {
+    if (e.prim != Prim::sharding_constraint) continue;
+    const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
+    consider(s.device_assignment(), "sharding constraint " + s.to_string());
   }
   if (!chosen) return {runtime::Client::get().default_device()};
   return *chosen;
@@ -186,7 +196,7 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
                                           const CompileOptions& opts) {
   const Program flat = inline_calls(*program);
   PARAX_CHECK(flat.constvars.size() + flat.invars.size() == args.size(), "one ArgInfo per input");
-  const std::vector<Device> devices = check_devices(args, opts);
+  const std::vector<Device> devices = check_devices(args, opts, flat);
   MeshInfo mesh(choose_mesh(devices, args, opts, flat));
   std::shared_ptr<Executable> exe(new Executable(mesh));
 
@@ -243,7 +253,7 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
     } else {
       // JAX keeps an input's sharding object when an output is laid out the same way.
       for (const ArgInfo& a : args) {
-        if (a.committed && a.sharding && a.aval.shape.size() == aval.shape.size() &&
+        if (a.committed && a.sharding && a.aval.shape == aval.shape &&
             same_placement(*a.sharding, s, aval.shape)) {
           s = *a.sharding;
           break;
@@ -296,11 +306,7 @@ std::string Executable::as_text() const {
   text += ")\n# out_layouts (";
   for (size_t i = 0; i < out_layouts_.size(); ++i) text += (i ? ", " : "") + mesh_.spec_str(out_layouts_[i]);
   text += ")\n";
-  auto printer = [this](std::string_view name, const core::ParamValue& v) -> std::optional<std::string> {
-    if (name != "mesh_axes") return std::nullopt;
-    return mesh_.axes_str(std::get<std::vector<int64_t>>(v));
-  };
-  return text + core::to_string(*local_, printer) + "\n";
+  return text + program_text(*local_, mesh_) + "\n";
 }
 
 }  // namespace parax::compiler

@@ -106,6 +106,15 @@ DimShard MeshInfo::from_spec(const PartitionSpec& spec, size_t rank) const {
   return s;
 }
 
+std::string program_text(const core::Program& p, const MeshInfo& mesh) {
+  auto printer = [&](std::string_view name,
+                     const core::ParamValue& v) -> std::optional<std::string> {
+    if (name != "mesh_axes") return std::nullopt;
+    return mesh.axes_str(std::get<std::vector<int64_t>>(v));
+  };
+  return core::to_string(p, printer);
+}
+
 namespace {
 
 // Enumerates every way to give each dimension an ordered list of distinct mesh axes whose

@@ -51,6 +51,10 @@ struct MeshInfo {
   DimShard from_spec(const PartitionSpec& spec, size_t rank) const;
 };
 
+// Returns a per-device program as text, with the mesh axes of collectives (`mesh_axes`)
+// printed as names: `all-reduce[mesh_axes=('a',) op=sum] c`.
+std::string program_text(const core::Program& p, const MeshInfo& mesh);
+
 // Tries to express `sharding` for rank `rank` on `mesh` (same layout of data over
 // devices); nullopt if it cannot be.
 std::optional<DimShard> express_on(const MeshInfo& mesh, const Sharding& sharding, size_t rank,

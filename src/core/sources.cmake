@@ -1,6 +1,7 @@
 target_sources(parax PRIVATE
   core/aval.cpp
   core/primitive.cpp
+  core/parse.cpp
   core/program.cpp
   core/rules.cpp
   core/program_trace.cpp

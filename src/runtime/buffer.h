@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "parax/device.h"
@@ -34,5 +35,13 @@ class Buffer {
 };
 
 using BufferRef = std::shared_ptr<Buffer>;
+
+// Bytes held by device buffers now, and the most held since the last reset.
+struct MemoryStats {
+  int64_t live_bytes = 0;
+  int64_t peak_bytes = 0;
+};
+MemoryStats memory_stats();
+void reset_peak_memory();
 
 }  // namespace parax::runtime

@@ -91,7 +91,9 @@ TEST(Primitives, TraitsAreData) {
   EXPECT_FALSE(has_trait(Prim::sin, kLinear));
   EXPECT_TRUE(has_trait(Prim::lt, kComparison));
   EXPECT_TRUE(has_trait(Prim::pjit, kHasProgram));
-  EXPECT_EQ(prim_name(Prim(kNumPrims - 1)), "pjit");
+  EXPECT_TRUE(has_trait(Prim::all_gather, kCollective));
+  EXPECT_EQ(prim_name(Prim::all_gather), "all-gather");
+  EXPECT_EQ(prim_name(Prim(kNumPrims - 1)), "shard-slice");
 }
 
 }  // namespace

@@ -1,0 +1,248 @@
+// numpy's shape functions over lax, following jax.numpy's lax_numpy.py.
+#include <algorithm>
+#include <numeric>
+
+#include "api/frontend.h"
+#include "core/trace.h"
+#include "parax/lax.h"
+#include "parax/numpy.h"
+
+namespace parax::numpy {
+namespace {
+
+// numpy's array(x, ndmin=n): leading unit dimensions up to rank n.
+Array at_least(const Array& x, int64_t ndmin) {
+  if (x.ndim() >= ndmin) return x;
+  std::vector<int64_t> dims(size_t(ndmin - x.ndim()));
+  std::iota(dims.begin(), dims.end(), 0);
+  return lax::expand_dims(x, dims);
+}
+
+// lax's _tri: true where row + k >= column.
+Array tri_mask(int64_t n, int64_t m, int64_t k) {
+  Shape shape{n, m};
+  Array rows = lax::broadcasted_iota(DType::int32, shape, 0);
+  Array cols = lax::broadcasted_iota(DType::int32, shape, 1);
+  return lax::ge(lax::add(rows, frontend::scalar_int(k, DType::int32)), cols);
+}
+
+Array triangle(const char* name, const ArrayLike& m, int64_t k, bool lower) {
+  const Array& a = m.array();
+  if (a.ndim() < 2) {
+    throw ValueError(std::string("Argument to jax.numpy.") + name + " must be at least 2D");
+  }
+  const Shape& s = a.shape();
+  Array mask = tri_mask(s[s.size() - 2], s.back(), lower ? k : k - 1);
+  mask = lax::broadcast(mask, Shape(s.begin(), s.end() - 2));
+  return lower ? lax::select(mask, a, zeros_like(a)) : lax::select(mask, zeros_like(a), a);
+}
+
+}  // namespace
+
+Array copy(const ArrayLike& x) { return lax::copy(x); }
+
+Array ones_like(const ArrayLike& x, std::optional<DType> dtype) { return full_like(x, 1, dtype); }
+Array zeros_like(const ArrayLike& x, std::optional<DType> dtype) {
+  return full_like(x, 0, dtype);
+}
+
+Array full_like(const ArrayLike& x, const ArrayLike& fill_value, std::optional<DType> dtype) {
+  const Array& a = x.array();
+  const Array& fill = fill_value.array();
+  if (fill.ndim() != 0) {
+    DType t = dtype ? *dtype : base::result_type(std::vector{frontend::typed(a)}).dtype;
+    return frontend::broadcast_to(asarray(fill, t), a.shape());
+  }
+  // lax.full_like: weak only when the dtype comes from a weak x.
+  const bool weak = !dtype && a.weak_type();
+  const DType t = base::canonicalize_dtype(dtype ? *dtype : a.dtype());
+  Array out = lax::broadcast(frontend::convert(fill, t, weak), a.shape());
+  // Like JAX, the result of a committed x is laid out as x is.
+  const bool keep_sharding = core::tracer_of(a) == nullptr && a.is_committed() && !weak;
+  return keep_sharding ? lax::with_sharding_constraint(out, a.sharding()) : out;
+}
+
+Array transpose(const ArrayLike& x, std::optional<std::vector<int64_t>> axes) {
+  const Array& a = x.array();
+  std::vector<int64_t> perm;
+  if (axes) {
+    for (int64_t d : *axes) perm.push_back(frontend::canonicalize_axis(d, a.ndim()));
+  } else {
+    for (int64_t d = a.ndim() - 1; d >= 0; --d) perm.push_back(d);
+  }
+  return lax::transpose(a, std::move(perm));
+}
+
+Array swapaxes(const ArrayLike& x, int64_t axis1, int64_t axis2) {
+  const Array& a = x.array();
+  std::vector<int64_t> perm(size_t(a.ndim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[size_t(frontend::canonicalize_axis(axis1, a.ndim()))],
+            perm[size_t(frontend::canonicalize_axis(axis2, a.ndim()))]);
+  return lax::transpose(a, std::move(perm));
+}
+
+Array moveaxis(const ArrayLike& x, int64_t source, int64_t destination) {
+  const Array& a = x.array();
+  const int64_t src = frontend::canonicalize_axis(source, a.ndim());
+  const int64_t dst = frontend::canonicalize_axis(destination, a.ndim());
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    if (d != src) perm.push_back(d);
+  }
+  perm.insert(perm.begin() + dst, src);
+  return lax::transpose(a, std::move(perm));
+}
+
+Array ravel(const ArrayLike& x) { return reshape(x, Shape{x.array().size()}); }
+
+Array squeeze(const ArrayLike& x, Axes axis) {
+  const Array& a = x.array();
+  std::vector<int64_t> dims;
+  if (axis.all()) {
+    for (int64_t d = 0; d < a.ndim(); ++d) {
+      if (a.shape()[size_t(d)] == 1) dims.push_back(d);
+    }
+  } else {
+    dims = axis.list();
+  }
+  return lax::squeeze(a, std::move(dims));
+}
+
+Array expand_dims(const ArrayLike& x, Axes axis) {
+  if (axis.all()) {
+    throw TypeError("[numpy.expand_dims] axis is None; expected one axis or a list of axes");
+  }
+  return lax::expand_dims(x, axis.list());
+}
+
+Array broadcast_to(const ArrayLike& x, Shape shape) {
+  return frontend::broadcast_to(x.array(), shape);
+}
+
+Array concatenate(const std::vector<Array>& arrays, int64_t axis) {
+  if (arrays.empty()) throw ValueError("Need at least one array to concatenate.");
+  if (arrays[0].ndim() == 0) throw ValueError("Zero-dimensional arrays cannot be concatenated.");
+  axis = frontend::canonicalize_axis(axis, arrays[0].ndim());
+  std::vector<Array> out = frontend::promote_dtypes(arrays);
+  // Wide concatenations compile slowly, so JAX concatenates in groups of 16.
+  constexpr size_t kGroup = 16;
+  while (out.size() > 1) {
+    std::vector<Array> next;
+    for (size_t i = 0; i < out.size(); i += kGroup) {
+      std::vector<Array> group(out.begin() + i, out.begin() + std::min(out.size(), i + kGroup));
+      next.push_back(lax::concatenate(group, axis));
+    }
+    out = std::move(next);
+  }
+  return out[0];
+}
+
+Array stack(const std::vector<Array>& arrays, int64_t axis) {
+  if (arrays.empty()) throw ValueError("Need at least one array to stack.");
+  const Shape& shape0 = arrays[0].shape();
+  axis = frontend::canonicalize_axis(axis, int64_t(shape0.size()) + 1);
+  std::vector<Array> expanded;
+  for (const Array& a : arrays) {
+    if (a.shape() != shape0) throw ValueError("All input arrays must have the same shape.");
+    expanded.push_back(lax::expand_dims(a, {axis}));
+  }
+  return concatenate(expanded, axis);
+}
+
+Array vstack(const std::vector<Array>& arrays) {
+  std::vector<Array> arrs;
+  for (const Array& a : arrays) arrs.push_back(at_least(a, 2));
+  return concatenate(arrs, 0);
+}
+
+Array hstack(const std::vector<Array>& arrays) {
+  std::vector<Array> arrs;
+  for (const Array& a : arrays) arrs.push_back(at_least(a, 1));
+  return concatenate(arrs, !arrs.empty() && arrs[0].ndim() == 1 ? 0 : 1);
+}
+
+std::vector<Array> split(const ArrayLike& x, int64_t sections, int64_t axis) {
+  const Array& a = x.array();
+  axis = frontend::canonicalize_axis(axis, a.ndim());
+  if (sections <= 0) {
+    throw ValueError("[numpy.split] number sections must be larger than 0: " +
+                     std::to_string(sections) + "; expected a positive count");
+  }
+  const int64_t size = a.shape()[size_t(axis)];
+  if (size % sections != 0) {
+    throw ValueError("array split does not result in an equal division: rest is " +
+                     std::to_string(size % sections));
+  }
+  std::vector<int64_t> indices;
+  for (int64_t i = 1; i < sections; ++i) indices.push_back(i * (size / sections));
+  return split(a, indices, axis);
+}
+
+std::vector<Array> split(const ArrayLike& x, const std::vector<int64_t>& indices, int64_t axis) {
+  const Array& a = x.array();
+  axis = frontend::canonicalize_axis(axis, a.ndim());
+  std::vector<int64_t> bounds = {0};
+  bounds.insert(bounds.end(), indices.begin(), indices.end());
+  bounds.push_back(a.shape()[size_t(axis)]);
+  std::vector<Array> out;
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    std::vector<int64_t> start(size_t(a.ndim()), 0);
+    std::vector<int64_t> limit = a.shape();
+    start[size_t(axis)] = bounds[i];
+    limit[size_t(axis)] = bounds[i + 1];
+    out.push_back(lax::slice(a, start, limit));
+  }
+  return out;
+}
+
+Array flip(const ArrayLike& x, Axes axis) {
+  const Array& a = x.array();
+  std::vector<int64_t> dims;
+  if (axis.all()) {
+    for (int64_t d = 0; d < a.ndim(); ++d) dims.push_back(d);
+  } else {
+    for (int64_t d : axis.list()) dims.push_back(frontend::canonicalize_axis(d, a.ndim()));
+  }
+  return lax::rev(a, std::move(dims));
+}
+
+Array tile(const ArrayLike& x, Shape reps) {
+  const Array& a = x.array();
+  Shape a_shape = a.shape();
+  if (reps.size() > a_shape.size()) {
+    a_shape.insert(a_shape.begin(), reps.size() - a_shape.size(), 1);
+  }
+  if (a_shape.size() > reps.size()) reps.insert(reps.begin(), a_shape.size() - reps.size(), 1);
+  // Interleave a unit axis before each dimension, broadcast it to the repeat count, merge.
+  Shape interleaved;
+  Shape broadcast;
+  Shape result;
+  for (size_t d = 0; d < a_shape.size(); ++d) {
+    interleaved.insert(interleaved.end(), {1, a_shape[d]});
+    broadcast.insert(broadcast.end(), {reps[d], a_shape[d]});
+    result.push_back(reps[d] * a_shape[d]);
+  }
+  return reshape(broadcast_to(reshape(a, interleaved), broadcast), result);
+}
+
+Array repeat(const ArrayLike& x, int64_t repeats, std::optional<int64_t> axis) {
+  Array a = axis ? x.array() : ravel(x);
+  if (a.ndim() == 0) return lax::broadcast(a, Shape{repeats});
+  const int64_t ax = frontend::canonicalize_axis(axis.value_or(0), a.ndim());
+  // Broadcast along a new axis after `ax`, then merge the two.
+  Shape aux = a.shape();
+  aux.insert(aux.begin() + ax + 1, repeats);
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < int64_t(aux.size()); ++d) {
+    if (d != ax + 1) dims.push_back(d);
+  }
+  Shape result = a.shape();
+  result[size_t(ax)] *= repeats;
+  return reshape(lax::broadcast_in_dim(a, aux, dims), result);
+}
+
+Array tril(const ArrayLike& x, int64_t k) { return triangle("tril", x, k, true); }
+Array triu(const ArrayLike& x, int64_t k) { return triangle("triu", x, k, false); }
+
+}  // namespace parax::numpy

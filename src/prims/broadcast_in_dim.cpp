@@ -1,0 +1,95 @@
+// broadcast_in_dim: places operand dimension i at result dimension
+// broadcast_dimensions[i]; operand dimensions of size 1 and new dimensions repeat.
+#include "prims/structural.h"
+
+namespace parax::prims {
+namespace {
+
+std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in,
+                                                 const Params& params) {
+  PARAX_CHECK(in.size() == 1, "broadcast_in_dim got " << in.size() << " operands");
+  const Aval& x = in[0];
+  const Shape& shape = param_ints(params, "shape");
+  const std::vector<int64_t>& dims = param_ints(params, "broadcast_dimensions");
+  check_shapelike("broadcast_in_dim", "shape", shape);
+  check_shapelike("broadcast_in_dim", "broadcast_dimensions", dims);
+  const size_t ndim = x.shape.size();
+  if (dims.size() != ndim) {
+    throw TypeError("broadcast_in_dim broadcast_dimensions must have length equal to operand "
+                    "ndim; got broadcast_dimensions " + tuple_str(dims) + " for operand ndim " +
+                    std::to_string(ndim) + ".");
+  }
+  if (shape.size() < ndim) {
+    throw TypeError("broadcast_in_dim target broadcast shape must have equal or higher rank to "
+                    "the operand shape; got operand ndim " + std::to_string(ndim) +
+                    " and target broadcast ndim " + std::to_string(shape.size()) + ".");
+  }
+  for (int64_t d : dims) {
+    if (d < int64_t(shape.size())) continue;
+    throw TypeError("broadcast_in_dim broadcast_dimensions must be a subset of output "
+                    "dimensions, got " + tuple_str(dims) + " for operand ndim " +
+                    std::to_string(ndim) + " and shape " + tuple_str(shape) + ".");
+  }
+  for (size_t i = 0; i < ndim; ++i) {
+    if (x.shape[i] == 1 || x.shape[i] == shape[size_t(dims[i])]) continue;
+    throw TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
+                    "their corresponding dimensions in the target broadcast shape; got operand "
+                    "of shape " + tuple_str(x.shape) + ", target broadcast shape " +
+                    tuple_str(shape) + ", broadcast_dimensions " + tuple_str(dims));
+  }
+  for (size_t i = 1; i < ndim; ++i) {
+    if (dims[i - 1] < dims[i]) continue;
+    throw TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+                    "broadcast_dimensions " + tuple_str(dims));
+  }
+  return {Aval{shape, x.dtype, x.weak_type}};
+}
+
+// One factor per result dimension; an operand dimension shares it unless it is a size-1
+// dimension that broadcasts (every device then needs the operand's single element).
+ShardingRule broadcast_in_dim_sharding_rule(std::span<const Aval> in,
+                                            std::span<const Aval> out, const Params& params) {
+  const std::vector<int64_t>& dims = param_ints(params, "broadcast_dimensions");
+  ShardingRule rule;
+  std::vector<int> result;
+  for (int64_t size : out[0].shape) result.push_back(add_factor(rule, size));
+  std::vector<int> operand;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const size_t d = size_t(dims[i]);
+    operand.push_back(in[0].shape[i] == out[0].shape[d] ? result[d] : ShardingRule::kNone);
+  }
+  rule.operands.push_back(operand);
+  rule.results.push_back(result);
+  return rule;
+}
+
+void broadcast_in_dim_kernel(const KernelCall& c) {
+  const Shape& in_shape = c.in_avals[0].shape;
+  const Shape& out_shape = c.out_avals[0].shape;
+  const std::vector<int64_t>& dims = param_ints(c.params, "broadcast_dimensions");
+  const std::vector<int64_t> in_strides = strides_of(in_shape);
+  // A zero stride repeats the operand along new and size-1 dimensions.
+  std::vector<int64_t> src_strides(out_shape.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (in_shape[i] == out_shape[size_t(dims[i])]) src_strides[size_t(dims[i])] = in_strides[i];
+  }
+  strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype),
+               dense_copy(out_shape, src_strides));
+}
+
+Params broadcast_in_dim_localize(const Params& params, const core::LocalizeInfo& info) {
+  Params local = params;
+  local.set("shape", info.out_avals[0].shape);
+  return local;
+}
+
+}  // namespace
+
+extern const core::PrimRules broadcast_in_dim_rules = {
+    .abstract_eval = broadcast_in_dim_abstract_eval,
+    .sharding_rule = broadcast_in_dim_sharding_rule,
+    .kernel = broadcast_in_dim_kernel,
+    .localize = broadcast_in_dim_localize,
+};
+
+}  // namespace parax::prims

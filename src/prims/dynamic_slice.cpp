@@ -1,0 +1,79 @@
+// dynamic_slice: a `slice_sizes` window at start indices given as rank-0 integer operands
+// (operand, then one index per dimension). Starts are clamped so the window fits.
+#include "prims/structural.h"
+
+namespace parax::prims {
+namespace {
+
+std::vector<Aval> dynamic_slice_abstract_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(!in.empty(), "dynamic_slice got " << in.size() << " operands");
+  const Aval& x = in[0];
+  const std::span<const Aval> indices = in.subspan(1);
+  const Shape& sizes = param_ints(params, "slice_sizes");
+  const std::string shape = tuple_str(x.shape);
+  if (indices.size() != x.shape.size()) {
+    throw TypeError("dynamic_slice start_indices must have length equal to the number of "
+                    "dimensions of the operand, got indices " + avals_str(indices) +
+                    " for operand shape " + shape + ".");
+  }
+  if (sizes.size() != indices.size()) {
+    throw TypeError("dynamic_slice slice_sizes must have the same length as start_indices, got "
+                    "start_indices length " + std::to_string(indices.size()) +
+                    " and slice_sizes " + tuple_str(sizes) + ".");
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] <= x.shape[d]) continue;
+    throw TypeError("slice slice_sizes must be less than or equal to operand shape, got "
+                    "slice_sizes " + tuple_str(sizes) + " for operand shape " + shape + ".");
+  }
+  for (int64_t s : sizes) {
+    if (s >= 0) continue;
+    throw TypeError("slice slice_sizes must be greater than or equal to zero, got slice_sizes " +
+                    tuple_str(sizes) + ".");
+  }
+  check_start_indices("dynamic_slice", indices);
+  return {Aval{sizes, x.dtype, x.weak_type}};
+}
+
+// A dimension taken whole has start 0 after clamping, so it shards like the operand.
+ShardingRule dynamic_slice_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
+                                         const Params& params) {
+  const Shape& shape = in[0].shape;
+  const Shape& sizes = param_ints(params, "slice_sizes");
+  ShardingRule rule;
+  std::vector<int> dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    dims.push_back(sizes[d] == shape[d] ? add_factor(rule, shape[d]) : ShardingRule::kNone);
+  }
+  rule.operands.push_back(dims);
+  for (size_t i = 1; i < in.size(); ++i) rule.operands.emplace_back();
+  rule.results.push_back(dims);
+  return rule;
+}
+
+void dynamic_slice_kernel(const KernelCall& c) {
+  const Shape& shape = c.in_avals[0].shape;
+  const Shape& out_shape = c.out_avals[0].shape;
+  const std::vector<int64_t> starts = clamped_starts(c, 1, shape, out_shape);
+  const std::vector<int64_t> in_strides = strides_of(shape);
+  StridedCopy copy = dense_copy(out_shape, in_strides);
+  for (size_t d = 0; d < starts.size(); ++d) copy.src_offset += starts[d] * in_strides[d];
+  strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
+}
+
+Params dynamic_slice_localize(const Params& params, const core::LocalizeInfo& info) {
+  Params local = params;
+  local.set("slice_sizes", info.out_avals[0].shape);
+  return local;
+}
+
+}  // namespace
+
+extern const core::PrimRules dynamic_slice_rules = {
+    .abstract_eval = dynamic_slice_abstract_eval,
+    .sharding_rule = dynamic_slice_sharding_rule,
+    .kernel = dynamic_slice_kernel,
+    .localize = dynamic_slice_localize,
+};
+
+}  // namespace parax::prims

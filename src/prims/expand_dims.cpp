@@ -1,0 +1,60 @@
+// expand_dims: inserts size-1 dimensions at the result positions `dimensions`.
+#include <set>
+
+#include "prims/structural.h"
+
+namespace parax::prims {
+namespace {
+
+std::vector<Aval> expand_dims_abstract_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == 1, "expand_dims got " << in.size() << " operands");
+  const Aval& x = in[0];
+  const std::vector<int64_t>& dims = param_ints(params, "dimensions");
+  const std::set<int64_t> unique(dims.begin(), dims.end());
+  if (unique.size() != dims.size()) {
+    throw ValueError("repeated axis in lax.expand_dims: " + tuple_str(dims));
+  }
+  const int64_t ndim_out = int64_t(x.shape.size() + dims.size());
+  for (int64_t d : dims) {
+    if (d >= 0 && d < ndim_out) continue;
+    throw ValueError("axis " + std::to_string(d) + " is out of bounds for array of dimension " +
+                     std::to_string(ndim_out));
+  }
+  Shape shape;
+  size_t next = 0;
+  for (int64_t d = 0; d < ndim_out; ++d) {
+    shape.push_back(unique.contains(d) ? 1 : x.shape[next++]);
+  }
+  return {Aval{shape, x.dtype, x.weak_type}};
+}
+
+ShardingRule expand_dims_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,
+                                       const Params& params) {
+  const std::vector<int64_t>& dims = param_ints(params, "dimensions");
+  ShardingRule rule;
+  std::vector<int> operand;
+  for (int64_t size : in[0].shape) operand.push_back(add_factor(rule, size));
+  std::vector<int> result;
+  size_t next = 0;
+  for (size_t d = 0; d < out[0].shape.size(); ++d) {
+    const bool inserted = std::find(dims.begin(), dims.end(), int64_t(d)) != dims.end();
+    result.push_back(inserted ? ShardingRule::kNone : operand[next++]);
+  }
+  rule.operands.push_back(operand);
+  rule.results.push_back(result);
+  return rule;
+}
+
+void expand_dims_kernel(const KernelCall& c) {
+  copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
+}
+
+}  // namespace
+
+extern const core::PrimRules expand_dims_rules = {
+    .abstract_eval = expand_dims_abstract_eval,
+    .sharding_rule = expand_dims_sharding_rule,
+    .kernel = expand_dims_kernel,
+};
+
+}  // namespace parax::prims

@@ -1,0 +1,106 @@
+// pad: surrounds each dimension with `low` and `high` copies of padding_value and puts
+// `interior` copies between elements. padding_config is flat (low, high, interior) per
+// dimension; negative low/high crop.
+#include "prims/structural.h"
+
+namespace parax::prims {
+namespace {
+
+// Renders the config as lax.pad receives it: `((1, 2, 0), (0, 0, 1))`.
+std::string config_str(const std::vector<int64_t>& config) {
+  std::string s = "(";
+  for (size_t i = 0; i + 2 < config.size(); i += 3) {
+    s += (i ? ", " : "") + tuple_str({config[i], config[i + 1], config[i + 2]});
+  }
+  return s + (config.size() == 3 ? ",)" : ")");
+}
+
+std::vector<Aval> pad_abstract_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == 2, "pad got " << in.size() << " operands");
+  const Aval& x = in[0];
+  const Aval& value = in[1];
+  const std::vector<int64_t>& config = param_ints(params, "padding_config");
+  if (!value.shape.empty()) {
+    throw ValueError("padding_value must be a scalar; got np.shape(padding_value)=" +
+                     tuple_str(value.shape));
+  }
+  if (config.size() != 3 * x.shape.size()) {
+    throw ValueError("length of padding_config must equal the number of axes of operand, got "
+                     "padding_config " + config_str(config) + " for operand shape " +
+                     tuple_str(x.shape));
+  }
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (config[3 * d + 2] >= 0) continue;
+    throw ValueError("interior padding in padding_config must be nonnegative, got "
+                     "padding_config " + config_str(config));
+  }
+  Shape shape;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    const int64_t n = x.shape[d];
+    const int64_t dilated = n == 0 ? 0 : n + (n - 1) * config[3 * d + 2];
+    shape.push_back(config[3 * d] + config[3 * d + 1] + dilated);
+  }
+  for (int64_t size : shape) {
+    if (size >= 0) continue;
+    throw ValueError("Dimension size after padding is not at least 0, got result shape " +
+                     tuple_str(shape) + ", for padding_config " + config_str(config) +
+                     " and operand shape " + tuple_str(x.shape));
+  }
+  if (value.dtype != x.dtype) {
+    throw TypeError("pad operand and padding_value must be same dtype: got " +
+                    std::string(dtype_name(x.dtype)) + " and " +
+                    std::string(dtype_name(value.dtype)) + ".");
+  }
+  return {Aval{shape, x.dtype, x.weak_type && value.weak_type}};
+}
+
+// An unpadded dimension shards like the operand; padding would shift every shard.
+ShardingRule pad_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
+                               const Params& params) {
+  const std::vector<int64_t>& config = param_ints(params, "padding_config");
+  ShardingRule rule;
+  std::vector<int> dims;
+  for (size_t d = 0; d < in[0].shape.size(); ++d) {
+    const bool unpadded = config[3 * d] == 0 && config[3 * d + 1] == 0 && config[3 * d + 2] == 0;
+    dims.push_back(unpadded ? add_factor(rule, in[0].shape[d]) : ShardingRule::kNone);
+  }
+  rule.operands = {dims, {}};
+  rule.results.push_back(dims);
+  return rule;
+}
+
+// Fills the result with the padding value, then copies the part of the operand that lands
+// inside the result (cropping drops the rest) with a stride of interior + 1.
+void pad_kernel(const KernelCall& c) {
+  const Shape& shape = c.in_avals[0].shape;
+  const Shape& out_shape = c.out_avals[0].shape;
+  const std::vector<int64_t>& config = param_ints(c.params, "padding_config");
+  const int itemsize = dtype_itemsize(c.out_avals[0].dtype);
+  fill_elements(c.outputs[0], shape_size(out_shape), c.inputs[1], itemsize);
+  const std::vector<int64_t> in_strides = strides_of(shape);
+  const std::vector<int64_t> out_strides = strides_of(out_shape);
+  StridedCopy copy{Shape(shape.size()), in_strides, out_strides, 0, 0};
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t low = config[3 * d];
+    const int64_t step = config[3 * d + 2] + 1;
+    // Operand index i lands at low + i * step; keep the i with 0 <= low + i * step < size.
+    const int64_t first = low >= 0 ? 0 : (-low + step - 1) / step;
+    const int64_t room = out_shape[d] - low;
+    const int64_t end = room <= 0 ? 0 : std::min(shape[d], (room + step - 1) / step);
+    copy.shape[d] = std::max<int64_t>(0, end - first);
+    copy.src_offset += first * in_strides[d];
+    copy.dst_offset += (low + first * step) * out_strides[d];
+    copy.dst_strides[d] *= step;
+  }
+  strided_copy(c.inputs[0], c.outputs[0], itemsize, copy);
+}
+
+}  // namespace
+
+extern const core::PrimRules pad_rules = {
+    .abstract_eval = pad_abstract_eval,
+    .sharding_rule = pad_sharding_rule,
+    .kernel = pad_kernel,
+};
+
+}  // namespace parax::prims

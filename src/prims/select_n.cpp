@@ -1,0 +1,97 @@
+// select_n(which, case0, case1, ...) picks cases[which] per element. `which` is bool (two
+// cases) or any integer dtype; out-of-range indices clamp to the first or last case, as
+// XLA's lowering to a tree of selects does. Only bytes move, so cases dispatch on width.
+#include <algorithm>
+
+#include "prims/elementwise.h"
+
+namespace parax::prims {
+namespace {
+
+std::string shapes_str(std::span<const Aval> avals) {
+  std::string s = "[";
+  for (size_t i = 0; i < avals.size(); ++i) s += (i ? ", " : "") + tuple_str(avals[i].shape);
+  return s + "]";
+}
+
+// JAX's messages, in the order JAX checks: shapes, then dtypes.
+std::vector<Aval> select_n_eval(std::span<const Aval> in, const Params&) {
+  if (in.size() < 2) throw TypeError("select must have at least one case");
+  const Aval& which = in[0];
+  const std::span<const Aval> cases = in.subspan(1);
+  for (const Aval& c : cases) {
+    if (c.shape != cases[0].shape) {
+      throw TypeError("select cases must have the same shapes, got " + shapes_str(cases) + ".");
+    }
+  }
+  if (!which.shape.empty() && which.shape != cases[0].shape) {
+    const std::string msg =
+        "select `which` must be scalar or have the same shape as cases, got `which` shape ";
+    throw TypeError(msg + tuple_str(which.shape) + " but case shape " +
+                    tuple_str(cases[0].shape) + ".");
+  }
+  for (const Aval& c : cases) {
+    if (c.dtype == cases[0].dtype) continue;
+    std::string got;
+    for (const Aval& d : cases) got += (got.empty() ? "" : ", ") + std::string(dtype_name(d.dtype));
+    throw TypeError("lax.select requires arguments to have the same dtypes, got " + got +
+                    ". (Tip: jnp.where is a similar function that does automatic type "
+                    "promotion on inputs).");
+  }
+  if (which.dtype != DType::bool_ && !is_integer(which.dtype)) {
+    throw TypeError("select `which` must be boolean or integer type, got " +
+                    std::string(dtype_name(which.dtype)) + ".");
+  }
+  if (which.dtype == DType::bool_ && cases.size() > 2) {
+    throw TypeError("select with boolean `which` cannot have > 2 cases.");
+  }
+  return {Aval{cases[0].shape, cases[0].dtype, all_weak(cases)}};
+}
+
+template <class W>
+uint64_t case_index(W w, uint64_t last) {
+  if constexpr (std::is_signed_v<W>) {
+    if (w < 0) return 0;
+  }
+  return std::min(uint64_t(w), last);
+}
+
+template <class W, class V>
+void select_loop(const KernelCall& c) {
+  const int64_t n = c.out_avals[0].size();
+  const W* which = in_ptr<W>(c, 0);
+  const int64_t which_stride = c.in_avals[0].size() == n ? 1 : 0;
+  std::vector<const V*> cases;
+  for (size_t k = 1; k < c.inputs.size(); ++k) cases.push_back(in_ptr<V>(c, k));
+  const uint64_t last = cases.size() - 1;
+  V* out = out_ptr<V>(c, 0);
+  parallel_chunks(n, kElementGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      out[i] = cases[case_index(which[i * which_stride], last)][i];
+    }
+  });
+}
+
+void select_n_kernel(const KernelCall& c) {
+  dispatch_kinds<kBoolKind | kIntKinds>(c.in_avals[0].dtype, [&](auto w) {
+    using W = decltype(w);
+    switch (dtype_itemsize(c.out_avals[0].dtype)) {
+      case 1:
+        return select_loop<W, uint8_t>(c);
+      case 2:
+        return select_loop<W, uint16_t>(c);
+      case 4:
+        return select_loop<W, uint32_t>(c);
+      case 8:
+        return select_loop<W, uint64_t>(c);
+    }
+    PARAX_UNREACHABLE();
+  });
+}
+
+}  // namespace
+
+extern const PrimRules select_n_rules = {&select_n_eval, &elementwise_sharding_rule,
+                                         &select_n_kernel};
+
+}  // namespace parax::prims

@@ -1,0 +1,7 @@
+target_sources(parax PRIVATE
+  prims/unary.cpp
+  prims/binary.cpp
+  prims/compare.cpp
+  prims/select_n.cpp
+  prims/clamp.cpp
+  prims/convert_element_type.cpp)

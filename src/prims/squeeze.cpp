@@ -1,0 +1,64 @@
+// squeeze: removes the size-1 dimensions listed in `dimensions`.
+#include <set>
+
+#include "prims/structural.h"
+
+namespace parax::prims {
+namespace {
+
+std::vector<Aval> squeeze_abstract_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == 1, "squeeze got " << in.size() << " operands");
+  const Aval& x = in[0];
+  const std::vector<int64_t>& dims = param_ints(params, "dimensions");
+  const std::set<int64_t> unique(dims.begin(), dims.end());
+  if (unique.size() != dims.size()) {
+    throw ValueError("dimensions are not unique: " + tuple_str(dims));
+  }
+  for (int64_t d : dims) {
+    if (d >= 0 && d < int64_t(x.shape.size())) continue;
+    throw ValueError("dimensions outside range [0, ndim): " + tuple_str(dims));
+  }
+  for (int64_t d : dims) {
+    if (x.shape[size_t(d)] == 1) continue;
+    throw ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                     "got shape=" + tuple_str(x.shape) + " and dimensions=" + tuple_str(dims));
+  }
+  Shape shape;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (!unique.contains(int64_t(d))) shape.push_back(x.shape[d]);
+  }
+  return {Aval{shape, x.dtype, x.weak_type}};
+}
+
+ShardingRule squeeze_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
+                                   const Params& params) {
+  const std::vector<int64_t>& dims = param_ints(params, "dimensions");
+  ShardingRule rule;
+  std::vector<int> operand;
+  std::vector<int> result;
+  for (size_t d = 0; d < in[0].shape.size(); ++d) {
+    if (std::find(dims.begin(), dims.end(), int64_t(d)) != dims.end()) {
+      operand.push_back(ShardingRule::kNone);
+      continue;
+    }
+    operand.push_back(add_factor(rule, in[0].shape[d]));
+    result.push_back(operand.back());
+  }
+  rule.operands.push_back(operand);
+  rule.results.push_back(result);
+  return rule;
+}
+
+void squeeze_kernel(const KernelCall& c) {
+  copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
+}
+
+}  // namespace
+
+extern const core::PrimRules squeeze_rules = {
+    .abstract_eval = squeeze_abstract_eval,
+    .sharding_rule = squeeze_sharding_rule,
+    .kernel = squeeze_kernel,
+};
+
+}  // namespace parax::prims

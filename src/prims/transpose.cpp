@@ -1,0 +1,56 @@
+// transpose: result dimension i is operand dimension permutation[i].
+#include "prims/structural.h"
+
+namespace parax::prims {
+namespace {
+
+std::vector<Aval> transpose_abstract_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == 1, "transpose got " << in.size() << " operands");
+  const Aval& x = in[0];
+  const std::vector<int64_t>& perm = param_ints(params, "permutation");
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  bool is_permutation = sorted.size() == x.shape.size();
+  for (size_t i = 0; is_permutation && i < sorted.size(); ++i) {
+    is_permutation = sorted[i] == int64_t(i);
+  }
+  if (!is_permutation) {
+    throw TypeError("transpose permutation isn't a permutation of operand dimensions, got "
+                    "permutation " + tuple_str(perm) + " for operand shape " +
+                    tuple_str(x.shape) + ".");
+  }
+  Shape shape;
+  for (int64_t p : perm) shape.push_back(x.shape[size_t(p)]);
+  return {Aval{shape, x.dtype, x.weak_type}};
+}
+
+ShardingRule transpose_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
+                                     const Params& params) {
+  ShardingRule rule;
+  std::vector<int> operand;
+  for (int64_t size : in[0].shape) operand.push_back(add_factor(rule, size));
+  std::vector<int> result;
+  for (int64_t p : param_ints(params, "permutation")) result.push_back(operand[size_t(p)]);
+  rule.operands.push_back(operand);
+  rule.results.push_back(result);
+  return rule;
+}
+
+void transpose_kernel(const KernelCall& c) {
+  const std::vector<int64_t>& perm = param_ints(c.params, "permutation");
+  const std::vector<int64_t> in_strides = strides_of(c.in_avals[0].shape);
+  std::vector<int64_t> src_strides;
+  for (int64_t p : perm) src_strides.push_back(in_strides[size_t(p)]);
+  strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype),
+               dense_copy(c.out_avals[0].shape, src_strides));
+}
+
+}  // namespace
+
+extern const core::PrimRules transpose_rules = {
+    .abstract_eval = transpose_abstract_eval,
+    .sharding_rule = transpose_sharding_rule,
+    .kernel = transpose_kernel,
+};
+
+}  // namespace parax::prims

@@ -1,0 +1,268 @@
+// The unary elementwise primitives: one row per primitive (name, accepted dtypes, bool
+// result?, scalar function), plus round, integer_pow and copy, which read params or move
+// bytes. Floating functions are the C++ library's in the compute type.
+#include <cstring>
+
+#include "prims/elementwise.h"
+
+namespace parax::prims {
+namespace {
+
+template <class C>
+C negate(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return -x;
+  } else {
+    return C(wrap_t<C>(0) - wrap_t<C>(x));  // -MIN wraps to MIN, as in XLA
+  }
+}
+
+template <class C>
+C absolute(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::abs(x);
+  } else {
+    return x < 0 ? negate(x) : x;
+  }
+}
+
+// sign keeps NaN and the sign of zero; unsigned values are 0 or 1.
+template <class C>
+C signum(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(x) || x == 0 ? x : std::copysign(C(1), x);
+  } else if constexpr (std::is_signed_v<C>) {
+    return C((x > 0) - (x < 0));
+  } else {
+    return C(x != 0);
+  }
+}
+
+template <class C>
+C bit_not(C x) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return !x;
+  } else {
+    return C(~x);
+  }
+}
+
+// Giles' single-precision approximation ("Approximating the erfinv function", 2010) as a
+// start, then Newton steps in double: on erf near 0, and on log(erfc) towards ±1, where
+// erf has lost the digits of 1 - |y| and erfc decays too fast for plain Newton.
+double erf_inv(double y) {
+  const double a = std::abs(y);
+  if (a == 1) return std::copysign(HUGE_VAL, y);
+  if (!(a < 1)) return std::numeric_limits<double>::quiet_NaN();
+  if (a == 0) return y;
+  double w = -std::log((1 - a) * (1 + a));
+  double p;
+  if (w < 5) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double k : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941}) {
+      p = k + p * w;
+    }
+  } else {
+    w = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double k : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682}) {
+      p = k + p * w;
+    }
+  }
+  double x = p * a;
+  const double two_over_sqrt_pi = 1.1283791670955126;
+  for (int i = 0; i < 8; ++i) {
+    const double slope = two_over_sqrt_pi * std::exp(-x * x);
+    double step;
+    if (a < 0.5) {
+      step = (std::erf(x) - a) / slope;
+    } else {
+      const double c = std::erfc(x);
+      step = (std::log1p(-a) - std::log(c)) * c / slope;
+    }
+    x -= step;
+    if (std::abs(step) <= 1e-16 * x) break;
+  }
+  return std::copysign(x, y);
+}
+
+// A unary elementwise primitive as data; f takes and returns compute values.
+#define PARAX_UNARY_OP(prim, accepts, predicate, expr)    \
+  struct prim##_op {                                      \
+    static constexpr core::Prim kPrim = core::Prim::prim; \
+    static constexpr Accepts kAccepts = accepts;          \
+    static constexpr bool kPredicate = predicate;         \
+    template <class C>                                    \
+    static auto f(C x) {                                  \
+      return expr;                                        \
+    }                                                     \
+  };
+
+#define PARAX_UNARY_ROWS(X)                                  \
+  X(neg, kNumber, false, negate(x))                          \
+  X(abs, kSignedNumber, false, absolute(x))                  \
+  X(sign, kNumber, false, signum(x))                         \
+  X(floor, kFloating, false, std::floor(x))                  \
+  X(ceil, kFloating, false, std::ceil(x))                    \
+  X(exp, kInexact, false, std::exp(x))                       \
+  X(exp2, kInexact, false, std::exp2(x))                     \
+  X(log, kInexact, false, std::log(x))                       \
+  X(log1p, kInexact, false, std::log1p(x))                   \
+  X(expm1, kInexact, false, std::expm1(x))                   \
+  X(sin, kInexact, false, std::sin(x))                       \
+  X(cos, kInexact, false, std::cos(x))                       \
+  X(tan, kInexact, false, std::tan(x))                       \
+  X(asin, kInexact, false, std::asin(x))                     \
+  X(acos, kInexact, false, std::acos(x))                     \
+  X(atan, kInexact, false, std::atan(x))                     \
+  X(sinh, kInexact, false, std::sinh(x))                     \
+  X(cosh, kInexact, false, std::cosh(x))                     \
+  X(tanh, kInexact, false, std::tanh(x))                     \
+  X(sqrt, kInexact, false, std::sqrt(x))                     \
+  X(rsqrt, kInexact, false, C(1) / std::sqrt(x))             \
+  X(cbrt, kFloating, false, std::cbrt(x))                    \
+  X(logistic, kInexact, false, C(1) / (C(1) + std::exp(-x))) \
+  X(erf, kFloating, false, std::erf(x))                      \
+  X(erf_inv, kFloating, false, C(erf_inv(double(x))))        \
+  X(is_finite, kFloating, true, std::isfinite(x))            \
+  X(not_, kBoolOrInt, false, bit_not(x))
+
+PARAX_UNARY_ROWS(PARAX_UNARY_OP)
+
+// The result keeps the operand's type (a predicate's is bool, still weak if it was: JAX
+// keeps weak_type there too).
+template <class Op>
+std::vector<Aval> unary_eval(std::span<const Aval> in, const Params&) {
+  PARAX_CHECK(in.size() == 1, "operands of " << core::prim_name(Op::kPrim));
+  check_accepts(core::prim_name(Op::kPrim), in[0], Op::kAccepts);
+  Aval out = in[0];
+  if (Op::kPredicate) out.dtype = DType::bool_;
+  return {out};
+}
+
+template <class Op>
+void unary_kernel(const KernelCall& c) {
+  dispatch_kinds<Op::kAccepts.kinds>(c.in_avals[0].dtype, [&](auto v) {
+    using T = decltype(v);
+    using C = compute_t<T>;
+    using Out = std::conditional_t<Op::kPredicate, bool, T>;
+    map_elements<Out, T>(c, [](T x) { return Out(Op::f(C(x))); });
+  });
+}
+
+template <class Op>
+constexpr PrimRules unary_rules{&unary_eval<Op>, &elementwise_sharding_rule, &unary_kernel<Op>};
+
+// round: 0 rounds halves away from zero, 1 to even (lax.RoundingMethod).
+int64_t rounding_method(const Params& params) {
+  const int64_t m = params.has("rounding_method") ? params.get<int64_t>("rounding_method") : 0;
+  if (m != 0 && m != 1) {
+    const std::string msg =
+        "[round] rounding_method must be 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN), got ";
+    throw ValueError(msg + std::to_string(m) + ".");
+  }
+  return m;
+}
+
+// Independent of the floating-point environment's rounding mode, unlike nearbyint.
+template <class C>
+C round_half_even(C x) {
+  if (std::abs(x - std::trunc(x)) != C(0.5)) return std::round(x);
+  return C(2) * std::round(x / C(2));
+}
+
+std::vector<Aval> round_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == 1, "operands of round");
+  check_accepts("round", in[0], kFloating);
+  rounding_method(params);
+  return {in[0]};
+}
+
+void round_kernel(const KernelCall& c) {
+  const bool to_even = rounding_method(c.params) == 1;
+  dispatch_kinds<kFloatKind>(c.in_avals[0].dtype, [&](auto v) {
+    using T = decltype(v);
+    using C = compute_t<T>;
+    if (to_even) {
+      map_elements<T, T>(c, [](T x) { return T(round_half_even(C(x))); });
+    } else {
+      map_elements<T, T>(c, [](T x) { return T(std::round(C(x))); });
+    }
+  });
+}
+
+// integer_pow multiplies by repeated squaring as JAX's lowering does, rounding every
+// product to T, so half-precision results match XLA's bit for bit.
+template <class T>
+T integer_power(T x, int64_t y) {
+  using C = compute_t<T>;
+  auto mul = [](T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return T(wrap_t<T>(a) * wrap_t<T>(b));
+    } else {
+      return T(C(a) * C(b));
+    }
+  };
+  uint64_t n = y < 0 ? 0 - uint64_t(y) : uint64_t(y);
+  T acc = T(C(1));
+  for (T base = x; n != 0; n >>= 1) {
+    if (n & 1) acc = mul(acc, base);
+    if (n > 1) base = mul(base, base);
+  }
+  if constexpr (std::is_integral_v<T>) {
+    return acc;
+  } else {
+    return y < 0 ? T(C(1) / C(acc)) : acc;
+  }
+}
+
+std::vector<Aval> integer_pow_eval(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == 1, "operands of integer_pow");
+  check_accepts("integer_pow", in[0], kNumber);
+  const int64_t y = params.get<int64_t>("y");
+  if (y < 0 && is_integer(in[0].dtype)) {
+    throw TypeError("Integers cannot be raised to negative powers, got integer_pow(ShapedArray(" +
+                    in[0].str() + (in[0].weak_type ? ", weak_type=True" : "") + "), " +
+                    std::to_string(y) + ")");
+  }
+  return {in[0]};
+}
+
+void integer_pow_kernel(const KernelCall& c) {
+  const int64_t y = c.params.get<int64_t>("y");
+  dispatch_kinds<kNumber.kinds>(c.in_avals[0].dtype, [&](auto v) {
+    using T = decltype(v);
+    map_elements<T, T>(c, [y](T x) { return integer_power(x, y); });
+  });
+}
+
+std::vector<Aval> copy_eval(std::span<const Aval> in, const Params&) {
+  PARAX_CHECK(in.size() == 1, "operands of copy");
+  return {in[0]};
+}
+
+void copy_kernel(const KernelCall& c) {
+  const auto* src = static_cast<const uint8_t*>(c.inputs[0]);
+  auto* dst = static_cast<uint8_t*>(c.outputs[0]);
+  parallel_chunks(int64_t(c.out_avals[0].nbytes()), 8 * kElementGrain,
+                  [&](int64_t begin, int64_t end) {
+                    std::memcpy(dst + begin, src + begin, size_t(end - begin));
+                  });
+}
+
+}  // namespace
+
+#define PARAX_UNARY_RULES(prim, accepts, predicate, expr) \
+  extern const PrimRules prim##_rules = unary_rules<prim##_op>;
+PARAX_UNARY_ROWS(PARAX_UNARY_RULES)
+#undef PARAX_UNARY_RULES
+
+extern const PrimRules round_rules = {&round_eval, &elementwise_sharding_rule, &round_kernel};
+extern const PrimRules integer_pow_rules = {&integer_pow_eval, &elementwise_sharding_rule,
+                                            &integer_pow_kernel};
+extern const PrimRules copy_rules = {&copy_eval, &elementwise_sharding_rule, &copy_kernel};
+
+}  // namespace parax::prims
