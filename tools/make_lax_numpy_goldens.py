@@ -462,6 +462,24 @@ APPROX = {
     "norm_f_axis1", "norm_v_3", "norm_i", "std_m_ddof", "sqrt_i8", "mean_i_dtype",
 }
 
+# Traced programs: name -> (function, example arguments); recorded as jaxpr/<name>.
+X23 = jnp.ones((2, 3), f32)
+I3 = jnp.ones((3,), jnp.int32)
+JAXPRS = {
+    "mul_int": (lambda x: x * 2, (X23,)),
+    "sin": (lambda x: jnp.sin(x), (X23,)),
+    "sin_int": (lambda x: jnp.sin(x), (I3,)),
+    "div_int": (lambda x: x / 2, (I3,)),
+    "sum_axis": (lambda x: jnp.sum(x, axis=1), (X23,)),
+    "sum_int": (lambda x: jnp.sum(x), (I3,)),
+    "mean_axis": (lambda x: jnp.mean(x, axis=0), (X23,)),
+    "astype": (lambda x: x.astype(jnp.int32), (X23,)),
+    "argmax": (lambda x: jnp.argmax(x, axis=1), (X23,)),
+    "transpose": (lambda x: x.T, (X23,)),
+    "lax_add": (lambda x: lax.add(x, 1), (I3,)),
+    "maximum": (lambda x, y: jnp.maximum(x, y), (X23, X23)),
+}
+
 
 def values_record(x):
     x = np.asarray(x)
@@ -534,6 +552,8 @@ def main():
     out = []
     for name, fn in CASES.items():
         record(out, name, fn)
+    for name, (fn, args) in JAXPRS.items():
+        out.append(("jaxpr/" + name, str(jax.make_jaxpr(fn)(*args))))
     for name in sorted(APPROX):
         assert name in CASES, name
         out.append((name + "#approx", "1"))

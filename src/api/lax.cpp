@@ -1,5 +1,6 @@
-// parax::lax: each function checks what JAX's Python wrapper checks and binds one primitive;
-// shape and dtype errors come from the primitive's rules.
+// parax::lax: each function checks what JAX's Python wrapper checks and binds one primitive
+// (traced negative start indices of dynamic slices add JAX's select, as JAX's wrapper
+// does); shape and dtype errors come from the primitive's rules.
 #include "parax/lax.h"
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 
 #include "api/frontend.h"
 #include "core/trace.h"
+#include "parax/device_put.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
@@ -57,9 +58,9 @@ Array full_like(const ArrayLike& x, const ArrayLike& fill_value, std::optional<D
   const bool weak = !dtype && a.weak_type();
   const DType t = base::canonicalize_dtype(dtype ? *dtype : a.dtype());
   Array out = lax::broadcast(frontend::convert(fill, t, weak), a.shape());
-  // Like JAX, the result of a committed x is laid out as x is.
+  // Like JAX (lax.full's device_put), a committed x gives a result committed to x's layout.
   const bool keep_sharding = core::tracer_of(a) == nullptr && a.is_committed() && !weak;
-  return keep_sharding ? lax::with_sharding_constraint(out, a.sharding()) : out;
+  return keep_sharding ? device_put(out, a.sharding()) : out;
 }
 
 Array transpose(const ArrayLike& x, std::optional<std::vector<int64_t>> axes) {

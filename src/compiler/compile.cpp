@@ -269,7 +269,10 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   }
   exe->committed_ = std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
                     std::any_of(opts.in_shardings.begin(), opts.in_shardings.end(), [](const auto& s) { return s.has_value(); }) ||
-                    std::any_of(opts.out_shardings.begin(), opts.out_shardings.end(), [](const auto& s) { return s.has_value(); });
+                    std::any_of(opts.out_shardings.begin(), opts.out_shardings.end(), [](const auto& s) { return s.has_value(); }) ||
+                    std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
+                      return e.prim == Prim::sharding_constraint;  // an explicit layout commits
+                    });
   exe->cost_ = analyze(part.local, mesh);
   exe->local_ = std::make_shared<const Program>(std::move(part.local));
   exe->executor_ = std::make_shared<const runtime::Executor>(

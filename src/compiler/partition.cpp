@@ -1,6 +1,7 @@
 #include "compiler/partition.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/check.h"
 #include "parax/errors.h"
@@ -14,6 +15,13 @@ using core::Prim;
 
 bool is_prefix(const AxisList& a, const AxisList& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+bool appears_in_results(const core::ShardingRule& rule, int f) {
+  for (const auto& r : rule.results) {
+    if (std::find(r.begin(), r.end(), f) != r.end()) return true;
+  }
+  return false;
 }
 
 bool contains(const AxisList& axes, int64_t a) {
@@ -36,6 +44,14 @@ class Partitioner {
     return v;
   }
   Atom reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to);
+  // True when dimension d of a `global` value laid out as `s` does not divide: shards are
+  // then padded up to ceil(size / shards) and the last ones hold padding.
+  bool padded(const Aval& global, const DimShard& s, size_t d) const {
+    return global.shape[d] % mesh_.size_of(s.dims[d]) != 0;
+  }
+  Atom gather_dimension(Atom cur, const Aval& global, DimShard& from, size_t d);
+  Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s,
+                    size_t d, double fill);
   void partition_eqn(size_t e);
 
   const core::Program& global_;
@@ -51,15 +67,6 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
   Atom cur = a;
   auto local = [&](const DimShard& s) { return mesh_.local_aval(global, s); };
   auto axes_param = [](const AxisList& axes) { return axes; };
-  for (size_t d = 0; d < global.shape.size(); ++d) {
-    const int64_t n = mesh_.size_of(to.dims[d]);
-    if (global.shape[d] % n != 0) {
-      throw NotImplementedError(
-          "[jit] dimension " + std::to_string(d) + " of " + global.str() + " does not divide " +
-          "evenly over the " + std::to_string(n) + " devices of " + mesh_.spec_str(to) +
-          "; uneven shardings are not supported yet. Choose a sharding that divides the shape");
-    }
-  }
   // Pending partial results: a reduce-scatter where the target shards a dimension by
   // the unreduced axes, an all-reduce for the rest.
   if (!from.unreduced.empty()) {
@@ -72,6 +79,9 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
       }
       if (scatter.empty()) continue;
       DimShard next = from;
+      next.dims[d].insert(next.dims[d].end(), scatter.begin(), scatter.end());
+      if (padded(global, next, d)) continue;  // a padded target is all-reduced, then sliced
+      next = from;
       next.dims[d].insert(next.dims[d].end(), scatter.begin(), scatter.end());
       std::erase_if(next.unreduced, [&](int64_t x) { return contains(scatter, x); });
       core::Params params{{"mesh_axes", axes_param(scatter)},
@@ -87,6 +97,13 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
       cur = Atom::of(emit(Prim::all_reduce, {cur}, std::move(params), local(from)));
     }
     from.op = core::ReduceOp::none;
+  }
+  if (from == to) return cur;
+  // A dimension that is or becomes padded changes layout through its whole value: gather
+  // it (trimming the padding), and shard it again below.
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    if (from.dims[d] == to.dims[d] || from.dims[d].empty()) continue;
+    if (padded(global, from, d) || padded(global, to, d)) cur = gather_dimension(cur, global, from, d);
   }
   if (from == to) return cur;
   // The same tiles on other devices: a collective-permute moves each tile once.
@@ -142,6 +159,9 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
       for (size_t e = 0; e < from.dims.size() && !progress; ++e) {
         if (e == d || !is_prefix(from.dims[e], to.dims[e])) continue;
         if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax) continue;
+        if (padded(global, to, e) || local(from).shape[e] % mesh_.axis_sizes[size_t(ax)] != 0) {
+          continue;
+        }
         DimShard next = from;
         next.dims[d].pop_back();
         next.dims[e].push_back(ax);
@@ -171,12 +191,75 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
       for (int64_t ax : added) PARAX_CHECK(!contains(used, ax), "reshard: axis in use");
       DimShard next = from;
       next.dims[d] = to.dims[d];
+      if (padded(global, next, d)) {
+        // Pad the whole dimension up to shards * shard size; the last shards hold padding.
+        Aval grown = local(from);
+        const int64_t total = local(next).shape[d] * mesh_.size_of(next.dims[d]);
+        std::vector<int64_t> config(3 * grown.shape.size(), 0);
+        config[3 * d + 1] = total - grown.shape[d];
+        grown.shape[d] = total;
+        core::Literal zero{Aval{{}, global.dtype, false}, 0.0};
+        cur = Atom::of(emit(Prim::pad, {cur, Atom::of(zero)}, {{"padding_config", config}}, grown));
+      }
       core::Params params{{"mesh_axes", added}, {"dimension", int64_t(d)}};
       cur = Atom::of(emit(Prim::shard_slice, {cur}, std::move(params), local(next)));
       from = next;
     }
   }
   return cur;
+}
+
+Atom Partitioner::gather_dimension(Atom cur, const Aval& global, DimShard& from, size_t d) {
+  DimShard next = from;
+  next.dims[d].clear();
+  Aval gathered = mesh_.local_aval(global, from);
+  gathered.shape[d] *= mesh_.size_of(from.dims[d]);
+  core::Params params{{"mesh_axes", from.dims[d]}, {"dimension", int64_t(d)}};
+  cur = Atom::of(emit(Prim::all_gather, {cur}, std::move(params), gathered));
+  const Aval trimmed = mesh_.local_aval(global, next);
+  if (gathered.shape[d] != trimmed.shape[d]) {
+    core::Params slice{{"start_indices", std::vector<int64_t>(trimmed.shape.size(), 0)},
+                       {"limit_indices", trimmed.shape},
+                       {"strides", std::vector<int64_t>{}}};
+    cur = Atom::of(emit(Prim::slice, {cur}, std::move(slice), trimmed));
+  }
+  from = next;
+  return cur;
+}
+
+Atom Partitioner::mask_padding(Atom cur, const Aval& local, const Aval& global,
+                               const DimShard& s, size_t d, double fill) {
+  // where(global index < size, x, fill), the global index being iota plus this shard's
+  // offset (iota's offset_axes).
+  Aval index{local.shape, DType::int32, false};
+  core::Params iota{{"dtype", DType::int32},
+                    {"shape", local.shape},
+                    {"dimension", int64_t(d)},
+                    {"offset_axes", s.dims[d]}};
+  Atom idx = Atom::of(emit(Prim::iota, {}, std::move(iota), index));
+  core::Literal size{Aval{{}, DType::int32, false}, double(global.shape[d])};
+  Atom valid = Atom::of(emit(Prim::lt, {idx, Atom::of(size)}, {}, Aval{local.shape, DType::bool_, false}));
+  core::Literal value{Aval{{}, local.dtype, false}, fill};
+  core::Params bcast{{"shape", local.shape}, {"broadcast_dimensions", std::vector<int64_t>{}}};
+  Atom filler = Atom::of(emit(Prim::broadcast_in_dim, {Atom::of(value)}, std::move(bcast), local));
+  return Atom::of(emit(Prim::select_n, {valid, filler, cur}, {}, local));
+}
+
+// The value that leaves a reduction unchanged, to fill padding with.
+double identity_of(core::ReduceOp op, DType dtype) {
+  const bool is_float = is_floating(dtype);
+  switch (op) {
+    case core::ReduceOp::max:
+      return is_float ? -INFINITY : (is_signed_integer(dtype) ? -std::ldexp(1.0, 8 * dtype_itemsize(dtype) - 1) : 0.0);
+    case core::ReduceOp::min:
+      return is_float ? INFINITY
+                      : std::ldexp(1.0, 8 * dtype_itemsize(dtype) - (is_signed_integer(dtype) ? 1 : 0)) - 1;
+    case core::ReduceOp::prod:
+    case core::ReduceOp::and_:
+      return dtype == DType::bool_ ? 1.0 : (is_integer(dtype) && op == core::ReduceOp::and_ ? -1.0 : 1.0);
+    default:
+      return 0.0;
+  }
 }
 
 void Partitioner::partition_eqn(size_t e) {
@@ -199,9 +282,19 @@ void Partitioner::partition_eqn(size_t e) {
       continue;
     }
     DimShard need = required_operand(global_, prop_, e, i);
-    inputs.push_back(reshard(map_[size_t(a.var)], global_.avals[size_t(a.var)],
-                             layout_[size_t(a.var)], need));
-    in_avals.push_back(mesh_.local_aval(global_.avals[size_t(a.var)], need));
+    const Aval& g = global_.avals[size_t(a.var)];
+    Atom in = reshard(map_[size_t(a.var)], g, layout_[size_t(a.var)], need);
+    const Aval local = mesh_.local_aval(g, need);
+    // Padding reaching a reduction (or a contraction, on one operand) would count: mask it.
+    const core::ShardingRule& rule = prop_.rules[e];
+    for (size_t d = 0; d < need.dims.size(); ++d) {
+      const int f = rule.operands[i][d];
+      if (need.dims[d].empty() || !padded(g, need, d) || appears_in_results(rule, f)) continue;
+      if (eqn.prim == Prim::dot_general && i != 0) continue;
+      in = mask_padding(in, local, g, need, d, identity_of(rule.reduction, g.dtype));
+    }
+    inputs.push_back(in);
+    in_avals.push_back(local);
   }
   std::vector<Aval> out_avals;
   std::vector<AxisList> out_dims;
@@ -224,6 +317,10 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
   std::vector<int> inputs(global_.constvars);
   inputs.insert(inputs.end(), global_.invars.begin(), global_.invars.end());
   for (int v : inputs) {
+    // Arguments arrive in even shards; a padded layout is made inside, by reshard.
+    for (size_t d = 0; d < layout_[size_t(v)].dims.size(); ++d) {
+      if (padded(global_.avals[size_t(v)], layout_[size_t(v)], d)) layout_[size_t(v)].dims[d].clear();
+    }
     const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], layout_[size_t(v)]));
     local_.invars.push_back(lv);
     map_[size_t(v)] = Atom::of(lv);
@@ -237,7 +334,21 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
     DimShard to = from;
     to.unreduced.clear();
     to.op = core::ReduceOp::none;
-    if (i < out_layouts.size() && out_layouts[i]) to = *out_layouts[i];
+    const bool explicit_layout = i < out_layouts.size() && out_layouts[i].has_value();
+    if (explicit_layout) to = *out_layouts[i];
+    for (size_t d = 0; d < to.dims.size(); ++d) {
+      if (!padded(aval, to, d)) continue;
+      if (explicit_layout) {
+        throw ValueError("One of pjit outputs was given the sharding of " + mesh_.spec_str(to) +
+                         ", which implies that the global size of its dimension " +
+                         std::to_string(d) + " should be divisible by " +
+                         std::to_string(mesh_.size_of(to.dims[d])) + ", but it is equal to " +
+                         std::to_string(aval.shape[d]) + " (full shape: " + shape_str(aval.shape) + ")");
+      }
+      // Arrays hold even shards only: an output that ended padded is returned whole along
+      // that dimension, as JAX does.
+      to.dims[d].clear();
+    }
     Atom out = a.is_literal() ? a : reshard(map_[size_t(a.var)], aval, from, to);
     if (out.is_literal()) out = Atom::of(emit(Prim::copy, {out}, {}, aval));
     local_.outvars.push_back(out);

@@ -34,7 +34,16 @@ DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mes
 
 // Chooses mesh axes for each factor of `rule` from the operands' known layouts: the first
 // operand that shards a factor decides it; an axis is used by one factor only.
-std::vector<AxisList> choose_factors(const ShardingRule& rule, const MeshInfo& mesh,
+// Primitives that run on padded shards: elementwise ones ignore the padding, reductions
+// and contractions mask it with their identity (partition.cpp). Others need a dimension
+// that does not divide gathered first.
+bool runs_padded(core::Prim p) {
+  return core::has_trait(p, core::kElementwise) || core::has_trait(p, core::kReduction) ||
+         p == core::Prim::dot_general;
+}
+
+std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
+                                     const MeshInfo& mesh,
                                      const std::vector<const DimShard*>& operands) {
   std::vector<AxisList> fa(size_t(rule.num_factors()));
   std::vector<bool> used(mesh.axis_sizes.size(), false);
@@ -46,7 +55,8 @@ std::vector<AxisList> choose_factors(const ShardingRule& rule, const MeshInfo& m
       const AxisList& axes = s.dims[d];
       if (f == ShardingRule::kNone || axes.empty() || !fa[size_t(f)].empty()) continue;
       if (rule.reduction == core::ReduceOp::none && !appears_in_results(rule, f)) continue;
-      if (rule.factor_sizes[size_t(f)] % mesh.size_of(axes) != 0) continue;
+      const bool divides = rule.factor_sizes[size_t(f)] % mesh.size_of(axes) == 0;
+      if (!divides && !runs_padded(prim)) continue;
       if (std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return used[size_t(a)]; })) {
         continue;
       }
@@ -104,7 +114,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     }
     for (int v : e.outputs) out.push_back(p.avals[size_t(v)]);
     ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
-    std::vector<AxisList> fa = choose_factors(rule, mesh, operands);
+    std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands);
     for (size_t r = 0; r < e.outputs.size(); ++r) {
       known[size_t(e.outputs[r])] = e.prim == Prim::sharding_constraint
                                         ? constraint_of(e, p, mesh)

@@ -1,10 +1,11 @@
 #include "core/parse.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "parax/errors.h"
@@ -12,23 +13,12 @@
 namespace parax::core {
 namespace {
 
-// Variables are numbered by their names; a cap keeps a typo such as `zzzzzz` from
-// allocating hundreds of millions of placeholder types.
-constexpr int kMaxVars = 1 << 20;
-
 enum class Kind { floating, integer, boolean };
 
-// A literal as written; its type waits until the whole equation is read.
-struct RawLiteral {
-  size_t input;
-  Kind kind;
-  double value;
-};
-
-// A program under construction: its variables by number, and which are defined so far.
+// A program under construction, with its variables by name (each program its own scope).
 struct Scope {
   Program p;
-  std::vector<bool> defined;
+  std::map<std::string, int, std::less<>> vars;
 };
 
 // Words cover names, numbers (`-1`, `1e-05`) and printed primitive names (`all-gather`).
@@ -37,16 +27,11 @@ bool is_word_char(char c) {
          c == '+' || c == '<' || c == '>';
 }
 
-// Returns the number `var_name` encodes in `name`, or nullopt for a name it never prints.
-std::optional<int> var_number(std::string_view name) {
-  if (name.empty() || name.size() > 5) return std::nullopt;
-  int64_t n = 0;
-  for (char c : name) {
-    if (c < 'a' || c > 'z') return std::nullopt;
-    n = n * 26 + (c - 'a');
-  }
-  if (n >= kMaxVars || var_name(int(n)) != name) return std::nullopt;
-  return int(n);
+bool is_identifier(std::string_view w) {
+  if (w.empty() || std::isdigit(static_cast<unsigned char>(w[0]))) return false;
+  return std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 std::optional<int64_t> to_int(std::string_view w) {
@@ -65,7 +50,7 @@ std::optional<double> to_float(std::string_view w) {
   const std::string s(w);
   char* end = nullptr;
   const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size()) return std::nullopt;
+  if (end != s.c_str() + s.size()) return std::nullopt;
   return v;
 }
 
@@ -77,10 +62,10 @@ std::optional<DType> dtype_named(std::string_view w, bool short_name) {
   return std::nullopt;
 }
 
-bool is_kind(Kind k, DType t) {
-  if (k == Kind::floating) return is_floating(t);
-  if (k == Kind::integer) return is_integer(t);
-  return t == DType::bool_;
+// Literals print by kind only: `1.0`, `1`, `True`.
+Kind kind_of(DType t) {
+  if (is_floating(t)) return Kind::floating;
+  return t == DType::bool_ ? Kind::boolean : Kind::integer;
 }
 
 class Parser {
@@ -95,7 +80,7 @@ class Parser {
   }
 
   PartitionSpec parse_spec() {
-    const size_t at = (skip_ws(), pos_);
+    const size_t at = here();
     const std::string_view w = word();
     if (w != "P" && w != "PartitionSpec") fail_at(at, "P(...) or PartitionSpec(...)");
     PartitionSpec spec = spec_body();
@@ -112,6 +97,11 @@ class Parser {
 
   void skip_ws() {
     while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  // Returns the position of the next token.
+  size_t here() {
+    skip_ws();
+    return pos_;
   }
   char peek() {
     skip_ws();
@@ -132,19 +122,27 @@ class Parser {
     return text_.substr(start, pos_ - start);
   }
   void expect_word(std::string_view w) {
-    const size_t at = (skip_ws(), pos_);
+    const size_t at = here();
     if (word() != w) fail_at(at, "'" + std::string(w) + "'");
   }
   bool at_closing_in();
   int64_t integer(const std::string& what);
   std::string quoted();
 
+  struct TypedVar {
+    size_t at;
+    std::string name;
+    Aval aval;
+  };
   Program program();
-  std::pair<int, Aval> typed_var(const std::string& what);
-  void define(Scope& s, int n, Aval aval, size_t at) const;
+  void binders(Scope& s, char end, std::vector<int>& vars);
+  TypedVar typed_var(const std::string& what);
+  int define(Scope& s, const TypedVar& v) const;
   Aval aval();
   void equation(Scope& s);
-  std::optional<Atom> atom(Scope& s, size_t at, std::string_view w, RawLiteral* lit);
+  Params params();
+  static void type_literals(const Program& p, Eqn& eqn);
+  std::optional<Atom> atom(Scope& s, size_t at, std::string_view w);
   std::vector<Atom> out_atoms(Scope& s);
 
   ParamValue param_value();
@@ -187,7 +185,7 @@ void Parser::fail_msg(size_t at, const std::string& msg) const {
   throw ValueError(where(at) + msg);
 }
 
-// `in (` ends the equations; a variable may also be named `in` (number 221).
+// `in (` ends the equations; a variable may also be named `in` (the 222nd printed name).
 bool Parser::at_closing_in() {
   skip_ws();
   if (text_.substr(pos_, 2) != "in") return false;
@@ -198,7 +196,7 @@ bool Parser::at_closing_in() {
 }
 
 int64_t Parser::integer(const std::string& what) {
-  const size_t at = (skip_ws(), pos_);
+  const size_t at = here();
   auto v = to_int(word());
   if (!v) fail_at(at, what);
   return *v;
@@ -216,20 +214,8 @@ Program Parser::program() {
   Scope s;
   expect('{', "'{' starting a program");
   expect_word("lambda");
-  while (peek() != ';') {
-    const size_t at = pos_;
-    auto [n, a] = typed_var("a typed variable such as a:f32[8] or ';'");
-    define(s, n, a, at);
-    s.p.constvars.push_back(n);
-  }
-  ++pos_;
-  while (peek() != '.') {
-    const size_t at = pos_;
-    auto [n, a] = typed_var("a typed variable such as a:f32[8] or '. let'");
-    define(s, n, a, at);
-    s.p.invars.push_back(n);
-  }
-  ++pos_;
+  binders(s, ';', s.p.constvars);
+  binders(s, '.', s.p.invars);
   expect_word("let");
   while (!at_closing_in()) equation(s);
   expect_word("in");
@@ -238,29 +224,33 @@ Program Parser::program() {
   return std::move(s.p);
 }
 
-std::pair<int, Aval> Parser::typed_var(const std::string& what) {
-  const size_t at = (skip_ws(), pos_);
-  const std::string_view name = word();
-  if (pos_ >= text_.size() || text_[pos_] != ':') fail_at(at, what);
-  const auto n = var_number(name);
-  if (!n) fail_at(at, "a variable name as programs print them (a, ..., z, ba, bb, ...)");
+// Reads and defines typed variables up to (and past) `end`.
+void Parser::binders(Scope& s, char end, std::vector<int>& vars) {
+  const std::string what = std::string("a typed variable such as a:f32[8] or '") + end + "'";
+  while (peek() != end) {
+    vars.push_back(define(s, typed_var(what)));
+  }
   ++pos_;
-  return {*n, aval()};
 }
 
-void Parser::define(Scope& s, int n, Aval aval, size_t at) const {
-  if (size_t(n) >= s.p.avals.size()) {
-    // Unnamed numbers in between get placeholder types: the printer never shows them.
-    s.p.avals.resize(size_t(n) + 1);
-    s.defined.resize(size_t(n) + 1, false);
-  }
-  if (s.defined[size_t(n)]) fail_msg(at, "variable '" + var_name(n) + "' is defined twice");
-  s.defined[size_t(n)] = true;
-  s.p.avals[size_t(n)] = std::move(aval);
+Parser::TypedVar Parser::typed_var(const std::string& what) {
+  const size_t at = here();
+  const std::string_view name = word();
+  if (pos_ >= text_.size() || text_[pos_] != ':') fail_at(at, what);
+  if (!is_identifier(name)) fail_at(at, "a variable name such as a or ba");
+  ++pos_;
+  return TypedVar{at, std::string(name), aval()};
+}
+
+// Variables are numbered in order of definition, as the printer names them.
+int Parser::define(Scope& s, const TypedVar& v) const {
+  auto [it, added] = s.vars.emplace(v.name, int(s.p.avals.size()));
+  if (!added) fail_msg(v.at, "variable '" + v.name + "' is defined twice");
+  return s.p.new_var(v.aval);
 }
 
 Aval Parser::aval() {
-  const size_t at = (skip_ws(), pos_);
+  const size_t at = here();
   const auto dtype = dtype_named(word(), /*short_name=*/true);
   if (!dtype) fail_at(at, "a dtype such as f32, i32, bool");
   if (pos_ >= text_.size() || text_[pos_] != '[') fail("'[' starting the shape");
@@ -268,7 +258,7 @@ Aval Parser::aval() {
   Shape shape;
   if (!accept(']')) {
     do {
-      const size_t dim_at = (skip_ws(), pos_);
+      const size_t dim_at = here();
       shape.push_back(integer("a dimension size"));
       if (shape.back() < 0) fail_at(dim_at, "a nonnegative dimension size");
     } while (accept(','));
@@ -278,13 +268,10 @@ Aval Parser::aval() {
 }
 
 void Parser::equation(Scope& s) {
-  std::vector<std::pair<size_t, std::pair<int, Aval>>> outs;
-  while (peek() != '=') {
-    const size_t at = pos_;
-    outs.push_back({at, typed_var("a typed result such as b:f32[8], '=' or 'in ('")});
-  }
+  std::vector<TypedVar> outs;
+  while (peek() != '=') outs.push_back(typed_var("a typed result such as b:f32[8], '=' or 'in ('"));
   ++pos_;
-  const size_t prim_at = (skip_ws(), pos_);
+  const size_t prim_at = here();
   const std::string_view name = word();
   std::optional<Prim> prim;
 #define PARAX_PRIM_MATCH(id, printed, traits) \
@@ -292,18 +279,7 @@ void Parser::equation(Scope& s) {
   PARAX_PRIMITIVES(PARAX_PRIM_MATCH)
 #undef PARAX_PRIM_MATCH
   if (!prim) fail_at(prim_at, "a primitive name");
-  Eqn eqn{*prim, {}, {}, {}};
-  if (accept('[')) {
-    while (!accept(']')) {
-      const size_t at = (skip_ws(), pos_);
-      const std::string param(word());
-      if (param.empty()) fail("a param name or ']'");
-      if (eqn.params.has(param)) fail_msg(at, "param '" + param + "' appears twice");
-      expect('=', "'=' after the param name");
-      eqn.params.set(param, param_value());
-    }
-  }
-  std::vector<RawLiteral> literals;
+  Eqn eqn{*prim, {}, {}, accept('[') ? params() : Params{}};
   for (;;) {
     const char c = peek();
     if (c == '\0' || c == '}' || c == '=' || at_closing_in()) break;
@@ -313,57 +289,62 @@ void Parser::equation(Scope& s) {
       pos_ = at;  // the next equation's first result
       break;
     }
-    RawLiteral lit{eqn.inputs.size(), Kind::floating, 0};
-    auto a = atom(s, at, w, &lit);
+    auto a = atom(s, at, w);
     if (!a) fail_at(at, "an operand (a variable or a literal), the next equation or 'in ('");
-    if (a->is_literal()) literals.push_back(lit);
     eqn.inputs.push_back(*a);
   }
   // Results are defined only now, so an equation cannot read its own results.
-  for (auto& [at, out] : outs) {
-    define(s, out.first, out.second, at);
-    eqn.outputs.push_back(out.first);
-  }
-  // A literal takes the type of an operand (else a result) of its kind, as JAX's
-  // promotion has made every operand of an elementwise equation the same type.
-  for (const RawLiteral& lit : literals) {
-    std::optional<Aval> like;
-    for (const Atom& in : eqn.inputs) {
-      if (!like && !in.is_literal() && is_kind(lit.kind, s.p.avals[size_t(in.var)].dtype)) {
-        like = s.p.avals[size_t(in.var)];
-      }
-    }
-    for (int v : eqn.outputs) {
-      if (!like && is_kind(lit.kind, s.p.avals[size_t(v)].dtype)) like = s.p.avals[size_t(v)];
-    }
-    Literal& l = *eqn.inputs[lit.input].literal;
-    if (like) l.aval = Aval{{}, like->dtype, like->weak_type};
-  }
+  for (const TypedVar& v : outs) eqn.outputs.push_back(define(s, v));
+  type_literals(s.p, eqn);
   s.p.eqns.push_back(std::move(eqn));
 }
 
+// The params after '[', up to and past ']'.
+Params Parser::params() {
+  Params params;
+  while (!accept(']')) {
+    const size_t at = here();
+    const std::string name(word());
+    if (name.empty()) fail("a param name or ']'");
+    if (params.has(name)) fail_msg(at, "param '" + name + "' appears twice");
+    expect('=', "'=' after the param name");
+    params.set(name, param_value());
+  }
+  return params;
+}
+
+// Gives each literal the type of an operand (else a result) of its kind: JAX's promotion
+// has made the operands of an elementwise equation one type, and literals print untyped.
+void Parser::type_literals(const Program& p, Eqn& eqn) {
+  for (Atom& lit : eqn.inputs) {
+    if (!lit.is_literal()) continue;
+    const Kind kind = kind_of(lit.literal->aval.dtype);
+    std::optional<Aval> like;
+    for (const Atom& in : eqn.inputs) {
+      if (!like && !in.is_literal() && kind_of(p.avals[size_t(in.var)].dtype) == kind) {
+        like = p.avals[size_t(in.var)];
+      }
+    }
+    for (int v : eqn.outputs) {
+      if (!like && kind_of(p.avals[size_t(v)].dtype) == kind) like = p.avals[size_t(v)];
+    }
+    if (like) lit.literal->aval = Aval{{}, like->dtype, like->weak_type};
+  }
+}
+
 // Reads a variable or a literal from the word `w` at `at`; a literal gets the default
-// type of its kind (float32 / int32, weak; bool), and its kind and value go to `lit`.
-std::optional<Atom> Parser::atom(Scope& s, size_t at, std::string_view w, RawLiteral* lit) {
-  const auto n = var_number(w);
+// type of its kind: float32 or int32 (weak, as Python scalars are), or bool.
+std::optional<Atom> Parser::atom(Scope& s, size_t at, std::string_view w) {
   // A defined variable wins over a literal spelled the same (`nan`, `inf`).
-  if (n && size_t(*n) < s.defined.size() && s.defined[size_t(*n)]) return Atom::of(*n);
-  std::optional<Literal> l;
+  if (auto it = s.vars.find(w); it != s.vars.end()) return Atom::of(it->second);
   if (w == "True" || w == "False") {
-    lit->kind = Kind::boolean;
-    l = Literal{Aval{{}, DType::bool_, false}, w == "True" ? 1.0 : 0.0};
-  } else if (auto i = to_int(w)) {
-    lit->kind = Kind::integer;
-    l = Literal{Aval{{}, DType::int32, true}, double(*i)};
-  } else if (auto x = to_float(w)) {
-    lit->kind = Kind::floating;
-    l = Literal{Aval{{}, DType::float32, true}, *x};
+    return Atom::of(Literal{Aval{{}, DType::bool_, false}, w == "True" ? 1.0 : 0.0});
   }
-  if (l) {
-    lit->value = l->value;
-    return Atom::of(*l);
+  if (auto i = to_int(w)) return Atom::of(Literal{Aval{{}, DType::int32, true}, double(*i)});
+  if (auto x = to_float(w)) return Atom::of(Literal{Aval{{}, DType::float32, true}, *x});
+  if (is_identifier(w)) {
+    fail_msg(at, "variable '" + std::string(w) + "' is used before it is defined");
   }
-  if (n) fail_msg(at, "variable '" + std::string(w) + "' is used before it is defined");
   return std::nullopt;
 }
 
@@ -372,9 +353,8 @@ std::vector<Atom> Parser::out_atoms(Scope& s) {
   std::vector<Atom> outs;
   if (accept(')')) return outs;
   for (;;) {
-    const size_t at = (skip_ws(), pos_);
-    RawLiteral lit{0, Kind::floating, 0};
-    auto a = atom(s, at, word(), &lit);
+    const size_t at = here();
+    auto a = atom(s, at, word());
     if (!a) fail_at(at, "an output (a variable or a literal)");
     outs.push_back(*a);
     if (accept(')')) break;
@@ -431,7 +411,7 @@ std::vector<int64_t> Parser::tuple() {
 
 // `Mesh('a': 4, 'b': 2)`: the parser's mesh when it prints the same, else a new one.
 Mesh Parser::mesh() {
-  const size_t at = (skip_ws(), pos_);
+  const size_t at = here();
   expect_word("Mesh");
   expect('(', "'(' after Mesh");
   std::vector<std::string> names;

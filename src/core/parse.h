@@ -9,8 +9,9 @@
 namespace parax::core {
 
 // Parses `{ lambda c:f32[3]; a:f32[8,8] b:i32[]. let d:f32[8,8] = add a 1.0 in (d,) }`,
-// one-line or one equation a line. Variables keep the numbers their names encode, so
-// parsing a printed program prints it back identically. A literal takes the type of the
+// one-line or one equation a line. Variables may have any names (`x`, `w1`) and are
+// numbered in order of definition, as the printer names them, so parsing a printed program
+// prints it back identically. A literal takes the type of the
 // equation's first operand of its kind (float, integer, bool), else of its first result of
 // that kind, else float32 / int32 (weak) / bool. Param values: ints, floats, True/False,
 // int tuples, dtype names, bare words (strings), nested programs, NamedSharding(...) and

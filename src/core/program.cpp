@@ -115,8 +115,23 @@ std::string param_str(const ParamValue& v) {
 }
 
 std::string to_string(const Program& p, const ParamPrinter& param_printer) {
-  auto typed = [&](int v) { return var_name(v) + ":" + p.avals[size_t(v)].short_str(); };
-  auto atom = [&](const Atom& a) { return a.is_literal() ? literal_str(*a.literal) : var_name(a.var); };
+  // Variables are named in order of definition, as JAX prints them.
+  std::vector<int> number(p.avals.size(), -1);
+  int next = 0;
+  auto define = [&](int v) {
+    if (v >= 0 && size_t(v) < number.size() && number[size_t(v)] < 0) number[size_t(v)] = next++;
+  };
+  for (int v : p.constvars) define(v);
+  for (int v : p.invars) define(v);
+  for (const Eqn& e : p.eqns) {
+    for (int v : e.outputs) define(v);
+  }
+  auto name = [&](int v) {
+    return v >= 0 && size_t(v) < number.size() && number[size_t(v)] >= 0 ? var_name(number[size_t(v)])
+                                                                          : "?" + std::to_string(v);
+  };
+  auto typed = [&](int v) { return name(v) + ":" + p.avals[size_t(v)].short_str(); };
+  auto atom = [&](const Atom& a) { return a.is_literal() ? literal_str(*a.literal) : name(a.var); };
   std::string head = "{ lambda ";
   for (size_t i = 0; i < p.constvars.size(); ++i) head += (i ? " " : "") + typed(p.constvars[i]);
   head += "; ";

@@ -76,7 +76,7 @@ bool better(K x, K best) {
   return kMax ? x > best : x < best;
 }
 
-constexpr int64_t kColumns = 256;
+constexpr int64_t kColumns = 2048;
 
 // x is [P, R, I]; out is [P, I].
 template <bool kMax, class T, class Index>

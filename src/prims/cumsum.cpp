@@ -53,13 +53,29 @@ constexpr auto cumsum_acc_tag() {
   }
 }
 
-constexpr int64_t kColumns = 256;
+constexpr int64_t kColumns = 2048;
 
 // x and out are [P, R, I]; each task scans one block of up to kColumns columns.
 template <class T>
 void cumsum_typed(const T* x, T* out, int64_t p_size, int64_t r_size, int64_t i_size,
                   bool reverse) {
   using A = decltype(cumsum_acc_tag<T>());
+  if (i_size == 1) {
+    parallel_chunks(p_size, std::max<int64_t>(1, kElementGrain / r_size), [&](int64_t begin,
+                                                                           int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const T* src = x + p * r_size;
+        T* dst = out + p * r_size;
+        A acc = 0;
+        for (int64_t step = 0; step < r_size; ++step) {
+          const int64_t r = reverse ? r_size - 1 - step : step;
+          acc = A(acc + scalar_cast<A>(src[r]));
+          dst[r] = scalar_cast<T>(acc);
+        }
+      }
+    });
+    return;
+  }
   const int64_t blocks = (i_size + kColumns - 1) / kColumns;
   const int64_t grain = std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kColumns)));
   parallel_chunks(p_size * blocks, grain, [&](int64_t begin, int64_t end) {

@@ -143,7 +143,7 @@ struct MaxOp {
     if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::lowest();
   }
-  static A combine(A a, A b) { return (b > a || b != b) ? b : a; }
+  static A combine(A a, A b) { return ((b > a) | (b != b)) ? b : a; }
 };
 
 template <class T>
@@ -154,7 +154,7 @@ struct MinOp {
     if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
     else return std::numeric_limits<A>::max();
   }
-  static A combine(A a, A b) { return (b < a || b != b) ? b : a; }
+  static A combine(A a, A b) { return ((b < a) | (b != b)) ? b : a; }
 };
 
 template <class T>
@@ -207,7 +207,7 @@ std::vector<Run> merge_runs(const Shape& shape, const std::vector<int64_t>& axes
 constexpr int64_t kBlock = 128;           // leaves of the pairwise tree, as numpy's
 constexpr int64_t kParallelRun = 1 << 18;  // contiguous runs at least this long split
 constexpr int kParallelDepth = 6;          // ... into 2^6 subtrees reduced in parallel
-constexpr int64_t kColumns = 256;          // columns per task when reducing [P, R, I]
+constexpr int64_t kColumns = 2048;         // columns per task when reducing [P, R, I]
 constexpr int64_t kRowLeaf = 16;           // rows a leaf of the column tree adds serially
 
 int64_t split_point(int64_t n) {
@@ -215,7 +215,9 @@ int64_t split_point(int64_t n) {
   return half - half % 8;
 }
 
-// Reduces x[0, n) (n >= 1) pairwise; the leaves use 8 independent accumulators.
+constexpr int kLanes = 16;  // independent accumulators in a leaf, one vector's worth or more
+
+// Reduces x[0, n) (n >= 1) pairwise; a leaf keeps kLanes accumulators, combined pairwise.
 template <class Op, class S>
 typename Op::A reduce_run(const S* x, int64_t n) {
   using A = typename Op::A;
@@ -223,16 +225,20 @@ typename Op::A reduce_run(const S* x, int64_t n) {
     const int64_t half = split_point(n);
     return Op::combine(reduce_run<Op>(x, half), reduce_run<Op>(x + half, n - half));
   }
-  A acc[8];
-  std::fill_n(acc, 8, Op::identity());
+  A acc[kLanes];
+  std::fill_n(acc, kLanes, Op::identity());
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    for (int j = 0; j < 8; ++j) acc[j] = Op::combine(acc[j], scalar_cast<A>(x[i + j]));
+  for (; i + kLanes <= n; i += kLanes) {
+    // Unrolled, GCC turns the lanes into scalar reductions it may not vectorize (floats
+    // cannot be reassociated); as a loop they become vector operations on acc.
+#pragma GCC unroll 1
+    for (int j = 0; j < kLanes; ++j) acc[j] = Op::combine(acc[j], scalar_cast<A>(x[i + j]));
   }
-  A r = Op::combine(Op::combine(Op::combine(acc[0], acc[1]), Op::combine(acc[2], acc[3])),
-                    Op::combine(Op::combine(acc[4], acc[5]), Op::combine(acc[6], acc[7])));
-  for (; i < n; ++i) r = Op::combine(r, scalar_cast<A>(x[i]));
-  return r;
+  for (int j = 0; i < n; ++i, ++j) acc[j] = Op::combine(acc[j], scalar_cast<A>(x[i]));
+  for (int w = kLanes / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) acc[j] = Op::combine(acc[j], acc[j + w]);
+  }
+  return acc[0];
 }
 
 // The subtrees of reduce_run's tree at `depth`, as (offset, length).

@@ -14,6 +14,7 @@
 #include "core/program_trace.h"
 #include "core/rules.h"
 #include "parax/config.h"
+#include "sharding/sharding_impl.h"
 
 namespace parax {
 
@@ -123,7 +124,22 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     }
     for (size_t o = 0; o < outs.size() && !os.empty(); ++o) {
       const auto& s = os.size() == 1 ? os[0] : os[o];
-      if (s) outs[o] = constrain(outs[o], *s);
+      if (!s) continue;
+      // Arrays hold even shards, so an output sharding must divide (JAX's error).
+      const core::Aval& aval = core::aval_of(outs[o]);
+      s->impl().check_rank(int64_t(aval.shape.size()));
+      const auto layout = s->impl().layout(int64_t(aval.shape.size()));
+      for (size_t d = 0; d < aval.shape.size(); ++d) {
+        if (aval.shape[d] % layout.tiles[d] == 0) continue;
+        throw ValueError("One of pjit outputs with pytree key path result[" + std::to_string(o) +
+                         "] was given the sharding of " + s->to_string() +
+                         ", which implies that the global size of its dimension " +
+                         std::to_string(d) + " should be divisible by " +
+                         std::to_string(layout.tiles[d]) + ", but it is equal to " +
+                         std::to_string(aval.shape[d]) + " (full shape: " +
+                         shape_str(aval.shape) + ")");
+      }
+      outs[o] = constrain(outs[o], *s);
     }
     return outs;
   });

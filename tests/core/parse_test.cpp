@@ -38,20 +38,27 @@ TEST(Parse, RoundTripsMultiLineProgramsWithParams) {
       "  in (c,) }");
 }
 
-TEST(Parse, RoundTripsConstvarsNumberedOutOfOrder) {
-  // Tracing numbers a closed-over constant when it is first used, after the arguments.
+TEST(Parse, RoundTripsConstvars) {
   const std::string text =
-      "{ lambda c:f32[8]; a:f32[8,8] b:i32[]. let\n"
-      "    d:f32[8,8] = add a 1.0\n"
-      "    e:f32[8,8] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(8, 8)] c\n"
+      "{ lambda a:f32[8]; b:f32[8,8] c:i32[]. let\n"
+      "    d:f32[8,8] = add b 1.0\n"
+      "    e:f32[8,8] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(8, 8)] a\n"
       "    f:f32[8,8] = mul d e\n"
-      "    g:i32[] = mul b 2\n"
+      "    g:i32[] = mul c 2\n"
       "  in (f, g) }";
   expect_round_trip(text);
   const Program p = parse_program(text);
-  EXPECT_EQ(p.constvars, std::vector<int>{2});
-  EXPECT_EQ(p.invars, (std::vector<int>{0, 1}));
-  EXPECT_EQ(p.avals[2].short_str(), "f32[8]");
+  EXPECT_EQ(p.constvars, std::vector<int>{0});
+  EXPECT_EQ(p.invars, (std::vector<int>{1, 2}));
+}
+
+TEST(Parse, NamesAreAnyIdentifiersNumberedInOrderOfDefinition) {
+  const Program p = parse_program(
+      "{ lambda w:f32[3]; x:f32[3] in:i32[]. let\n"
+      "    y1:f32[3] = mul x w\n"
+      "  in (y1, in) }");
+  EXPECT_EQ(p.invars, (std::vector<int>{1, 2}));
+  EXPECT_EQ(to_string(p), "{ lambda a:f32[3]; b:f32[3] c:i32[]. let d:f32[3] = mul b a in (d, c) }");
 }
 
 TEST(Parse, RoundTripsLiteralsAndMultipleResults) {
@@ -135,9 +142,9 @@ TEST(Parse, ErrorsNameTheLineColumnAndWhatWasExpected) {
   expect_error("{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b, }",
                "[parse_program] line 1, column 50: expected an output (a variable or a "
                "literal); got '}'");
-  expect_error("{ lambda ; ab:f32[8]. let in (ab,) }",
-               "[parse_program] line 1, column 12: expected a variable name as programs print "
-               "them (a, ..., z, ba, bb, ...); got 'ab'");
+  expect_error("{ lambda ; 1a:f32[8]. let in (1a,) }",
+               "[parse_program] line 1, column 12: expected a variable name such as a or ba; "
+               "got '1a'");
   expect_error("{ lambda ; a:f32[8]. let b:f32[8] = sharding_constraint[sharding=P('a')] a "
                "in (b,) }",
                "[parse_program] line 1, column 66: the sharding P('a',) needs a mesh; pass one "
@@ -146,7 +153,7 @@ TEST(Parse, ErrorsNameTheLineColumnAndWhatWasExpected) {
                "[parse_program] line 1, column 46: param 'x' appears twice");
   expect_error("{ lambda ; a:f32[8]",
                "[parse_program] line 1, column 20: expected a typed variable such as a:f32[8] "
-               "or '. let'; got the end of the text");
+               "or '.'; got the end of the text");
 }
 
 TEST(Parse, PartitionSpecs) {
