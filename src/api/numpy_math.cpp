@@ -13,9 +13,9 @@ namespace {
 
 using frontend::constant_like;
 
-Array one(std::vector<Array> xs) { return xs[0]; }
-
-Array inexact(const ArrayLike& x) { return one(frontend::promote_dtypes_inexact({x.array()})); }
+// One operand's promotion (jnp's promote_args_inexact / _numeric with a single argument).
+Array inexact(const ArrayLike& x) { return frontend::promote_dtypes_inexact({x.array()})[0]; }
+Array numeric(const ArrayLike& x) { return frontend::promote_dtypes_numeric({x.array()})[0]; }
 
 bool is_integral_or_bool(DType t) { return is_integer(t) || t == DType::bool_; }
 
@@ -53,12 +53,12 @@ std::pair<Array, Array> float_divmod(const Array& x1, const Array& x2) {
 // _pow_int_int: anything larger overflows for bases above one).
 Array pow_int_int(Array x1, Array x2) {
   Array zero = constant_like(x2, 0);
-  Array one_ = constant_like(x2, 1);
-  Array acc = where(lax::bitwise_and(lax::eq(x1, zero), lax::ne(x2, zero)), zero, one_);
+  Array one = constant_like(x2, 1);
+  Array acc = where(lax::bitwise_and(lax::eq(x1, zero), lax::ne(x2, zero)), zero, one);
   for (int bit = 0; bit < 6; ++bit) {
-    acc = where(lax::bitwise_and(x2, one_), lax::mul(acc, x1), acc);
+    acc = where(lax::bitwise_and(x2, one), lax::mul(acc, x1), acc);
     x1 = lax::mul(x1, x1);
-    x2 = lax::shift_right_logical(x2, one_);
+    x2 = lax::shift_right_logical(x2, one);
   }
   return acc;
 }
@@ -159,7 +159,7 @@ Array sqrt(const ArrayLike& x) { return lax::sqrt(inexact(x)); }
 Array cbrt(const ArrayLike& x) { return lax::cbrt(inexact(x)); }
 
 Array square(const ArrayLike& x) {
-  return lax::integer_pow(one(frontend::promote_dtypes_numeric({x.array()})), 2);
+  return lax::integer_pow(numeric(x), 2);
 }
 
 Array reciprocal(const ArrayLike& x) { return lax::integer_pow(inexact(x), -1); }
@@ -238,7 +238,7 @@ Array power(const ArrayLike& x, const ArrayLike& y) {
   // A concrete integer exponent unrolls into multiplications (JAX's case 1), which is
   // more precise than pow for x ** 2.
   if (std::optional<int64_t> n = concrete_int(y.array())) {
-    return lax::integer_pow(one(frontend::promote_dtypes_numeric({x.array()})), *n);
+    return lax::integer_pow(numeric(x), *n);
   }
   std::vector<Array> shaped = frontend::promote_shapes("pow", {x.array(), y.array()});
   auto [a, b] = args_numeric("pow", shaped[0], shaped[1]);

@@ -112,6 +112,16 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
     same_tiles = same_tiles && mesh_.size_of(from.dims[d]) == mesh_.size_of(to.dims[d]);
   }
   if (same_tiles) {
+    // The tile index of a device under a layout, per dimension.
+    auto tile_of = [&](const DimShard& s, const std::vector<int64_t>& c) {
+      std::vector<int64_t> t;
+      for (const AxisList& axes : s.dims) {
+        int64_t i = 0;
+        for (int64_t ax : axes) i = i * mesh_.axis_sizes[size_t(ax)] + c[size_t(ax)];
+        t.push_back(i);
+      }
+      return t;
+    };
     std::vector<int64_t> pairs;
     for (int64_t src = 0; src < mesh_.num_devices(); ++src) {
       // The device holding, under `to`, the tile that `src` holds under `from`: the tile
@@ -136,6 +146,11 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
     // exactly one source, so keep the first source per destination.
     std::vector<int64_t> dedup;
     std::vector<bool> filled(size_t(mesh_.num_devices()), false);
+    for (int64_t dst = 0; dst < mesh_.num_devices(); ++dst) {
+      // A device that already holds its tile (a replicated axis) receives nothing.
+      const auto c = mesh_.coords(dst);
+      filled[size_t(dst)] = tile_of(from, c) == tile_of(to, c);
+    }
     for (size_t k = 0; k < pairs.size(); k += 2) {
       if (filled[size_t(pairs[k + 1])]) continue;
       filled[size_t(pairs[k + 1])] = true;

@@ -19,7 +19,8 @@ bool appears_in_results(const ShardingRule& rule, int f) {
   return false;
 }
 
-DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mesh) {
+DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mesh,
+                       const DimShard* operand) {
   const auto& sharding = e.params.get<std::shared_ptr<const Sharding>>("sharding");
   const core::Aval& aval = p.aval_of(e.inputs[0]);
   auto s = express_on(mesh, *sharding, aval.shape.size(), aval.shape);
@@ -29,11 +30,26 @@ DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mes
                         "the computation's mesh " + mesh.mesh.to_string() +
                         "; expected a sharding over the same devices as the arguments");
   }
+  // P.UNCONSTRAINED dimensions keep whatever the operand has, where no other dimension of
+  // the constraint uses those axes.
+  if (auto named = sharding->as_named(); named && operand != nullptr) {
+    const auto& spec = named->spec();
+    AxisList used = s->used_axes();
+    for (size_t d = 0; d < spec.size() && d < s->dims.size(); ++d) {
+      if (!spec[d].is_unconstrained() || d >= operand->dims.size()) continue;
+      const AxisList& axes = operand->dims[d];
+      if (std::any_of(axes.begin(), axes.end(), [&](int64_t a) {
+            return std::find(used.begin(), used.end(), a) != used.end();
+          })) {
+        continue;
+      }
+      s->dims[d] = axes;
+      used.insert(used.end(), axes.begin(), axes.end());
+    }
+  }
   return *s;
 }
 
-// Chooses mesh axes for each factor of `rule` from the operands' known layouts: the first
-// operand that shards a factor decides it; an axis is used by one factor only.
 // Primitives that run on padded shards: elementwise ones ignore the padding, reductions
 // and contractions mask it with their identity (partition.cpp). Others need a dimension
 // that does not divide gathered first.
@@ -42,26 +58,41 @@ bool runs_padded(core::Prim p) {
          p == core::Prim::dot_general;
 }
 
+// Chooses mesh axes for each factor of `rule` from the operands' known layouts. As GSPMD
+// does, operands of elementwise ops split into more shards speak first (else operands in
+// order), and factors that reach the result before contracted ones (a partial result costs an all-reduce later); an axis is used by
+// one factor only.
 std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
                                      const MeshInfo& mesh,
                                      const std::vector<const DimShard*>& operands) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (operands[i] != nullptr) order.push_back(i);
+  }
+  auto shards = [&](size_t i) { return mesh.size_of(operands[i]->used_axes()); };
+  if (core::has_trait(prim, core::kElementwise)) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t x, size_t y) { return shards(x) > shards(y); });
+  }
   std::vector<AxisList> fa(size_t(rule.num_factors()));
   std::vector<bool> used(mesh.axis_sizes.size(), false);
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (operands[i] == nullptr) continue;
-    const DimShard& s = *operands[i];
-    for (size_t d = 0; d < rule.operands[i].size() && d < s.dims.size(); ++d) {
-      const int f = rule.operands[i][d];
-      const AxisList& axes = s.dims[d];
-      if (f == ShardingRule::kNone || axes.empty() || !fa[size_t(f)].empty()) continue;
-      if (rule.reduction == core::ReduceOp::none && !appears_in_results(rule, f)) continue;
-      const bool divides = rule.factor_sizes[size_t(f)] % mesh.size_of(axes) == 0;
-      if (!divides && !runs_padded(prim)) continue;
-      if (std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return used[size_t(a)]; })) {
-        continue;
+  for (const bool contracted : {false, true}) {
+    for (size_t i : order) {
+      const DimShard& s = *operands[i];
+      for (size_t d = 0; d < rule.operands[i].size() && d < s.dims.size(); ++d) {
+        const int f = rule.operands[i][d];
+        const AxisList& axes = s.dims[d];
+        if (f == ShardingRule::kNone || axes.empty() || !fa[size_t(f)].empty()) continue;
+        if (appears_in_results(rule, f) == contracted) continue;
+        if (contracted && rule.reduction == core::ReduceOp::none) continue;
+        const bool divides = rule.factor_sizes[size_t(f)] % mesh.size_of(axes) == 0;
+        if (!divides && !runs_padded(prim)) continue;
+        if (std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return used[size_t(a)]; })) {
+          continue;
+        }
+        for (int64_t a : axes) used[size_t(a)] = true;
+        fa[size_t(f)] = axes;
       }
-      for (int64_t a : axes) used[size_t(a)] = true;
-      fa[size_t(f)] = axes;
     }
   }
   return fa;
@@ -117,7 +148,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands);
     for (size_t r = 0; r < e.outputs.size(); ++r) {
       known[size_t(e.outputs[r])] = e.prim == Prim::sharding_constraint
-                                        ? constraint_of(e, p, mesh)
+                                        ? constraint_of(e, p, mesh, operands[0])
                                         : result_of(rule, fa, r);
     }
     prop.rules.push_back(std::move(rule));
@@ -130,7 +161,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
       const core::Atom& a = p.eqns[e].inputs[i];
       if (a.is_literal() || known[size_t(a.var)]) continue;
       known[size_t(a.var)] = p.eqns[e].prim == Prim::sharding_constraint
-                                 ? constraint_of(p.eqns[e], p, mesh)
+                                 ? constraint_of(p.eqns[e], p, mesh, nullptr)
                                  : required_operand(p, prop, e, i);
     }
   }

@@ -70,7 +70,9 @@ Kind kind_of(DType t) {
 
 class Parser {
  public:
-  Parser(std::string_view text, const Mesh* mesh) : text_(text), mesh_(mesh) {}
+  // `api` names the caller in errors.
+  Parser(std::string_view text, const Mesh* mesh, std::string_view api)
+      : text_(text), mesh_(mesh), api_(api) {}
 
   Program parse() {
     Program p = program();
@@ -157,6 +159,7 @@ class Parser {
   std::string_view text_;
   size_t pos_ = 0;
   const Mesh* mesh_;
+  std::string_view api_;
 };
 
 std::string Parser::where(size_t at) const {
@@ -167,7 +170,7 @@ std::string Parser::where(size_t at) const {
     ++line;
     line_start = i + 1;
   }
-  return "[parse_program] line " + std::to_string(line) + ", column " +
+  return "[" + std::string(api_) + "] line " + std::to_string(line) + ", column " +
          std::to_string(at - line_start + 1) + ": ";
 }
 
@@ -522,11 +525,11 @@ ParamValue Parser::single_device_sharding(size_t at) {
 }  // namespace
 
 Program parse_program(std::string_view text, const Mesh* mesh) {
-  return Parser(text, mesh).parse();
+  return Parser(text, mesh, "parse_program").parse();
 }
 
 PartitionSpec parse_partition_spec(std::string_view text) {
-  return Parser(text, nullptr).parse_spec();
+  return Parser(text, nullptr, "parse_partition_spec").parse_spec();
 }
 
 }  // namespace parax::core

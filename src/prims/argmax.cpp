@@ -66,22 +66,61 @@ template <class T>
 using Key = std::conditional_t<!std::is_integral_v<T> && sizeof(T) == 2, float, T>;
 
 // Returns whether x replaces the best so far: a NaN best is final, a NaN x wins, and only
-// a strictly better value replaces (ties keep the first index).
+// a strictly better value replaces (ties keep the first index). Branch-free, so the
+// column loop below vectorizes.
 template <bool kMax, class K>
 bool better(K x, K best) {
-  if constexpr (!std::is_integral_v<K>) {
-    if (best != best) return false;
-    if (x != x) return true;
+  const bool strictly = kMax ? x > best : x < best;
+  if constexpr (std::is_integral_v<K>) {
+    return strictly;
+  } else {
+    return (best == best) & ((x != x) | strictly);
   }
-  return kMax ? x > best : x < best;
 }
 
 constexpr int64_t kColumns = 2048;
+constexpr int kLanes = 8;
+
+// Returns the index of one contiguous row's extreme in two passes that vectorize: the
+// extreme itself (NaN if any), then the first element equal to it (or the first NaN).
+// Equal means ==, so -0.0 and 0.0 tie as they do in the one-pass scan.
+template <bool kMax, class T>
+int64_t arg_row(const T* row, int64_t n) {
+  using K = Key<T>;
+  K lanes[kLanes];
+  std::fill_n(lanes, kLanes, scalar_cast<K>(row[0]));
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+#pragma GCC unroll 1
+    for (int j = 0; j < kLanes; ++j) {
+      const K v = scalar_cast<K>(row[i + j]);
+      lanes[j] = better<kMax>(v, lanes[j]) ? v : lanes[j];
+    }
+  }
+  for (; i < n; ++i) {
+    const K v = scalar_cast<K>(row[i]);
+    lanes[0] = better<kMax>(v, lanes[0]) ? v : lanes[0];
+  }
+  K extreme = lanes[0];
+  for (int j = 1; j < kLanes; ++j) extreme = better<kMax>(lanes[j], extreme) ? lanes[j] : extreme;
+  for (int64_t k = 0; k < n; ++k) {
+    const K v = scalar_cast<K>(row[k]);
+    if (v == extreme || (v != v && extreme != extreme)) return k;
+  }
+  PARAX_UNREACHABLE();
+}
 
 // x is [P, R, I]; out is [P, I].
 template <bool kMax, class T, class Index>
 void arg_typed(const T* x, Index* out, int64_t p_size, int64_t r_size, int64_t i_size) {
   using K = Key<T>;
+  if (i_size == 1) {
+    parallel_chunks(p_size, std::max<int64_t>(1, kElementGrain / r_size), [&](int64_t begin,
+                                                                           int64_t end) {
+      for (int64_t p = begin; p < end; ++p) out[p] = Index(arg_row<kMax>(x + p * r_size, r_size));
+    });
+    return;
+  }
   const int64_t blocks = (i_size + kColumns - 1) / kColumns;
   const int64_t grain = std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kColumns)));
   parallel_chunks(p_size * blocks, grain, [&](int64_t begin, int64_t end) {
@@ -100,10 +139,9 @@ void arg_typed(const T* x, Index* out, int64_t p_size, int64_t r_size, int64_t i
         const T* row = block + r * i_size;
         for (int64_t j = 0; j < w; ++j) {
           const K v = scalar_cast<K>(row[j]);
-          if (better<kMax>(v, best[j])) {
-            best[j] = v;
-            index[j] = r;
-          }
+          const bool replace = better<kMax>(v, best[j]);
+          best[j] = replace ? v : best[j];
+          index[j] = replace ? r : index[j];
         }
       }
       Index* dst = out + p * i_size + c0;

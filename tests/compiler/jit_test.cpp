@@ -196,6 +196,30 @@ TEST(Jit, ConstraintsReshardAsTheTutorialShows) {
   EXPECT_EQ(count(text, "all-to-all"), 0) << text;
 }
 
+TEST(Jit, UnconstrainedDimensionsKeepTheOperandsLayout) {
+  auto mesh = make_mesh({4, 2}, {"a", "b"});
+  auto x = device_put(iota_f32({8, 8}), NamedSharding(mesh, P("a", None)));
+  auto f = jit([&](const Array& v) {
+    return lax::with_sharding_constraint(v * 2.0f,
+                                         NamedSharding(mesh, P(PartitionSpec::UNCONSTRAINED, "b")));
+  });
+  auto y = f(x);
+  EXPECT_TRUE(y.sharding().is_equivalent_to(NamedSharding(mesh, P("a", "b")), 2)) << y.sharding();
+  EXPECT_EQ(count(f.lower(x).compile().as_text(), "all-"), 0);
+}
+
+TEST(Jit, ReplicatedAxesNeedNoCopyInACollectivePermute) {
+  auto mesh = make_mesh({2, 2, 2}, {"a", "b", "c"});
+  auto x = device_put(iota_f32({8}), NamedSharding(mesh, P("a")));
+  auto f = jit([&](const Array& v) {
+    return lax::with_sharding_constraint(v, NamedSharding(mesh, P("b")));
+  });
+  auto text = f.lower(x).compile().as_text();
+  EXPECT_EQ(count(text, "collective-permute"), 1) << text;
+  EXPECT_EQ(f(x).to_vector<float>(), iota_f32({8}).to_vector<float>());
+  EXPECT_TRUE(f(x).sharding().is_equivalent_to(NamedSharding(mesh, P("b")), 1));
+}
+
 TEST(Jit, InAndOutShardingsAreRespected) {
   auto mesh = make_mesh({4, 2}, {"a", "b"});
   auto s_ab = NamedSharding(mesh, P("a", "b"));

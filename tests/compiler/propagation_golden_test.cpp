@@ -6,10 +6,14 @@
 // than JAX are listed in kKnownDifferences with parax's answer; the list must stay exact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <set>
-#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "core/parse.h"
 #include "parax/parax.h"
@@ -148,34 +152,29 @@ IndexMap index_map(const Sharding& s, const Shape& shape) {
   return out;
 }
 
-// Every spec of rank `ndim` over distinct axes of `names` (an empty entry is None).
-void candidate_specs(size_t ndim, std::vector<std::string> unused,
-                     std::vector<std::vector<std::string>>& entries,
-                     std::vector<std::vector<std::vector<std::string>>>& out) {
-  if (entries.size() == ndim) {
-    out.push_back(entries);
-    return;
-  }
-  // Entries of 0..n axes, each an ordered choice of unused axes.
-  std::function<void(std::vector<std::string>&, std::vector<std::string>&)> pick =
-      [&](std::vector<std::string>& entry, std::vector<std::string>& rest) {
-        entries.push_back(entry);
-        candidate_specs(ndim, rest, entries, out);
-        entries.pop_back();
-        for (size_t i = 0; i < rest.size(); ++i) {
-          std::string axis = rest[i];
-          rest.erase(rest.begin() + long(i));
-          entry.push_back(axis);
-          pick(entry, rest);
-          entry.pop_back();
-          rest.insert(rest.begin() + long(i), axis);
-        }
-      };
-  std::vector<std::string> entry;
-  pick(entry, unused);
+// A spec as the mesh axes of each dimension, major first (none: None).
+using Entries = std::vector<std::vector<std::string>>;
+
+// Returns every spec of rank `ndim` over distinct mesh axes: each ordering of the axes, with
+// each axis given to one dimension or to none.
+std::set<Entries> candidate_specs(size_t ndim, std::vector<std::string> axes) {
+  std::set<Entries> out;
+  std::sort(axes.begin(), axes.end());
+  size_t choices = 1;
+  for (size_t i = 0; i < axes.size(); ++i) choices *= ndim + 1;
+  do {
+    for (size_t code = 0; code < choices; ++code) {
+      Entries e(ndim);
+      for (size_t i = 0, c = code; i < axes.size(); ++i, c /= ndim + 1) {
+        if (c % (ndim + 1) < ndim) e[c % (ndim + 1)].push_back(axes[i]);
+      }
+      out.insert(std::move(e));
+    }
+  } while (std::next_permutation(axes.begin(), axes.end()));
+  return out;
 }
 
-PartitionSpec spec_of(const std::vector<std::vector<std::string>>& entries) {
+PartitionSpec spec_of(const Entries& entries) {
   std::vector<SpecEntry> e;
   for (const auto& axes : entries) {
     if (axes.empty()) e.emplace_back(None);
@@ -185,7 +184,7 @@ PartitionSpec spec_of(const std::vector<std::vector<std::string>>& entries) {
   return PartitionSpec::from_entries(e);
 }
 
-std::string spec_text(std::vector<std::vector<std::string>> entries) {
+std::string spec_text(Entries entries) {
   while (!entries.empty() && entries.back().empty()) entries.pop_back();
   std::string out = "P(";
   for (size_t d = 0; d < entries.size(); ++d) {
@@ -232,15 +231,14 @@ std::string canonical(const Array& x, const Mesh& mesh) {
   const Sharding s = x.sharding();
   const std::vector<Device> set = s.device_set();
   if (set.size() == 1) return "single";
-  if (set != std::vector<Device>(mesh.devices().begin(), mesh.devices().end())) {
+  std::vector<Device> mesh_set = mesh.devices();
+  std::sort(mesh_set.begin(), mesh_set.end());
+  if (set != mesh_set) {
     return "other devices " + s.to_string();
   }
   if (s.is_fully_replicated()) return "replicated";
   const IndexMap want = index_map(s, x.shape());
-  std::vector<std::vector<std::vector<std::string>>> candidates;
-  std::vector<std::vector<std::string>> entries;
-  candidate_specs(size_t(x.ndim()), mesh.axis_names(), entries, candidates);
-  for (const auto& c : candidates) {
+  for (const Entries& c : candidate_specs(size_t(x.ndim()), mesh.axis_names())) {
     try {
       if (index_map(NamedSharding(mesh, spec_of(c)), x.shape()) == want) return spec_text(c);
     } catch (const Error&) {
@@ -323,18 +321,11 @@ struct Difference {
 };
 const std::map<std::string, Difference> kKnownDifferences = {
     // Mismatched operands: JAX keeps the layout with more shards, parax the first operand's.
-    {"4x2 | add | P('a', None) | P(('a', 'b'), None)", {"P(('a', 'b'))", "P('a')"}},
-    {"2x4 | add | P('a', None) | P('b', None)", {"P('b')", "P('a')"}},
-    {"2x4 | add | P('a', None) | P(('a', 'b'), None)", {"P(('a', 'b'))", "P('a')"}},
-    {"2x4 | add | P(None, 'a') | P(None, 'b')", {"P(None, 'b')", "P(None, 'a')"}},
-    {"2x2x2 | add | P('a', None) | P(('a', 'b'), None)", {"P(('a', 'b'))", "P('a')"}},
     // A broadcast operand: JAX keeps y's layout, parax x's (the first operand).
     {"8 | x[:, None] + y | P('x') | P(None, 'x')", {"P(None, 'x')", "P('x')"}},
     {"4x2 | x[:, None] + y | P('a') | P('b', None)", {"P('b')", "P('a')"}},
     {"4x2 | x[:, None] + y | P('a') | P(None, 'a')", {"P(None, 'a')", "P('a')"}},
-    {"4x2 | x[:, None] + y | P('b') | P('a', None)", {"P('a')", "P('b')"}},
     {"4x2 | x[:, None] + y | P('b') | P(None, 'b')", {"P(None, 'b')", "P('b')"}},
-    {"2x4 | x[:, None] + y | P('a') | P('b', None)", {"P('b')", "P('a')"}},
     {"2x4 | x[:, None] + y | P('a') | P(None, 'a')", {"P(None, 'a')", "P('a')"}},
     {"2x4 | x[:, None] + y | P('b') | P('a', None)", {"P('a')", "P('b')"}},
     {"2x4 | x[:, None] + y | P('b') | P(None, 'b')", {"P(None, 'b')", "P('b')"}},
@@ -346,9 +337,7 @@ const std::map<std::string, Difference> kKnownDifferences = {
     {"4x2 | x[None, :] + y | P('a') | P('a', None)", {"P('a')", "P(None, 'a')"}},
     {"4x2 | x[None, :] + y | P('a') | P(None, 'b')", {"P(None, 'b')", "P(None, 'a')"}},
     {"4x2 | x[None, :] + y | P('b') | P('b', None)", {"P('b')", "P(None, 'b')"}},
-    {"4x2 | x[None, :] + y | P('b') | P(None, 'a')", {"P(None, 'a')", "P(None, 'b')"}},
     {"2x4 | x[None, :] + y | P('a') | P('a', None)", {"P('a')", "P(None, 'a')"}},
-    {"2x4 | x[None, :] + y | P('a') | P(None, 'b')", {"P(None, 'b')", "P(None, 'a')"}},
     {"2x4 | x[None, :] + y | P('b') | P('b', None)", {"P('b')", "P(None, 'b')"}},
     {"2x4 | x[None, :] + y | P('b') | P(None, 'a')", {"P(None, 'a')", "P(None, 'b')"}},
     {"2x2x2 | x[None, :] + y | P('a') | P('a', None)", {"P('a')", "P(None, 'a')"}},
@@ -356,24 +345,8 @@ const std::map<std::string, Difference> kKnownDifferences = {
     {"2x2x2 | x[None, :] + y | P('b') | P('b', None)", {"P('b')", "P(None, 'b')"}},
     {"2x2x2 | x[None, :] + y | P('b') | P(None, 'a')", {"P(None, 'a')", "P(None, 'b')"}},
     // As for add, inside jit.
-    {"2x4 | jit x + y.T | P('a', None) | P(None, 'b')", {"P('b')", "P('a')"}},
-    {"4x2 | jit wsc(x) + y | - | P('a', None) | P('b', None)", {"P('a')", "P('b')"}},
     // matmul and dot, one axis on the lhs contracting dim and the rhs result dim: JAX keeps the
     // result sharded (gathering the lhs), parax contracts over the axis and all-reduces.
-    {"8 | matmul | P(None, 'x') | P(None, 'x')", {"P(None, 'x')", "replicated"}},
-    {"4x2 | matmul | P(None, 'a') | P(None, 'a')", {"P(None, 'a')", "replicated"}},
-    {"4x2 | matmul | P(None, 'b') | P(None, 'b')", {"P(None, 'b')", "replicated"}},
-    {"2x4 | matmul | P(None, 'a') | P(None, 'a')", {"P(None, 'a')", "replicated"}},
-    {"2x4 | matmul | P(None, 'b') | P(None, 'b')", {"P(None, 'b')", "replicated"}},
-    {"2x2x2 | matmul | P(None, 'a') | P(None, 'a')", {"P(None, 'a')", "replicated"}},
-    {"2x2x2 | matmul | P(None, 'b') | P(None, 'b')", {"P(None, 'b')", "replicated"}},
-    {"8 | dot | P(None, 'x') | P(None, 'x')", {"P(None, 'x')", "replicated"}},
-    {"4x2 | dot | P(None, 'a') | P(None, 'a')", {"P(None, 'a')", "replicated"}},
-    {"4x2 | dot | P(None, 'b') | P(None, 'b')", {"P(None, 'b')", "replicated"}},
-    {"2x4 | dot | P(None, 'a') | P(None, 'a')", {"P(None, 'a')", "replicated"}},
-    {"2x4 | dot | P(None, 'b') | P(None, 'b')", {"P(None, 'b')", "replicated"}},
-    {"2x2x2 | dot | P(None, 'a') | P(None, 'a')", {"P(None, 'a')", "replicated"}},
-    {"2x2x2 | dot | P(None, 'b') | P(None, 'b')", {"P(None, 'b')", "replicated"}},
     // JAX keeps the concatenated dimension sharded; parax gathers it.
     {"8 | concatenate axis=0 | P('x', None) | P('x', None)", {"P('x')", "replicated"}},
     {"8 | concatenate axis=0 | P('x', None) | P()", {"P('x')", "replicated"}},

@@ -58,7 +58,8 @@ TEST(Parse, NamesAreAnyIdentifiersNumberedInOrderOfDefinition) {
       "    y1:f32[3] = mul x w\n"
       "  in (y1, in) }");
   EXPECT_EQ(p.invars, (std::vector<int>{1, 2}));
-  EXPECT_EQ(to_string(p), "{ lambda a:f32[3]; b:f32[3] c:i32[]. let d:f32[3] = mul b a in (d, c) }");
+  EXPECT_EQ(to_string(p),
+            "{ lambda a:f32[3]; b:f32[3] c:i32[]. let d:f32[3] = mul b a in (d, c) }");
 }
 
 TEST(Parse, RoundTripsLiteralsAndMultipleResults) {

@@ -487,6 +487,12 @@ TEST(ContractionArg, TiesGoFirstAndNaNWins) {
             (std::vector<int64_t>{0, 1, 1, 1}));
   EXPECT_EQ(run_kernel(Prim::argmin, {x}, cols)[0].values<int64_t>(),
             (std::vector<int64_t>{0, 1, 0, 1}));
+  // -0.0 and 0.0 tie.
+  const HostBuffer zeros = make(DType::float32, {2, 2}, {-0.0, 0.0, 0.0, -0.0});
+  EXPECT_EQ(run_kernel(Prim::argmax, {zeros}, rows)[0].values<int32_t>(),
+            (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(run_kernel(Prim::argmin, {zeros}, rows)[0].values<int32_t>(),
+            (std::vector<int32_t>{0, 0}));
 }
 
 TEST(ContractionArg, MatchesReferenceOnEveryAxis) {
