@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "base/promotion.h"
+#include "core/trace.h"
 #include "parax/array.h"
+#include "parax/jit.h"
 #include "parax/numpy.h"
 
 namespace parax::lax::internal {
@@ -22,6 +24,24 @@ Array convert_element_type(const Array& x, DType new_dtype, bool weak_type);
 namespace parax::frontend {
 
 using base::TypedDType;
+
+// Runs a numpy binary function whose operands broadcast against each other as one staged
+// program, as JAX's jitted jnp functions do, so sharding propagation sees the broadcast
+// and the operation together (a broadcast operand then yields to the other's layout).
+// Inside a trace, or without broadcasting, it just calls f.
+template <class F>
+Array staged_binary(const char* name, const ArrayLike& x, const ArrayLike& y, F f) {
+  const Array& a = x.array();
+  const Array& b = y.array();
+  const bool broadcasts = a.ndim() != 0 && b.ndim() != 0 && a.shape() != b.shape();
+  if (!broadcasts || core::current_trace() != nullptr || core::tracer_of(a) != nullptr ||
+      core::tracer_of(b) != nullptr) {
+    return f(x, y);
+  }
+  static const auto jitted =
+      jit([f](const Array& p, const Array& q) { return f(p, q); }, JitOptions{.name = name});
+  return jitted(a, b);
+}
 
 inline TypedDType typed(const Array& x) { return {x.dtype(), x.weak_type()}; }
 std::vector<TypedDType> typed(std::span<const Array> xs);

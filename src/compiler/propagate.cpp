@@ -59,20 +59,24 @@ bool runs_padded(core::Prim p) {
 }
 
 // Chooses mesh axes for each factor of `rule` from the operands' known layouts. As GSPMD
-// does, operands of elementwise ops split into more shards speak first (else operands in
-// order), and factors that reach the result before contracted ones (a partial result costs an all-reduce later); an axis is used by
+// does, operands of elementwise ops that are not broadcasts and are split into more shards
+// speak first (else operands in order), and factors that reach the result before contracted ones (a partial result costs an all-reduce later); an axis is used by
 // one factor only.
 std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
                                      const MeshInfo& mesh,
-                                     const std::vector<const DimShard*>& operands) {
+                                     const std::vector<const DimShard*>& operands,
+                                     const std::vector<bool>& broadcast) {
   std::vector<size_t> order;
   for (size_t i = 0; i < operands.size(); ++i) {
     if (operands[i] != nullptr) order.push_back(i);
   }
   auto shards = [&](size_t i) { return mesh.size_of(operands[i]->used_axes()); };
   if (core::has_trait(prim, core::kElementwise)) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t x, size_t y) { return shards(x) > shards(y); });
+    // A broadcast operand yields to the others, as in GSPMD.
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      if (broadcast[x] != broadcast[y]) return broadcast[y];
+      return shards(x) > shards(y);
+    });
   }
   std::vector<AxisList> fa(size_t(rule.num_factors()));
   std::vector<bool> used(mesh.axis_sizes.size(), false);
@@ -134,18 +138,22 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
   PARAX_CHECK(seeds.size() == inputs.size(), "one seed per program input");
   for (size_t i = 0; i < inputs.size(); ++i) known[size_t(inputs[i])] = seeds[i];
 
+  std::vector<Prim> producer(p.avals.size(), Prim::pjit);  // pjit: an input
   // Forward: each equation's factors come from its operands' layouts.
   for (const Eqn& e : p.eqns) {
     std::vector<core::Aval> in, out;
     std::vector<const DimShard*> operands;
+    std::vector<bool> broadcast;
     for (const core::Atom& a : e.inputs) {
       in.push_back(p.aval_of(a));
       const bool has = !a.is_literal() && known[size_t(a.var)].has_value();
       operands.push_back(has ? &*known[size_t(a.var)] : nullptr);
+      broadcast.push_back(!a.is_literal() && producer[size_t(a.var)] == Prim::broadcast_in_dim);
     }
     for (int v : e.outputs) out.push_back(p.avals[size_t(v)]);
     ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
-    std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands);
+    std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands, broadcast);
+    for (int v : e.outputs) producer[size_t(v)] = e.prim;
     for (size_t r = 0; r < e.outputs.size(); ++r) {
       known[size_t(e.outputs[r])] = e.prim == Prim::sharding_constraint
                                         ? constraint_of(e, p, mesh, operands[0])

@@ -25,7 +25,7 @@ std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t>& contract
   std::vector<int64_t> free;
   for (int64_t d = 0; d < int64_t(rank); ++d) {
     const bool used = std::count(contract.begin(), contract.end(), d) +
-                      std::count(batch.begin(), batch.end(), d);
+                          std::count(batch.begin(), batch.end(), d) > 0;
     if (!used) free.push_back(d);
   }
   return free;
