@@ -1,4 +1,5 @@
-// The sharded sweep: every primitive, bound on arrays laid out over the meshes (8), (4,2),
+// The sharded sweep: every primitive with operands (iota, which has none, is checked
+// sharded through the padding masks and in prims/structural_test.cpp), bound on arrays laid out over the meshes (8), (4,2),
 // (2,4) and (2,2,2) with a set of specs per rank, gives the single-device values; and
 // elementwise primitives keep their operands' sharding.
 #include <gtest/gtest.h>
@@ -52,8 +53,10 @@ std::vector<Case> cases() {
   const Shape m{8, 8};
   const DType f32 = DType::float32, i32 = DType::int32;
   std::vector<Case> out;
-  for (Prim p : {Prim::neg, Prim::abs, Prim::sign, Prim::floor, Prim::ceil, Prim::exp, Prim::log,
-                 Prim::sin, Prim::cos, Prim::tanh, Prim::sqrt, Prim::logistic, Prim::erf,
+  for (Prim p : {Prim::neg, Prim::abs, Prim::sign, Prim::floor, Prim::ceil, Prim::exp,
+                 Prim::exp2, Prim::log, Prim::log1p, Prim::expm1, Prim::sin, Prim::cos, Prim::tan,
+                 Prim::asin, Prim::acos, Prim::atan, Prim::sinh, Prim::cosh, Prim::tanh,
+                 Prim::sqrt, Prim::rsqrt, Prim::cbrt, Prim::logistic, Prim::erf, Prim::erf_inv,
                  Prim::copy, Prim::is_finite}) {
     out.push_back({std::string(core::prim_name(p)), p, {{m, f32}}, {}});
   }
@@ -61,10 +64,12 @@ std::vector<Case> cases() {
   out.push_back({"integer_pow", Prim::integer_pow, {{m, f32}}, P_({{"y", int64_t(3)}})});
   out.push_back({"not", Prim::not_, {{m, i32}}, {}});
   for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::div, Prim::max, Prim::min, Prim::pow,
-                 Prim::atan2, Prim::eq, Prim::lt, Prim::ge}) {
+                 Prim::atan2, Prim::nextafter, Prim::eq, Prim::ne, Prim::lt, Prim::le, Prim::gt,
+                 Prim::ge}) {
     out.push_back({std::string(core::prim_name(p)), p, {{m, f32}, {m, f32}}, {}});
   }
-  for (Prim p : {Prim::rem, Prim::and_, Prim::or_, Prim::xor_, Prim::shift_left}) {
+  for (Prim p : {Prim::rem, Prim::and_, Prim::or_, Prim::xor_, Prim::shift_left,
+                 Prim::shift_right_logical, Prim::shift_right_arithmetic}) {
     out.push_back({std::string(core::prim_name(p)), p, {{m, i32}, {m, i32}}, {}});
   }
   out.push_back({"select_n", Prim::select_n, {{m, DType::bool_}, {m, f32}, {m, f32}}, {}});
@@ -99,11 +104,14 @@ std::vector<Case> cases() {
   out.push_back({"batched_matmul", Prim::dot_general, {{{2, 8, 8}, f32}, {{2, 8, 8}, f32}},
                  dot({2}, {1}, {0}, {0}), 1e-5});
   for (auto axes : {V({0}), V({1}), V({0, 1})}) {
-    for (Prim p : {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min}) {
+    for (Prim p : {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min, Prim::reduce_prod}) {
       out.push_back({std::string(core::prim_name(p)), p, {{m, f32}}, P_({{"axes", axes}}), 1e-5});
     }
   }
   out.push_back({"reduce_or", Prim::reduce_or, {{m, DType::bool_}}, P_({{"axes", V({1})}})});
+  out.push_back({"reduce_and", Prim::reduce_and, {{m, DType::bool_}}, P_({{"axes", V({0})}})});
+  out.push_back({"argmin", Prim::argmin, {{m, f32}},
+                 P_({{"axes", V({0})}, {"index_dtype", DType::int32}})});
   out.push_back({"argmax", Prim::argmax, {{m, f32}},
                  P_({{"axes", V({1})}, {"index_dtype", DType::int32}})});
   out.push_back({"cumsum", Prim::cumsum, {{m, f32}},
