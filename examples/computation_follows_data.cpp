@@ -102,24 +102,19 @@ int main(int argc, char** argv) {
   auto all = px::devices();
   px::NamedSharding sharding1(px::Mesh({all.begin(), all.begin() + 4}, "x"), P("x"));
   px::NamedSharding sharding2(px::Mesh({all.begin() + 4, all.end()}, "x"), P("x"));
-  y = px::device_put(x24, sharding1);
-  z = px::device_put(x24, sharding2);
-  try {
-    y + z;
-  } catch (const px::ValueError& e) {
-    print_exception(e);
-  }
+  auto add_placed = [&](const px::Sharding& s1, const px::Sharding& s2) {
+    try {
+      px::device_put(x24, s1) + px::device_put(x24, s2);
+    } catch (const px::ValueError& e) {
+      print_exception(e);
+    }
+  };
+  add_placed(sharding1, sharding2);
   std::vector<px::Device> permuted;
   for (int i : {0, 1, 2, 3, 6, 7, 4, 5}) permuted.push_back(all[size_t(i)]);
   sharding1 = px::NamedSharding(px::Mesh(all, "x"), P("x"));
   sharding2 = px::NamedSharding(px::Mesh(permuted, "x"), P("x"));
-  y = px::device_put(x24, sharding1);
-  z = px::device_put(x24, sharding2);
-  try {
-    y + z;
-  } catch (const px::ValueError& e) {
-    print_exception(e);
-  }
+  add_placed(sharding1, sharding2);
   // Uncommitted arrays move to where the committed ones are.
   y = px::device_put(x24, sharding1);
   y + jnp::ones_like(y);

@@ -85,15 +85,10 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
   };
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string name = i < opts.arg_names.size() ? opts.arg_names[i] : "args[" + std::to_string(i) + "]";
-    if (i < opts.in_shardings.size() && opts.in_shardings[i]) {
-      consider(opts.in_shardings[i]->device_assignment(), "explicit input sharding for argument " + name);
-    } else if (args[i].committed && args[i].sharding) {
+    if (args[i].committed && args[i].sharding) {
       consider(args[i].sharding->device_assignment(),
                "argument " + name + " of " + opts.name + " with shape " + args[i].aval.str());
     }
-  }
-  for (const auto& s : opts.out_shardings) {
-    if (s) consider(s->device_assignment(), "explicit output sharding");
   }
   for (const core::Eqn& e : p.eqns) {
     if (e.prim != Prim::sharding_constraint) continue;
@@ -110,9 +105,7 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
                  const CompileOptions& opts, const Program& p) {
   std::vector<std::pair<Sharding, size_t>> explicit_shardings;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (i < opts.in_shardings.size() && opts.in_shardings[i]) {
-      explicit_shardings.push_back({*opts.in_shardings[i], args[i].aval.shape.size()});
-    } else if (args[i].committed && args[i].sharding) {
+    if (args[i].committed && args[i].sharding) {
       explicit_shardings.push_back({*args[i].sharding, args[i].aval.shape.size()});
     }
   }
@@ -131,8 +124,15 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
   return Mesh(devices, "_");
 }
 
-// Same data on the same devices (whatever the sharding's kind or device order).
+// Same data on the same devices (whatever the sharding's kind or device order); false
+// when either does not divide `shape`.
 bool same_placement(const Sharding& a, const Sharding& b, const Shape& shape) {
+  for (const Sharding* s : {&a, &b}) {
+    const auto layout = s->impl().layout(int64_t(shape.size()));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] % layout.tiles[d] != 0) return false;
+    }
+  }
   auto ma = a.devices_indices_map(shape);
   auto mb = b.devices_indices_map(shape);
   auto by_id = [](const auto& x, const auto& y) { return x.first.id() < y.first.id(); };
@@ -202,25 +202,11 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
 
   std::vector<std::optional<DimShard>> seeds(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
-    std::optional<Sharding> s;
-    if (i < opts.in_shardings.size() && opts.in_shardings[i]) s = opts.in_shardings[i];
-    else if (args[i].committed) s = args[i].sharding;
-    if (!s) continue;
-    seeds[i] = express_on(mesh, *s, args[i].aval.shape.size(), args[i].aval.shape);
-  }
-  std::vector<std::optional<DimShard>> out_layouts(flat.outvars.size());
-  for (size_t o = 0; o < opts.out_shardings.size() && o < out_layouts.size(); ++o) {
-    if (!opts.out_shardings[o]) continue;
-    const core::Aval& aval = flat.aval_of(flat.outvars[o]);
-    out_layouts[o] = express_on(mesh, *opts.out_shardings[o], aval.shape.size(), aval.shape);
-    if (!out_layouts[o]) {
-      throw ShardingError("[jit] out_shardings[" + std::to_string(o) + "] = " +
-                          opts.out_shardings[o]->to_string() + " cannot be expressed on mesh " +
-                          mesh.mesh.to_string());
-    }
+    if (!args[i].committed || !args[i].sharding) continue;
+    seeds[i] = express_on(mesh, *args[i].sharding, args[i].aval.shape.size(), args[i].aval.shape);
   }
   Propagation prop = propagate(flat, mesh, seeds);
-  Partitioned part = partition(flat, mesh, prop, out_layouts);
+  Partitioned part = partition(flat, mesh, prop, {});
   if (auto err = core::verify(part.local)) PARAX_CHECK(false, "partitioned program: " << *err);
 
   const bool single = mesh.num_devices() == 1;
@@ -248,16 +234,22 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   for (size_t o = 0; o < flat.outvars.size(); ++o) {
     const core::Aval& aval = flat.aval_of(flat.outvars[o]);
     Sharding s = sharding_of(part.outputs[o]);
-    if (o < opts.out_shardings.size() && opts.out_shardings[o]) {
-      s = *opts.out_shardings[o];
-    } else {
-      // JAX keeps an input's sharding object when an output is laid out the same way.
-      for (const ArgInfo& a : args) {
-        if (a.committed && a.sharding && a.aval.shape == aval.shape &&
-            same_placement(*a.sharding, s, aval.shape)) {
-          s = *a.sharding;
-          break;
-        }
+    // JAX keeps the sharding object of a constraint (or out_shardings) that made the
+    // output, or of an input laid out the same way.
+    std::vector<Sharding> candidates;
+    const Atom& out = flat.outvars[o];
+    for (const core::Eqn& e : flat.eqns) {
+      if (e.prim == Prim::sharding_constraint && !out.is_literal() && e.outputs[0] == out.var) {
+        candidates.push_back(*e.params.get<std::shared_ptr<const Sharding>>("sharding"));
+      }
+    }
+    for (const ArgInfo& a : args) {
+      if (a.committed && a.sharding && a.aval.shape == aval.shape) candidates.push_back(*a.sharding);
+    }
+    for (const Sharding& c : candidates) {
+      if (same_placement(c, s, aval.shape)) {
+        s = c;
+        break;
       }
     }
     std::vector<size_t> order;
@@ -267,12 +259,11 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
     exe->out_layouts_.push_back(part.outputs[o]);
     exe->out_avals_.push_back(aval);
   }
-  exe->committed_ = std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
-                    std::any_of(opts.in_shardings.begin(), opts.in_shardings.end(), [](const auto& s) { return s.has_value(); }) ||
-                    std::any_of(opts.out_shardings.begin(), opts.out_shardings.end(), [](const auto& s) { return s.has_value(); }) ||
-                    std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
-                      return e.prim == Prim::sharding_constraint;  // an explicit layout commits
-                    });
+  // Outputs are committed when an input was or when the program states a layout.
+  exe->committed_ =
+      std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
+      std::any_of(flat.eqns.begin(), flat.eqns.end(),
+                  [](const core::Eqn& e) { return e.prim == Prim::sharding_constraint; });
   exe->cost_ = analyze(part.local, mesh);
   exe->local_ = std::make_shared<const Program>(std::move(part.local));
   exe->executor_ = std::make_shared<const runtime::Executor>(

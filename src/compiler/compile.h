@@ -1,5 +1,6 @@
 // The compiler's entry point: a global program plus the types and shardings of its
-// arguments in, an executable out (inline-calls, check-devices, propagate-sharding,
+// arguments in (in_shardings, out_shardings and with_sharding_constraint are all
+// sharding_constraint equations of the program), an executable out (inline-calls, check-devices, propagate-sharding,
 // partition-spmd). Jit and eager execution both come through here, so they agree.
 #pragma once
 
@@ -31,10 +32,6 @@ struct CompileOptions {
   // Names the computation and its arguments in errors: "add" with "x", "y".
   std::string name = "jit";
   std::vector<std::string> arg_names;
-  // Per program input (constvars, then invars) and per output; empty or nullopt entries
-  // leave the choice to the compiler.
-  std::vector<std::optional<Sharding>> in_shardings;
-  std::vector<std::optional<Sharding>> out_shardings;
 };
 
 using CostAnalysis = parax::CostAnalysis;

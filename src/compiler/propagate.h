@@ -1,5 +1,6 @@
 // propagate-sharding: decides a sharding for every value of a global program from the
-// seeds (committed arguments, in_shardings, with_sharding_constraint), reading only each
+// seeds (committed arguments, sharding_constraint equations: with_sharding_constraint,
+// jit's in_shardings and out_shardings), reading only each
 // primitive's declared sharding rule. Explicit shardings are kept; everything else is
 // inferred, preferring choices that need no communication.
 #pragma once

@@ -26,7 +26,7 @@ using core::ShardingRule;
 // (JAX's "add got incompatible shapes for broadcasting: (3,), (4,)").
 Shape elementwise_shape(std::string_view name, std::span<const Aval> in);
 // Throws TypeError unless all operands share one dtype (JAX's
-// "add requires arguments to have the same dtypes, got float32, int32").
+// "lax.add requires arguments to have the same dtypes, got float32, int32.").
 void check_same_dtypes(std::string_view name, std::span<const Aval> in);
 
 // Sharding rule of elementwise primitives: every non-scalar operand and the result share
