@@ -312,19 +312,26 @@ void Partitioner::partition_eqn(size_t e) {
     in_avals.push_back(local);
   }
   std::vector<Aval> out_avals;
-  std::vector<AxisList> out_dims;
-  for (int v : eqn.outputs) {
-    out_avals.push_back(mesh_.local_aval(global_.avals[size_t(v)], layout_[size_t(v)]));
+  // The layout the kernel produces; a result asked to keep its operand's layout is then
+  // sliced locally.
+  std::vector<DimShard> computed;
+  for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+    const auto& c = prop_.computed[e][r];
+    computed.push_back(c ? *c : layout_[size_t(eqn.outputs[r])]);
+    out_avals.push_back(mesh_.local_aval(global_.avals[size_t(eqn.outputs[r])], computed.back()));
   }
   core::Params params = eqn.params;
   if (const auto localize = core::rules(eqn.prim).localize) {
-    const auto& dims = layout_[size_t(eqn.outputs[0])].dims;
-    params = localize(params, core::LocalizeInfo{in_avals, out_avals, dims});
+    params = localize(params, core::LocalizeInfo{in_avals, out_avals, computed[0].dims});
   }
   std::vector<int> outs;
   for (const Aval& a : out_avals) outs.push_back(local_.new_var(a));
   local_.eqns.push_back(core::Eqn{eqn.prim, std::move(inputs), outs, std::move(params)});
-  for (size_t r = 0; r < outs.size(); ++r) map_[size_t(eqn.outputs[r])] = Atom::of(outs[r]);
+  for (size_t r = 0; r < outs.size(); ++r) {
+    const int v = eqn.outputs[r];
+    map_[size_t(v)] = reshard(Atom::of(outs[r]), global_.avals[size_t(v)], computed[r],
+                              layout_[size_t(v)]);
+  }
 }
 
 Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layouts) {

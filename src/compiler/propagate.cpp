@@ -102,6 +102,34 @@ std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
   return fa;
 }
 
+// cumsum, sort and concatenate compute along a dimension that must be whole, but JAX
+// returns their result laid out as the operand was along it (each device keeps its slice,
+// which costs no communication). Returns `s` with those dimensions restored.
+DimShard keep_operand_layout(const core::Eqn& e, const core::Aval& out, DimShard s,
+                             const std::vector<const DimShard*>& operands, const MeshInfo& mesh) {
+  if (e.prim != Prim::cumsum && e.prim != Prim::sort && e.prim != Prim::concatenate) return s;
+  // The operand split into the most shards (the first of equals) decides, as in GSPMD.
+  const DimShard* op = nullptr;
+  for (const DimShard* o : operands) {
+    if (o != nullptr && (op == nullptr || mesh.size_of(o->used_axes()) > mesh.size_of(op->used_axes()))) {
+      op = o;
+    }
+  }
+  if (op == nullptr) return s;
+  AxisList used = s.used_axes();
+  for (size_t d = 0; d < s.dims.size() && d < op->dims.size(); ++d) {
+    const AxisList& axes = op->dims[d];
+    if (!s.dims[d].empty() || axes.empty()) continue;
+    const bool free = std::none_of(axes.begin(), axes.end(), [&](int64_t a) {
+      return std::find(used.begin(), used.end(), a) != used.end();
+    });
+    if (!free || out.shape[d] % mesh.size_of(axes) != 0) continue;
+    s.dims[d] = axes;
+    used.insert(used.end(), axes.begin(), axes.end());
+  }
+  return s;
+}
+
 DimShard result_of(const ShardingRule& rule, const std::vector<AxisList>& fa, size_t r) {
   DimShard s = DimShard::replicated(rule.results[r].size());
   for (size_t d = 0; d < rule.results[r].size(); ++d) {
@@ -154,10 +182,18 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
     std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands, broadcast);
     for (int v : e.outputs) producer[size_t(v)] = e.prim;
+    prop.computed.emplace_back(e.outputs.size());
     for (size_t r = 0; r < e.outputs.size(); ++r) {
-      known[size_t(e.outputs[r])] = e.prim == Prim::sharding_constraint
-                                        ? constraint_of(e, p, mesh, operands[0])
-                                        : result_of(rule, fa, r);
+      if (e.prim == Prim::sharding_constraint) {
+        known[size_t(e.outputs[r])] = constraint_of(e, p, mesh, operands[0]);
+        continue;
+      }
+      DimShard s = result_of(rule, fa, r);
+      if (DimShard kept = keep_operand_layout(e, out[r], s, operands, mesh); !(kept == s)) {
+        prop.computed.back()[r] = s;
+        s = kept;
+      }
+      known[size_t(e.outputs[r])] = s;
     }
     prop.rules.push_back(std::move(rule));
     prop.factor_axes.push_back(std::move(fa));

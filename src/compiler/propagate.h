@@ -18,6 +18,10 @@ struct Propagation {
   std::vector<DimShard> vars;                     // per variable of the program
   std::vector<core::ShardingRule> rules;          // per equation
   std::vector<std::vector<AxisList>> factor_axes; // per equation, per factor
+  // Per equation, per result: the layout its kernel produces, when `vars` asks for another
+  // one that a local slice reaches (results of scans, sorts and concatenations keep their
+  // operand's layout, as in JAX).
+  std::vector<std::vector<std::optional<DimShard>>> computed;
 };
 
 // `seeds` has one entry per invar (constvars first, then invars): the fixed layout of a
