@@ -5,6 +5,7 @@
 
 #include "api/array_impl.h"
 #include "base/check.h"
+#include "compiler/fuse.h"
 #include "compiler/partition.h"
 #include "compiler/propagate.h"
 #include "runtime/client.h"
@@ -164,6 +165,9 @@ CostAnalysis analyze(const Program& local, const MeshInfo& mesh) {
       c.flops += 2.0 * double(out.size()) * double(k);
     } else if (core::has_trait(e.prim, core::kElementwise)) {
       c.flops += double(out.size());
+    } else if (e.prim == Prim::fusion) {
+      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
+      c.flops += double(out.size()) * double(body.eqns.size());
     } else if (core::has_trait(e.prim, core::kReduction) || e.prim == Prim::cumsum) {
       c.flops += double(in.size());
     }
@@ -208,6 +212,8 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   Propagation prop = propagate(flat, mesh, seeds);
   Partitioned part = partition(flat, mesh, prop, {});
   if (auto err = core::verify(part.local)) PARAX_CHECK(false, "partitioned program: " << *err);
+  part.local = fuse_elementwise(part.local);
+  if (auto err = core::verify(part.local)) PARAX_CHECK(false, "fused program: " << *err);
 
   const bool single = mesh.num_devices() == 1;
   auto sharding_of = [&](const DimShard& s) -> Sharding {

@@ -1,6 +1,7 @@
 target_sources(parax PRIVATE
   compiler/compile.cpp
   compiler/eager.cpp
+  compiler/fuse.cpp
   compiler/partition.cpp
   compiler/propagate.cpp
   compiler/spmd.cpp)

@@ -107,6 +107,8 @@ enum Trait : uint32_t {
   /* sharding and programs */                                                \
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear)            \
   X(pjit, "pjit", kHasProgram)                                               \
+  /* a chain of elementwise equations run tile by tile (compiler's fusion) */ \
+  X(fusion, "fusion", kHasProgram)                                           \
   /* per-device programs only: made by the partitioner's reshard */          \
   X(all_gather, "all-gather", kUnary | kLinear | kCollective)                \
   X(all_reduce, "all-reduce", kUnary | kCollective)                          \

@@ -148,7 +148,12 @@ std::string to_string(const Program& p, const ParamPrinter& param_printer) {
         const auto& [name, value] = e.params.items()[i];
         std::optional<std::string> text;
         if (param_printer) text = param_printer(name, value);
-        line += (i ? " " : "") + name + "=" + (text ? *text : param_str(value));
+        std::string rendered = text ? *text : param_str(value);
+        // A nested program's lines sit under its equation.
+        for (size_t at = rendered.find('\n'); at != std::string::npos; at = rendered.find('\n', at + 1)) {
+          rendered.insert(at + 1, "      ");
+        }
+        line += (i ? " " : "") + name + "=" + rendered;
       }
       line += "]";
     }

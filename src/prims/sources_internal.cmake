@@ -1,5 +1,6 @@
 target_sources(parax PRIVATE
   prims/collectives.cpp
+  prims/fusion.cpp
   prims/pjit.cpp
   prims/shard_slice.cpp
   prims/sharding_constraint.cpp)

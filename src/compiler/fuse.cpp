@@ -1,0 +1,95 @@
+#include "compiler/fuse.h"
+
+#include <map>
+#include <memory>
+
+namespace parax::compiler {
+namespace {
+
+using core::Atom;
+using core::Eqn;
+using core::Prim;
+using core::Program;
+
+// The array shape an elementwise equation runs over, or nullopt if it cannot join a
+// fusion (not elementwise, or a result of rank 0).
+std::optional<Shape> fusible_shape(const Program& p, const Eqn& e) {
+  if (!core::has_trait(e.prim, core::kElementwise) || e.outputs.size() != 1) return std::nullopt;
+  const Shape& shape = p.avals[size_t(e.outputs[0])].shape;
+  if (shape.empty()) return std::nullopt;
+  for (const Atom& a : e.inputs) {
+    const Shape& s = p.aval_of(a).shape;
+    if (!s.empty() && s != shape) return std::nullopt;
+  }
+  return shape;
+}
+
+// Builds the fusion equation for eqns [begin, end) of `p`.
+Eqn make_fusion(const Program& p, size_t begin, size_t end, const std::vector<int>& last_use) {
+  Program body;
+  std::map<int, int> local;  // variable of p -> variable of body
+  std::vector<Atom> inputs;
+  auto use = [&](const Atom& a) -> Atom {
+    if (a.is_literal()) return a;
+    auto it = local.find(a.var);
+    if (it != local.end()) return Atom::of(it->second);
+    const int v = body.new_var(p.avals[size_t(a.var)]);
+    body.invars.push_back(v);
+    inputs.push_back(a);
+    local.emplace(a.var, v);
+    return Atom::of(v);
+  };
+  for (size_t e = begin; e < end; ++e) {
+    Eqn copy{p.eqns[e].prim, {}, {}, p.eqns[e].params};
+    for (const Atom& a : p.eqns[e].inputs) copy.inputs.push_back(use(a));
+    for (int v : p.eqns[e].outputs) {
+      const int nv = body.new_var(p.avals[size_t(v)]);
+      local.emplace(v, nv);
+      copy.outputs.push_back(nv);
+    }
+    body.eqns.push_back(std::move(copy));
+  }
+  // Results that outlive the run leave the fusion.
+  Eqn fused{Prim::fusion, std::move(inputs), {}, {}};
+  for (size_t e = begin; e < end; ++e) {
+    for (int v : p.eqns[e].outputs) {
+      if (last_use[size_t(v)] < int(end)) continue;
+      body.outvars.push_back(Atom::of(local.at(v)));
+      fused.outputs.push_back(v);
+    }
+  }
+  fused.params.set("jaxpr", std::make_shared<const Program>(std::move(body)));
+  return fused;
+}
+
+}  // namespace
+
+Program fuse_elementwise(const Program& p) {
+  // The last equation reading each variable; program outputs read it "at the end".
+  std::vector<int> last_use(p.avals.size(), -1);
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    for (const Atom& a : p.eqns[e].inputs) {
+      if (!a.is_literal()) last_use[size_t(a.var)] = int(e);
+    }
+  }
+  for (const Atom& a : p.outvars) {
+    if (!a.is_literal()) last_use[size_t(a.var)] = int(p.eqns.size());
+  }
+  Program out = p;
+  out.eqns.clear();
+  size_t e = 0;
+  while (e < p.eqns.size()) {
+    const auto shape = fusible_shape(p, p.eqns[e]);
+    size_t end = e + 1;
+    while (shape && end < p.eqns.size() && fusible_shape(p, p.eqns[end]) == shape) ++end;
+    if (end - e >= 2) {
+      out.eqns.push_back(make_fusion(p, e, end, last_use));
+    } else {
+      out.eqns.push_back(p.eqns[e]);
+    }
+    e = end;
+  }
+  return out;
+}
+
+}  // namespace parax::compiler

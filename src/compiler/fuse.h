@@ -1,0 +1,12 @@
+// fuse-elementwise: replaces each run of two or more consecutive elementwise equations
+// over arrays of one shape by one `fusion` equation holding them as a sub-program, so
+// the executor runs them tile by tile and their intermediates never fill memory.
+#pragma once
+
+#include "core/program.h"
+
+namespace parax::compiler {
+
+core::Program fuse_elementwise(const core::Program& p);
+
+}  // namespace parax::compiler
