@@ -5,6 +5,7 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 
@@ -24,18 +25,34 @@ tbb::task_arena& arena() {
   return a;
 }
 
+std::atomic<int> g_threads_used{0};
+
+// Counts each thread the first time it runs work (one thread_local test per task).
+void note_thread() {
+  thread_local bool seen = false;
+  if (!seen) {
+    seen = true;
+    g_threads_used.fetch_add(1);
+  }
+}
+
 }  // namespace
 
 int num_threads() { return arena().max_concurrency(); }
+int threads_used() { return g_threads_used.load(); }
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
   if (n <= 0) return;
   if (n == 1) {
+    note_thread();
     body(0);
     return;
   }
   arena().execute([&] {
-    tbb::parallel_for(int64_t(0), n, [&](int64_t i) { body(i); });
+    tbb::parallel_for(int64_t(0), n, [&](int64_t i) {
+      note_thread();
+      body(i);
+    });
   });
 }
 

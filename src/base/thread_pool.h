@@ -9,6 +9,9 @@ namespace parax::base {
 
 // Returns the number of worker threads (the cores available to this process).
 int num_threads();
+// Returns how many distinct threads have run parallel_for work so far (for tests: never
+// more than num_threads(), however many devices share the pool).
+int threads_used();
 // Runs body(i) for i in [0, n), in parallel on the pool; returns when all are done.
 // Exceptions from body propagate to the caller.
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body);

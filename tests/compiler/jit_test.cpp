@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <iostream>
 #include <numeric>
 #include <sstream>
 
 #include "parax/parax.h"
+#include "base/thread_pool.h"
 #include "runtime/buffer.h"
 
 namespace parax {
@@ -295,6 +298,30 @@ TEST(Jit, UnevenDimensionsArePaddedAndMaskedInsideJit) {
 
   auto bad = jit([](const Array& v) { return v; }, JitOptions{.out_shardings = {s}});
   EXPECT_THROW(bad(x), ValueError);
+}
+
+TEST(Runtime, EightDevicesNeverUseMoreThreadsThanThePool) {
+  auto mesh = make_mesh({4, 2}, {"a", "b"});
+  auto x = device_put(iota_f32({512, 512}), NamedSharding(mesh, P("a", "b")));
+  auto l = device_put(iota_f32({512, 512}), NamedSharding(mesh, P("a", None)));
+  auto r = device_put(iota_f32({512, 512}), NamedSharding(mesh, P(None, "b")));
+  for (int i = 0; i < 3; ++i) {
+    jnp::sin(x).block_until_ready();
+    jnp::dot(l, r).block_until_ready();
+    jit([](const Array& v) { return jnp::tanh(v) * 2.0f + 1.0f; })(x).block_until_ready();
+    jnp::sum(x).block_until_ready();
+  }
+  EXPECT_GE(base::threads_used(), 1);
+  EXPECT_LE(base::threads_used(), base::num_threads());
+  // Nor does anything else start busy threads per device: the process holds the pool's
+  // threads plus the BLAS library's one idle helper at most.
+  int tasks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    (void)entry;
+    ++tasks;
+  }
+  std::cerr << "threads in the process: " << tasks << "\n";
+  EXPECT_LE(tasks, base::num_threads() + 2);
 }
 
 TEST(Runtime, BuffersAreFreedAfterTheirLastUse) {
