@@ -1,5 +1,6 @@
 #include "compiler/fuse.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -22,6 +23,29 @@ std::optional<Shape> fusible_shape(const Program& p, const Eqn& e) {
     if (!s.empty() && s != shape) return std::nullopt;
   }
   return shape;
+}
+
+// True when equation `r` reduces the result of the run [begin, r) over trailing axes (or
+// all of them), and nothing after it needs the full array: the fusion kernel then reduces
+// each tile as it is made.
+bool reduction_joins(const Program& p, size_t begin, size_t r, const std::vector<int>& last_use) {
+  const Eqn& e = p.eqns[r];
+  if (!core::has_trait(e.prim, core::kReduction) || e.prim == Prim::argmax ||
+      e.prim == Prim::argmin || e.inputs[0].is_literal()) {
+    return false;
+  }
+  const int v = e.inputs[0].var;
+  bool made_in_run = false;
+  for (size_t k = begin; k < r; ++k) made_in_run = made_in_run || p.eqns[k].outputs[0] == v;
+  if (!made_in_run || last_use[size_t(v)] != int(r)) return false;
+  const auto& axes = e.params.get<std::vector<int64_t>>("axes");
+  const int64_t rank = int64_t(p.avals[size_t(v)].shape.size());
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t k = 0; k < sorted.size(); ++k) {
+    if (sorted[k] != rank - int64_t(sorted.size()) + int64_t(k)) return false;
+  }
+  return !sorted.empty();
 }
 
 // Builds the fusion equation for eqns [begin, end) of `p`.
@@ -82,6 +106,7 @@ Program fuse_elementwise(const Program& p) {
     const auto shape = fusible_shape(p, p.eqns[e]);
     size_t end = e + 1;
     while (shape && end < p.eqns.size() && fusible_shape(p, p.eqns[end]) == shape) ++end;
+    if (shape && end < p.eqns.size() && reduction_joins(p, e, end, last_use)) ++end;
     if (end - e >= 2) {
       out.eqns.push_back(make_fusion(p, e, end, last_use));
     } else {

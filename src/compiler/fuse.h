@@ -1,6 +1,7 @@
 // fuse-elementwise: replaces each run of two or more consecutive elementwise equations
 // over arrays of one shape by one `fusion` equation holding them as a sub-program, so
-// the executor runs them tile by tile and their intermediates never fill memory.
+// the executor runs them tile by tile and their intermediates never fill memory. A
+// reduction over trailing axes that consumes the run joins it.
 #pragma once
 
 #include "core/program.h"

@@ -1,7 +1,8 @@
 // fusion: a chain of elementwise equations (param `jaxpr`) run tile by tile, so its
 // intermediates live in cache-sized scratch instead of whole arrays in memory. Every
-// non-scalar value of the chain has the fusion's element count; rank-0 inputs and literals
-// broadcast. Each equation runs its own primitive's kernel on the tile.
+// non-scalar value of the chain has one element count; rank-0 inputs and literals
+// broadcast. Each equation runs its own primitive's kernel on the tile. A final
+// reduction over trailing axes reduces each tile as it is made.
 #include <algorithm>
 
 #include "base/dtype_dispatch.h"
@@ -35,75 +36,165 @@ ScalarBytes literal_bytes(const core::Literal& l) {
   return s;
 }
 
-void kernel(const KernelCall& c) {
-  const auto& p = *c.params.get<std::shared_ptr<const core::Program>>("jaxpr");
-  const int64_t n = c.out_avals[0].size();
-  // Where each variable of the chain lives: an input/output buffer (offset by the tile's
-  // start unless rank 0) or a scratch tile.
-  std::vector<const void*> base(p.avals.size(), nullptr);
-  std::vector<bool> whole(p.avals.size(), false);  // rank 0: the same for every tile
-  for (size_t i = 0; i < p.invars.size(); ++i) {
-    base[size_t(p.invars[i])] = c.inputs[i];
-    whole[size_t(p.invars[i])] = c.in_avals[i].shape.empty();
-  }
-  std::vector<int> output_of(p.avals.size(), -1);
-  for (size_t o = 0; o < p.outvars.size(); ++o) output_of[size_t(p.outvars[o].var)] = int(o);
-  std::vector<std::vector<ScalarBytes>> literals(p.eqns.size());
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    for (const core::Atom& a : p.eqns[e].inputs) {
-      literals[e].push_back(a.is_literal() ? literal_bytes(*a.literal) : ScalarBytes{});
+// Runs the fusion on one device. The chain's values are laid out flat (row-major); a
+// trailing reduction over the last axes sees them as [rows, inner].
+class FusionRun {
+ public:
+  explicit FusionRun(const KernelCall& c)
+      : c_(c), p_(*c.params.get<std::shared_ptr<const core::Program>>("jaxpr")) {
+    base_.assign(p_.avals.size(), nullptr);
+    whole_.assign(p_.avals.size(), false);
+    output_of_.assign(p_.avals.size(), -1);
+    for (size_t i = 0; i < p_.invars.size(); ++i) {
+      base_[size_t(p_.invars[i])] = c.inputs[i];
+      whole_[size_t(p_.invars[i])] = c.in_avals[i].shape.empty();
     }
+    for (size_t o = 0; o < p_.outvars.size(); ++o) output_of_[size_t(p_.outvars[o].var)] = int(o);
+    for (const core::Eqn& e : p_.eqns) {
+      literals_.emplace_back();
+      for (const core::Atom& a : e.inputs) {
+        literals_.back().push_back(a.is_literal() ? literal_bytes(*a.literal) : ScalarBytes{});
+      }
+    }
+    reduces_ = core::has_trait(p_.eqns.back().prim, core::kReduction);
+    chain_ = p_.eqns.size() - (reduces_ ? 1 : 0);
   }
-  parallel_chunks(n, kTile, [&](int64_t begin, int64_t end) {
-    // Scratch for the intermediates, allocated once per chunk.
-    std::vector<std::vector<unsigned char>> scratch(p.avals.size());
-    for (const core::Eqn& e : p.eqns) {
-      for (int v : e.outputs) {
-        if (output_of[size_t(v)] < 0) {
-          scratch[size_t(v)].resize(size_t(kTile * dtype_itemsize(p.avals[size_t(v)].dtype)));
+
+  void run() {
+    if (!reduces_) {
+      const int64_t n = c_.out_avals[0].size();
+      parallel_chunks(n, kTile, [&](int64_t begin, int64_t end) {
+        Scratch s = scratch();
+        for (int64_t t = begin; t < end; t += kTile) chain(s, t, std::min(kTile, end - t));
+      });
+      return;
+    }
+    const core::Eqn& red = p_.eqns.back();
+    const int v = red.inputs[0].var;
+    const Shape& shape = p_.avals[size_t(v)].shape;
+    int64_t inner = 1;
+    for (size_t k = 0; k < red.params.get<std::vector<int64_t>>("axes").size(); ++k) {
+      inner *= shape[shape.size() - 1 - k];
+    }
+    const int64_t rows = inner == 0 ? 0 : shape_size(shape) / inner;
+    const DType dtype = p_.avals[size_t(v)].dtype;
+    auto* out = static_cast<unsigned char*>(c_.outputs[size_t(output_of_[size_t(red.outputs[0])])]);
+    const size_t item = size_t(dtype_itemsize(dtype));
+    if (inner == 0 || rows == 0) {  // an empty reduction: the kernel writes the identity
+      reduce(nullptr, Shape{rows, inner}, out);
+      return;
+    }
+    if (inner <= kTile) {
+      // Whole rows per tile: each tile reduces straight into its rows of the output.
+      const int64_t per_tile = kTile / inner;
+      parallel_chunks(rows, std::max<int64_t>(1, per_tile), [&](int64_t begin, int64_t end) {
+        Scratch s = scratch();
+        for (int64_t r = begin; r < end; r += per_tile) {
+          const int64_t nr = std::min(per_tile, end - r);
+          chain(s, r * inner, nr * inner);
+          reduce(pointer(s, v, r * inner), Shape{nr, inner}, out + size_t(r) * item);
+        }
+      });
+      return;
+    }
+    // Long rows: reduce each tile to a partial, then the partials of each row.
+    const int64_t tiles = (inner + kTile - 1) / kTile;
+    std::vector<unsigned char> partials(size_t(rows * tiles) * item);
+    parallel_chunks(rows * tiles, 1, [&](int64_t begin, int64_t end) {
+      Scratch s = scratch();
+      for (int64_t i = begin; i < end; ++i) {
+        const int64_t row = i / tiles, j = i % tiles;
+        const int64_t t = row * inner + j * kTile;
+        const int64_t len = std::min(kTile, inner - j * kTile);
+        chain(s, t, len);
+        reduce(pointer(s, v, t), Shape{1, len}, partials.data() + size_t(i) * item);
+      }
+    });
+    reduce(partials.data(), Shape{rows, tiles}, out);
+  }
+
+ private:
+  using Scratch = std::vector<std::vector<unsigned char>>;
+
+  // Tile-sized scratch for the chain's intermediates (once per parallel chunk).
+  Scratch scratch() const {
+    Scratch s(p_.avals.size());
+    for (size_t e = 0; e < chain_; ++e) {
+      for (int v : p_.eqns[e].outputs) {
+        if (output_of_[size_t(v)] < 0) {
+          s[size_t(v)].resize(size_t(kTile * dtype_itemsize(p_.avals[size_t(v)].dtype)));
         }
       }
     }
+    return s;
+  }
+
+  // Where variable v's elements [t, t + tile) live.
+  void* pointer(Scratch& s, int v, int64_t t) const {
+    const size_t item = size_t(dtype_itemsize(p_.avals[size_t(v)].dtype));
+    if (output_of_[size_t(v)] >= 0) {
+      return static_cast<unsigned char*>(c_.outputs[size_t(output_of_[size_t(v)])]) + t * item;
+    }
+    if (base_[size_t(v)] != nullptr) {
+      const auto* b = static_cast<const unsigned char*>(base_[size_t(v)]);
+      return const_cast<unsigned char*>(whole_[size_t(v)] ? b : b + t * item);
+    }
+    return s[size_t(v)].data();
+  }
+
+  // Runs the elementwise chain on elements [t, t + len).
+  void chain(Scratch& s, int64_t t, int64_t len) {
     std::vector<const void*> ins;
     std::vector<void*> outs;
     std::vector<Aval> in_avals, out_avals;
-    for (int64_t t = begin; t < end; t += kTile) {
-      const int64_t len = std::min(kTile, end - t);
-      auto pointer = [&](int v) -> void* {
-        const size_t item = size_t(dtype_itemsize(p.avals[size_t(v)].dtype));
-        if (output_of[size_t(v)] >= 0) {
-          return static_cast<unsigned char*>(c.outputs[size_t(output_of[size_t(v)])]) + t * item;
-        }
-        if (base[size_t(v)] != nullptr) {
-          const auto* b = static_cast<const unsigned char*>(base[size_t(v)]);
-          return const_cast<unsigned char*>(whole[size_t(v)] ? b : b + t * item);
-        }
-        return scratch[size_t(v)].data();
-      };
-      for (size_t e = 0; e < p.eqns.size(); ++e) {
-        const core::Eqn& eqn = p.eqns[e];
-        ins.clear();
-        outs.clear();
-        in_avals.clear();
-        out_avals.clear();
-        for (size_t i = 0; i < eqn.inputs.size(); ++i) {
-          const core::Atom& a = eqn.inputs[i];
-          const Aval& aval = p.aval_of(a);
-          const bool scalar = a.is_literal() || whole[size_t(a.var)];
-          ins.push_back(a.is_literal() ? literals[e][i].bytes : pointer(a.var));
-          in_avals.push_back(Aval{scalar ? Shape{} : Shape{len}, aval.dtype, aval.weak_type});
-        }
-        for (int v : eqn.outputs) {
-          outs.push_back(pointer(v));
-          const Aval& aval = p.avals[size_t(v)];
-          out_avals.push_back(Aval{Shape{len}, aval.dtype, aval.weak_type});
-        }
-        core::rules(eqn.prim).kernel(
-            KernelCall{ins, in_avals, outs, out_avals, eqn.params, c.device});
+    for (size_t e = 0; e < chain_; ++e) {
+      const core::Eqn& eqn = p_.eqns[e];
+      ins.clear();
+      outs.clear();
+      in_avals.clear();
+      out_avals.clear();
+      for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+        const core::Atom& a = eqn.inputs[i];
+        const Aval& aval = p_.aval_of(a);
+        const bool scalar = a.is_literal() || whole_[size_t(a.var)];
+        ins.push_back(a.is_literal() ? literals_[e][i].bytes : pointer(s, a.var, t));
+        in_avals.push_back(Aval{scalar ? Shape{} : Shape{len}, aval.dtype, aval.weak_type});
       }
+      for (int v : eqn.outputs) {
+        outs.push_back(pointer(s, v, t));
+        const Aval& aval = p_.avals[size_t(v)];
+        out_avals.push_back(Aval{Shape{len}, aval.dtype, aval.weak_type});
+      }
+      core::rules(eqn.prim).kernel(
+          KernelCall{ins, in_avals, outs, out_avals, eqn.params, c_.device});
     }
-  });
-}
+  }
+
+  // Reduces a [rows, inner] block at `in` over its last axis into `out`.
+  void reduce(const void* in, const Shape& shape, void* out) const {
+    const core::Eqn& red = p_.eqns.back();
+    const Aval& x = p_.aval_of(red.inputs[0]);
+    Params params = red.params;
+    params.set("axes", std::vector<int64_t>{1});
+    const Aval in_aval{shape, x.dtype, x.weak_type};
+    const Aval out_aval{Shape{shape[0]}, x.dtype, x.weak_type};
+    const void* ins[] = {in};
+    void* outs[] = {out};
+    core::rules(red.prim).kernel(KernelCall{ins, {&in_aval, 1}, outs, {&out_aval, 1}, params,
+                                            c_.device});
+  }
+
+  const KernelCall& c_;
+  const core::Program& p_;
+  std::vector<const void*> base_;
+  std::vector<bool> whole_;  // rank 0: the same for every tile
+  std::vector<int> output_of_;
+  std::vector<std::vector<ScalarBytes>> literals_;
+  bool reduces_ = false;
+  size_t chain_ = 0;
+};
+
+void kernel(const KernelCall& c) { FusionRun(c).run(); }
 
 }  // namespace
 
