@@ -13,8 +13,10 @@ namespace {
 constexpr size_t kAlignment = 64;  // a cache line, and enough for any SIMD load
 std::atomic<int64_t> g_live{0};
 std::atomic<int64_t> g_peak{0};
+std::atomic<int64_t> g_allocations{0};
 
 void note_alloc(int64_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
   const int64_t live = g_live.fetch_add(n) + n;
   int64_t peak = g_peak.load();
   while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
@@ -66,7 +68,7 @@ size_t rounded_size(size_t nbytes) {
 }
 }  // namespace
 
-MemoryStats memory_stats() { return {g_live.load(), g_peak.load()}; }
+MemoryStats memory_stats() { return {g_live.load(), g_peak.load(), g_allocations.load()}; }
 void reset_peak_memory() { g_peak.store(g_live.load()); }
 
 std::shared_ptr<Buffer> Buffer::allocate(Device device, size_t nbytes) {

@@ -36,10 +36,12 @@ class Buffer {
 
 using BufferRef = std::shared_ptr<Buffer>;
 
-// Bytes held by device buffers now, and the most held since the last reset.
+// Bytes held by device buffers now, the most held since the last reset, and how many
+// buffers were allocated.
 struct MemoryStats {
   int64_t live_bytes = 0;
   int64_t peak_bytes = 0;
+  int64_t allocations = 0;  // buffers allocated since the process started
 };
 MemoryStats memory_stats();
 void reset_peak_memory();

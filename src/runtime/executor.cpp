@@ -44,6 +44,39 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
       if (last[size_t(v)] < 0) release_after_[e].push_back(v);
     }
   }
+  // In-place updates: an elementwise result may overwrite an operand of the same size that
+  // dies here and that the program does not hand back to the caller. Kernels read element
+  // i before writing it; in a fusion only the last equation may write the donated buffer,
+  // after every earlier equation of the tile has read it.
+  std::vector<bool> pinned(p.avals.size(), false);
+  for (int v : p.invars) pinned[size_t(v)] = true;
+  for (const core::Atom& a : p.outvars) {
+    if (!a.is_literal()) pinned[size_t(a.var)] = true;
+  }
+  donor_.resize(p.eqns.size());
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    const core::Eqn& eqn = p.eqns[e];
+    donor_[e].assign(eqn.outputs.size(), -1);
+    const bool elementwise = core::has_trait(eqn.prim, core::kElementwise);
+    const core::Program* body = eqn.prim == core::Prim::fusion
+        ? eqn.params.get<std::shared_ptr<const core::Program>>("jaxpr").get() : nullptr;
+    if (!elementwise && body == nullptr) continue;
+    if (body != nullptr && core::has_trait(body->eqns.back().prim, core::kReduction)) continue;
+    std::vector<bool> taken(eqn.inputs.size(), false);
+    for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+      if (body != nullptr && body->outvars[r].var != body->eqns.back().outputs[0]) continue;
+      const core::Aval& out = p.avals[size_t(eqn.outputs[r])];
+      for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+        const core::Atom& a = eqn.inputs[i];
+        if (taken[i] || a.is_literal() || pinned[size_t(a.var)] || last[size_t(a.var)] != int(e)) continue;
+        const core::Aval& in = p.avals[size_t(a.var)];
+        if (in.nbytes() != out.nbytes() || in.shape != out.shape) continue;
+        donor_[e][r] = int(i);
+        taken[i] = true;
+        break;
+      }
+    }
+  }
   literal_buffers_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     for (const core::Atom& a : p.eqns[e].inputs) {
@@ -83,7 +116,13 @@ std::vector<std::vector<BufferRef>> Executor::run(std::vector<std::vector<Buffer
         }
         std::vector<void*> outs;
         for (size_t r = 0; r < eqn.outputs.size(); ++r) {
-          auto buf = Buffer::allocate(mesh_.devices[size_t(d)], out_avals[r].nbytes());
+          BufferRef buf;
+          if (const int i = donor_[e][r]; i >= 0) {
+            // Only a buffer nothing else holds (not shared by a collective's group).
+            BufferRef& in = env[size_t(eqn.inputs[size_t(i)].var)][size_t(d)];
+            if (in.use_count() == 1) buf = in;
+          }
+          if (!buf) buf = Buffer::allocate(mesh_.devices[size_t(d)], out_avals[r].nbytes());
           outs.push_back(buf->data());
           env[size_t(eqn.outputs[r])][size_t(d)] = std::move(buf);
         }

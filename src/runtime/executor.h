@@ -1,6 +1,7 @@
 // Runs a per-device (SPMD) program for all local devices together, equation by equation:
 // kernels of one equation run on all devices in parallel on the shared thread pool,
-// collectives are memory operations, and a buffer is released right after its last use.
+// collectives are memory operations, and a buffer is released right after its last use
+// or, for elementwise work, taken over by the output its last reader computes (in place).
 #pragma once
 
 #include <memory>
@@ -23,6 +24,8 @@ class Executor {
   MeshLayout mesh_;
   std::vector<std::vector<int>> release_after_;            // per eqn: vars dead after it
   std::vector<std::vector<BufferRef>> literal_buffers_;    // per eqn, per input (or null)
+  // Per eqn, per output: the input whose buffer the output may take over (-1: none).
+  std::vector<std::vector<int>> donor_;
 };
 
 }  // namespace parax::runtime

@@ -324,6 +324,18 @@ TEST(Runtime, EightDevicesNeverUseMoreThreadsThanThePool) {
   EXPECT_LE(tasks, base::num_threads() + 2);
 }
 
+TEST(Runtime, ElementwiseResultsReuseABufferThatDiesThere) {
+  auto x = device_put(iota_f32({64, 64}), devices()[0]);
+  auto f = jit([](const Array& v) { return jnp::exp(jnp::flip(v, 0)) + 1.0f; });
+  auto want = (jnp::exp(jnp::flip(x, 0)) + 1.0f).to_vector<float>();
+  f(x);
+  const int64_t before = runtime::memory_stats().allocations;
+  Array y = f(x);
+  // flip makes one buffer; the fusion after it writes into that buffer in place.
+  EXPECT_EQ(runtime::memory_stats().allocations - before, 1) << f.lower(x).compile().as_text();
+  EXPECT_EQ(y.to_vector<float>(), want);
+}
+
 TEST(Runtime, BuffersAreFreedAfterTheirLastUse) {
   const int64_t n = 1024;
   auto x = device_put(jnp::ones({n, n}), devices()[0]);
