@@ -15,9 +15,13 @@ using core::Program;
 // The array shape an elementwise equation runs over, or nullopt if it cannot join a
 // fusion (not elementwise, or a result of rank 0).
 std::optional<Shape> fusible_shape(const Program& p, const Eqn& e) {
-  if (!core::has_trait(e.prim, core::kElementwise) || e.outputs.size() != 1) return std::nullopt;
+  // A broadcast joins too: the fusion reads its (small) operand in place, tile by tile.
+  const bool broadcast = e.prim == Prim::broadcast_in_dim && !e.inputs[0].is_literal();
+  if (!broadcast && !core::has_trait(e.prim, core::kElementwise)) return std::nullopt;
+  if (e.outputs.size() != 1) return std::nullopt;
   const Shape& shape = p.avals[size_t(e.outputs[0])].shape;
   if (shape.empty()) return std::nullopt;
+  if (broadcast) return shape;
   for (const Atom& a : e.inputs) {
     const Shape& s = p.aval_of(a).shape;
     if (!s.empty() && s != shape) return std::nullopt;

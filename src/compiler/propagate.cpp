@@ -1,6 +1,7 @@
 #include "compiler/propagate.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "base/check.h"
 #include "parax/errors.h"
@@ -197,6 +198,46 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     }
     prop.rules.push_back(std::move(rule));
     prop.factor_axes.push_back(std::move(fa));
+  }
+  // Backward, for dimensions no operand decides (a broadcast's new dimensions, iota's):
+  // take the layout the first consumer needs, so each device makes only its part instead
+  // of making everything and slicing. Later equations first, so needs flow up a chain.
+  std::vector<std::pair<size_t, size_t>> first_use(p.avals.size(), {SIZE_MAX, 0});
+  for (size_t e = p.eqns.size(); e-- > 0;) {
+    for (size_t i = 0; i < p.eqns[e].inputs.size(); ++i) {
+      const core::Atom& a = p.eqns[e].inputs[i];
+      if (!a.is_literal()) first_use[size_t(a.var)] = {e, i};
+    }
+  }
+  for (size_t e = p.eqns.size(); e-- > 0;) {
+    const core::Eqn& eqn = p.eqns[e];
+    if (eqn.prim == Prim::sharding_constraint || prop.computed[e].size() != eqn.outputs.size()) continue;
+    const ShardingRule& rule = prop.rules[e];
+    auto& fa = prop.factor_axes[e];
+    bool changed = false;
+    for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+      const auto [c, i] = first_use[size_t(eqn.outputs[r])];
+      if (c == SIZE_MAX || p.eqns[c].prim == Prim::sharding_constraint || prop.computed[e][r]) continue;
+      const DimShard need = required_operand(p, prop, c, i);
+      AxisList used;
+      for (const AxisList& axes : fa) used.insert(used.end(), axes.begin(), axes.end());
+      for (size_t d = 0; d < rule.results[r].size() && d < need.dims.size(); ++d) {
+        const int f = rule.results[r][d];
+        const AxisList& axes = need.dims[d];
+        if (f == ShardingRule::kNone || !fa[size_t(f)].empty() || axes.empty()) continue;
+        bool in_operands = false;
+        for (const auto& op : rule.operands) in_operands |= std::count(op.begin(), op.end(), f) > 0;
+        const bool free = std::none_of(axes.begin(), axes.end(), [&](int64_t a) {
+          return std::find(used.begin(), used.end(), a) != used.end();
+        });
+        if (in_operands || !free || rule.factor_sizes[size_t(f)] % mesh.size_of(axes) != 0) continue;
+        fa[size_t(f)] = axes;
+        used.insert(used.end(), axes.begin(), axes.end());
+        changed = true;
+      }
+    }
+    if (!changed) continue;
+    for (size_t r = 0; r < eqn.outputs.size(); ++r) known[size_t(eqn.outputs[r])] = result_of(rule, fa, r);
   }
   // Backward: an input the compiler may place takes the layout its first consumer needs.
   prop.vars.resize(p.avals.size());

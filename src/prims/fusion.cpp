@@ -1,9 +1,10 @@
 // fusion: a chain of elementwise equations (param `jaxpr`) run tile by tile, so its
 // intermediates live in cache-sized scratch instead of whole arrays in memory. Every
 // non-scalar value of the chain has one element count; rank-0 inputs and literals
-// broadcast. Each equation runs its own primitive's kernel on the tile. A final
+// broadcast, and broadcast_in_dim reads smaller inputs in place. Each equation runs its own primitive's kernel on the tile. A final
 // reduction over trailing axes reduces each tile as it is made.
 #include <algorithm>
+#include <cstring>
 
 #include "base/dtype_dispatch.h"
 #include "prims/prim_util.h"
@@ -142,6 +143,43 @@ class FusionRun {
     return s[size_t(v)].data();
   }
 
+  // Writes elements [t, t + len) of broadcast_in_dim's result, reading its operand where
+  // it lies (a fusion input, or a value of the chain's own shape).
+  void broadcast(Scratch& s, const core::Eqn& eqn, int64_t t, int64_t len) {
+    const core::Atom& a = eqn.inputs[0];
+    const Aval& in = p_.aval_of(a);
+    const Shape& shape = p_.avals[size_t(eqn.outputs[0])].shape;
+    const size_t item = size_t(dtype_itemsize(in.dtype));
+    auto* out = static_cast<unsigned char*>(pointer(s, eqn.outputs[0], t));
+    if (in.shape == shape) {
+      std::memmove(out, pointer(s, a.var, t), size_t(len) * item);
+      return;
+    }
+    const auto* src = static_cast<const unsigned char*>(base_[size_t(a.var)]);
+    // Stride of each output dimension in the operand (0 where it broadcasts).
+    const auto& dims = eqn.params.get<std::vector<int64_t>>("broadcast_dimensions");
+    const size_t rank = shape.size();
+    std::vector<int64_t> stride(rank, 0), in_strides = strides_of(in.shape), idx(rank, 0);
+    for (size_t j = 0; j < dims.size(); ++j) {
+      if (in.shape[j] != 1) stride[size_t(dims[j])] = in_strides[j];
+    }
+    int64_t rest = t, offset = 0;
+    for (size_t d = rank; d-- > 0;) {
+      idx[d] = rest % shape[d];
+      rest /= shape[d];
+      offset += idx[d] * stride[d];
+    }
+    for (int64_t k = 0; k < len; ++k) {
+      std::memcpy(out + size_t(k) * item, src + size_t(offset) * item, item);
+      for (size_t d = rank; d-- > 0;) {  // the next output index, carrying as needed
+        offset += stride[d];
+        if (++idx[d] < shape[d]) break;
+        offset -= stride[d] * shape[d];
+        idx[d] = 0;
+      }
+    }
+  }
+
   // Runs the elementwise chain on elements [t, t + len).
   void chain(Scratch& s, int64_t t, int64_t len) {
     std::vector<const void*> ins;
@@ -149,6 +187,10 @@ class FusionRun {
     std::vector<Aval> in_avals, out_avals;
     for (size_t e = 0; e < chain_; ++e) {
       const core::Eqn& eqn = p_.eqns[e];
+      if (eqn.prim == core::Prim::broadcast_in_dim) {
+        broadcast(s, eqn, t, len);
+        continue;
+      }
       ins.clear();
       outs.clear();
       in_avals.clear();

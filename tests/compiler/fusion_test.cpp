@@ -141,6 +141,30 @@ TEST(Fusion, AReductionOverTrailingAxesJoinsTheChain) {
   }
 }
 
+TEST(Fusion, BroadcastsJoinAndReadTheirOperandInPlace) {
+  struct Bcast {
+    Shape in, out;
+    std::vector<int64_t> dims;
+  };
+  for (const Bcast& b : {Bcast{{37}, {300, 37}, {1}}, Bcast{{300}, {300, 37}, {0}},
+                         Bcast{{1, 37}, {300, 37}, {0, 1}}, Bcast{{5, 1, 7}, {5, 600, 7}, {0, 1, 2}},
+                         Bcast{{6}, {4, 6, 500}, {1}}, Bcast{{300, 37}, {300, 37}, {0, 1}}}) {
+    auto small = random_array(b.in, DType::float32, 5);
+    auto big = random_array(b.out, DType::float32, 6);
+    auto run = [&](const Array& s, const Array& x) {
+      Array y = core::bind1(Prim::broadcast_in_dim, {s},
+                            Params{{"shape", b.out}, {"broadcast_dimensions", b.dims}});
+      return numpy::maximum(y * x + 1.0f, 0.5f);
+    };
+    auto fused = jit(run);
+    const std::string what = shape_str(b.in) + " -> " + shape_str(b.out);
+    auto text = fused.lower(small, big).compile().as_text();
+    EXPECT_NE(text.find("broadcast_in_dim"), std::string::npos) << what;
+    EXPECT_EQ(text.find("\n    d:"), std::string::npos) << what << ": one fusion only\n" << text;
+    EXPECT_TRUE(bytes_of(fused(small, big)) == bytes_of(run(small, big))) << what;
+  }
+}
+
 TEST(Fusion, AChainHoldsOnlyItsInputAndOutput) {
   const int64_t n = 2048;
   auto x = device_put(numpy::ones({n, n}), devices()[0]);
