@@ -81,22 +81,23 @@ C shift_right_arithmetic(C a, C b) {
 }
 
 // clang-format off
-#define PARAX_BINARY_ROWS(X)                                         \
-  X(add, kNumber, false, wrapping(a, b, std::plus<>{}))              \
-  X(sub, kNumber, false, wrapping(a, b, std::minus<>{}))             \
-  X(mul, kNumber, false, wrapping(a, b, std::multiplies<>{}))        \
-  X(div, kNumber, false, divide(a, b))                               \
-  X(rem, kIntOrFloat, false, remainder(a, b))                        \
-  X(max, kAnyDtype, false, nan_max(a, b))                            \
-  X(min, kAnyDtype, false, nan_min(a, b))                            \
-  X(atan2, kInexact, false, std::atan2(a, b))                        \
-  X(nextafter, kFloating, false, (next_after<T, C>(a, b)))           \
-  X(and_, kBoolOrInt, false, C(a & b))                                \
-  X(or_, kBoolOrInt, false, C(a | b))                                \
-  X(xor_, kBoolOrInt, false, C(a ^ b))                               \
-  X(shift_left, kInteger, false, shift_left(a, b))                   \
-  X(shift_right_logical, kInteger, false, shift_right_logical(a, b)) \
-  X(shift_right_arithmetic, kInteger, false, shift_right_arithmetic(a, b))
+// The last column names the vector loop in simd.h (BinaryOp::none: the generic loop only).
+#define PARAX_BINARY_ROWS(X)                                                           \
+  X(add, kNumber, false, wrapping(a, b, std::plus<>{}), BinaryOp::add)                 \
+  X(sub, kNumber, false, wrapping(a, b, std::minus<>{}), BinaryOp::sub)                \
+  X(mul, kNumber, false, wrapping(a, b, std::multiplies<>{}), BinaryOp::mul)           \
+  X(div, kNumber, false, divide(a, b), BinaryOp::div)                                  \
+  X(rem, kIntOrFloat, false, remainder(a, b), BinaryOp::none)                          \
+  X(max, kAnyDtype, false, nan_max(a, b), BinaryOp::max)                               \
+  X(min, kAnyDtype, false, nan_min(a, b), BinaryOp::min)                               \
+  X(atan2, kInexact, false, std::atan2(a, b), BinaryOp::atan2)                         \
+  X(nextafter, kFloating, false, (next_after<T, C>(a, b)), BinaryOp::none)             \
+  X(and_, kBoolOrInt, false, C(a & b), BinaryOp::none)                                 \
+  X(or_, kBoolOrInt, false, C(a | b), BinaryOp::none)                                  \
+  X(xor_, kBoolOrInt, false, C(a ^ b), BinaryOp::none)                                 \
+  X(shift_left, kInteger, false, shift_left(a, b), BinaryOp::none)                     \
+  X(shift_right_logical, kInteger, false, shift_right_logical(a, b), BinaryOp::none)   \
+  X(shift_right_arithmetic, kInteger, false, shift_right_arithmetic(a, b), BinaryOp::none)
 // clang-format on
 
 PARAX_BINARY_ROWS(PARAX_BINARY_OP)
@@ -120,6 +121,7 @@ std::vector<Aval> pow_eval(std::span<const Aval> in, const Params&) {
 }
 
 void pow_kernel(const KernelCall& c) {
+  if (run_simd(simd::BinaryOp::pow, c)) return;  // same-dtype operands only
   dispatch_kinds<kFloatKind>(c.in_avals[0].dtype, [&](auto x) {
     using T = decltype(x);
     using C = compute_t<T>;
@@ -136,7 +138,7 @@ void pow_kernel(const KernelCall& c) {
 
 }  // namespace
 
-#define PARAX_BINARY_RULES(prim, accepts, predicate, expr) \
+#define PARAX_BINARY_RULES(prim, accepts, predicate, expr, simd_op) \
   extern const PrimRules prim##_rules = binary_rules<prim##_op>;
 PARAX_BINARY_ROWS(PARAX_BINARY_RULES)
 #undef PARAX_BINARY_RULES

@@ -1,6 +1,6 @@
-// Shared by the elementwise primitive files: JAX's accepted-dtype checks, and one generic
-// typed loop that every elementwise kernel instantiates per dtype with a scalar functor.
-// Internal to src/prims.
+// Shared by the elementwise primitive files: JAX's accepted-dtype checks, one generic typed
+// loop that every elementwise kernel instantiates per dtype with a scalar functor, and the
+// vectorized paths the floating dtypes take first. Internal to src/prims.
 #pragma once
 
 #include <array>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "prims/prim_util.h"
+#include "prims/simd.h"
 
 namespace parax::prims {
 
@@ -128,6 +129,13 @@ void map_elements(const KernelCall& c, F f) {
   map_elements_impl<Out, In...>(c, f, std::index_sequence_for<In...>{});
 }
 
+// Runs the call through simd.h's loops if they cover the op and dtype (floating dtypes;
+// halves compute in float32 tiles), in parallel chunks. Returns false, having written
+// nothing, to leave the call to the generic loop. Defined in simd_kernels.cpp.
+bool run_simd(simd::UnaryOp op, const KernelCall& c);
+bool run_simd(simd::BinaryOp op, const KernelCall& c);
+bool run_simd(simd::CompareOp op, const KernelCall& c);
+
 // Calls f(T{}) for the storage type T of `t`, if `t` is of the accepted kinds; the other
 // dtypes are never instantiated (abstract_eval has rejected them).
 template <unsigned kKinds, class F>
@@ -143,17 +151,18 @@ void dispatch_kinds(DType t, F&& f) {
 }
 
 // A binary elementwise primitive as data: its name, accepted dtypes, whether it returns
-// bool, and its scalar function on compute values (T is the storage type, for the few
-// functions that depend on it).
-#define PARAX_BINARY_OP(prim, accepts, predicate, expr)   \
-  struct prim##_op {                                      \
-    static constexpr core::Prim kPrim = core::Prim::prim; \
-    static constexpr Accepts kAccepts = accepts;          \
-    static constexpr bool kPredicate = predicate;         \
-    template <class T, class C>                           \
-    static auto f(C a, C b) {                             \
-      return expr;                                        \
-    }                                                     \
+// bool, its scalar function on compute values (T is the storage type, for the few
+// functions that depend on it), and its vector loop in simd.h (BinaryOp::none if none).
+#define PARAX_BINARY_OP(prim, accepts, predicate, expr, simd_op) \
+  struct prim##_op {                                             \
+    static constexpr core::Prim kPrim = core::Prim::prim;        \
+    static constexpr Accepts kAccepts = accepts;                 \
+    static constexpr bool kPredicate = predicate;                \
+    static constexpr auto kSimd = simd::simd_op;                 \
+    template <class T, class C>                                  \
+    static auto f(C a, C b) {                                    \
+      return expr;                                               \
+    }                                                            \
   };
 
 // Shape rule first, then dtypes, in JAX's order: operands of one dtype and equal shapes
@@ -170,6 +179,7 @@ std::vector<Aval> binary_eval(std::span<const Aval> in, const Params&) {
 
 template <class Op>
 void binary_kernel(const KernelCall& c) {
+  if (run_simd(Op::kSimd, c)) return;
   dispatch_kinds<Op::kAccepts.kinds>(c.in_avals[0].dtype, [&](auto v) {
     using T = decltype(v);
     using C = compute_t<T>;

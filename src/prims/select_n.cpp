@@ -2,6 +2,7 @@
 // cases) or any integer dtype; out-of-range indices clamp to the first or last case, as
 // XLA's lowering to a tree of selects does. Only bytes move, so cases dispatch on width.
 #include <algorithm>
+#include <cstring>
 
 #include "prims/elementwise.h"
 
@@ -56,6 +57,16 @@ uint64_t case_index(W w, uint64_t last) {
   return std::min(uint64_t(w), last);
 }
 
+// The case a rank-0 `which` picks.
+uint64_t scalar_case(const KernelCall& c) {
+  uint64_t k = 0;
+  dispatch_kinds<kBoolKind | kIntKinds>(c.in_avals[0].dtype, [&](auto w) {
+    using W = decltype(w);
+    k = case_index(in_ptr<W>(c, 0)[0], c.inputs.size() - 2);
+  });
+  return k;
+}
+
 template <class W, class V>
 void select_loop(const KernelCall& c) {
   const int64_t n = c.out_avals[0].size();
@@ -72,7 +83,33 @@ void select_loop(const KernelCall& c) {
   });
 }
 
+// A rank-0 `which` picks one whole case; a bool `which` over two cases (jnp.where) takes
+// the vector loop.
+bool select_fast(const KernelCall& c) {
+  const int64_t n = c.out_avals[0].size();
+  const int64_t bytes = dtype_itemsize(c.out_avals[0].dtype);
+  if (c.in_avals[0].size() != n) {
+    const auto* src = static_cast<const uint8_t*>(c.inputs[1 + scalar_case(c)]);
+    auto* dst = static_cast<uint8_t*>(c.outputs[0]);
+    parallel_chunks(n * bytes, 8 * kElementGrain, [&](int64_t begin, int64_t end) {
+      std::memcpy(dst + begin, src + begin, size_t(end - begin));
+    });
+    return true;
+  }
+  if (c.in_avals[0].dtype != DType::bool_ || c.inputs.size() != 3) return false;
+  const bool* which = in_ptr<bool>(c, 0);
+  const auto* on_false = static_cast<const uint8_t*>(c.inputs[1]);
+  const auto* on_true = static_cast<const uint8_t*>(c.inputs[2]);
+  auto* out = static_cast<uint8_t*>(c.outputs[0]);
+  parallel_chunks(n, kElementGrain, [&](int64_t begin, int64_t end) {
+    simd::select(int(bytes), which + begin, on_false + begin * bytes, on_true + begin * bytes,
+                 out + begin * bytes, end - begin);
+  });
+  return true;
+}
+
 void select_n_kernel(const KernelCall& c) {
+  if (select_fast(c)) return;
   dispatch_kinds<kBoolKind | kIntKinds>(c.in_avals[0].dtype, [&](auto w) {
     using W = decltype(w);
     switch (dtype_itemsize(c.out_avals[0].dtype)) {

@@ -4,4 +4,7 @@ target_sources(parax PRIVATE
   prims/compare.cpp
   prims/select_n.cpp
   prims/clamp.cpp
-  prims/convert_element_type.cpp)
+  prims/convert_element_type.cpp
+  prims/simd_kernels.cpp
+  prims/simd_unary.cpp
+  prims/simd_binary.cpp)

@@ -1,6 +1,7 @@
 // The unary elementwise primitives: one row per primitive (name, accepted dtypes, bool
-// result?, scalar function), plus round, integer_pow and copy, which read params or move
-// bytes. Floating functions are the C++ library's in the compute type.
+// result?, scalar function, vector loop), plus round, integer_pow and copy, which read
+// params or move bytes. The scalar functions are the C++ library's in the compute type;
+// floating dtypes run the vector loops of simd.h where a row names one.
 #include <cstring>
 
 #include "prims/elementwise.h"
@@ -89,46 +90,48 @@ double erf_inv(double y) {
   return std::copysign(x, y);
 }
 
-// A unary elementwise primitive as data; f takes and returns compute values.
-#define PARAX_UNARY_OP(prim, accepts, predicate, expr)    \
-  struct prim##_op {                                      \
-    static constexpr core::Prim kPrim = core::Prim::prim; \
-    static constexpr Accepts kAccepts = accepts;          \
-    static constexpr bool kPredicate = predicate;         \
-    template <class C>                                    \
-    static auto f(C x) {                                  \
-      return expr;                                        \
-    }                                                     \
+// A unary elementwise primitive as data; f takes and returns compute values, and kSimd
+// names its vector loop in simd.h (none: the generic loop only).
+#define PARAX_UNARY_OP(prim, accepts, predicate, expr, simd_op)    \
+  struct prim##_op {                                               \
+    static constexpr core::Prim kPrim = core::Prim::prim;          \
+    static constexpr Accepts kAccepts = accepts;                   \
+    static constexpr bool kPredicate = predicate;                  \
+    static constexpr simd::UnaryOp kSimd = simd::UnaryOp::simd_op; \
+    template <class C>                                             \
+    static auto f(C x) {                                           \
+      return expr;                                                 \
+    }                                                              \
   };
 
-#define PARAX_UNARY_ROWS(X)                                  \
-  X(neg, kNumber, false, negate(x))                          \
-  X(abs, kSignedNumber, false, absolute(x))                  \
-  X(sign, kNumber, false, signum(x))                         \
-  X(floor, kFloating, false, std::floor(x))                  \
-  X(ceil, kFloating, false, std::ceil(x))                    \
-  X(exp, kInexact, false, std::exp(x))                       \
-  X(exp2, kInexact, false, std::exp2(x))                     \
-  X(log, kInexact, false, std::log(x))                       \
-  X(log1p, kInexact, false, std::log1p(x))                   \
-  X(expm1, kInexact, false, std::expm1(x))                   \
-  X(sin, kInexact, false, std::sin(x))                       \
-  X(cos, kInexact, false, std::cos(x))                       \
-  X(tan, kInexact, false, std::tan(x))                       \
-  X(asin, kInexact, false, std::asin(x))                     \
-  X(acos, kInexact, false, std::acos(x))                     \
-  X(atan, kInexact, false, std::atan(x))                     \
-  X(sinh, kInexact, false, std::sinh(x))                     \
-  X(cosh, kInexact, false, std::cosh(x))                     \
-  X(tanh, kInexact, false, std::tanh(x))                     \
-  X(sqrt, kInexact, false, std::sqrt(x))                     \
-  X(rsqrt, kInexact, false, C(1) / std::sqrt(x))             \
-  X(cbrt, kFloating, false, std::cbrt(x))                    \
-  X(logistic, kInexact, false, C(1) / (C(1) + std::exp(-x))) \
-  X(erf, kFloating, false, std::erf(x))                      \
-  X(erf_inv, kFloating, false, C(erf_inv(double(x))))        \
-  X(is_finite, kFloating, true, std::isfinite(x))            \
-  X(not_, kBoolOrInt, false, bit_not(x))
+#define PARAX_UNARY_ROWS(X)                                            \
+  X(neg, kNumber, false, negate(x), neg)                               \
+  X(abs, kSignedNumber, false, absolute(x), abs)                       \
+  X(sign, kNumber, false, signum(x), sign)                             \
+  X(floor, kFloating, false, std::floor(x), floor)                     \
+  X(ceil, kFloating, false, std::ceil(x), ceil)                        \
+  X(exp, kInexact, false, std::exp(x), exp)                            \
+  X(exp2, kInexact, false, std::exp2(x), exp2)                         \
+  X(log, kInexact, false, std::log(x), log)                            \
+  X(log1p, kInexact, false, std::log1p(x), log1p)                      \
+  X(expm1, kInexact, false, std::expm1(x), expm1)                      \
+  X(sin, kInexact, false, std::sin(x), sin)                            \
+  X(cos, kInexact, false, std::cos(x), cos)                            \
+  X(tan, kInexact, false, std::tan(x), tan)                            \
+  X(asin, kInexact, false, std::asin(x), asin)                         \
+  X(acos, kInexact, false, std::acos(x), acos)                         \
+  X(atan, kInexact, false, std::atan(x), atan)                         \
+  X(sinh, kInexact, false, std::sinh(x), sinh)                         \
+  X(cosh, kInexact, false, std::cosh(x), cosh)                         \
+  X(tanh, kInexact, false, std::tanh(x), tanh)                         \
+  X(sqrt, kInexact, false, std::sqrt(x), sqrt)                         \
+  X(rsqrt, kInexact, false, C(1) / std::sqrt(x), rsqrt)                \
+  X(cbrt, kFloating, false, std::cbrt(x), cbrt)                        \
+  X(logistic, kInexact, false, C(1) / (C(1) + std::exp(-x)), logistic) \
+  X(erf, kFloating, false, std::erf(x), erf)                           \
+  X(erf_inv, kFloating, false, C(erf_inv(double(x))), none)            \
+  X(is_finite, kFloating, true, std::isfinite(x), none)                \
+  X(not_, kBoolOrInt, false, bit_not(x), none)
 
 PARAX_UNARY_ROWS(PARAX_UNARY_OP)
 
@@ -145,6 +148,7 @@ std::vector<Aval> unary_eval(std::span<const Aval> in, const Params&) {
 
 template <class Op>
 void unary_kernel(const KernelCall& c) {
+  if (run_simd(Op::kSimd, c)) return;
   dispatch_kinds<Op::kAccepts.kinds>(c.in_avals[0].dtype, [&](auto v) {
     using T = decltype(v);
     using C = compute_t<T>;
@@ -183,6 +187,7 @@ std::vector<Aval> round_eval(std::span<const Aval> in, const Params& params) {
 
 void round_kernel(const KernelCall& c) {
   const bool to_even = rounding_method(c.params) == 1;
+  if (run_simd(to_even ? simd::UnaryOp::round_even : simd::UnaryOp::round_away, c)) return;
   dispatch_kinds<kFloatKind>(c.in_avals[0].dtype, [&](auto v) {
     using T = decltype(v);
     using C = compute_t<T>;
@@ -255,7 +260,7 @@ void copy_kernel(const KernelCall& c) {
 
 }  // namespace
 
-#define PARAX_UNARY_RULES(prim, accepts, predicate, expr) \
+#define PARAX_UNARY_RULES(prim, accepts, predicate, expr, simd_op) \
   extern const PrimRules prim##_rules = unary_rules<prim##_op>;
 PARAX_UNARY_ROWS(PARAX_UNARY_RULES)
 #undef PARAX_UNARY_RULES
