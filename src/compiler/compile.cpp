@@ -52,7 +52,8 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
 
 std::string ids_str(const std::vector<Device>& devices) {
   std::string s = "[";
-  for (size_t i = 0; i < devices.size(); ++i) s += (i ? ", " : "") + std::to_string(devices[i].id());
+  for (size_t i = 0; i < devices.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(devices[i].id());
   return s + "]";
 }
 
@@ -78,14 +79,15 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     // JAX's text: "argument x of add with shape f32[24] and device ids [...]".
     auto with_ids = [](const std::string& d, const std::vector<Device>& ids) {
       const bool has_shape = d.find(" with shape ") != std::string::npos;
-      return d + (has_shape ? " and" : " with") + " device ids " + ids_str(ids) +
-             " on platform " + platform_of(ids);
+      return d + (has_shape ? " and" : " with") + " device ids " + ids_str(ids) + " on platform " +
+             platform_of(ids);
     };
     throw ValueError("Received incompatible devices for jitted computation. Got " +
                      with_ids(first_desc, *chosen) + " and " + with_ids(desc, devices));
   };
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string name = i < opts.arg_names.size() ? opts.arg_names[i] : "args[" + std::to_string(i) + "]";
+    const std::string name =
+        i < opts.arg_names.size() ? opts.arg_names[i] : "args[" + std::to_string(i) + "]";
     if (args[i].committed && args[i].sharding) {
       consider(args[i].sharding->device_assignment(),
                "argument " + name + " of " + opts.name + " with shape " + args[i].aval.str());
@@ -116,7 +118,8 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
     explicit_shardings.push_back({s, p.aval_of(e.inputs[0]).shape.size()});
   }
   for (const auto& [s, rank] : explicit_shardings) {
-    if (auto named = s.as_named(); named && named->mesh().devices() == devices) return named->mesh();
+    if (auto named = s.as_named(); named && named->mesh().devices() == devices)
+      return named->mesh();
   }
   if (devices.size() == 1) return Mesh(devices, "_");
   for (const auto& [s, rank] : explicit_shardings) {
@@ -226,7 +229,8 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   };
   for (size_t i = 0; i < args.size(); ++i) {
     Sharding target = sharding_of(part.inputs[i]);
-    const bool direct = args[i].sharding && same_placement(*args[i].sharding, target, args[i].aval.shape);
+    const bool direct =
+        args[i].sharding && same_placement(*args[i].sharding, target, args[i].aval.shape);
     exe->in_layouts_.push_back(part.inputs[i]);
     exe->in_direct_.push_back(direct);
     std::vector<size_t> order(size_t(mesh.num_devices()));
@@ -250,7 +254,8 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
       }
     }
     for (const ArgInfo& a : args) {
-      if (a.committed && a.sharding && a.aval.shape == aval.shape) candidates.push_back(*a.sharding);
+      if (a.committed && a.sharding && a.aval.shape == aval.shape)
+        candidates.push_back(*a.sharding);
     }
     for (const Sharding& c : candidates) {
       if (same_placement(c, s, aval.shape)) {
@@ -294,7 +299,8 @@ std::vector<Array> Executable::run(std::span<const Array> args) const {
   for (size_t o = 0; o < outs.size(); ++o) {
     std::vector<runtime::BufferRef> bufs;
     for (size_t p : out_order_[o]) bufs.push_back(outs[o][p]);
-    result.push_back(detail::make_array(out_avals_[o], out_shardings_[o], committed_, std::move(bufs)));
+    result.push_back(
+        detail::make_array(out_avals_[o], out_shardings_[o], committed_, std::move(bufs)));
   }
   return result;
 }
@@ -302,9 +308,11 @@ std::vector<Array> Executable::run(std::span<const Array> args) const {
 std::string Executable::as_text() const {
   std::string text = "# mesh " + mesh_.mesh.to_string() + ", devices " +
                      ids_str(mesh_.mesh.devices()) + "\n# in_layouts (";
-  for (size_t i = 0; i < in_layouts_.size(); ++i) text += (i ? ", " : "") + mesh_.spec_str(in_layouts_[i]);
+  for (size_t i = 0; i < in_layouts_.size(); ++i)
+    text += (i ? ", " : "") + mesh_.spec_str(in_layouts_[i]);
   text += ")\n# out_layouts (";
-  for (size_t i = 0; i < out_layouts_.size(); ++i) text += (i ? ", " : "") + mesh_.spec_str(out_layouts_[i]);
+  for (size_t i = 0; i < out_layouts_.size(); ++i)
+    text += (i ? ", " : "") + mesh_.spec_str(out_layouts_[i]);
   text += ")\n";
   return text + program_text(*local_, mesh_) + "\n";
 }

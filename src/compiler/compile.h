@@ -1,7 +1,8 @@
 // The compiler's entry point: a global program plus the types and shardings of its
 // arguments in (in_shardings, out_shardings and with_sharding_constraint are all
-// sharding_constraint equations of the program), an executable out (inline-calls, check-devices, propagate-sharding,
-// partition-spmd). Jit and eager execution both come through here, so they agree.
+// sharding_constraint equations of the program), an executable out (inline-calls, check-devices,
+// propagate-sharding, partition-spmd). Jit and eager execution both come through here, so they
+// agree.
 #pragma once
 
 #include <map>
@@ -49,16 +50,15 @@ class Executable {
 
  private:
   friend std::shared_ptr<const Executable> compile(std::shared_ptr<const core::Program>,
-                                                   std::span<const ArgInfo>,
-                                                   const CompileOptions&);
+                                                   std::span<const ArgInfo>, const CompileOptions&);
   Executable(MeshInfo mesh) : mesh_(std::move(mesh)) {}
   MeshInfo mesh_;
   std::shared_ptr<const core::Program> local_;
   std::vector<DimShard> in_layouts_, out_layouts_;
   std::vector<Sharding> in_shardings_, out_shardings_;
-  std::vector<bool> in_direct_;                    // argument already laid out as needed
-  std::vector<std::vector<size_t>> in_order_;      // per arg: buffer index per position
-  std::vector<std::vector<size_t>> out_order_;     // per output: position per buffer
+  std::vector<bool> in_direct_;                 // argument already laid out as needed
+  std::vector<std::vector<size_t>> in_order_;   // per arg: buffer index per position
+  std::vector<std::vector<size_t>> out_order_;  // per output: position per buffer
   std::vector<core::Aval> out_avals_;
   bool committed_ = false;
   CostAnalysis cost_;

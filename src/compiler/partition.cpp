@@ -31,8 +31,7 @@ bool contains(const AxisList& axes, int64_t a) {
 class Partitioner {
  public:
   Partitioner(const core::Program& global, const MeshInfo& mesh, const Propagation& prop)
-      : global_(global), mesh_(mesh), prop_(prop), map_(global.avals.size()),
-        layout_(prop.vars) {}
+      : global_(global), mesh_(mesh), prop_(prop), map_(global.avals.size()), layout_(prop.vars) {}
 
   Partitioned run(std::span<const std::optional<DimShard>> out_layouts);
 
@@ -50,16 +49,16 @@ class Partitioner {
     return global.shape[d] % mesh_.size_of(s.dims[d]) != 0;
   }
   Atom gather_dimension(Atom cur, const Aval& global, DimShard& from, size_t d);
-  Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s,
-                    size_t d, double fill);
+  Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s, size_t d,
+                    double fill);
   void partition_eqn(size_t e);
 
   const core::Program& global_;
   const MeshInfo& mesh_;
   const Propagation& prop_;
   core::Program local_;
-  std::vector<Atom> map_;          // global variable -> local atom
-  std::vector<DimShard> layout_;   // global variable -> its current layout
+  std::vector<Atom> map_;         // global variable -> local atom
+  std::vector<DimShard> layout_;  // global variable -> its current layout
 };
 
 Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to) {
@@ -103,7 +102,8 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
   // it (trimming the padding), and shard it again below.
   for (size_t d = 0; d < from.dims.size(); ++d) {
     if (from.dims[d] == to.dims[d] || from.dims[d].empty()) continue;
-    if (padded(global, from, d) || padded(global, to, d)) cur = gather_dimension(cur, global, from, d);
+    if (padded(global, from, d) || padded(global, to, d))
+      cur = gather_dimension(cur, global, from, d);
   }
   if (from == to) return cur;
   // The same tiles on other devices: a collective-permute moves each tile once.
@@ -162,18 +162,20 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
   }
   for (int guard = 0; from.dims != to.dims; ++guard) {
     PARAX_CHECK(guard < 64, "reshard did not converge: " << mesh_.spec_str(from) << " -> "
-                                                          << mesh_.spec_str(to));
+                                                         << mesh_.spec_str(to));
     bool progress = false;
     // Remove axes a dimension has but should not: move one to the dimension that wants it
     // next (all-to-all), else gather.
     for (size_t d = 0; d < from.dims.size() && !progress; ++d) {
       size_t c = 0;
-      while (c < from.dims[d].size() && c < to.dims[d].size() && from.dims[d][c] == to.dims[d][c]) ++c;
+      while (c < from.dims[d].size() && c < to.dims[d].size() && from.dims[d][c] == to.dims[d][c])
+        ++c;
       if (from.dims[d].size() == c) continue;
       const int64_t ax = from.dims[d].back();
       for (size_t e = 0; e < from.dims.size() && !progress; ++e) {
         if (e == d || !is_prefix(from.dims[e], to.dims[e])) continue;
-        if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax) continue;
+        if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax)
+          continue;
         if (padded(global, to, e) || local(from).shape[e] % mesh_.axis_sizes[size_t(ax)] != 0) {
           continue;
         }
@@ -242,8 +244,8 @@ Atom Partitioner::gather_dimension(Atom cur, const Aval& global, DimShard& from,
   return cur;
 }
 
-Atom Partitioner::mask_padding(Atom cur, const Aval& local, const Aval& global,
-                               const DimShard& s, size_t d, double fill) {
+Atom Partitioner::mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s,
+                               size_t d, double fill) {
   // where(global index < size, x, fill), the global index being iota plus this shard's
   // offset (iota's offset_axes).
   Aval index{local.shape, DType::int32, false};
@@ -253,7 +255,8 @@ Atom Partitioner::mask_padding(Atom cur, const Aval& local, const Aval& global,
                     {"offset_axes", s.dims[d]}};
   Atom idx = Atom::of(emit(Prim::iota, {}, std::move(iota), index));
   core::Literal size{Aval{{}, DType::int32, false}, double(global.shape[d])};
-  Atom valid = Atom::of(emit(Prim::lt, {idx, Atom::of(size)}, {}, Aval{local.shape, DType::bool_, false}));
+  Atom valid =
+      Atom::of(emit(Prim::lt, {idx, Atom::of(size)}, {}, Aval{local.shape, DType::bool_, false}));
   core::Literal value{Aval{{}, local.dtype, false}, fill};
   core::Params bcast{{"shape", local.shape}, {"broadcast_dimensions", std::vector<int64_t>{}}};
   Atom filler = Atom::of(emit(Prim::broadcast_in_dim, {Atom::of(value)}, std::move(bcast), local));
@@ -265,13 +268,18 @@ double identity_of(core::ReduceOp op, DType dtype) {
   const bool is_float = is_floating(dtype);
   switch (op) {
     case core::ReduceOp::max:
-      return is_float ? -INFINITY : (is_signed_integer(dtype) ? -std::ldexp(1.0, 8 * dtype_itemsize(dtype) - 1) : 0.0);
+      return is_float ? -INFINITY
+                      : (is_signed_integer(dtype) ? -std::ldexp(1.0, 8 * dtype_itemsize(dtype) - 1)
+                                                  : 0.0);
     case core::ReduceOp::min:
-      return is_float ? INFINITY
-                      : std::ldexp(1.0, 8 * dtype_itemsize(dtype) - (is_signed_integer(dtype) ? 1 : 0)) - 1;
+      return is_float
+                 ? INFINITY
+                 : std::ldexp(1.0, 8 * dtype_itemsize(dtype) - (is_signed_integer(dtype) ? 1 : 0)) -
+                       1;
     case core::ReduceOp::prod:
     case core::ReduceOp::and_:
-      return dtype == DType::bool_ ? 1.0 : (is_integer(dtype) && op == core::ReduceOp::and_ ? -1.0 : 1.0);
+      return dtype == DType::bool_ ? 1.0
+                                   : (is_integer(dtype) && op == core::ReduceOp::and_ ? -1.0 : 1.0);
     default:
       return 0.0;
   }
@@ -329,8 +337,8 @@ void Partitioner::partition_eqn(size_t e) {
   local_.eqns.push_back(core::Eqn{eqn.prim, std::move(inputs), outs, std::move(params)});
   for (size_t r = 0; r < outs.size(); ++r) {
     const int v = eqn.outputs[r];
-    map_[size_t(v)] = reshard(Atom::of(outs[r]), global_.avals[size_t(v)], computed[r],
-                              layout_[size_t(v)]);
+    map_[size_t(v)] =
+        reshard(Atom::of(outs[r]), global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
   }
 }
 
@@ -341,7 +349,8 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
   for (int v : inputs) {
     // Arguments arrive in even shards; a padded layout is made inside, by reshard.
     for (size_t d = 0; d < layout_[size_t(v)].dims.size(); ++d) {
-      if (padded(global_.avals[size_t(v)], layout_[size_t(v)], d)) layout_[size_t(v)].dims[d].clear();
+      if (padded(global_.avals[size_t(v)], layout_[size_t(v)], d))
+        layout_[size_t(v)].dims[d].clear();
     }
     const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], layout_[size_t(v)]));
     local_.invars.push_back(lv);
@@ -365,7 +374,8 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
                          ", which implies that the global size of its dimension " +
                          std::to_string(d) + " should be divisible by " +
                          std::to_string(mesh_.size_of(to.dims[d])) + ", but it is equal to " +
-                         std::to_string(aval.shape[d]) + " (full shape: " + shape_str(aval.shape) + ")");
+                         std::to_string(aval.shape[d]) + " (full shape: " + shape_str(aval.shape) +
+                         ")");
       }
       // Arrays hold even shards only: an output that ended padded is returned whole along
       // that dimension, as JAX does.

@@ -13,9 +13,9 @@
 namespace parax::compiler {
 
 struct Partitioned {
-  core::Program local;             // invars: the global program's constvars then invars
-  std::vector<DimShard> inputs;    // the layout each input must arrive in
-  std::vector<DimShard> outputs;   // the layout of each output
+  core::Program local;            // invars: the global program's constvars then invars
+  std::vector<DimShard> inputs;   // the layout each input must arrive in
+  std::vector<DimShard> outputs;  // the layout of each output
 };
 
 // `out_layouts` optionally fixes the layout of each output (out_shardings).

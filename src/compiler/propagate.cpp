@@ -61,8 +61,8 @@ bool runs_padded(core::Prim p) {
 
 // Chooses mesh axes for each factor of `rule` from the operands' known layouts. As GSPMD
 // does, operands of elementwise ops that are not broadcasts and are split into more shards
-// speak first (else operands in order), and factors that reach the result before contracted ones (a partial result costs an all-reduce later); an axis is used by
-// one factor only.
+// speak first (else operands in order), and factors that reach the result before contracted ones (a
+// partial result costs an all-reduce later); an axis is used by one factor only.
 std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
                                      const MeshInfo& mesh,
                                      const std::vector<const DimShard*>& operands,
@@ -112,7 +112,8 @@ DimShard keep_operand_layout(const core::Eqn& e, const core::Aval& out, DimShard
   // The operand split into the most shards (the first of equals) decides, as in GSPMD.
   const DimShard* op = nullptr;
   for (const DimShard* o : operands) {
-    if (o != nullptr && (op == nullptr || mesh.size_of(o->used_axes()) > mesh.size_of(op->used_axes()))) {
+    if (o != nullptr &&
+        (op == nullptr || mesh.size_of(o->used_axes()) > mesh.size_of(op->used_axes()))) {
       op = o;
     }
   }
@@ -211,13 +212,15 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
   }
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const core::Eqn& eqn = p.eqns[e];
-    if (eqn.prim == Prim::sharding_constraint || prop.computed[e].size() != eqn.outputs.size()) continue;
+    if (eqn.prim == Prim::sharding_constraint || prop.computed[e].size() != eqn.outputs.size())
+      continue;
     const ShardingRule& rule = prop.rules[e];
     auto& fa = prop.factor_axes[e];
     bool changed = false;
     for (size_t r = 0; r < eqn.outputs.size(); ++r) {
       const auto [c, i] = first_use[size_t(eqn.outputs[r])];
-      if (c == SIZE_MAX || p.eqns[c].prim == Prim::sharding_constraint || prop.computed[e][r]) continue;
+      if (c == SIZE_MAX || p.eqns[c].prim == Prim::sharding_constraint || prop.computed[e][r])
+        continue;
       const DimShard need = required_operand(p, prop, c, i);
       AxisList used;
       for (const AxisList& axes : fa) used.insert(used.end(), axes.begin(), axes.end());
@@ -230,14 +233,16 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
         const bool free = std::none_of(axes.begin(), axes.end(), [&](int64_t a) {
           return std::find(used.begin(), used.end(), a) != used.end();
         });
-        if (in_operands || !free || rule.factor_sizes[size_t(f)] % mesh.size_of(axes) != 0) continue;
+        if (in_operands || !free || rule.factor_sizes[size_t(f)] % mesh.size_of(axes) != 0)
+          continue;
         fa[size_t(f)] = axes;
         used.insert(used.end(), axes.begin(), axes.end());
         changed = true;
       }
     }
     if (!changed) continue;
-    for (size_t r = 0; r < eqn.outputs.size(); ++r) known[size_t(eqn.outputs[r])] = result_of(rule, fa, r);
+    for (size_t r = 0; r < eqn.outputs.size(); ++r)
+      known[size_t(eqn.outputs[r])] = result_of(rule, fa, r);
   }
   // Backward: an input the compiler may place takes the layout its first consumer needs.
   prop.vars.resize(p.avals.size());

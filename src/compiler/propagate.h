@@ -15,9 +15,9 @@
 namespace parax::compiler {
 
 struct Propagation {
-  std::vector<DimShard> vars;                     // per variable of the program
-  std::vector<core::ShardingRule> rules;          // per equation
-  std::vector<std::vector<AxisList>> factor_axes; // per equation, per factor
+  std::vector<DimShard> vars;                      // per variable of the program
+  std::vector<core::ShardingRule> rules;           // per equation
+  std::vector<std::vector<AxisList>> factor_axes;  // per equation, per factor
   // Per equation, per result: the layout its kernel produces, when `vars` asks for another
   // one that a local slice reaches (results of scans, sorts and concatenations keep their
   // operand's layout, as in JAX).

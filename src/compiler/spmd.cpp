@@ -70,14 +70,17 @@ std::string MeshInfo::spec_str(const DimShard& s) const {
   for (size_t d = 0; d < s.dims.size(); ++d) {
     out += d ? ", " : "";
     const AxisList& axes = s.dims[d];
-    if (axes.empty()) out += "None";
-    else if (axes.size() == 1) out += "'" + names[size_t(axes[0])] + "'";
-    else out += axes_str(axes);
+    if (axes.empty())
+      out += "None";
+    else if (axes.size() == 1)
+      out += "'" + names[size_t(axes[0])] + "'";
+    else
+      out += axes_str(axes);
   }
   out += ")";
   if (!s.unreduced.empty()) {
-    out += "{unreduced=" + axes_str(s.unreduced) + " " +
-           std::string(core::reduce_op_name(s.op)) + "}";
+    out +=
+        "{unreduced=" + axes_str(s.unreduced) + " " + std::string(core::reduce_op_name(s.op)) + "}";
   }
   return out;
 }

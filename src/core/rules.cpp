@@ -6,13 +6,20 @@ namespace parax::core {
 
 std::string_view reduce_op_name(ReduceOp op) {
   switch (op) {
-    case ReduceOp::none: return "none";
-    case ReduceOp::sum: return "sum";
-    case ReduceOp::max: return "max";
-    case ReduceOp::min: return "min";
-    case ReduceOp::prod: return "prod";
-    case ReduceOp::and_: return "and";
-    case ReduceOp::or_: return "or";
+    case ReduceOp::none:
+      return "none";
+    case ReduceOp::sum:
+      return "sum";
+    case ReduceOp::max:
+      return "max";
+    case ReduceOp::min:
+      return "min";
+    case ReduceOp::prod:
+      return "prod";
+    case ReduceOp::and_:
+      return "and";
+    case ReduceOp::or_:
+      return "or";
   }
   PARAX_UNREACHABLE();
 }

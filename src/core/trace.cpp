@@ -46,7 +46,8 @@ std::vector<Array> bind(Prim p, std::vector<Array> in, Params params) {
     if (!on_stack(t->trace)) {
       throw ValueError(
           "Encountered an unexpected tracer: a value traced by a transformation that has "
-          "finished (of type " + aval_of(x).str() + ") was used by " + std::string(prim_name(p)) +
+          "finished (of type " +
+          aval_of(x).str() + ") was used by " + std::string(prim_name(p)) +
           ". Values computed inside jit/grad/vmap must be returned, not stored in captures.");
     }
     if (trace == nullptr || t->level > trace->level()) trace = t->trace;

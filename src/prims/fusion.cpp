@@ -1,8 +1,9 @@
 // fusion: a chain of elementwise equations (param `jaxpr`) run tile by tile, so its
 // intermediates live in cache-sized scratch instead of whole arrays in memory. Every
 // non-scalar value of the chain has one element count; rank-0 inputs and literals
-// broadcast, and broadcast_in_dim reads smaller inputs in place. Each equation runs its own primitive's kernel on the tile. A final
-// reduction over trailing axes reduces each tile as it is made.
+// broadcast, and broadcast_in_dim reads smaller inputs in place. Each equation runs its own
+// primitive's kernel on the tile. A final reduction over trailing axes reduces each tile as it is
+// made.
 #include <algorithm>
 #include <cstring>
 
@@ -222,8 +223,8 @@ class FusionRun {
     const Aval out_aval{Shape{shape[0]}, x.dtype, x.weak_type};
     const void* ins[] = {in};
     void* outs[] = {out};
-    core::rules(red.prim).kernel(KernelCall{ins, {&in_aval, 1}, outs, {&out_aval, 1}, params,
-                                            c_.device});
+    core::rules(red.prim).kernel(
+        KernelCall{ins, {&in_aval, 1}, outs, {&out_aval, 1}, params, c_.device});
   }
 
   const KernelCall& c_;

@@ -1,8 +1,8 @@
 // simd::binary, compare, clamp, select and convert, compiled once per Highway target
 // (foreach_target.h includes this file again for each). Arithmetic, max/min, comparisons
 // and conversions are exact, as in the generic kernels; pow is SLEEF's u10 (1.0 ulp, the
-// only variant) and atan2 its u35 (3.5 ulp, 2.6x faster than u10). rem stays scalar: SLEEF's fmod returns NaN for huge quotients
-// (fmod(FLT_MAX, denorm_min)).
+// only variant) and atan2 its u35 (3.5 ulp, 2.6x faster than u10). rem stays scalar:
+// SLEEF's fmod returns NaN for huge quotients (fmod(FLT_MAX, denorm_min)).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "prims/simd_binary.cpp"
 // The same targets as simd_unary.cpp.

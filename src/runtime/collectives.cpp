@@ -119,8 +119,9 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
         for (int64_t j = 0; j < n; ++j) {
           Shape off = zeros_like_shape(out_aval.shape);
           off[size_t(d)] = j * in_aval.shape[size_t(d)];
-          base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape, zeros_like_shape(in_aval.shape),
-                   buf->data(), out_aval.shape, off, in_aval.shape, item);
+          base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape,
+                         zeros_like_shape(in_aval.shape), buf->data(), out_aval.shape, off,
+                         in_aval.shape, item);
         }
         for (int64_t p : m) out[size_t(p)] = buf;
       });
@@ -149,8 +150,8 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
         std::vector<std::vector<uint8_t>> blocks(m.size(), std::vector<uint8_t>(out_aval.nbytes()));
         std::vector<const void*> ins;
         for (size_t j = 0; j < m.size(); ++j) {
-          base::copy_box(in[size_t(m[j])]->data(), in_aval.shape, off, blocks[j].data(), out_aval.shape,
-                   zeros_like_shape(out_aval.shape), out_aval.shape, item);
+          base::copy_box(in[size_t(m[j])]->data(), in_aval.shape, off, blocks[j].data(),
+                         out_aval.shape, zeros_like_shape(out_aval.shape), out_aval.shape, item);
           ins.push_back(blocks[j].data());
         }
         auto buf = Buffer::allocate(mesh.devices[size_t(p)], out_aval.nbytes());
@@ -176,7 +177,7 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
           Shape dst_off = zeros_like_shape(out_aval.shape);
           dst_off[size_t(concat)] = j * in_aval.shape[size_t(concat)];
           base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape, src_off, buf->data(),
-                   out_aval.shape, dst_off, box, item);
+                         out_aval.shape, dst_off, box, item);
         }
         out[size_t(p)] = buf;
       });

@@ -36,7 +36,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
   }
   release_after_.resize(p.eqns.size());
   for (size_t v = 0; v < last.size(); ++v) {
-    if (last[v] >= 0 && last[v] < int(p.eqns.size())) release_after_[size_t(last[v])].push_back(int(v));
+    if (last[v] >= 0 && last[v] < int(p.eqns.size()))
+      release_after_[size_t(last[v])].push_back(int(v));
   }
   // Vars never used are released right after they are made (or at entry: see run).
   for (size_t e = 0; e < p.eqns.size(); ++e) {
@@ -58,8 +59,10 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
     const core::Eqn& eqn = p.eqns[e];
     donor_[e].assign(eqn.outputs.size(), -1);
     const bool elementwise = core::has_trait(eqn.prim, core::kElementwise);
-    const core::Program* body = eqn.prim == core::Prim::fusion
-        ? eqn.params.get<std::shared_ptr<const core::Program>>("jaxpr").get() : nullptr;
+    const core::Program* body =
+        eqn.prim == core::Prim::fusion
+            ? eqn.params.get<std::shared_ptr<const core::Program>>("jaxpr").get()
+            : nullptr;
     if (!elementwise && body == nullptr) continue;
     if (body != nullptr && core::has_trait(body->eqns.back().prim, core::kReduction)) continue;
     std::vector<bool> taken(eqn.inputs.size(), false);
@@ -68,7 +71,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
       const core::Aval& out = p.avals[size_t(eqn.outputs[r])];
       for (size_t i = 0; i < eqn.inputs.size(); ++i) {
         const core::Atom& a = eqn.inputs[i];
-        if (taken[i] || a.is_literal() || pinned[size_t(a.var)] || last[size_t(a.var)] != int(e)) continue;
+        if (taken[i] || a.is_literal() || pinned[size_t(a.var)] || last[size_t(a.var)] != int(e))
+          continue;
         const core::Aval& in = p.avals[size_t(a.var)];
         if (in.nbytes() != out.nbytes() || in.shape != out.shape) continue;
         donor_[e][r] = int(i);
@@ -86,7 +90,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
   }
 }
 
-std::vector<std::vector<BufferRef>> Executor::run(std::vector<std::vector<BufferRef>> inputs) const {
+std::vector<std::vector<BufferRef>> Executor::run(
+    std::vector<std::vector<BufferRef>> inputs) const {
   const core::Program& p = *program_;
   const size_t n = size_t(mesh_.size());
   std::vector<std::vector<BufferRef>> env(p.avals.size());
@@ -96,8 +101,8 @@ std::vector<std::vector<BufferRef>> Executor::run(std::vector<std::vector<Buffer
     const core::Eqn& eqn = p.eqns[e];
     if (core::has_trait(eqn.prim, core::kCollective)) {
       const core::Atom& a = eqn.inputs[0];
-      env[size_t(eqn.outputs[0])] = run_collective(eqn, p.aval_of(a), p.avals[size_t(eqn.outputs[0])],
-                                                   mesh_, env[size_t(a.var)]);
+      env[size_t(eqn.outputs[0])] = run_collective(
+          eqn, p.aval_of(a), p.avals[size_t(eqn.outputs[0])], mesh_, env[size_t(a.var)]);
     } else {
       const core::KernelFn kernel = core::rules(eqn.prim).kernel;
       PARAX_CHECK(kernel != nullptr, "no CPU kernel for " << core::prim_name(eqn.prim));

@@ -131,13 +131,12 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
       const auto layout = s->impl().layout(int64_t(aval.shape.size()));
       for (size_t d = 0; d < aval.shape.size(); ++d) {
         if (aval.shape[d] % layout.tiles[d] == 0) continue;
-        throw ValueError("One of pjit outputs with pytree key path result[" + std::to_string(o) +
-                         "] was given the sharding of " + s->to_string() +
-                         ", which implies that the global size of its dimension " +
-                         std::to_string(d) + " should be divisible by " +
-                         std::to_string(layout.tiles[d]) + ", but it is equal to " +
-                         std::to_string(aval.shape[d]) + " (full shape: " +
-                         shape_str(aval.shape) + ")");
+        throw ValueError(
+            "One of pjit outputs with pytree key path result[" + std::to_string(o) +
+            "] was given the sharding of " + s->to_string() +
+            ", which implies that the global size of its dimension " + std::to_string(d) +
+            " should be divisible by " + std::to_string(layout.tiles[d]) + ", but it is equal to " +
+            std::to_string(aval.shape[d]) + " (full shape: " + shape_str(aval.shape) + ")");
       }
       outs[o] = constrain(outs[o], *s);
     }
@@ -149,9 +148,8 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
   return traced;
 }
 
-std::vector<Array> JitCore::call(const std::vector<Array>& leaves,
-                                 const std::vector<TreeDef>& defs, const FlatFn& fn,
-                                 TreeDef* out_def) {
+std::vector<Array> JitCore::call(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                                 const FlatFn& fn, TreeDef* out_def) {
   auto traced = impl_->trace(leaves, defs, fn);
   *out_def = traced->out_def;
   std::vector<Array> inputs = traced->closed.consts;
