@@ -42,6 +42,10 @@ struct ShardingRule {
 struct DeviceContext {
   std::span<const int64_t> coords;      // per mesh axis
   std::span<const int64_t> axis_sizes;  // per mesh axis
+  // How many threads this kernel should keep busy: the pool's size divided among the
+  // devices running at once (0: unknown, use the pool). Kernels whose parallel pieces cost
+  // extra work (a GEMM panel repacks its right operand) split no finer than this.
+  int parallelism = 0;
   // Returns the device's linear index over `axes` (major to minor), e.g. its shard number
   // along a dimension sharded by those axes.
   int64_t linear_index(std::span<const int64_t> axes) const;

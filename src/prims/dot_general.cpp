@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "base/thread_pool.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims {
@@ -336,9 +337,15 @@ void gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const
 // Runs body(batch, row_begin, row_end) over the B*M output rows in parallel panels large
 // enough to amortise a GEMM call.
 template <class F>
-void for_row_panels(const Geometry& g, F&& body) {
+void for_row_panels(const KernelCall& call, const Geometry& g, F&& body) {
   const int64_t flops_per_row = 2 * std::max<int64_t>(1, g.n * g.k);
-  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / flops_per_row);
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / flops_per_row);
+  // Every panel packs the right operand again: no more panels than threads to keep busy
+  // (one per device when 8 devices share 2 cores).
+  const int64_t rows = g.b * g.m;
+  const int64_t threads = call.device.parallelism > 0 ? call.device.parallelism
+                                                      : int64_t(base::num_threads());
+  grain = std::max(grain, (rows + threads - 1) / std::max<int64_t>(1, threads));
   parallel_chunks(g.b * g.m, grain, [&](int64_t begin, int64_t end) {
     while (begin < end) {
       const int64_t batch = begin / g.m;
@@ -364,7 +371,7 @@ void float_dot(const KernelCall& call, const Geometry& g) {
   const MatrixOperand<C> b = matrix_operand<C>(call.inputs[1], call.in_avals[1], d.rhs_batch,
                                                d.rhs_contract, g.rhs_perm, g.k, g.n, true);
   const DType out_dtype = call.out_avals[0].dtype;
-  for_row_panels(g, [&](int64_t batch, int64_t r0, int64_t r1) {
+  for_row_panels(call, g, [&](int64_t batch, int64_t r0, int64_t r1) {
     const C* a_rows = a.data + batch * a.batch_stride + (a.trans ? r0 : r0 * a.ld);
     const C* b_mat = b.data + batch * b.batch_stride;
     const int64_t out_offset = (batch * g.m + r0) * g.n;
@@ -434,7 +441,7 @@ void blocked_dot(const KernelCall& call, const Geometry& g) {
     pack<C>(static_cast<const T*>(call.inputs[1]), call.in_avals[1].shape, g.rhs_perm, b.data());
   });
   Out* out = static_cast<Out*>(call.outputs[0]);
-  for_row_panels(g, [&](int64_t batch, int64_t r0, int64_t r1) {
+  for_row_panels(call, g, [&](int64_t batch, int64_t r0, int64_t r1) {
     blocked_gemm<C, Out, kLogical>(a.data() + (batch * g.m + r0) * g.k,
                                    b.data() + batch * g.k * g.n, out + (batch * g.m + r0) * g.n,
                                    r1 - r0, g.n, g.k);

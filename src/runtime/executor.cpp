@@ -131,7 +131,9 @@ std::vector<std::vector<BufferRef>> Executor::run(
           outs.push_back(buf->data());
           env[size_t(eqn.outputs[r])][size_t(d)] = std::move(buf);
         }
-        core::DeviceContext ctx{mesh_.coords[size_t(d)], mesh_.axis_sizes};
+        const int threads = base::num_threads();
+        core::DeviceContext ctx{mesh_.coords[size_t(d)], mesh_.axis_sizes,
+                                std::max(1, threads / int(std::min<size_t>(n, size_t(threads))))};
         kernel(core::KernelCall{ins, in_avals, outs, out_avals, eqn.params, ctx});
       });
     }
