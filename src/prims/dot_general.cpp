@@ -340,12 +340,14 @@ template <class F>
 void for_row_panels(const KernelCall& call, const Geometry& g, F&& body) {
   const int64_t flops_per_row = 2 * std::max<int64_t>(1, g.n * g.k);
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / flops_per_row);
-  // Every panel packs the right operand again: no more panels than threads to keep busy
-  // (one per device when 8 devices share 2 cores).
+  // Every panel packs the right operand again: one panel per device when devices already
+  // keep the threads busy (8 devices on 2 cores), else two per thread, which still leaves
+  // room to balance a noisy core.
   const int64_t rows = g.b * g.m;
   const int64_t threads = call.device.parallelism > 0 ? call.device.parallelism
                                                       : int64_t(base::num_threads());
-  grain = std::max(grain, (rows + threads - 1) / std::max<int64_t>(1, threads));
+  const int64_t panels = threads == 1 ? 1 : 2 * threads;
+  grain = std::max(grain, (rows + panels - 1) / panels);
   parallel_chunks(g.b * g.m, grain, [&](int64_t begin, int64_t end) {
     while (begin < end) {
       const int64_t batch = begin / g.m;
