@@ -12,6 +12,7 @@
 #include "parax/lax.h"
 #include "parax/errors.h"
 #include "parax/numpy.h"
+#include "parax/random.h"
 #include "parax/shape.h"
 #include "parax/sharding.h"
 #include "parax/tree.h"

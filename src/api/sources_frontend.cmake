@@ -7,4 +7,5 @@ target_sources(parax PRIVATE
   api/numpy_math.cpp
   api/numpy_reductions.cpp
   api/numpy_shape.cpp
-  api/operators.cpp)
+  api/operators.cpp
+  api/random.cpp)

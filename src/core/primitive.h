@@ -81,6 +81,7 @@ enum Trait : uint32_t {
   X(copy, "copy", kUnary | kElementwise | kLinear)                           \
   /* structure */                                                            \
   X(iota, "iota", 0)                                                         \
+  X(random_bits, "random_bits", 0)                                           \
   X(broadcast_in_dim, "broadcast_in_dim", kUnary | kLinear)                  \
   X(reshape, "reshape", kUnary | kLinear)                                    \
   X(transpose, "transpose", kUnary | kLinear)                                \

@@ -2,5 +2,6 @@ target_sources(parax PRIVATE
   prims/collectives.cpp
   prims/fusion.cpp
   prims/pjit.cpp
+  prims/random_bits.cpp
   prims/shard_slice.cpp
   prims/sharding_constraint.cpp)

@@ -1,0 +1,79 @@
+// parax::random: JAX's jax.random with the threefry2x32 generator, bit for bit. Which
+// counter layout `bits` and `split` use follows the config flag jax_threefry_partitionable
+// (default true, as in JAX >= 0.5), read when a function is called or traced.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <tuple>
+
+#include "parax/array.h"
+
+namespace parax::random {
+
+// A typed key array (JAX's dtype key<fry>): shape() is the key array's shape, and its
+// data (key_data) is uint32[*shape, 2]. A pytree with one leaf, so keys pass through jit.
+// A raw uint32[..., 2] array (PRNGKey's result) converts implicitly, as JAX's functions
+// accept raw keys.
+class Key {
+ public:
+  Key() = default;
+  // Wraps key data. Requires: uint32[..., 2] (else TypeError).
+  Key(const Array& data);  // NOLINT(google-explicit-constructor): raw keys convert
+
+  Shape shape() const;
+  int64_t ndim() const { return int64_t(shape().size()); }
+  int64_t size() const { return shape_size(shape()); }
+  // Returns keys[i] (a negative i counts from the end). Requires: ndim() >= 1.
+  Key operator[](int64_t i) const;
+  // Returns the uint32[*shape, 2] data.
+  const Array& data() const { return data_; }
+  // Returns JAX's repr: `Array((), dtype=key<fry>) overlaying:\n[ 0 42]`.
+  std::string to_string() const;
+
+  friend std::tuple<Array&> parax_pytree_fields(Key& k) { return std::tie(k.data_); }
+  friend std::tuple<const Array&> parax_pytree_fields(const Key& k) { return std::tie(k.data_); }
+  friend const char* parax_pytree_name(const Key*) { return "Key"; }
+
+ private:
+  Array data_;
+};
+
+// Prints JAX's repr of a key array.
+std::ostream& operator<<(std::ostream& os, const Key& k);
+
+// Returns a scalar typed key from an integer seed: [0, seed mod 2^32], or with
+// jax_enable_x64 the seed's high and low 32-bit words.
+Key key(int64_t seed);
+// Returns the same words as key(seed) as a raw uint32[2] array.
+Array PRNGKey(int64_t seed);
+// Returns the uint32[*shape, 2] data of a key array (a raw key's own words).
+Array key_data(const Key& keys);
+// Returns keys overlaying uint32[..., 2] data. Requires: that dtype and last dimension.
+Key wrap_key_data(const Array& data);
+
+// Returns `num` new keys (shape (num,)); split(key) gives two.
+Key split(const Key& key, int64_t num = 2);
+// Returns new keys of key array shape `shape`.
+Key split(const Key& key, const Shape& shape);
+// Returns a new key mixing in `data` (converted to uint32, wrapping); the same in both modes.
+Key fold_in(const Key& key, const ArrayLike& data);
+
+// Returns random bits of an unsigned dtype (uint64 needs jax_enable_x64, else uint32).
+Array bits(const Key& key, const Shape& shape = {}, DType dtype = DType::uint32);
+// Returns values uniform in [minval, maxval) of a floating dtype.
+Array uniform(const Key& key, const Shape& shape = {}, DType dtype = DType::float32,
+              const ArrayLike& minval = 0.0, const ArrayLike& maxval = 1.0);
+// Returns standard normal values (float32 runs XLA's erf_inv, FMA in its Horner steps).
+Array normal(const Key& key, const Shape& shape = {}, DType dtype = DType::float32);
+// Returns true with probability p (bool array of `shape`, or p's shape).
+Array bernoulli(const Key& key, const ArrayLike& p = 0.5,
+                std::optional<Shape> shape = std::nullopt);
+
+// JAX's threefry_2x32(keypair, count): hashes uint32 counters of any shape under the key
+// words (reference/jax-random.md §4). Requires: keypair uint32[2], count uint32.
+Array threefry_2x32(const Array& keypair, const Array& count);
+
+}  // namespace parax::random

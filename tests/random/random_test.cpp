@@ -1,0 +1,460 @@
+// parax::random against JAX: every test vector of reference/jax-random.md §10 (official
+// ones, published runs, and the reference model's), in both threefry modes; key printing
+// and keys as jit arguments; and partitionable draws computed shard-locally (same bits for
+// 1, 2, 4 and 8 shards, no collective in the compiled program).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "parax/parax.h"
+
+namespace parax {
+namespace {
+
+namespace rnd = random;
+using U32 = std::vector<uint32_t>;
+
+// Sets jax_threefry_partitionable for one test and restores the default after it.
+class Mode {
+ public:
+  explicit Mode(bool partitionable) { config::update("jax_threefry_partitionable", partitionable); }
+  ~Mode() { config::update("jax_threefry_partitionable", true); }
+};
+
+class X64 {
+ public:
+  X64() { config::update("jax_enable_x64", true); }
+  ~X64() { config::update("jax_enable_x64", false); }
+};
+
+U32 words(const rnd::Key& k) { return rnd::key_data(k).to_vector<uint32_t>(); }
+
+std::vector<float> floats_of_bits(const U32& bits) {
+  std::vector<float> out;
+  for (uint32_t b : bits) out.push_back(std::bit_cast<float>(b));
+  return out;
+}
+
+// Distance in units in the last place between two finite floats of one sign region.
+int64_t ulps(float a, float b) {
+  auto key = [](float f) {
+    const int32_t i = std::bit_cast<int32_t>(f);
+    return i < 0 ? int64_t(INT32_MIN) - int64_t(i) : int64_t(i);
+  };
+  return std::llabs(key(a) - key(b));
+}
+
+void expect_near_each(const std::vector<float>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "index " << i;
+}
+
+// ---- §3 / §10.1(a): the threefry block function ----
+
+TEST(Threefry, KnownAnswerVectors) {
+  struct Case {
+    U32 key, count, want;
+  };
+  const std::vector<Case> cases = {
+      {{0, 0}, {0, 0}, {0x6b200159, 0x99ba4efe}},
+      {{0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}, {0x1cb996fc, 0xbb002be7}},
+      {{0x13198a2e, 0x03707344}, {0x243f6a88, 0x85a308d3}, {0xc4923a9c, 0x483df7a0}},
+      {{0, 0}, {0, 1}, {928981903, 3453687069}},
+  };
+  for (const Case& c : cases) {
+    Array out = rnd::threefry_2x32(numpy::array(c.key), numpy::array(c.count));
+    EXPECT_EQ(out.to_vector<uint32_t>(), c.want);
+  }
+}
+
+// testThreefry2x32Large, with n = 1000: the first half of the counters pairs with the
+// second half.
+TEST(Threefry, FlatHashPairsHalves) {
+  const int n = 1000;
+  U32 count(n, 0x243f6a88);
+  count.insert(count.end(), n, 0x85a308d3);
+  Array out = rnd::threefry_2x32(numpy::array(U32{0x13198a2e, 0x03707344}), numpy::array(count));
+  U32 want(n, 0xc4923a9c);
+  want.insert(want.end(), n, 0x483df7a0);
+  EXPECT_EQ(out.to_vector<uint32_t>(), want);
+}
+
+// ---- §2 / §10.1(d): seeds ----
+
+TEST(Seed, KeysFromSeedsWithoutX64) {
+  EXPECT_EQ(words(rnd::key(0)), (U32{0, 0}));
+  EXPECT_EQ(words(rnd::key(1)), (U32{0, 1}));
+  EXPECT_EQ(words(rnd::key(-1)), (U32{0, 4294967295u}));
+  EXPECT_EQ(words(rnd::key(-2)), (U32{0, 4294967294u}));
+  EXPECT_EQ(words(rnd::key(-3)), (U32{0, 4294967293u}));
+  EXPECT_EQ(words(rnd::key(2147483747)), (U32{0, 2147483747u}));
+  EXPECT_EQ(words(rnd::key(2147483748)), (U32{0, 2147483748u}));
+  EXPECT_EQ(words(rnd::key(-2147483748)), (U32{0, 2147483548u}));
+  EXPECT_EQ(words(rnd::key(-2147483749)), (U32{0, 2147483547u}));
+  EXPECT_EQ(words(rnd::key((int64_t(1) << 40) + 5)), (U32{0, 5}));
+  EXPECT_EQ(rnd::PRNGKey(-1).to_vector<uint32_t>(), (U32{0, 4294967295u}));
+}
+
+TEST(Seed, KeysFromSeedsWithX64) {
+  X64 x64;
+  EXPECT_EQ(words(rnd::key(3)), (U32{0, 3}));
+  EXPECT_EQ(words(rnd::key(-1)), (U32{4294967295u, 4294967295u}));
+  EXPECT_EQ(words(rnd::key(-3)), (U32{4294967295u, 4294967293u}));
+  EXPECT_EQ(words(rnd::key(-2147483748)), (U32{4294967295u, 2147483548u}));
+  EXPECT_EQ(words(rnd::key(-2147483749)), (U32{4294967295u, 2147483547u}));
+  EXPECT_EQ(words(rnd::key((int64_t(1) << 40) + 5)), (U32{256, 5}));
+}
+
+// ---- §9: key objects ----
+
+TEST(Keys, PrintAsJax) {
+  EXPECT_EQ(rnd::key(0).to_string(), "Array((), dtype=key<fry>) overlaying:\n[0 0]");
+  std::ostringstream os;
+  os << rnd::key(42);
+  EXPECT_EQ(os.str(), "Array((), dtype=key<fry>) overlaying:\n[ 0 42]");
+  EXPECT_EQ(rnd::wrap_key_data(numpy::array(U32{0, 0, 0, 1}, Shape{2, 2})).to_string(),
+            "Array((2,), dtype=key<fry>) overlaying:\n[[0 0]\n [0 1]]");
+  EXPECT_EQ(rnd::PRNGKey(0).to_string(), "Array([0, 0], dtype=uint32)");
+}
+
+TEST(Keys, ShapeIndexingAndData) {
+  rnd::Key keys = rnd::split(rnd::key(0), 4);
+  EXPECT_EQ(keys.shape(), (Shape{4}));
+  EXPECT_EQ(rnd::key_data(keys).shape(), (Shape{4, 2}));
+  EXPECT_EQ(keys[0].shape(), Shape{});
+  EXPECT_EQ(words(keys[-1]), words(keys[3]));
+  EXPECT_EQ(rnd::key(0).shape(), Shape{});
+  EXPECT_THROW(rnd::key(0)[0], IndexError);
+  EXPECT_THROW(rnd::wrap_key_data(numpy::array({1.0f, 2.0f})), TypeError);
+  EXPECT_THROW(rnd::uniform(keys, {2}), NotImplementedError);
+  // A raw PRNGKey works wherever a key does.
+  EXPECT_EQ(rnd::uniform(rnd::PRNGKey(0), {3}).to_vector<float>(),
+            rnd::uniform(rnd::key(0), {3}).to_vector<float>());
+}
+
+TEST(Keys, PassThroughJit) {
+  auto f = jit([](const rnd::Key& k) {
+    rnd::Key sub = rnd::split(k)[1];
+    return std::make_pair(sub, rnd::uniform(sub, {3}));
+  });
+  auto [sub, u] = f(rnd::key(0));
+  EXPECT_EQ(words(sub), words(rnd::split(rnd::key(0))[1]));
+  EXPECT_EQ(u.to_vector<float>(), rnd::uniform(rnd::split(rnd::key(0))[1], {3}).to_vector<float>());
+  // Same signature, other mode: the flag is part of the cache key.
+  Mode original(false);
+  auto [sub2, u2] = f(rnd::key(0));
+  EXPECT_EQ(words(sub2), words(rnd::split(rnd::key(0))[1]));
+  EXPECT_NE(words(sub2), words(sub));
+}
+
+// ---- §5, §6 / §10.1(b, c), §10.1(f), §10.3: bits, split, fold_in ----
+
+TEST(Original, RandomBitsOfSeed1701) {
+  Mode mode(false);
+  rnd::Key k = rnd::key(1701);
+  EXPECT_EQ(rnd::bits(k, {3}, uint8).to_vector<uint32_t>(), (U32{216, 115, 43}));
+  EXPECT_EQ(rnd::bits(k, {3}, uint16).to_vector<uint32_t>(), (U32{41682, 1300, 55017}));
+  EXPECT_EQ(rnd::bits(k, {3}, uint32).to_vector<uint32_t>(),
+            (U32{56197195, 4200222568, 961309823}));
+  // uint64 without x64 falls back to uint32.
+  EXPECT_EQ(rnd::bits(k, {3}, uint64).dtype(), uint32);
+  X64 x64;
+  EXPECT_EQ(rnd::bits(k, {3}, uint64).to_vector<uint64_t>(),
+            (std::vector<uint64_t>{3982329540505020460ull, 16822122385914693683ull,
+                                   7882654074788531506ull}));
+}
+
+TEST(Original, PrngValues) {
+  Mode mode(false);
+  EXPECT_EQ(rnd::key_data(rnd::split(rnd::key(0), 4)).to_vector<uint32_t>(),
+            (U32{2285895361, 1501764800, 1518642379, 4090693311, 433833334, 4221794875, 839183663,
+                 3740430601}));
+  EXPECT_EQ(words(rnd::fold_in(rnd::key(0), 4)), (U32{2285895361, 433833334}));
+}
+
+TEST(Original, DistributionValuesBits) {
+  Mode mode(false);
+  rnd::Key k = rnd::key(942802475);
+  EXPECT_EQ(rnd::bits(k, {5}, uint8).to_vector<uint32_t>(), (U32{10, 158, 82, 54, 158}));
+  EXPECT_EQ(rnd::bits(k, {5}, uint16).to_vector<uint32_t>(),
+            (U32{6738, 38161, 50695, 57337, 61600}));
+  EXPECT_EQ(rnd::bits(k, {5}, uint32).to_vector<uint32_t>(),
+            (U32{1978747883, 4134381225, 3628107870, 689687174, 2788938207}));
+  X64 x64;
+  EXPECT_EQ(rnd::bits(k, {5}, uint64).to_vector<uint64_t>(),
+            (std::vector<uint64_t>{17649965731882839947ull, 1415307058040849897ull,
+                                   8282622628079774249ull, 14024425113645909402ull,
+                                   2012979996110532418ull}));
+}
+
+TEST(Original, ModelBitsAndSplits) {
+  Mode mode(false);
+  rnd::Key k0 = rnd::key(0);
+  EXPECT_EQ(rnd::key_data(rnd::split(rnd::key(42))).to_vector<uint32_t>(),
+            (U32{2465931498, 3679230171, 255383827, 267815257}));
+  EXPECT_EQ(rnd::key_data(rnd::split(k0, 3)).to_vector<uint32_t>(),
+            (U32{2467461003, 428148500, 3186719485, 3840466878, 2562233961, 1946702221}));
+  EXPECT_EQ(rnd::bits(k0, {5}).to_vector<uint32_t>(),
+            (U32{2467461003, 428148500, 1688610540, 3840466878, 2562233961}));
+  // Size 6 pairs differently from size 5.
+  Array b23 = rnd::bits(k0, {2, 3});
+  EXPECT_EQ(b23.shape(), (Shape{2, 3}));
+  EXPECT_EQ(b23.to_vector<uint32_t>(),
+            (U32{2467461003, 428148500, 3186719485, 3840466878, 2562233961, 1946702221}));
+  EXPECT_EQ(rnd::bits(k0, {5}, uint8).to_vector<uint32_t>(), (U32{143, 35, 95, 55, 29}));
+  EXPECT_EQ(rnd::bits(k0, {3}, uint16).to_vector<uint32_t>(), (U32{9103, 14175, 5405}));
+  X64 x64;
+  EXPECT_EQ(rnd::bits(k0, {2}, uint64).to_vector<uint64_t>(),
+            (std::vector<uint64_t>{17807037942121513089ull, 4153451187181432367ull}));
+}
+
+TEST(Partitionable, ModelBitsAndSplits) {
+  Mode mode(true);
+  rnd::Key k0 = rnd::key(0);
+  EXPECT_EQ(rnd::key_data(rnd::split(rnd::key(42))).to_vector<uint32_t>(),
+            (U32{1832780943, 270669613, 64467757, 2916123636}));
+  EXPECT_EQ(rnd::key_data(rnd::split(k0, 3)).to_vector<uint32_t>(),
+            (U32{1797259609, 2579123966, 928981903, 3453687069, 4146024105, 2718843009}));
+  EXPECT_EQ(rnd::key_data(rnd::split(rnd::key(72), 3)).to_vector<uint32_t>(),
+            (U32{1146130490, 1747753119, 679946246, 1419780272, 2305295554, 566369263}));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(words(rnd::fold_in(rnd::key(72), i)), words(rnd::split(rnd::key(72), 3)[i]));
+  }
+  EXPECT_EQ(rnd::bits(k0, {5}).to_vector<uint32_t>(),
+            (U32{4070199207, 4202968722, 1427181096, 2012915765, 2447653815}));
+  EXPECT_EQ(rnd::bits(k0, {2, 3}).to_vector<uint32_t>(),
+            (U32{4070199207, 4202968722, 1427181096, 2012915765, 2447653815, 710830403}));
+  EXPECT_EQ(rnd::bits(k0, {5}, uint8).to_vector<uint32_t>(), (U32{167, 146, 40, 53, 183}));
+  EXPECT_EQ(rnd::bits(k0, {3}, uint16).to_vector<uint32_t>(), (U32{20391, 13970, 3624}));
+  rnd::Key k1701 = rnd::key(1701);
+  EXPECT_EQ(rnd::bits(k1701, {3}, uint8).to_vector<uint32_t>(), (U32{37, 59, 52}));
+  EXPECT_EQ(rnd::bits(k1701, {3}, uint16).to_vector<uint32_t>(), (U32{42789, 29755, 60468}));
+  EXPECT_EQ(rnd::bits(k1701, {3}).to_vector<uint32_t>(), (U32{1111271205, 2679469115, 974515252}));
+  X64 x64;
+  EXPECT_EQ(rnd::bits(k0, {2}, uint64).to_vector<uint64_t>(),
+            (std::vector<uint64_t>{7719171245655871230ull, 3989946895414531357ull}));
+  EXPECT_EQ(rnd::bits(k1701, {3}, uint64).to_vector<uint64_t>(),
+            (std::vector<uint64_t>{3182764935064573181ull, 366096495144982249ull,
+                                   241365115613244543ull}));
+}
+
+TEST(Partitionable, FoldInAndStatefulKeys) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    EXPECT_EQ(words(rnd::fold_in(rnd::key(0), 4)), (U32{2285895361, 433833334}));
+    EXPECT_EQ(words(rnd::fold_in(rnd::key(0), 0)), (U32{1797259609, 2579123966}));
+    EXPECT_EQ(words(rnd::fold_in(rnd::key(0), 1)), (U32{928981903, 3453687069}));
+    EXPECT_EQ(words(rnd::fold_in(rnd::key(42), 4)), (U32{2954079971, 3276725750}));
+    EXPECT_EQ(words(rnd::fold_in(rnd::key(42), 5)), (U32{2765691542, 824333390}));
+  }
+  Mode mode(true);
+  const std::vector<float> want = {0.5302608f, 0.72766423f, 0.6672406f, 0.3890121f};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(rnd::uniform(rnd::fold_in(rnd::key(42), i)).item<float>(), want[size_t(i)]);
+  }
+}
+
+// ---- §7 / §10.1(e, f, g, h), §10.3: uniform ----
+
+TEST(Original, UniformBackCompatData) {
+  Mode mode(false);
+  Array a = rnd::uniform(numpy::array(U32{42, 43}), {2, 4});
+  EXPECT_EQ(a.to_vector<float>(),
+            (std::vector<float>{0.42591238f, 0.076994896f, 0.44370103f, 0.72904015f, 0.17879379f,
+                                0.81439507f, 0.0019190311f, 0.68608475f}));
+  Array b = rnd::uniform(numpy::array(U32{0, 42}), {2, 4});
+  EXPECT_EQ(b.to_vector<float>(),
+            (std::vector<float>{0.6878003f, 0.599579f, 0.2652017f, 0.24115169f, 0.76292205f,
+                                0.28484797f, 0.040389538f, 0.0032066107f}));
+}
+
+TEST(Original, UniformValues) {
+  Mode mode(false);
+  EXPECT_EQ(rnd::uniform(rnd::key(1338574713), {5}).to_vector<float>(),
+            (std::vector<float>{0.29867148f, 0.07321286f, 0.87335575f, 0.26054883f, 0.41279662f}));
+  EXPECT_EQ(rnd::uniform(rnd::key(0)).item<float>(), 0.41845703f);
+  EXPECT_EQ(rnd::uniform(rnd::split(rnd::key(0))[1]).item<float>(), 0.10536897f);
+  EXPECT_EQ(rnd::uniform(rnd::key(0), {3}).to_vector<float>(),
+            (std::vector<float>{0.9653214f, 0.31468165f, 0.63302994f}));
+  EXPECT_EQ(rnd::uniform(rnd::key(0), {5}).to_vector<float>(),
+            floats_of_bits({0x3f131276, 0x3dcc2830, 0x3ec94c4c, 0x3f64e8de, 0x3f18b896}));
+  EXPECT_EQ(rnd::uniform(rnd::key(7), {5}).to_vector<float>(),
+            floats_of_bits({0x3d83dc90, 0x3e4d8250, 0x3f26847e, 0x3ec3b9ac, 0x3f2ce828}));
+  expect_near_each(rnd::uniform(rnd::key(42), {3, 3}, float32, -5, 5).to_vector<float>(),
+                   {1.44, -1.77, -3.07, 3.86, 2.25, -3.08, -1.55, -2.48, 1.32}, 0.005);
+  expect_near_each(rnd::uniform(rnd::key(1), {3, 3}, float32, -5, 5).to_vector<float>(),
+                   {2.55, -1.87, -3.76, 0.48, 3.85, -1.94, 3.2, 4.56, -1.43}, 0.005);
+  expect_near_each(rnd::uniform(rnd::key(42), {3, 3}, float32, -10, 10).to_vector<float>(),
+                   {2.88, -3.55, -6.13, 7.73, 4.49, -6.16, -3.1, -4.95, 2.64}, 0.005);
+}
+
+TEST(Partitionable, UniformValues) {
+  Mode mode(true);
+  EXPECT_EQ(rnd::uniform(rnd::key(0)).item<float>(), 0.947667f);
+  auto subkey = rnd::split(rnd::key(0))[1];
+  // Printed to 6 digits in JAX's docstring.
+  EXPECT_NEAR(rnd::uniform(subkey).item<float>(), 0.00729382, 5e-9);
+  EXPECT_EQ(rnd::uniform(rnd::key(0), {3}).to_vector<float>(),
+            (std::vector<float>{0.947667f, 0.9785799f, 0.33229148f}));
+  EXPECT_EQ(rnd::uniform(rnd::key(0), {5}).to_vector<float>(),
+            floats_of_bits({0x3f729a4e, 0x3f7a8436, 0x3eaa221c, 0x3eeff550, 0x3f11e43a}));
+  EXPECT_EQ(rnd::uniform(rnd::key(7), {5}).to_vector<float>(),
+            floats_of_bits({0x3f2c9128, 0x3f79807e, 0x3e9b0e50, 0x3ee34e88, 0x3f3b1b62}));
+  expect_near_each(rnd::uniform(rnd::key(42), {3, 3}, float32, -5, 5).to_vector<float>(),
+                   {-0.11, 1.8, 1.16, 0.61, -0.49, 0.86, -4.25, 2.75, 1.99}, 0.005);
+  expect_near_each(rnd::uniform(rnd::key(1), {3, 3}, float32, -5, 5).to_vector<float>(),
+                   {-0.61, 0.34, -0.54, -0.62, 3.97, 0.59, 4.84, 3.42, -1.14}, 0.005);
+  expect_near_each(rnd::uniform(rnd::key(42), {3, 3}, float32, -10, 10).to_vector<float>(),
+                   {-0.23, 3.6, 2.33, 1.22, -0.99, 1.72, -8.5, 5.5, 3.98}, 0.005);
+}
+
+TEST(Uniform, RejectsNonFloatDtypes) {
+  EXPECT_THROW(rnd::uniform(rnd::key(0), {2}, int32), TypeError);
+  EXPECT_THROW(rnd::bits(rnd::key(0), {2}, float32), TypeError);
+}
+
+// ---- §8 / §10.2, §10.3: normal ----
+
+// Scalars and bit patterns are exact float32 values: compared exactly.
+void expect_normal(const Array& got, const std::vector<float>& want) {
+  const std::vector<float> g = got.to_vector<float>();
+  ASSERT_EQ(g.size(), want.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_EQ(g[i], want[i]) << "index " << i << ": " << ulps(g[i], want[i]) << " ulp";
+  }
+}
+
+// NumPy prints array elements as their shortest unique repr cut to at most 8 fractional
+// digits (its precision option): the printed decimal is the float itself, or, where the
+// repr is longer, the float rounded to 8 decimals.
+void expect_printed(const Array& got, const std::vector<double>& want) {
+  const std::vector<float> g = got.to_vector<float>();
+  ASSERT_EQ(g.size(), want.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    EXPECT_TRUE(g[i] == float(want[i]) || std::abs(double(g[i]) - want[i]) <= 5e-9)
+        << "index " << i << ": " << g[i] << " vs " << want[i];
+  }
+}
+
+TEST(Partitionable, NormalValues) {
+  Mode mode(true);
+  expect_normal(rnd::normal(rnd::key(42)), {-0.028304616f});
+  rnd::Key k = rnd::key(42);
+  std::vector<float> chain;
+  for (int i = 0; i < 3; ++i) {
+    rnd::Key keys = rnd::split(k);
+    k = keys[0];
+    chain.push_back(rnd::normal(keys[1]).item<float>());
+  }
+  EXPECT_EQ(chain,
+            (std::vector<float>{0.6057640314102173f, -0.21089035272598267f, -0.3948981463909149f}));
+  rnd::Key three = rnd::split(rnd::key(42), 3);
+  std::vector<float> each;
+  for (int i = 0; i < 3; ++i) each.push_back(rnd::normal(three[i]).item<float>());
+  // A printed list of scalars: shortest reprs, so exact.
+  EXPECT_EQ(each, (std::vector<float>{0.07592554f, 0.60576403f, 0.4323065f}));
+  expect_printed(rnd::normal(rnd::key(42), {3}), {-0.02830462, 0.46713185, 0.29570296});
+  expect_printed(rnd::normal(rnd::PRNGKey(42), {2, 3}),
+                 {-0.02830462, 0.46713185, 0.29570296, 0.15354592, -0.12403282, 0.21692315});
+  expect_printed(rnd::normal(rnd::key(0), {24}),
+                 {1.6226422,   2.0252647,  -0.43359444, -0.07861735, 0.1760909,  -0.97208923,
+                  -0.49529874, 0.4943786,  0.6643493,   -0.9501635,  2.1795304,  -1.9551506,
+                  0.35857072,  0.15779513, 1.2770847,   1.5104648,   0.970656,   0.59960806,
+                  0.0247007,   -1.9164772, -1.8593491,  1.728144,    0.04719035, 0.814128});
+  expect_printed(rnd::normal(rnd::key(1), {4, 4}),
+                 {-0.15443718, 0.08470728, -0.13598049, -0.15503626, 1.2666674, 0.14829758,
+                  2.1415603, 1.0026742, -0.29033586, 0.3583448, -0.70792735, -0.24555527, 0.8855825,
+                  0.7861191, 0.88892716, 0.54932535});
+  expect_normal(rnd::normal(rnd::key(0), {5}),
+                floats_of_bits({0x3fcfb2bd, 0x40019df0, 0xbede0017, 0xbda10222, 0x3e34512c}));
+  expect_normal(rnd::normal(rnd::key(42), {5}),
+                floats_of_bits({0xbce7df15, 0x3eef2be8, 0x3e976661, 0x3e1d3b24, 0xbdfe04eb}));
+}
+
+TEST(Original, NormalValues) {
+  Mode mode(false);
+  expect_normal(rnd::normal(rnd::PRNGKey(0)), {-0.20584226f});
+  expect_printed(rnd::normal(rnd::PRNGKey(0), {10}),
+                 {-0.3721109, 0.26423115, -0.18252768, -0.7368197, -0.44030377, -0.1521442,
+                  -0.67135346, -0.5908641, 0.73168886, 0.5673026});
+  expect_printed(rnd::normal(rnd::key(0), {3, 3}),
+                 {-0.3721109, 0.26423115, -0.18252768, -0.7368197, 0.44973662, -0.1521442,
+                  -0.67135346, -0.5908641, 0.73168886});
+  expect_printed(rnd::normal(rnd::PRNGKey(0), {3, 2}),
+                 {0.18784384, -1.2833426, 0.6494181, 1.2490594, 0.24447003, -0.11744965});
+  expect_normal(rnd::normal(rnd::key(0), {5}),
+                floats_of_bits({0x3e405a23, 0xbfa44492, 0xbe8acc88, 0x3f9fe12e, 0x3e7a565a}));
+  expect_normal(rnd::normal(rnd::key(42), {5}),
+                floats_of_bits({0x3f1cbd6a, 0x3f8fb0f9, 0xbf5abad6, 0xbf500f3d, 0xbf63f195}));
+  expect_near_each(rnd::normal(rnd::key(1193674498), {5}).to_vector<float>(),
+                   {-1.173234, -1.511662, 0.070593, -0.099764, 1.052845}, 1e-6);
+}
+
+TEST(Normal, StatisticsAndHalfTypes) {
+  std::vector<float> v = rnd::normal(rnd::key(3), {20000}).to_vector<float>();
+  double mean = 0, sq = 0;
+  for (float x : v) mean += x, sq += double(x) * x;
+  mean /= double(v.size());
+  EXPECT_NEAR(mean, 0.0, 0.03);
+  EXPECT_NEAR(sq / double(v.size()), 1.0, 0.05);
+  Array h = rnd::normal(rnd::key(0), {4}, float16);
+  EXPECT_EQ(h.dtype(), float16);
+  Array b = rnd::bernoulli(rnd::key(0), 0.5, Shape{1000});
+  EXPECT_EQ(b.dtype(), bool_);
+  const auto bv = b.to_vector<bool>();
+  const auto ones = std::count(bv.begin(), bv.end(), true);
+  EXPECT_GT(ones, 400);
+  EXPECT_LT(ones, 600);
+}
+
+// ---- shard-local partitionable draws ----
+
+std::vector<uint32_t> drawn(const Sharding& s, const Shape& shape) {
+  JitOptions options;
+  options.out_shardings = {s};
+  auto f = jit([shape](const rnd::Key& k) { return rnd::bits(k, shape); }, options);
+  return f(rnd::key(1234)).to_vector<uint32_t>();
+}
+
+TEST(Sharded, SameBitsForAnyShardCount) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    for (const Shape& shape : {Shape{16, 8}, Shape{8, 24}, Shape{24, 16}}) {
+      const U32 want = rnd::bits(rnd::key(1234), shape).to_vector<uint32_t>();
+      for (int64_t n : {1, 2, 4, 8}) {
+        Mesh mesh = make_mesh({n}, {"x"});
+        EXPECT_EQ(drawn(NamedSharding(mesh, P("x")), shape), want) << n << " shards, rows";
+        EXPECT_EQ(drawn(NamedSharding(mesh, P(None, "x")), shape), want) << n << " shards, cols";
+      }
+      Mesh mesh2 = make_mesh({4, 2}, {"a", "b"});
+      EXPECT_EQ(drawn(NamedSharding(mesh2, P("a", "b")), shape), want);
+      EXPECT_EQ(drawn(NamedSharding(mesh2, P("b", "a")), shape), want);
+    }
+  }
+}
+
+TEST(Sharded, PartitionableDrawHasNoCollective) {
+  Mode mode(true);
+  Mesh mesh = make_mesh({4, 2}, {"a", "b"});
+  auto f = jit([&](const rnd::Key& k, const Array& x) {
+    Array u = rnd::uniform(k, x.shape());
+    u = lax::with_sharding_constraint(u, NamedSharding(mesh, P("a", "b")));
+    return x + u;
+  });
+  Array x = device_put(numpy::zeros({64, 32}), NamedSharding(mesh, P("a", "b")));
+  const std::string text = f.lower(rnd::key(0), x).compile().as_text();
+  for (const char* c : {"all-", "reduce-scatter", "collective-permute"}) {
+    EXPECT_EQ(text.find(c), std::string::npos) << c << " in\n" << text;
+  }
+  EXPECT_NE(text.find("random_bits"), std::string::npos) << text;
+  Array y = f(rnd::key(0), x);
+  EXPECT_EQ(y.to_vector<float>(), rnd::uniform(rnd::key(0), {64, 32}).to_vector<float>());
+  EXPECT_EQ(y.sharding().to_string(), NamedSharding(mesh, P("a", "b")).to_string());
+}
+
+}  // namespace
+}  // namespace parax
