@@ -8,6 +8,7 @@
 #include "parax/device.h"
 #include "parax/device_put.h"
 #include "parax/dtype.h"
+#include "parax/grad.h"
 #include "parax/jit.h"
 #include "parax/lax.h"
 #include "parax/errors.h"

@@ -21,6 +21,10 @@ const ArrayImpl& impl_of(const Array& x) {
 
 const ArrayImpl& concrete_of(const Array& x, const char* what) {
   const ArrayImpl& impl = impl_of(x);
+  if (!impl.tracer && !impl.sharding) {
+    throw ValueError(std::string("[autodiff] the value of a linear operand was used by ") + what +
+                     "; a transpose rule may read only its type");
+  }
   if (impl.tracer) {
     throw ConcretizationError(
         "Abstract tracer value encountered where concrete value is expected: traced array "

@@ -92,6 +92,27 @@ Eqn make_fusion(const Program& p, size_t begin, size_t end, const std::vector<in
 
 }  // namespace
 
+Program eliminate_dead_code(const Program& p) {
+  std::vector<bool> live(p.avals.size(), false);
+  for (const Atom& a : p.outvars) {
+    if (!a.is_literal()) live[size_t(a.var)] = true;
+  }
+  std::vector<bool> keep(p.eqns.size(), false);
+  for (size_t e = p.eqns.size(); e-- > 0;) {
+    for (int v : p.eqns[e].outputs) keep[e] = keep[e] || live[size_t(v)];
+    if (!keep[e]) continue;
+    for (const Atom& a : p.eqns[e].inputs) {
+      if (!a.is_literal()) live[size_t(a.var)] = true;
+    }
+  }
+  Program out = p;
+  out.eqns.clear();
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    if (keep[e]) out.eqns.push_back(p.eqns[e]);
+  }
+  return out;
+}
+
 Program fuse_elementwise(const Program& p) {
   // The last equation reading each variable; program outputs read it "at the end".
   std::vector<int> last_use(p.avals.size(), -1);

@@ -10,4 +10,7 @@ namespace parax::compiler {
 
 core::Program fuse_elementwise(const core::Program& p);
 
+// Removes equations none of whose results is used (every primitive is pure).
+core::Program eliminate_dead_code(const core::Program& p);
+
 }  // namespace parax::compiler

@@ -79,6 +79,7 @@ enum Trait : uint32_t {
   X(convert_element_type, "convert_element_type", kUnary | kElementwise | kLinear) \
   X(integer_pow, "integer_pow", kUnary | kElementwise)                       \
   X(copy, "copy", kUnary | kElementwise | kLinear)                           \
+  X(stop_gradient, "stop_gradient", kUnary | kElementwise)                   \
   /* structure */                                                            \
   X(iota, "iota", 0)                                                         \
   X(random_bits, "random_bits", 0)                                           \

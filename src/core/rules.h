@@ -11,6 +11,7 @@
 
 #include "core/aval.h"
 #include "core/program.h"
+#include "parax/array.h"
 
 namespace parax::core {
 
@@ -70,6 +71,23 @@ struct LocalizeInfo {
   std::span<const std::vector<int64_t>> out_dim_axes;
 };
 
+// Autodiff rules work on Arrays and bind primitives, so they run eagerly or staged alike.
+// A default-constructed (invalid) Array stands for a symbolic zero.
+//
+// jvp: given the primal operands, their tangents and the primal results, returns the
+// result tangents. It must be linear in the tangents: every primitive it binds on a
+// tangent is linear in that operand (mul by a primal value, add, dot_general, ...).
+using JvpFn = std::vector<Array> (*)(std::span<const Array> primals,
+                                     std::span<const Array> tangents,
+                                     std::span<const Array> outs, const Params& params);
+// transpose (linear primitives only): given the cotangents of the results and the
+// operands — `linear[i]` marks the ones the equation is linear in; those are placeholders
+// that carry only their type (aval_of / shape() / dtype() work, their data does not) —
+// returns a cotangent per operand (invalid where not linear or zero).
+using TransposeFn = std::vector<Array> (*)(std::span<const Array> cts,
+                                           std::span<const Array> operands,
+                                           std::span<const bool> linear, const Params& params);
+
 using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> in, const Params& params);
 using ShardingRuleFn = ShardingRule (*)(std::span<const Aval> in, std::span<const Aval> out,
                                         const Params& params);
@@ -85,9 +103,9 @@ struct PrimRules {
   KernelFn kernel = nullptr;
   // Rewrites shape-carrying params for per-device shapes. Null: params unchanged.
   LocalizeFn localize = nullptr;
-  // Filled by the autodiff and batching issues.
-  const void* jvp = nullptr;
-  const void* transpose = nullptr;
+  JvpFn jvp = nullptr;
+  TransposeFn transpose = nullptr;
+  // Filled by the batching issue.
   const void* batch = nullptr;
 };
 

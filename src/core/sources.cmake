@@ -1,4 +1,5 @@
 target_sources(parax PRIVATE
+  core/autodiff.cpp
   core/aval.cpp
   core/primitive.cpp
   core/parse.cpp

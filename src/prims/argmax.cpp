@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "prims/prim_util.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -179,12 +180,14 @@ extern const core::PrimRules argmax_rules = {
     .abstract_eval = arg_abstract_eval<true>,
     .sharding_rule = arg_sharding_rule,
     .kernel = arg_kernel<true>,
+    .jvp = zero_jvp,
 };
 
 extern const core::PrimRules argmin_rules = {
     .abstract_eval = arg_abstract_eval<false>,
     .sharding_rule = arg_sharding_rule,
     .kernel = arg_kernel<false>,
+    .jvp = zero_jvp,
 };
 
 }  // namespace parax::prims

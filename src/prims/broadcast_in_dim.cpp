@@ -1,6 +1,7 @@
 // broadcast_in_dim: places operand dimension i at result dimension
 // broadcast_dimensions[i]; operand dimensions of size 1 and new dimensions repeat.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -83,6 +84,35 @@ Params broadcast_in_dim_localize(const Params& params, const core::LocalizeInfo&
   return local;
 }
 
+
+// JAX's _broadcast_in_dim_transpose_rule: sum over the result dimensions no operand
+// dimension fills (new ones, and those a size-1 operand dimension repeated along), then
+// restore the size-1 operand dimensions.
+std::vector<Array> broadcast_in_dim_transpose(std::span<const Array> cts,
+                                              std::span<const Array> operands,
+                                              std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  const Shape operand_shape = operand_type(operands, 0, "broadcast_in_dim").shape;
+  const std::vector<int64_t>& dims = param_ints(params, "broadcast_dimensions");
+  std::vector<bool> kept(size_t(cts[0].ndim()), false);
+  std::vector<int64_t> unit_dims;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (operand_shape[i] == 1) {
+      unit_dims.push_back(int64_t(i));
+    } else {
+      kept[size_t(dims[i])] = true;
+    }
+  }
+  std::vector<int64_t> axes;
+  for (size_t d = 0; d < kept.size(); ++d) {
+    if (!kept[d]) axes.push_back(int64_t(d));
+  }
+  Array ct = cts[0];
+  if (!axes.empty()) ct = lax::reduce_sum(ct, axes);
+  if (!unit_dims.empty()) ct = lax::expand_dims(ct, unit_dims);
+  return {ct};
+}
+
 }  // namespace
 
 extern const core::PrimRules broadcast_in_dim_rules = {
@@ -90,6 +120,8 @@ extern const core::PrimRules broadcast_in_dim_rules = {
     .sharding_rule = broadcast_in_dim_sharding_rule,
     .kernel = broadcast_in_dim_kernel,
     .localize = broadcast_in_dim_localize,
+    .jvp = unary_linear_jvp<core::Prim::broadcast_in_dim>,
+    .transpose = broadcast_in_dim_transpose,
 };
 
 }  // namespace parax::prims

@@ -1,5 +1,7 @@
 // clamp(min, x, max) = min(max(x, min), max) with XLA's NaN-propagating max and min; the
 // bounds are rank 0 or x's shape.
+#include "parax/lax.h"
+#include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
 
 namespace parax::prims {
@@ -45,8 +47,33 @@ void clamp_kernel(const KernelCall& c) {
   });
 }
 
+// As JAX: x's tangent passes where x is strictly inside the bounds; a bound's where it is
+// the result (min only if it is also below max, since max wins when the bounds cross).
+std::vector<Array> clamp_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                             std::span<const Array> outs, const Params&) {
+  if (!has_tangent(outs[0].dtype())) return {Array()};
+  const Array &lo = primals[0], &x = primals[1], &hi = primals[2];
+  const Array zeros = zeros_like_aval(core::aval_of(x));
+  Array t;
+  if (tangents[0].valid()) {
+    const Array at_lo = lax::bitwise_and(lax::gt(lo, x), lax::lt(lo, hi));
+    t = lax::select(at_lo, broadcast_to(tangents[0], x.shape()), zeros);
+  }
+  if (tangents[1].valid()) {
+    const Array inside = lax::bitwise_and(lax::gt(x, lo), lax::lt(x, hi));
+    t = add_tangents(t, lax::select(inside, tangents[1], zeros));
+  }
+  if (tangents[2].valid()) {
+    t = add_tangents(t, lax::select(lax::lt(hi, x), broadcast_to(tangents[2], x.shape()), zeros));
+  }
+  return {t};
+}
+
 }  // namespace
 
-extern const PrimRules clamp_rules = {&clamp_eval, &elementwise_sharding_rule, &clamp_kernel};
+extern const PrimRules clamp_rules = {.abstract_eval = &clamp_eval,
+                                      .sharding_rule = &elementwise_sharding_rule,
+                                      .kernel = &clamp_kernel,
+                                      .jvp = &clamp_jvp};
 
 }  // namespace parax::prims

@@ -1,5 +1,7 @@
 // The comparison primitives: operands of one dtype, a bool result. IEEE semantics, so
 // every comparison with NaN is false except ne. The last column names the vector loop.
+// Their results are bool, so their tangents are zero.
+#include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
 
 namespace parax::prims {
@@ -18,7 +20,7 @@ PARAX_COMPARE_ROWS(PARAX_BINARY_OP)
 }  // namespace
 
 #define PARAX_COMPARE_RULES(prim, accepts, predicate, expr, simd_op) \
-  extern const PrimRules prim##_rules = binary_rules<prim##_op>;
+  extern const PrimRules prim##_rules = with_autodiff(binary_rules<prim##_op>, &zero_jvp);
 PARAX_COMPARE_ROWS(PARAX_COMPARE_RULES)
 #undef PARAX_COMPARE_RULES
 

@@ -1,5 +1,6 @@
 // concatenate: joins operands of equal shape except along `dimension`.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -66,12 +67,51 @@ void concatenate_kernel(const KernelCall& c) {
   }
 }
 
+
+std::vector<Array> concatenate_jvp(std::span<const Array> primals,
+                                   std::span<const Array> tangents, std::span<const Array>,
+                                   const Params& params) {
+  bool any = false;
+  for (const Array& t : tangents) any = any || t.valid();
+  if (!any) return {Array()};
+  std::vector<Array> in;
+  for (size_t i = 0; i < primals.size(); ++i) {
+    in.push_back(instantiate(tangents[i], core::aval_of(primals[i])));
+  }
+  return {core::bind1(core::Prim::concatenate, std::move(in), params)};
+}
+
+// Each linear operand's cotangent is its slab of the cotangent.
+std::vector<Array> concatenate_transpose(std::span<const Array> cts,
+                                         std::span<const Array> operands,
+                                         std::span<const bool> linear, const Params& params) {
+  std::vector<Array> out(operands.size());
+  if (!cts[0].valid()) return out;
+  const Array& ct = cts[0];
+  const size_t dim = size_t(param_int(params, "dimension"));
+  int64_t offset = 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const int64_t size = operand_type(operands, i, "concatenate").shape[dim];
+    if (linear[i]) {
+      std::vector<int64_t> start(size_t(ct.ndim()), 0);
+      std::vector<int64_t> limit = ct.shape();
+      start[dim] = offset;
+      limit[dim] = offset + size;
+      out[i] = lax::slice(ct, start, limit);
+    }
+    offset += size;
+  }
+  return out;
+}
+
 }  // namespace
 
 extern const core::PrimRules concatenate_rules = {
     .abstract_eval = concatenate_abstract_eval,
     .sharding_rule = concatenate_sharding_rule,
     .kernel = concatenate_kernel,
+    .jvp = concatenate_jvp,
+    .transpose = concatenate_transpose,
 };
 
 }  // namespace parax::prims

@@ -3,6 +3,8 @@
 // int's range and maps NaN to 0; anything to bool is x != 0; conversions to half precision
 // round through float32 (XLA does, so results match it even where that double rounding
 // differs from a direct rounding).
+#include "core/trace.h"
+#include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
 
 namespace parax::prims {
@@ -68,9 +70,37 @@ void convert_element_type_kernel(const KernelCall& c) {
   });
 }
 
+// Linear between floating dtypes: the tangent converts the same way. Integer and bool
+// values have no tangents, on either side.
+std::vector<Array> convert_element_type_jvp(std::span<const Array> primals,
+                                            std::span<const Array> tangents,
+                                            std::span<const Array> outs, const Params& params) {
+  if (!tangents[0].valid() || !has_tangent(primals[0].dtype()) || !has_tangent(outs[0].dtype())) {
+    return {Array()};
+  }
+  return {core::bind1(core::Prim::convert_element_type, {tangents[0]}, params)};
+}
+
+// Converts the cotangent back to the operand's dtype, which only the operand's placeholder
+// knows (the result's dtype is the new one).
+std::vector<Array> convert_element_type_transpose(std::span<const Array> cts,
+                                                  std::span<const Array> operands,
+                                                  std::span<const bool>, const Params&) {
+  PARAX_CHECK(!operands.empty() && operands[0].valid(),
+              "convert_element_type's transpose needs a placeholder of the operand's type");
+  const Aval old = core::aval_of(operands[0]);
+  if (!cts[0].valid() || !has_tangent(old.dtype)) return {Array()};
+  return {core::bind1(core::Prim::convert_element_type, {cts[0]},
+                      {{"new_dtype", old.dtype}, {"weak_type", old.weak_type}})};
+}
+
 }  // namespace
 
 extern const PrimRules convert_element_type_rules = {
-    &convert_element_type_eval, &elementwise_sharding_rule, &convert_element_type_kernel};
+    .abstract_eval = &convert_element_type_eval,
+    .sharding_rule = &elementwise_sharding_rule,
+    .kernel = &convert_element_type_kernel,
+    .jvp = &convert_element_type_jvp,
+    .transpose = &convert_element_type_transpose};
 
 }  // namespace parax::prims

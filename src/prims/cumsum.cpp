@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "prims/prim_util.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -119,12 +120,24 @@ void cumsum_kernel(const KernelCall& call) {
   });
 }
 
+
+// The adjoint of a running sum is the running sum the other way.
+std::vector<Array> cumsum_transpose(std::span<const Array> cts, std::span<const Array>,
+                                    std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  const bool reverse = params.has("reverse") && params.get<bool>("reverse");
+  return {core::bind1(core::Prim::cumsum, {cts[0]},
+                      {{"axis", param_int(params, "axis")}, {"reverse", !reverse}})};
+}
+
 }  // namespace
 
 extern const core::PrimRules cumsum_rules = {
     .abstract_eval = cumsum_abstract_eval,
     .sharding_rule = cumsum_sharding_rule,
     .kernel = cumsum_kernel,
+    .jvp = unary_linear_jvp<core::Prim::cumsum>,
+    .transpose = cumsum_transpose,
 };
 
 }  // namespace parax::prims

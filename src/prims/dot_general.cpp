@@ -9,8 +9,10 @@
 #include <cstring>
 #include <mutex>
 
+#include "api/frontend.h"
 #include "base/thread_pool.h"
 #include "prims/prim_util.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -474,12 +476,110 @@ void dot_general_kernel(const KernelCall& call) {
   });
 }
 
+
+using Ints = std::vector<int64_t>;
+
+// Returns the dimensions of a rank-n operand that are neither contracting nor batch.
+Ints kept_dims(int64_t n, const Ints& contracting, const Ints& batch) {
+  Ints kept;
+  for (int64_t d = 0; d < n; ++d) {
+    const bool used = std::find(contracting.begin(), contracting.end(), d) != contracting.end() ||
+                      std::find(batch.begin(), batch.end(), d) != batch.end();
+    if (!used) kept.push_back(d);
+  }
+  return kept;
+}
+
+Ints range_from(int64_t start, size_t count) {
+  Ints r(count);
+  for (size_t i = 0; i < count; ++i) r[i] = start + int64_t(i);
+  return r;
+}
+
+// Bilinear: the tangent is dot(t_lhs, rhs) + dot(lhs, t_rhs).
+std::vector<Array> dot_general_jvp(std::span<const Array> primals,
+                                   std::span<const Array> tangents, std::span<const Array>,
+                                   const Params& params) {
+  Array out;
+  if (tangents[0].valid()) {
+    out = core::bind1(core::Prim::dot_general, {tangents[0], primals[1]}, params);
+  }
+  if (tangents[1].valid()) {
+    out = add_tangents(out, core::bind1(core::Prim::dot_general, {primals[0], tangents[1]},
+                                        params));
+  }
+  return {out};
+}
+
+// JAX's _dot_general_transpose_lhs: x's cotangent is g contracted with y over y's kept
+// dimensions (batch dimensions stay batch), then permuted into x's dimension order.
+// swap_ans: x is the right operand, so g's free dimensions are (y kept, x kept).
+Array dot_transpose_lhs(const Array& g, const Array& y, const Aval& x, const Ints& x_contract,
+                        const Ints& y_contract, const Ints& x_batch, const Ints& y_batch,
+                        bool swap_ans) {
+  const int64_t x_ndim = int64_t(x.shape.size());
+  const Ints x_kept = kept_dims(x_ndim, x_contract, x_batch);
+  const Ints y_kept = kept_dims(y.ndim(), y_contract, y_batch);
+  const int64_t nb = int64_t(x_batch.size());
+  const Ints ans_batch = range_from(0, x_batch.size());
+  const Ints ans_y = range_from(swap_ans ? nb : nb + int64_t(x_kept.size()), y_kept.size());
+  // The product's free dimensions from y come in y's order: x's contracting dimensions
+  // sorted by their partners in y.
+  Ints by_y = range_from(0, y_contract.size());
+  std::sort(by_y.begin(), by_y.end(), [&](int64_t a, int64_t b) {
+    return y_contract[size_t(a)] < y_contract[size_t(b)];
+  });
+  Ints produced(x_batch);
+  produced.insert(produced.end(), x_kept.begin(), x_kept.end());
+  for (int64_t i : by_y) produced.push_back(x_contract[size_t(i)]);
+  Ints out_axes(produced.size());
+  for (size_t i = 0; i < produced.size(); ++i) out_axes[size_t(produced[i])] = int64_t(i);
+  // parax's dot_general takes one operand dtype, so y meets g's (preferred) dtype; the
+  // result goes back to x's dtype as JAX converts it.
+  const Array yy = y.dtype() == g.dtype() ? y : frontend::convert(y, g.dtype());
+  Array x_bar = lax::transpose(lax::dot_general(g, yy, {ans_y, y_kept, ans_batch, y_batch}),
+                               out_axes);
+  if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);
+  return x_bar;
+}
+
+// The linear operand's type: from its placeholder, else inferred (its rank from the
+// cotangent's, its dtype the other operand's, which dot_general requires to match).
+Aval dot_linear_aval(std::span<const Array> operands, size_t i, const Array& g,
+                     const Ints& contract, const Ints& batch) {
+  if (operands[i].valid()) return core::aval_of(operands[i]);
+  const Array& other = operands[1 - i];
+  const int64_t other_free = other.ndim() - int64_t(contract.size() + batch.size());
+  const int64_t ndim = g.ndim() - other_free + int64_t(contract.size());
+  return Aval{Shape(size_t(ndim), 0), other.dtype(), other.weak_type()};
+}
+
+std::vector<Array> dot_general_transpose(std::span<const Array> cts,
+                                         std::span<const Array> operands,
+                                         std::span<const bool> linear, const Params& params) {
+  if (!cts[0].valid()) return {Array(), Array()};
+  PARAX_CHECK(!(linear[0] && linear[1]), "dot_general is not linear in both operands at once");
+  const Array& g = cts[0];
+  const Ints& lc = param_ints(params, "lhs_contracting_dimensions");
+  const Ints& rc = param_ints(params, "rhs_contracting_dimensions");
+  const Ints& lb = param_ints(params, "lhs_batch_dimensions");
+  const Ints& rb = param_ints(params, "rhs_batch_dimensions");
+  if (linear[0]) {
+    const Aval x = dot_linear_aval(operands, 0, g, lc, lb);
+    return {dot_transpose_lhs(g, operands[1], x, lc, rc, lb, rb, false), Array()};
+  }
+  const Aval x = dot_linear_aval(operands, 1, g, rc, rb);
+  return {Array(), dot_transpose_lhs(g, operands[0], x, rc, lc, rb, lb, true)};
+}
+
 }  // namespace
 
 extern const core::PrimRules dot_general_rules = {
     .abstract_eval = dot_general_abstract_eval,
     .sharding_rule = dot_general_sharding_rule,
     .kernel = dot_general_kernel,
+    .jvp = dot_general_jvp,
+    .transpose = dot_general_transpose,
 };
 
 }  // namespace parax::prims

@@ -1,6 +1,7 @@
 // dynamic_slice: a `slice_sizes` window at start indices given as rank-0 integer operands
 // (operand, then one index per dimension). Starts are clamped so the window fits.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -67,6 +68,32 @@ Params dynamic_slice_localize(const Params& params, const core::LocalizeInfo& in
   return local;
 }
 
+
+// Linear in the operand; the start indices are integers and get no tangent.
+std::vector<Array> dynamic_slice_jvp(std::span<const Array> primals,
+                                     std::span<const Array> tangents, std::span<const Array>,
+                                     const Params& params) {
+  if (!tangents[0].valid()) return {Array()};
+  std::vector<Array> in(primals.begin(), primals.end());
+  in[0] = tangents[0];
+  return {core::bind1(core::Prim::dynamic_slice, std::move(in), params)};
+}
+
+// JAX's _dynamic_slice_transpose_rule: the cotangent written into zeros at the same
+// (clamped) start.
+std::vector<Array> dynamic_slice_transpose(std::span<const Array> cts,
+                                           std::span<const Array> operands,
+                                           std::span<const bool>, const Params&) {
+  std::vector<Array> out(operands.size());
+  if (!cts[0].valid()) return out;
+  const Shape shape = operand_type(operands, 0, "dynamic_slice").shape;
+  std::vector<Array> in(operands.begin(), operands.end());
+  in[0] = zeros_like_aval(Aval{shape, cts[0].dtype(), false});
+  in.insert(in.begin() + 1, cts[0]);
+  out[0] = core::bind1(core::Prim::dynamic_update_slice, std::move(in));
+  return out;
+}
+
 }  // namespace
 
 extern const core::PrimRules dynamic_slice_rules = {
@@ -74,6 +101,8 @@ extern const core::PrimRules dynamic_slice_rules = {
     .sharding_rule = dynamic_slice_sharding_rule,
     .kernel = dynamic_slice_kernel,
     .localize = dynamic_slice_localize,
+    .jvp = dynamic_slice_jvp,
+    .transpose = dynamic_slice_transpose,
 };
 
 }  // namespace parax::prims

@@ -2,6 +2,7 @@
 // integer operands (operand, update, then one index per dimension), clamped so the update
 // fits.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -60,12 +61,50 @@ void dynamic_update_slice_kernel(const KernelCall& c) {
   strided_copy(c.inputs[1], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
 }
 
+
+// Linear in the operand and the update together (JAX's _dynamic_update_slice_jvp).
+std::vector<Array> dynamic_update_slice_jvp(std::span<const Array> primals,
+                                            std::span<const Array> tangents,
+                                            std::span<const Array>, const Params& params) {
+  if (!tangents[0].valid() && !tangents[1].valid()) return {Array()};
+  std::vector<Array> in(primals.begin(), primals.end());
+  in[0] = instantiate(tangents[0], core::aval_of(primals[0]));
+  in[1] = instantiate(tangents[1], core::aval_of(primals[1]));
+  return {core::bind1(core::Prim::dynamic_update_slice, std::move(in), params)};
+}
+
+// The operand's cotangent is the cotangent with the updated window zeroed; the update's is
+// that window.
+std::vector<Array> dynamic_update_slice_transpose(std::span<const Array> cts,
+                                                  std::span<const Array> operands,
+                                                  std::span<const bool> linear, const Params&) {
+  std::vector<Array> out(operands.size());
+  if (!cts[0].valid()) return out;
+  const Array& ct = cts[0];
+  const Shape update_shape = operand_type(operands, 1, "dynamic_update_slice").shape;
+  const std::vector<Array> starts(operands.begin() + 2, operands.end());
+  if (linear[0]) {
+    std::vector<Array> in{ct, zeros_like_aval(Aval{update_shape, ct.dtype(), false})};
+    in.insert(in.end(), starts.begin(), starts.end());
+    out[0] = core::bind1(core::Prim::dynamic_update_slice, std::move(in));
+  }
+  if (linear[1]) {
+    std::vector<Array> in{ct};
+    in.insert(in.end(), starts.begin(), starts.end());
+    out[1] = core::bind1(core::Prim::dynamic_slice, std::move(in),
+                         {{"slice_sizes", update_shape}});
+  }
+  return out;
+}
+
 }  // namespace
 
 extern const core::PrimRules dynamic_update_slice_rules = {
     .abstract_eval = dynamic_update_slice_abstract_eval,
     .sharding_rule = dynamic_update_slice_sharding_rule,
     .kernel = dynamic_update_slice_kernel,
+    .jvp = dynamic_update_slice_jvp,
+    .transpose = dynamic_update_slice_transpose,
 };
 
 }  // namespace parax::prims

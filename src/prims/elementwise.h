@@ -153,16 +153,17 @@ void dispatch_kinds(DType t, F&& f) {
 // A binary elementwise primitive as data: its name, accepted dtypes, whether it returns
 // bool, its scalar function on compute values (T is the storage type, for the few
 // functions that depend on it), and its vector loop in simd.h (BinaryOp::none if none).
-#define PARAX_BINARY_OP(prim, accepts, predicate, expr, simd_op) \
-  struct prim##_op {                                             \
-    static constexpr core::Prim kPrim = core::Prim::prim;        \
-    static constexpr Accepts kAccepts = accepts;                 \
-    static constexpr bool kPredicate = predicate;                \
-    static constexpr auto kSimd = simd::simd_op;                 \
-    template <class T, class C>                                  \
-    static auto f(C a, C b) {                                    \
-      return expr;                                               \
-    }                                                            \
+// Further columns of a row (its autodiff rules) are read by the file's own rules macro.
+#define PARAX_BINARY_OP(prim, accepts, predicate, expr, simd_op, ...) \
+  struct prim##_op {                                                  \
+    static constexpr core::Prim kPrim = core::Prim::prim;             \
+    static constexpr Accepts kAccepts = accepts;                      \
+    static constexpr bool kPredicate = predicate;                     \
+    static constexpr auto kSimd = simd::simd_op;                      \
+    template <class T, class C>                                       \
+    static auto f(C a, C b) {                                         \
+      return expr;                                                    \
+    }                                                                 \
   };
 
 // Shape rule first, then dtypes, in JAX's order: operands of one dtype and equal shapes

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -49,12 +50,21 @@ void expand_dims_kernel(const KernelCall& c) {
   copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
 }
 
+
+std::vector<Array> expand_dims_transpose(std::span<const Array> cts, std::span<const Array>,
+                                         std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  return {lax::squeeze(cts[0], param_ints(params, "dimensions"))};
+}
+
 }  // namespace
 
 extern const core::PrimRules expand_dims_rules = {
     .abstract_eval = expand_dims_abstract_eval,
     .sharding_rule = expand_dims_sharding_rule,
     .kernel = expand_dims_kernel,
+    .jvp = unary_linear_jvp<core::Prim::expand_dims>,
+    .transpose = expand_dims_transpose,
 };
 
 }  // namespace parax::prims

@@ -1,6 +1,7 @@
 // iota: an array holding the index along one dimension, e.g. iota(int32, (2, 3), 1) is
 // [[0, 1, 2], [0, 1, 2]]. No operands; each device computes its own shard.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -75,6 +76,7 @@ extern const core::PrimRules iota_rules = {
     .sharding_rule = iota_sharding_rule,
     .kernel = iota_kernel,
     .localize = iota_localize,
+    .jvp = zero_jvp,
 };
 
 }  // namespace parax::prims

@@ -2,6 +2,7 @@
 // `interior` copies between elements. padding_config is flat (low, high, interior) per
 // dimension; negative low/high crop.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -95,12 +96,47 @@ void pad_kernel(const KernelCall& c) {
   strided_copy(c.inputs[0], c.outputs[0], itemsize, copy);
 }
 
+
+// pad is linear in the operand and the padding value together.
+std::vector<Array> pad_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                           std::span<const Array>, const Params& params) {
+  if (!tangents[0].valid() && !tangents[1].valid()) return {Array()};
+  return {core::bind1(core::Prim::pad,
+                      {instantiate(tangents[0], core::aval_of(primals[0])),
+                       instantiate(tangents[1], core::aval_of(primals[1]))},
+                      params)};
+}
+
+// JAX's _pad_transpose: the operand's cotangent is the cotangent with the padding undone
+// (crop low/high, which pads where they were negative, then stride over the interior); the
+// padding value's is what is left: the total minus the operand's part.
+std::vector<Array> pad_transpose(std::span<const Array> cts, std::span<const Array>,
+                                 std::span<const bool> linear, const Params& params) {
+  if (!cts[0].valid()) return {Array(), Array()};
+  const Array& ct = cts[0];
+  const std::vector<int64_t>& config = param_ints(params, "padding_config");
+  std::vector<lax::PadConfig> unpad;
+  std::vector<int64_t> strides;
+  for (size_t d = 0; d < size_t(ct.ndim()); ++d) {
+    unpad.push_back({-config[3 * d], -config[3 * d + 1], 0});
+    strides.push_back(config[3 * d + 2] + 1);
+  }
+  const Array unpadded = lax::pad(ct, constant(0, ct.dtype()), unpad);
+  const Array operand_ct = lax::slice(unpadded, std::vector<int64_t>(strides.size(), 0),
+                                      unpadded.shape(), strides);
+  Array value_ct;
+  if (linear[1]) value_ct = lax::sub(sum_all(ct), sum_all(operand_ct));
+  return {linear[0] ? operand_ct : Array(), value_ct};
+}
+
 }  // namespace
 
 extern const core::PrimRules pad_rules = {
     .abstract_eval = pad_abstract_eval,
     .sharding_rule = pad_sharding_rule,
     .kernel = pad_kernel,
+    .jvp = pad_jvp,
+    .transpose = pad_transpose,
 };
 
 }  // namespace parax::prims

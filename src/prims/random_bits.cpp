@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -218,6 +219,7 @@ extern const core::PrimRules random_bits_rules = {
     .sharding_rule = random_bits_sharding_rule,
     .kernel = random_bits_kernel,
     .localize = random_bits_localize,
+    .jvp = zero_jvp,
 };
 
 }  // namespace parax::prims

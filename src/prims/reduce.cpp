@@ -7,7 +7,9 @@
 #include <limits>
 #include <memory>
 
+#include "api/frontend.h"
 #include "prims/prim_util.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -411,42 +413,133 @@ void reduce_kernel(const KernelCall& call) {
   });
 }
 
+
+// Returns the dimensions of a rank-n operand that a reduction over `axes` keeps.
+std::vector<int64_t> kept_axes(int64_t n, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < n; ++d) {
+    if (std::find(axes.begin(), axes.end(), d) == axes.end()) kept.push_back(d);
+  }
+  return kept;
+}
+
+// Every operand element receives the cotangent of the sum it went into.
+std::vector<Array> reduce_sum_transpose(std::span<const Array> cts,
+                                        std::span<const Array> operands,
+                                        std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  const Shape shape = operand_type(operands, 0, "reduce_sum").shape;
+  return {lax::broadcast_in_dim(cts[0], shape,
+                                kept_axes(int64_t(shape.size()), reduce_axes(params)))};
+}
+
+// JAX's _reduce_chooser_jvp_rule: the tangent is the mean of the tangents at the places
+// that attain the max (min), so ties share it.
+std::vector<Array> reduce_chooser_jvp(std::span<const Array> primals,
+                                      std::span<const Array> tangents,
+                                      std::span<const Array> outs, const Params& params) {
+  const Array& t = tangents[0];
+  if (!t.valid()) return {Array()};
+  const Array& x = primals[0];
+  const std::vector<int64_t>& axes = reduce_axes(params);
+  const Array ans = lax::broadcast_in_dim(outs[0], x.shape(), kept_axes(x.ndim(), axes));
+  const Array location = frontend::convert(lax::eq(x, ans), t.dtype());
+  const Array counts = lax::reduce_sum(location, axes);
+  return {lax::div(lax::reduce_sum(lax::mul(t, location), axes), counts)};
+}
+
+// Returns x[lo:hi] along dimension 0.
+Array leading_slice(const Array& x, int64_t lo, int64_t hi) {
+  std::vector<int64_t> start(size_t(x.ndim()), 0);
+  std::vector<int64_t> limit = x.shape();
+  start[0] = lo;
+  limit[0] = hi;
+  return lax::slice(x, start, limit);
+}
+
+// JAX's _reduce_prod_jvp_rule: the jvp of a product tree (halves multiplied pairwise).
+// Unlike t * prod / x it is exact where the operand has zeros.
+std::vector<Array> reduce_prod_jvp(std::span<const Array> primals,
+                                   std::span<const Array> tangents, std::span<const Array>,
+                                   const Params& params) {
+  if (!tangents[0].valid()) return {Array()};
+  const Shape& shape = primals[0].shape();
+  const std::vector<int64_t>& axes = reduce_axes(params);
+  const std::vector<int64_t> kept = kept_axes(int64_t(shape.size()), axes);
+  // Reduced dimensions go first, flattened into one.
+  std::vector<int64_t> perm(axes);
+  perm.insert(perm.end(), kept.begin(), kept.end());
+  Shape flat{1};
+  for (int64_t a : axes) flat[0] *= shape[size_t(a)];
+  for (int64_t k : kept) flat.push_back(shape[size_t(k)]);
+  Array x = lax::reshape(lax::transpose(primals[0], perm), flat);
+  Array t = lax::reshape(lax::transpose(tangents[0], perm), flat);
+  const DType dtype = x.dtype();
+  while (x.shape()[0] > 1) {
+    const int64_t n = x.shape()[0];
+    const int64_t n1 = (n + 1) / 2;
+    Array x1 = leading_slice(x, 0, n1);
+    Array x2 = leading_slice(x, n1, n);
+    Array t1 = leading_slice(t, 0, n1);
+    Array t2 = leading_slice(t, n1, n);
+    if (n - n1 != n1) {
+      // The odd element out pairs with the product's identity, whose tangent is zero.
+      std::vector<lax::PadConfig> config(flat.size());
+      config[0].high = 1;
+      x2 = lax::pad(x2, constant(1, dtype), config);
+      t2 = lax::pad(t2, constant(0, dtype), config);
+    }
+    t = lax::add(lax::mul(t1, x2), lax::mul(x1, t2));
+    x = lax::mul(x1, x2);
+  }
+  // An empty product is the constant 1.
+  if (x.shape()[0] == 0) return {Array()};
+  return {lax::squeeze(t, {0})};
+}
+
 }  // namespace
 
 extern const core::PrimRules reduce_sum_rules = {
     .abstract_eval = number_reduce_eval<kReduceSum>,
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::sum>,
     .kernel = reduce_kernel<SumOp>,
+    .jvp = unary_linear_jvp<core::Prim::reduce_sum>,
+    .transpose = reduce_sum_transpose,
 };
 
 extern const core::PrimRules reduce_prod_rules = {
     .abstract_eval = number_reduce_eval<kReduceProd>,
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::prod>,
     .kernel = reduce_kernel<ProdOp>,
+    .jvp = reduce_prod_jvp,
 };
 
 extern const core::PrimRules reduce_max_rules = {
     .abstract_eval = any_reduce_eval,
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::max>,
     .kernel = reduce_kernel<MaxOp>,
+    .jvp = reduce_chooser_jvp,
 };
 
 extern const core::PrimRules reduce_min_rules = {
     .abstract_eval = any_reduce_eval,
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::min>,
     .kernel = reduce_kernel<MinOp>,
+    .jvp = reduce_chooser_jvp,
 };
 
 extern const core::PrimRules reduce_and_rules = {
     .abstract_eval = logical_reduce_eval,
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::and_>,
     .kernel = reduce_kernel<AndOp>,
+    .jvp = zero_jvp,
 };
 
 extern const core::PrimRules reduce_or_rules = {
     .abstract_eval = logical_reduce_eval,
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::or_>,
     .kernel = reduce_kernel<OrOp>,
+    .jvp = zero_jvp,
 };
 
 }  // namespace parax::prims

@@ -1,5 +1,6 @@
 // reshape: the same elements in row-major order under a new shape.
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -77,6 +78,13 @@ Params reshape_localize(const Params& params, const core::LocalizeInfo& info) {
   return local;
 }
 
+
+std::vector<Array> reshape_transpose(std::span<const Array> cts, std::span<const Array> operands,
+                                     std::span<const bool>, const Params&) {
+  if (!cts[0].valid()) return {Array()};
+  return {lax::reshape(cts[0], operand_type(operands, 0, "reshape").shape)};
+}
+
 }  // namespace
 
 extern const core::PrimRules reshape_rules = {
@@ -84,6 +92,8 @@ extern const core::PrimRules reshape_rules = {
     .sharding_rule = reshape_sharding_rule,
     .kernel = reshape_kernel,
     .localize = reshape_localize,
+    .jvp = unary_linear_jvp<core::Prim::reshape>,
+    .transpose = reshape_transpose,
 };
 
 }  // namespace parax::prims

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -50,12 +51,21 @@ void rev_kernel(const KernelCall& c) {
   strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
 }
 
+
+std::vector<Array> rev_transpose(std::span<const Array> cts, std::span<const Array>,
+                                 std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  return {lax::rev(cts[0], param_ints(params, "dimensions"))};
+}
+
 }  // namespace
 
 extern const core::PrimRules rev_rules = {
     .abstract_eval = rev_abstract_eval,
     .sharding_rule = rev_sharding_rule,
     .kernel = rev_kernel,
+    .jvp = unary_linear_jvp<core::Prim::rev>,
+    .transpose = rev_transpose,
 };
 
 }  // namespace parax::prims

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "parax/lax.h"
+#include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
 
 namespace parax::prims {
@@ -126,9 +128,54 @@ void select_n_kernel(const KernelCall& c) {
   });
 }
 
+// `which` has no tangent; the result's tangent selects among the cases' tangents, with
+// zeros for cases that have none (unless none has one).
+std::vector<Array> select_n_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                                std::span<const Array> outs, const Params&) {
+  if (!has_tangent(outs[0].dtype())) return {Array()};
+  const bool any = std::any_of(tangents.begin() + 1, tangents.end(),
+                               [](const Array& t) { return t.valid(); });
+  if (!any) return {Array()};
+  std::vector<Array> cases;
+  for (size_t k = 1; k < primals.size(); ++k) {
+    cases.push_back(instantiate(tangents[k], core::aval_of(primals[k])));
+  }
+  return {lax::select_n(primals[0], cases)};
+}
+
+// Each linear case receives the cotangent where it was chosen, zeros elsewhere. Unlike
+// JAX's eq(which, k), the first and last cases also take out-of-range indices, because
+// the kernel clamps them there (so the transpose matches what the forward op computed).
+std::vector<Array> select_n_transpose(std::span<const Array> cts, std::span<const Array> operands,
+                                      std::span<const bool> linear, const Params&) {
+  PARAX_CHECK(!linear[0], "select_n is not linear in `which`");
+  std::vector<Array> out(operands.size());
+  const Array& ct = cts[0];
+  if (!ct.valid()) return out;
+  const Array& which = operands[0];
+  const size_t last = operands.size() - 2;
+  const Array zeros = zeros_like_aval(core::aval_of(ct));
+  for (size_t k = 0; k <= last; ++k) {
+    if (!linear[k + 1]) continue;
+    if (last == 0) {
+      out[k + 1] = ct;
+      continue;
+    }
+    const Array index = constant(double(k), which.dtype());
+    const Array chosen = k == 0      ? lax::le(which, index)
+                         : k == last ? lax::ge(which, index)
+                                     : lax::eq(which, index);
+    out[k + 1] = lax::select(chosen, ct, zeros);
+  }
+  return out;
+}
+
 }  // namespace
 
-extern const PrimRules select_n_rules = {&select_n_eval, &elementwise_sharding_rule,
-                                         &select_n_kernel};
+extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
+                                         .sharding_rule = &elementwise_sharding_rule,
+                                         .kernel = &select_n_kernel,
+                                         .jvp = &select_n_jvp,
+                                         .transpose = &select_n_transpose};
 
 }  // namespace parax::prims

@@ -1,6 +1,7 @@
 // slice: elements start_indices[d], start + stride, ... below limit_indices[d] of each
 // dimension (Python's x[start:limit:stride] per dimension).
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -110,6 +111,26 @@ Params slice_localize(const Params& params, const core::LocalizeInfo& info) {
   return out;
 }
 
+
+// JAX's _slice_transpose_rule: pad the cotangent with zeros back to the operand's shape;
+// a stride s puts s - 1 zeros between the kept elements (interior padding).
+std::vector<Array> slice_transpose(std::span<const Array> cts, std::span<const Array> operands,
+                                   std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  const Array& ct = cts[0];
+  const Shape operand_shape = operand_type(operands, 0, "slice").shape;
+  const std::vector<int64_t>& start = param_ints(params, "start_indices");
+  const std::vector<int64_t> strides = slice_strides(params, start.size());
+  std::vector<lax::PadConfig> config;
+  for (size_t d = 0; d < start.size(); ++d) {
+    const int64_t n = ct.shape()[d];
+    // Where the last kept element ends, not limit_indices: a stride may stop short of it.
+    const int64_t real_limit = start[d] + (n == 0 ? 0 : 1 + (n - 1) * strides[d]);
+    config.push_back({start[d], operand_shape[d] - real_limit, strides[d] - 1});
+  }
+  return {lax::pad(ct, constant(0, ct.dtype()), config)};
+}
+
 }  // namespace
 
 extern const core::PrimRules slice_rules = {
@@ -117,6 +138,8 @@ extern const core::PrimRules slice_rules = {
     .sharding_rule = slice_sharding_rule,
     .kernel = slice_kernel,
     .localize = slice_localize,
+    .jvp = unary_linear_jvp<core::Prim::slice>,
+    .transpose = slice_transpose,
 };
 
 }  // namespace parax::prims

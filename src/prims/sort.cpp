@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "prims/prim_util.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -163,12 +164,63 @@ void sort_kernel(const KernelCall& call) {
   });
 }
 
+
+// Sorting permutes every operand the same way, so the tangents ride along as extra
+// (non-key) operands of one sort keyed by the primal keys: linear in them, and its
+// transpose (below) is the inverse permutation.
+std::vector<Array> sort_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                            std::span<const Array> outs, const Params& params) {
+  std::vector<Array> in(primals.begin(), primals.end());
+  std::vector<size_t> which;
+  for (size_t i = 0; i < tangents.size(); ++i) {
+    if (!tangents[i].valid()) continue;
+    in.push_back(tangents[i]);
+    which.push_back(i);
+  }
+  std::vector<Array> result(outs.size());
+  if (which.empty()) return result;
+  const std::vector<Array> sorted = core::bind(core::Prim::sort, std::move(in), params);
+  for (size_t k = 0; k < which.size(); ++k) result[which[k]] = sorted[primals.size() + k];
+  return result;
+}
+
+// Transpose of a sort in its non-key operands (the keys are known): recover the
+// permutation p (result j came from position p[j]) by sorting an iota with the keys, then
+// send cotangent j back to p[j] by sorting the cotangents keyed by p.
+std::vector<Array> sort_transpose(std::span<const Array> cts, std::span<const Array> operands,
+                                  std::span<const bool> linear, const Params& params) {
+  const int64_t num_keys = param_int(params, "num_keys");
+  const int64_t dimension = param_int(params, "dimension");
+  for (int64_t k = 0; k < num_keys; ++k) {
+    PARAX_CHECK(!linear[size_t(k)], "sort is linear only in its non-key operands");
+  }
+  std::vector<Array> out(operands.size());
+  std::vector<Array> in(operands.begin(), operands.begin() + num_keys);
+  in.push_back(lax::broadcasted_iota(DType::int32, operands[0].shape(), dimension));
+  const Array perm = core::bind(core::Prim::sort, std::move(in), params).back();
+  std::vector<Array> back{perm};
+  std::vector<size_t> which;
+  for (size_t i = size_t(num_keys); i < operands.size(); ++i) {
+    if (!linear[i] || !cts[i].valid()) continue;
+    back.push_back(cts[i]);
+    which.push_back(i);
+  }
+  if (which.empty()) return out;
+  Params by_perm = params;
+  by_perm.set("num_keys", int64_t{1});
+  const std::vector<Array> sorted = core::bind(core::Prim::sort, std::move(back), by_perm);
+  for (size_t k = 0; k < which.size(); ++k) out[which[k]] = sorted[k + 1];
+  return out;
+}
+
 }  // namespace
 
 extern const core::PrimRules sort_rules = {
     .abstract_eval = sort_abstract_eval,
     .sharding_rule = sort_sharding_rule,
     .kernel = sort_kernel,
+    .jvp = sort_jvp,
+    .transpose = sort_transpose,
 };
 
 }  // namespace parax::prims

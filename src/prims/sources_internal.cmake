@@ -4,4 +4,5 @@ target_sources(parax PRIVATE
   prims/pjit.cpp
   prims/random_bits.cpp
   prims/shard_slice.cpp
+  prims/stop_gradient.cpp
   prims/sharding_constraint.cpp)

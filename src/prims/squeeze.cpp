@@ -2,6 +2,7 @@
 #include <set>
 
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -53,12 +54,21 @@ void squeeze_kernel(const KernelCall& c) {
   copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
 }
 
+
+std::vector<Array> squeeze_transpose(std::span<const Array> cts, std::span<const Array>,
+                                     std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  return {lax::expand_dims(cts[0], param_ints(params, "dimensions"))};
+}
+
 }  // namespace
 
 extern const core::PrimRules squeeze_rules = {
     .abstract_eval = squeeze_abstract_eval,
     .sharding_rule = squeeze_sharding_rule,
     .kernel = squeeze_kernel,
+    .jvp = unary_linear_jvp<core::Prim::squeeze>,
+    .transpose = squeeze_transpose,
 };
 
 }  // namespace parax::prims

@@ -1,5 +1,6 @@
 // transpose: result dimension i is operand dimension permutation[i].
 #include "prims/structural.h"
+#include "prims/structural_grad.h"
 
 namespace parax::prims {
 namespace {
@@ -45,12 +46,25 @@ void transpose_kernel(const KernelCall& c) {
                dense_copy(c.out_avals[0].shape, src_strides));
 }
 
+
+// The cotangent moves back by the inverse permutation.
+std::vector<Array> transpose_transpose(std::span<const Array> cts, std::span<const Array>,
+                                       std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  const std::vector<int64_t>& perm = param_ints(params, "permutation");
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[size_t(perm[i])] = int64_t(i);
+  return {lax::transpose(cts[0], inverse)};
+}
+
 }  // namespace
 
 extern const core::PrimRules transpose_rules = {
     .abstract_eval = transpose_abstract_eval,
     .sharding_rule = transpose_sharding_rule,
     .kernel = transpose_kernel,
+    .jvp = unary_linear_jvp<core::Prim::transpose>,
+    .transpose = transpose_transpose,
 };
 
 }  // namespace parax::prims

@@ -3,7 +3,10 @@
 // params or move bytes. The scalar functions are the C++ library's in the compute type;
 // floating dtypes run the vector loops of simd.h where a row names one.
 #include <cstring>
+#include <numbers>
 
+#include "parax/lax.h"
+#include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
 
 namespace parax::prims {
@@ -90,48 +93,121 @@ double erf_inv(double y) {
   return std::copysign(x, y);
 }
 
+// Derivatives as JAX's lax.py defines them: the tangent of the result given the operand's
+// tangent t (never a symbolic zero here), the operand x and the result y. Each is linear in
+// t: t only ever meets mul by primal values, neg, add and select.
+Array c(const Array& like, double value) { return constant(value, like.dtype()); }
+Array sq(const Array& x) { return lax::mul(x, x); }
+
+Array d_neg(const Array& t, const Array&, const Array&) { return lax::neg(t); }
+Array d_abs(const Array& t, const Array& x, const Array&) {
+  return lax::select(lax::ge(x, c(x, 0)), t, lax::neg(t));
+}
+Array d_exp(const Array& t, const Array&, const Array& y) { return lax::mul(t, y); }
+Array d_exp2(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(c(x, std::numbers::ln2), lax::mul(t, y));
+}
+Array d_log(const Array& t, const Array& x, const Array&) { return lax::div(t, x); }
+Array d_log1p(const Array& t, const Array& x, const Array&) {
+  return lax::div(t, lax::add(x, c(x, 1)));
+}
+Array d_expm1(const Array& t, const Array&, const Array& y) {
+  return lax::mul(t, lax::add(y, c(y, 1)));
+}
+Array d_sin(const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::cos(x)); }
+Array d_cos(const Array& t, const Array& x, const Array&) {
+  return lax::neg(lax::mul(t, lax::sin(x)));
+}
+Array d_tan(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(t, lax::add(c(x, 1), sq(y)));
+}
+Array d_asin(const Array& t, const Array& x, const Array&) {
+  return lax::mul(t, lax::rsqrt(lax::sub(c(x, 1), sq(x))));
+}
+Array d_acos(const Array& t, const Array& x, const Array&) {
+  return lax::mul(t, lax::neg(lax::rsqrt(lax::sub(c(x, 1), sq(x)))));
+}
+Array d_atan(const Array& t, const Array& x, const Array&) {
+  return lax::div(t, lax::add(c(x, 1), sq(x)));
+}
+Array d_sinh(const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::cosh(x)); }
+Array d_cosh(const Array& t, const Array& x, const Array&) { return lax::mul(t, lax::sinh(x)); }
+Array d_tanh(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(lax::add(t, lax::mul(t, y)), lax::sub(c(x, 1), y));
+}
+Array d_sqrt(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(t, lax::div(c(x, 0.5), y));
+}
+Array d_rsqrt(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(t, lax::mul(c(x, -0.5), lax::div(y, x)));
+}
+Array d_cbrt(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(t, lax::mul(c(x, 1.0 / 3.0), lax::integer_pow(y, -2)));
+}
+Array d_logistic(const Array& t, const Array&, const Array& y) {
+  return lax::mul(t, lax::mul(y, lax::sub(c(y, 1), y)));
+}
+Array d_erf(const Array& t, const Array& x, const Array&) {
+  return lax::mul(c(x, std::numbers::inv_sqrtpi * 2), lax::mul(t, lax::exp(lax::neg(sq(x)))));
+}
+Array d_erf_inv(const Array& t, const Array& x, const Array& y) {
+  return lax::mul(t, lax::mul(c(x, 0.5 / std::numbers::inv_sqrtpi), lax::exp(sq(y))));
+}
+
+using Derivative = Array (*)(const Array& t, const Array& x, const Array& y);
+
+// Integer and bool results, and symbolic-zero tangents, give symbolic zeros.
+template <Derivative D>
+std::vector<Array> unary_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                             std::span<const Array> outs, const Params&) {
+  if (!tangents[0].valid() || !has_tangent(outs[0].dtype())) return {Array()};
+  return {D(tangents[0], primals[0], outs[0])};
+}
+
 // A unary elementwise primitive as data; f takes and returns compute values, and kSimd
 // names its vector loop in simd.h (none: the generic loop only).
-#define PARAX_UNARY_OP(prim, accepts, predicate, expr, simd_op)    \
-  struct prim##_op {                                               \
-    static constexpr core::Prim kPrim = core::Prim::prim;          \
-    static constexpr Accepts kAccepts = accepts;                   \
-    static constexpr bool kPredicate = predicate;                  \
-    static constexpr simd::UnaryOp kSimd = simd::UnaryOp::simd_op; \
-    template <class C>                                             \
-    static auto f(C x) {                                           \
-      return expr;                                                 \
-    }                                                              \
+#define PARAX_UNARY_OP(prim, accepts, predicate, expr, simd_op, jvp) \
+  struct prim##_op {                                                 \
+    static constexpr core::Prim kPrim = core::Prim::prim;            \
+    static constexpr Accepts kAccepts = accepts;                     \
+    static constexpr bool kPredicate = predicate;                    \
+    static constexpr simd::UnaryOp kSimd = simd::UnaryOp::simd_op;   \
+    template <class C>                                               \
+    static auto f(C x) {                                             \
+      return expr;                                                   \
+    }                                                                \
   };
 
-#define PARAX_UNARY_ROWS(X)                                            \
-  X(neg, kNumber, false, negate(x), neg)                               \
-  X(abs, kSignedNumber, false, absolute(x), abs)                       \
-  X(sign, kNumber, false, signum(x), sign)                             \
-  X(floor, kFloating, false, std::floor(x), floor)                     \
-  X(ceil, kFloating, false, std::ceil(x), ceil)                        \
-  X(exp, kInexact, false, std::exp(x), exp)                            \
-  X(exp2, kInexact, false, std::exp2(x), exp2)                         \
-  X(log, kInexact, false, std::log(x), log)                            \
-  X(log1p, kInexact, false, std::log1p(x), log1p)                      \
-  X(expm1, kInexact, false, std::expm1(x), expm1)                      \
-  X(sin, kInexact, false, std::sin(x), sin)                            \
-  X(cos, kInexact, false, std::cos(x), cos)                            \
-  X(tan, kInexact, false, std::tan(x), tan)                            \
-  X(asin, kInexact, false, std::asin(x), asin)                         \
-  X(acos, kInexact, false, std::acos(x), acos)                         \
-  X(atan, kInexact, false, std::atan(x), atan)                         \
-  X(sinh, kInexact, false, std::sinh(x), sinh)                         \
-  X(cosh, kInexact, false, std::cosh(x), cosh)                         \
-  X(tanh, kInexact, false, std::tanh(x), tanh)                         \
-  X(sqrt, kInexact, false, std::sqrt(x), sqrt)                         \
-  X(rsqrt, kInexact, false, C(1) / std::sqrt(x), rsqrt)                \
-  X(cbrt, kFloating, false, std::cbrt(x), cbrt)                        \
-  X(logistic, kInexact, false, C(1) / (C(1) + std::exp(-x)), logistic) \
-  X(erf, kFloating, false, std::erf(x), erf)                           \
-  X(erf_inv, kFloating, false, C(erf_inv(double(x))), none)            \
-  X(is_finite, kFloating, true, std::isfinite(x), none)                \
-  X(not_, kBoolOrInt, false, bit_not(x), none)
+// The last column is the jvp rule: unary_jvp of a derivative above, or zero_jvp where the
+// function is piecewise constant (or its values are not differentiable).
+#define PARAX_UNARY_ROWS(X)                                                                  \
+  X(neg, kNumber, false, negate(x), neg, unary_jvp<d_neg>)                                   \
+  X(abs, kSignedNumber, false, absolute(x), abs, unary_jvp<d_abs>)                           \
+  X(sign, kNumber, false, signum(x), sign, zero_jvp)                                         \
+  X(floor, kFloating, false, std::floor(x), floor, zero_jvp)                                 \
+  X(ceil, kFloating, false, std::ceil(x), ceil, zero_jvp)                                    \
+  X(exp, kInexact, false, std::exp(x), exp, unary_jvp<d_exp>)                                \
+  X(exp2, kInexact, false, std::exp2(x), exp2, unary_jvp<d_exp2>)                            \
+  X(log, kInexact, false, std::log(x), log, unary_jvp<d_log>)                                \
+  X(log1p, kInexact, false, std::log1p(x), log1p, unary_jvp<d_log1p>)                        \
+  X(expm1, kInexact, false, std::expm1(x), expm1, unary_jvp<d_expm1>)                        \
+  X(sin, kInexact, false, std::sin(x), sin, unary_jvp<d_sin>)                                \
+  X(cos, kInexact, false, std::cos(x), cos, unary_jvp<d_cos>)                                \
+  X(tan, kInexact, false, std::tan(x), tan, unary_jvp<d_tan>)                                \
+  X(asin, kInexact, false, std::asin(x), asin, unary_jvp<d_asin>)                            \
+  X(acos, kInexact, false, std::acos(x), acos, unary_jvp<d_acos>)                            \
+  X(atan, kInexact, false, std::atan(x), atan, unary_jvp<d_atan>)                            \
+  X(sinh, kInexact, false, std::sinh(x), sinh, unary_jvp<d_sinh>)                            \
+  X(cosh, kInexact, false, std::cosh(x), cosh, unary_jvp<d_cosh>)                            \
+  X(tanh, kInexact, false, std::tanh(x), tanh, unary_jvp<d_tanh>)                            \
+  X(sqrt, kInexact, false, std::sqrt(x), sqrt, unary_jvp<d_sqrt>)                            \
+  X(rsqrt, kInexact, false, C(1) / std::sqrt(x), rsqrt, unary_jvp<d_rsqrt>)                  \
+  X(cbrt, kFloating, false, std::cbrt(x), cbrt, unary_jvp<d_cbrt>)                           \
+  X(logistic, kInexact, false, C(1) / (C(1) + std::exp(-x)), logistic, unary_jvp<d_logistic>) \
+  X(erf, kFloating, false, std::erf(x), erf, unary_jvp<d_erf>)                               \
+  X(erf_inv, kFloating, false, C(erf_inv(double(x))), none, unary_jvp<d_erf_inv>)            \
+  X(is_finite, kFloating, true, std::isfinite(x), none, zero_jvp)                            \
+  X(not_, kBoolOrInt, false, bit_not(x), none, zero_jvp)
 
 PARAX_UNARY_ROWS(PARAX_UNARY_OP)
 
@@ -258,16 +334,57 @@ void copy_kernel(const KernelCall& c) {
                   });
 }
 
+// neg and copy are linear: their transposes apply themselves to the cotangent.
+std::vector<Array> neg_transpose(std::span<const Array> cts, std::span<const Array>,
+                                 std::span<const bool>, const Params&) {
+  return {cts[0].valid() ? lax::neg(cts[0]) : Array()};
+}
+
+std::vector<Array> copy_jvp(std::span<const Array>, std::span<const Array> tangents,
+                            std::span<const Array> outs, const Params&) {
+  if (!tangents[0].valid() || !has_tangent(outs[0].dtype())) return {Array()};
+  return {lax::copy(tangents[0])};
+}
+
+std::vector<Array> copy_transpose(std::span<const Array> cts, std::span<const Array>,
+                                  std::span<const bool>, const Params&) {
+  return {cts[0].valid() ? lax::copy(cts[0]) : Array()};
+}
+
+constexpr core::TransposeFn unary_transpose(core::Prim p) {
+  return p == core::Prim::neg ? &neg_transpose : nullptr;
+}
+
+// y x^(y-1) t, as JAX; x^0 is constant, so y == 0 has a zero tangent.
+std::vector<Array> integer_pow_jvp(std::span<const Array> primals,
+                                   std::span<const Array> tangents, std::span<const Array> outs,
+                                   const Params& params) {
+  const int64_t y = params.get<int64_t>("y");
+  if (!tangents[0].valid() || !has_tangent(outs[0].dtype()) || y == 0) return {Array()};
+  const Array& x = primals[0];
+  return {lax::mul(tangents[0], lax::mul(c(x, double(y)), lax::integer_pow(x, y - 1)))};
+}
+
 }  // namespace
 
-#define PARAX_UNARY_RULES(prim, accepts, predicate, expr, simd_op) \
-  extern const PrimRules prim##_rules = unary_rules<prim##_op>;
+#define PARAX_UNARY_RULES(prim, accepts, predicate, expr, simd_op, jvp) \
+  extern const PrimRules prim##_rules =                                   \
+      with_autodiff(unary_rules<prim##_op>, &jvp, unary_transpose(core::Prim::prim));
 PARAX_UNARY_ROWS(PARAX_UNARY_RULES)
 #undef PARAX_UNARY_RULES
 
-extern const PrimRules round_rules = {&round_eval, &elementwise_sharding_rule, &round_kernel};
-extern const PrimRules integer_pow_rules = {&integer_pow_eval, &elementwise_sharding_rule,
-                                            &integer_pow_kernel};
-extern const PrimRules copy_rules = {&copy_eval, &elementwise_sharding_rule, &copy_kernel};
+extern const PrimRules round_rules = {.abstract_eval = &round_eval,
+                                      .sharding_rule = &elementwise_sharding_rule,
+                                      .kernel = &round_kernel,
+                                      .jvp = &zero_jvp};
+extern const PrimRules integer_pow_rules = {.abstract_eval = &integer_pow_eval,
+                                            .sharding_rule = &elementwise_sharding_rule,
+                                            .kernel = &integer_pow_kernel,
+                                            .jvp = &integer_pow_jvp};
+extern const PrimRules copy_rules = {.abstract_eval = &copy_eval,
+                                     .sharding_rule = &elementwise_sharding_rule,
+                                     .kernel = &copy_kernel,
+                                     .jvp = &copy_jvp,
+                                     .transpose = &copy_transpose};
 
 }  // namespace parax::prims

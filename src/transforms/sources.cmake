@@ -1,2 +1,3 @@
 target_sources(parax PRIVATE
+  transforms/grad.cpp
   transforms/jit.cpp)

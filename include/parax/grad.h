@@ -1,0 +1,163 @@
+// Automatic differentiation over pytrees of Arrays: jvp, vjp, grad, value_and_grad. They
+// compose with each other and with jit in any order (jit(grad(f)), grad(grad(f)), grad of
+// a jitted function), and the gradient of a sharded program is a sharded program.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "parax/jit.h"
+
+namespace parax {
+
+namespace detail {
+
+struct LinearState;
+
+// f linearized at a point: its flat outputs, and a map from output cotangents to input
+// cotangents (one per input leaf).
+struct FlatVjp {
+  std::vector<Array> outs;
+  std::shared_ptr<const LinearState> state;
+};
+// With `scalar_first`, checks (as grad does) that the first output is a real scalar, before
+// differentiating anything.
+FlatVjp vjp_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                 const FlatFn& fn, TreeDef* out_def, bool scalar_first = false);
+std::vector<Array> vjp_apply(const FlatVjp& v, const std::vector<Array>& cts);
+std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const std::vector<Array>& leaves,
+                                                           const std::vector<Array>& tangents,
+                                                           const std::vector<TreeDef>& defs,
+                                                           const FlatFn& fn, TreeDef* out_def);
+// Checks that a grad output is a real scalar (JAX's TypeError) and returns ones like it.
+Array grad_seed(const Array& out);
+Array stop_gradient(const Array& x);
+
+// The leaves of argument `i` out of the flat cotangents of all arguments.
+inline std::vector<Array> arg_leaves(const std::vector<Array>& all,
+                                     const std::vector<TreeDef>& defs, size_t i) {
+  size_t begin = 0;
+  for (size_t k = 0; k < i; ++k) begin += size_t(defs[k].num_leaves());
+  return {all.begin() + long(begin), all.begin() + long(begin + size_t(defs[i].num_leaves()))};
+}
+
+}  // namespace detail
+
+// Positions of the arguments to differentiate with respect to: argnums<0, 2>.
+template <size_t... I>
+struct Argnums {};
+template <size_t... I>
+inline constexpr Argnums<I...> argnums{};
+// Marks a function returning (value, aux) for value_and_grad.
+struct HasAux {};
+inline constexpr HasAux has_aux{};
+
+// Returns x, with a zero derivative.
+inline Array stop_gradient(const Array& x) { return detail::stop_gradient(x); }
+
+// Returns (f(primals...), the directional derivative of f along tangents...), both pytrees.
+template <class F, class... Args>
+auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Args...>& tangents) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  std::vector<Array> leaves, tleaves;
+  std::vector<TreeDef> defs, tdefs;
+  std::apply([&](const auto&... a) { detail::flatten_args(leaves, defs, a...); }, primals);
+  std::apply([&](const auto&... a) { detail::flatten_args(tleaves, tdefs, a...); }, tangents);
+  if (defs != tdefs) {
+    throw TypeError("[jvp] primal and tangent arguments must have equal tree structures");
+  }
+  TreeDef out_def;
+  auto [outs, touts] = detail::jvp_flat(leaves, tleaves, defs,
+                                        detail::flat_fn<F, Args...>(f, defs), &out_def);
+  return std::make_pair(tree::unflatten<R>(out_def, outs), tree::unflatten<R>(out_def, touts));
+}
+
+// Returns (f(args...), vjp_fn) where vjp_fn(cotangent of the output) returns the tuple of
+// the arguments' cotangents.
+template <class F, class... Args>
+auto vjp(const F& f, const Args&... args) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  detail::flatten_args(leaves, defs, args...);
+  TreeDef out_def;
+  detail::FlatVjp v = detail::vjp_flat(leaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
+  R out = tree::unflatten<R>(out_def, v.outs);
+  auto pullback = [v, defs](const R& ct) {
+    std::vector<Array> all = detail::vjp_apply(v, tree::leaves(ct));
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::make_tuple(
+          tree::unflatten<std::decay_t<Args>>(defs[I], detail::arg_leaves(all, defs, I))...);
+    }(std::index_sequence_for<Args...>{});
+  };
+  return std::make_pair(std::move(out), std::move(pullback));
+}
+
+namespace detail {
+
+// value_and_grad's engine: returns (value or (value, aux), gradients of the chosen args).
+template <bool kAux, size_t... I, class F, class... Args>
+auto value_and_grad_impl(const F& f, const Args&... args) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  flatten_args(leaves, defs, args...);
+  TreeDef out_def;
+  FlatVjp v = vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def, true);
+  // With aux, the function's first output leaf is the value.
+  std::vector<Array> cts(v.outs.size());
+  cts[0] = grad_seed(v.outs[0]);
+  if (!kAux && v.outs.size() != 1) {
+    throw TypeError("Gradient only defined for scalar-output functions. Output was a pytree "
+                    "with " + std::to_string(v.outs.size()) + " leaves; use has_aux for "
+                    "auxiliary outputs");
+  }
+  std::vector<Array> all = vjp_apply(v, cts);
+  using ArgsTuple = std::tuple<std::decay_t<Args>...>;
+  auto grads = [&] {
+    if constexpr (sizeof...(I) == 1) {
+      constexpr size_t k = (I, ...);
+      return tree::unflatten<std::tuple_element_t<k, ArgsTuple>>(defs[k], arg_leaves(all, defs, k));
+    } else {
+      return std::make_tuple(
+          tree::unflatten<std::tuple_element_t<I, ArgsTuple>>(defs[I], arg_leaves(all, defs, I))...);
+    }
+  }();
+  return std::make_pair(tree::unflatten<R>(out_def, v.outs), std::move(grads));
+}
+
+}  // namespace detail
+
+// Returns a function computing (f(args...), gradient of f with respect to argument 0).
+template <class F>
+auto value_and_grad(F f) {
+  return [f](const auto&... args) { return detail::value_and_grad_impl<false, 0>(f, args...); };
+}
+// ... with respect to the arguments in `argnums` (a tuple of gradients for several).
+template <class F, size_t... I>
+auto value_and_grad(F f, Argnums<I...>) {
+  return [f](const auto&... args) { return detail::value_and_grad_impl<false, I...>(f, args...); };
+}
+// ... for f returning (value, aux): returns ((value, aux), gradients).
+template <class F, size_t... I>
+auto value_and_grad(F f, Argnums<I...>, HasAux) {
+  return [f](const auto&... args) { return detail::value_and_grad_impl<true, I...>(f, args...); };
+}
+
+// Returns a function computing the gradient of scalar-valued f with respect to argument 0
+// (a pytree shaped like that argument).
+template <class F>
+auto grad(F f) {
+  return [f](const auto&... args) { return detail::value_and_grad_impl<false, 0>(f, args...).second; };
+}
+template <class F, size_t... I>
+auto grad(F f, Argnums<I...>) {
+  return [f](const auto&... args) {
+    return detail::value_and_grad_impl<false, I...>(f, args...).second;
+  };
+}
+
+}  // namespace parax

@@ -1,0 +1,42 @@
+// Forward- and reverse-mode differentiation of programs, as interpreters that bind
+// primitives (so they run eagerly or staged inside jit alike, and compose):
+//   jvp: evaluate a program on (primal, tangent) pairs with each primitive's jvp rule;
+//   vjp = linearize + transpose: trace the jvp with the tangents abstract into a program
+//   whose tangent part is linear, evaluate its primal part forward, then run the linear
+//   part backward with each linear primitive's transpose rule.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/program_trace.h"
+
+namespace parax::core {
+
+// Returns (outputs, output tangents) of `p` at (inputs, tangents); inputs are the program's
+// constvars then invars. An invalid tangent is a symbolic zero.
+std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
+                                                              std::span<const Array> inputs,
+                                                              std::span<const Array> tangents);
+
+// A function linearized at a point: its outputs there and the linear map of tangents.
+struct Linearized {
+  std::vector<Array> outs;  // the primal outputs
+  std::shared_ptr<const Program> linear;
+  std::vector<Array> consts;          // values of `linear`'s constvars
+  std::vector<Aval> in_avals;         // the tangent inputs' types
+  std::vector<Array> known;           // values of the primal (non-linear) variables
+};
+
+// Linearizes `closed` (constvars bound to closed.consts) at `inputs` (its invars).
+Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs);
+
+// Returns the cotangents of the inputs given cotangents of the outputs (invalid: zero).
+std::vector<Array> transpose(const Linearized& lin, std::span<const Array> cts);
+
+// Returns zeros (ones) of type `aval`.
+Array zeros(const Aval& aval);
+Array ones(const Aval& aval);
+
+}  // namespace parax::core
