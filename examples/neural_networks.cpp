@@ -5,6 +5,7 @@
 #include <parax/parax.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 
@@ -94,9 +95,11 @@ int main(int argc, char** argv) {
   px::NamedSharding replicated_sharding(mesh, P());
   Batch dp_batch = px::device_put(batch, sharding);
   Params dp_params = px::device_put(params, replicated_sharding);
-  std::cout << loss_jit(dp_params, dp_batch) << "\n";
+  const Array dp_before = loss_jit(dp_params, dp_batch);
+  std::cout << dp_before.str() << "\n";
   for (int i = 0; i < 30; ++i) dp_params = sgd(dp_params, gradfun(dp_params, dp_batch), step_size);
-  std::cout << loss_jit(dp_params, dp_batch) << "\n";
+  const Array dp_after = loss_jit(dp_params, dp_batch);
+  std::cout << dp_after.str() << "\n";
   const int reps = small ? 5 : 2;
   double sharded = best_ms([&] { gradfun(dp_params, dp_batch)[0].first.block_until_ready(); }, reps);
   Batch batch_single = px::device_put(dp_batch, px::devices()[0]);
@@ -121,13 +124,22 @@ int main(int argc, char** argv) {
       {px::device_put(params[3].first, rep), px::device_put(params[3].second, rep)}};
   px::debug::visualize_array_sharding(tp_params[1].first);
   px::debug::visualize_array_sharding(tp_params[2].first);
-  std::cout << loss_jit(tp_params, tp_batch) << "\n";
+  const px::Sharding w2 = tp_params[1].first.sharding(), w3 = tp_params[2].first.sharding();
+  std::cout << loss_jit(tp_params, tp_batch).str() << "\n";
   for (int i = 0; i < 30; ++i) tp_params = sgd(tp_params, gradfun(tp_params, tp_batch), step_size);
-  std::cout << loss_jit(tp_params, tp_batch) << "\n";
+  const Array tp_after = loss_jit(tp_params, tp_batch);
+  std::cout << tp_after.str() << "\n";
   px::debug::visualize_array_sharding(tp_params[1].first);
   px::debug::visualize_array_sharding(tp_params[2].first);
   double tp = best_ms([&] { gradfun(tp_params, tp_batch)[0].first.block_until_ready(); }, reps);
   std::cerr << "gradient step: 4x2 " << tp << " ms, single device " << single << " ms (ratio "
             << tp / single << ")\n";
-  return 0;
+  // What CI checks: training lowered the loss, both layouts agree, shardings were kept.
+  const float before = dp_before.item<float>(), a = dp_after.item<float>();
+  const float b = tp_after.item<float>();
+  const bool ok = a < before && std::abs(a - b) <= 1e-4f * std::abs(a) &&
+                  tp_params[1].first.sharding().is_equivalent_to(w2, 2) &&
+                  tp_params[2].first.sharding().is_equivalent_to(w3, 2);
+  if (!ok) std::cerr << "check failed: loss " << before << " -> " << a << " (4x2: " << b << ")\n";
+  return ok ? 0 : 1;
 }
