@@ -185,18 +185,21 @@ Row dot_row(int64_t n, bool sharded, std::optional<double> sgemm) {
   return row;
 }
 
-Row mlp_row(const std::string& layout, const Limits& l) {
+Row mlp_row(const std::string& layout, const Limits& l, bool grad) {
   static const char* kNames[] = {"1 device", "8 devices, P('batch'), params P()",
                                  "4×2, P('batch',None), W2 P(None,'model'), W3 P('model',None)"};
   const int i = layout == kMlpSingle ? 0 : layout == kMlpDataParallel ? 1 : 2;
-  const std::string key = workload_key("mlp_forward_loss", layout);
-  Row row{"MLP forward+loss, [784,1024,1024,1024,10] × 8192 (jit)", kNames[i]};
+  const std::string name = grad ? "mlp_grad_step" : "mlp_forward_loss";
+  const std::string key = workload_key(name, layout);
+  Row row{grad ? "MLP gradient step jit(grad(loss)), [784,1024,1024,1024,10] × 8192"
+               : "MLP forward+loss, [784,1024,1024,1024,10] × 8192 (jit)",
+          kNames[i]};
   const Measurement* m = ok_measurement(key);
   if (m == nullptr) {
     row.time = error_text(key);
     return row;
   }
-  const double flops = mlp_forward_flops();
+  const double flops = grad ? mlp_grad_flops() : mlp_forward_flops();
   row.time = time_text(m, 1e3, "ms");
   row.achieved = fmt("%.1f GFLOP/s", flops / m->best() * 1e-9);
   if (l.sgemm_best) {
@@ -207,9 +210,10 @@ Row mlp_row(const std::string& layout, const Limits& l) {
     }
     row.of_limit = fmt("%.0f %%", 100 * t_gemm / m->best());
     // The issue sets 80 % for the gradient step; the forward step is held to the same.
-    row.target = "≥ 80 % (as grad step)" + verdict(t_gemm / m->best() >= 0.8);
+    row.target = std::string(grad ? "≥ 80 %" : "≥ 80 % (as grad step)") +
+                 verdict(t_gemm / m->best() >= 0.8);
   }
-  if (i > 0) fill_sharded(row, workload_key("mlp_forward_loss", kMlpSingle), key);
+  if (i > 0) fill_sharded(row, workload_key(name, kMlpSingle), key);
   return row;
 }
 
@@ -243,7 +247,12 @@ std::string workloads_table(const Limits& l) {
     rows.push_back(r);
   }
   for (const char* layout : {kMlpSingle, kMlpDataParallel, kMlpDataTensorParallel}) {
-    rows.push_back(mlp_row(layout, l));
+    rows.push_back(mlp_row(layout, l, false));
+  }
+  if (kHasGrad) {
+    for (const char* layout : {kMlpSingle, kMlpDataParallel, kMlpDataTensorParallel}) {
+      rows.push_back(mlp_row(layout, l, true));
+    }
   }
   if (!kHasGrad) {
     Row r("MLP gradient step (jit(grad(loss)))", "1 device, 8-way, 4×2");
