@@ -178,12 +178,11 @@ std::vector<int64_t> reduction_axes(const numpy::Axes& axes, int64_t ndim) {
   for (int64_t a : axes.list()) out.push_back(canonicalize_axis(a, ndim));
   std::set<int64_t> seen(out.begin(), out.end());
   if (seen.size() != out.size()) {
-    throw ValueError("duplicate value in 'axis': " + tuple_str(axes.list()));
+    throw ValueError("duplicate value in 'axis': " + shape_str(axes.list()));
   }
   return out;
 }
 
-std::string tuple_str(const std::vector<int64_t>& v) { return shape_str(v); }
 
 Shape compute_newshape(const Array& a, Shape shape) {
   const int64_t size = a.size();

@@ -96,7 +96,4 @@ std::vector<int64_t> reduction_axes(const numpy::Axes& axes, int64_t ndim);
 // TypeError when the sizes do not match.
 Shape compute_newshape(const Array& a, Shape shape);
 
-// Returns `v` as a Python tuple: `(0, 1)`, `(3,)`, `()`.
-std::string tuple_str(const std::vector<int64_t>& v);
-
 }  // namespace parax::frontend

@@ -229,12 +229,12 @@ Array expand_dims(const ArrayLike& x, std::vector<int64_t> dimensions) {
     return std::adjacent_find(v.begin(), v.end()) != v.end();
   };
   if (repeated(dimensions)) {
-    throw ValueError("repeated axis in lax.expand_dims: " + frontend::tuple_str(dimensions));
+    throw ValueError("repeated axis in lax.expand_dims: " + shape_str(dimensions));
   }
   const int64_t ndim_out = a.ndim() + int64_t(dimensions.size());
   for (int64_t& d : dimensions) d = frontend::canonicalize_axis(d, ndim_out);
   if (repeated(dimensions)) {
-    throw ValueError("repeated axis in lax.expand_dims: " + frontend::tuple_str(dimensions));
+    throw ValueError("repeated axis in lax.expand_dims: " + shape_str(dimensions));
   }
   std::sort(dimensions.begin(), dimensions.end());
   return core::bind1(Prim::expand_dims, {a}, {{"dimensions", std::move(dimensions)}});

@@ -462,7 +462,7 @@ Array norm(const ArrayLike& x_, std::optional<double> ord, Axes axis, bool keepd
     }
     throw ValueError("Invalid order '" + ord_str(*ord) + "' for matrix norm.");
   }
-  throw ValueError("Invalid axis values (" + frontend::tuple_str(axes) +
+  throw ValueError("Invalid axis values (" + shape_str(axes) +
                    ") for jnp.linalg.norm.");
 }
 

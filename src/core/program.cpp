@@ -69,12 +69,6 @@ std::string var_name(int n) {
 
 namespace {
 
-std::string tuple_str(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
-
 // Python's repr of a float: shortest round-trip digits, always with a '.' or exponent.
 std::string float_repr(double x) {
   if (std::isnan(x)) return "nan";
@@ -106,7 +100,7 @@ std::string param_str(const ParamValue& v) {
         else if constexpr (std::is_same_v<T, double>) return float_repr(x);
         else if constexpr (std::is_same_v<T, std::string>) return x;
         else if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(x));
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return tuple_str(x);
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return shape_str(x);
         else if constexpr (std::is_same_v<T, std::shared_ptr<const Sharding>>)
           return x ? x->to_string() : "None";
         else return x ? to_string(*x) : "None";

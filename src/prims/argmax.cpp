@@ -13,7 +13,7 @@ namespace {
 int64_t arg_axis(const Params& params, std::string_view name) {
   const std::vector<int64_t>& axes = param_ints(params, "axes");
   if (axes.size() != 1) {
-    throw ValueError("[" + std::string(name) + "] axes: got " + tuple_str(axes) +
+    throw ValueError("[" + std::string(name) + "] axes: got " + shape_str(axes) +
                      "; expected exactly one axis");
   }
   return axes[0];
@@ -26,11 +26,11 @@ std::vector<Aval> arg_abstract_eval(std::span<const Aval> in, const Params& para
   const int64_t axis = arg_axis(params, kMax ? "argmax" : "argmin");
   if (axis < 0 || axis >= int64_t(x.shape.size())) {
     throw ValueError("Invalid axis " + std::to_string(axis) + " for operand shape " +
-                     tuple_str(x.shape));
+                     shape_str(x.shape));
   }
   if (x.shape[size_t(axis)] < 1) {
     throw ValueError("argmin and argmax require non-empty reduced dimension. operand.shape=" +
-                     tuple_str(x.shape) + " axis=" + std::to_string(axis));
+                     shape_str(x.shape) + " axis=" + std::to_string(axis));
   }
   const DType index_dtype =
       params.has("index_dtype") ? params.get<DType>("index_dtype") : DType::int32;

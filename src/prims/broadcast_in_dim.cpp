@@ -17,7 +17,7 @@ std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in,
   const size_t ndim = x.shape.size();
   if (dims.size() != ndim) {
     throw TypeError("broadcast_in_dim broadcast_dimensions must have length equal to operand "
-                    "ndim; got broadcast_dimensions " + tuple_str(dims) + " for operand ndim " +
+                    "ndim; got broadcast_dimensions " + shape_str(dims) + " for operand ndim " +
                     std::to_string(ndim) + ".");
   }
   if (shape.size() < ndim) {
@@ -28,20 +28,20 @@ std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in,
   for (int64_t d : dims) {
     if (d < int64_t(shape.size())) continue;
     throw TypeError("broadcast_in_dim broadcast_dimensions must be a subset of output "
-                    "dimensions, got " + tuple_str(dims) + " for operand ndim " +
-                    std::to_string(ndim) + " and shape " + tuple_str(shape) + ".");
+                    "dimensions, got " + shape_str(dims) + " for operand ndim " +
+                    std::to_string(ndim) + " and shape " + shape_str(shape) + ".");
   }
   for (size_t i = 0; i < ndim; ++i) {
     if (x.shape[i] == 1 || x.shape[i] == shape[size_t(dims[i])]) continue;
     throw TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
                     "their corresponding dimensions in the target broadcast shape; got operand "
-                    "of shape " + tuple_str(x.shape) + ", target broadcast shape " +
-                    tuple_str(shape) + ", broadcast_dimensions " + tuple_str(dims));
+                    "of shape " + shape_str(x.shape) + ", target broadcast shape " +
+                    shape_str(shape) + ", broadcast_dimensions " + shape_str(dims));
   }
   for (size_t i = 1; i < ndim; ++i) {
     if (dims[i - 1] < dims[i]) continue;
     throw TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
-                    "broadcast_dimensions " + tuple_str(dims));
+                    "broadcast_dimensions " + shape_str(dims));
   }
   return {Aval{shape, x.dtype, x.weak_type}};
 }

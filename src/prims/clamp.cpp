@@ -11,7 +11,7 @@ void check_bound_shape(std::string_view which, const Aval& bound, const Aval& x)
   if (bound.shape.empty() || bound.shape == x.shape) return;
   throw TypeError("clamp requires " + std::string(which) + ".shape == operand.shape or " +
                   std::string(which) + ".shape == (), got " + std::string(which) + ".shape=" +
-                  tuple_str(bound.shape) + ", operand.shape=" + tuple_str(x.shape) + ".");
+                  shape_str(bound.shape) + ", operand.shape=" + shape_str(x.shape) + ".");
 }
 
 std::vector<Aval> clamp_eval(std::span<const Aval> in, const Params&) {

@@ -7,7 +7,7 @@ namespace {
 
 std::string shapes_str(std::span<const Aval> in) {
   std::string s;
-  for (size_t i = 0; i < in.size(); ++i) s += (i ? ", " : "") + tuple_str(in[i].shape);
+  for (size_t i = 0; i < in.size(); ++i) s += (i ? ", " : "") + shape_str(in[i].shape);
   return s;
 }
 

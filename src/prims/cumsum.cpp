@@ -16,7 +16,7 @@ std::vector<Aval> cumsum_abstract_eval(std::span<const Aval> in, const Params& p
   if (axis < 0) throw ValueError("XLA operations do not allow negative axes");
   if (axis >= int64_t(x.shape.size())) {
     throw ValueError("axis " + std::to_string(axis) + " is out of bounds for array of shape " +
-                     tuple_str(x.shape));
+                     shape_str(x.shape));
   }
   if (x.dtype == DType::bool_) {
     throw TypeError("cumsum does not accept dtype bool. Accepted dtypes are subtypes of number.");

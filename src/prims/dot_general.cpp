@@ -72,8 +72,8 @@ void check_in_range(const std::string& side, const std::vector<int64_t>& contrac
       if (d >= 0 && d < int64_t(rank)) continue;
       throw TypeError("dot_general requires " + side + " dimension numbers to be nonnegative " +
                       "and less than the number of axes of the " + side + " value, got " +
-                      side + "_batch of " + tuple_str(batch) + " and " + side +
-                      "_contracting of " + tuple_str(contract) + " for " + side + " of rank " +
+                      side + "_batch of " + shape_str(batch) + " and " + side +
+                      "_contracting of " + shape_str(contract) + " for " + side + " of rank " +
                       std::to_string(rank));
     }
   }
@@ -83,11 +83,11 @@ void check_distinct(const std::string& side, const std::vector<int64_t>& contrac
                     const std::vector<int64_t>& batch) {
   if (has_duplicates(batch)) {
     throw TypeError("dot_general requires " + side + " batch dimensions to be distinct, got " +
-                    side + "_batch " + tuple_str(batch) + ".");
+                    side + "_batch " + shape_str(batch) + ".");
   }
   if (has_duplicates(contract)) {
     throw TypeError("dot_general requires " + side + " contracting dimensions to be distinct, " +
-                    "got " + side + "_contracting " + tuple_str(contract) + ".");
+                    "got " + side + "_contracting " + shape_str(contract) + ".");
   }
 }
 
@@ -95,8 +95,8 @@ void check_disjoint(const std::string& side, const std::vector<int64_t>& contrac
                     const std::vector<int64_t>& batch) {
   if (intersects(batch, contract)) {
     throw TypeError("dot_general requires " + side + " batch dimensions to be disjoint from " +
-                    "contracting dimensions, got " + side + "_batch " + tuple_str(batch) +
-                    " and " + side + "_contracting " + tuple_str(contract) + ".");
+                    "contracting dimensions, got " + side + "_batch " + shape_str(batch) +
+                    " and " + side + "_contracting " + shape_str(contract) + ".");
   }
 }
 
@@ -126,8 +126,8 @@ std::vector<Aval> dot_general_abstract_eval(std::span<const Aval> in, const Para
   check_in_range("rhs", d.rhs_contract, d.rhs_batch, rhs.shape.size());
   if (d.lhs_batch.size() != d.rhs_batch.size()) {
     throw TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
-                    "got lhs_batch " + tuple_str(d.lhs_batch) + " and rhs_batch " +
-                    tuple_str(d.rhs_batch) + ".");
+                    "got lhs_batch " + shape_str(d.lhs_batch) + " and rhs_batch " +
+                    shape_str(d.rhs_batch) + ".");
   }
   check_distinct("lhs", d.lhs_contract, d.lhs_batch);
   check_distinct("rhs", d.rhs_contract, d.rhs_batch);
@@ -136,14 +136,14 @@ std::vector<Aval> dot_general_abstract_eval(std::span<const Aval> in, const Para
   const Shape batch = sizes_of(lhs.shape, d.lhs_batch);
   if (batch != sizes_of(rhs.shape, d.rhs_batch)) {
     throw TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to have "
-                    "the same shape, got " + tuple_str(batch) + " and " +
-                    tuple_str(sizes_of(rhs.shape, d.rhs_batch)) + ".");
+                    "the same shape, got " + shape_str(batch) + " and " +
+                    shape_str(sizes_of(rhs.shape, d.rhs_batch)) + ".");
   }
   const Shape lhs_k = sizes_of(lhs.shape, d.lhs_contract);
   const Shape rhs_k = sizes_of(rhs.shape, d.rhs_contract);
   if (lhs_k != rhs_k) {
     throw TypeError("dot_general requires contracting dimensions to have the same shape, got " +
-                    tuple_str(lhs_k) + " and " + tuple_str(rhs_k) + ".");
+                    shape_str(lhs_k) + " and " + shape_str(rhs_k) + ".");
   }
   check_same_dtypes("dot_general", in);
   DType dtype = lhs.dtype;

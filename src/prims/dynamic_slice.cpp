@@ -11,7 +11,7 @@ std::vector<Aval> dynamic_slice_abstract_eval(std::span<const Aval> in, const Pa
   const Aval& x = in[0];
   const std::span<const Aval> indices = in.subspan(1);
   const Shape& sizes = param_ints(params, "slice_sizes");
-  const std::string shape = tuple_str(x.shape);
+  const std::string shape = shape_str(x.shape);
   if (indices.size() != x.shape.size()) {
     throw TypeError("dynamic_slice start_indices must have length equal to the number of "
                     "dimensions of the operand, got indices " + avals_str(indices) +
@@ -20,17 +20,17 @@ std::vector<Aval> dynamic_slice_abstract_eval(std::span<const Aval> in, const Pa
   if (sizes.size() != indices.size()) {
     throw TypeError("dynamic_slice slice_sizes must have the same length as start_indices, got "
                     "start_indices length " + std::to_string(indices.size()) +
-                    " and slice_sizes " + tuple_str(sizes) + ".");
+                    " and slice_sizes " + shape_str(sizes) + ".");
   }
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] <= x.shape[d]) continue;
     throw TypeError("slice slice_sizes must be less than or equal to operand shape, got "
-                    "slice_sizes " + tuple_str(sizes) + " for operand shape " + shape + ".");
+                    "slice_sizes " + shape_str(sizes) + " for operand shape " + shape + ".");
   }
   for (int64_t s : sizes) {
     if (s >= 0) continue;
     throw TypeError("slice slice_sizes must be greater than or equal to zero, got slice_sizes " +
-                    tuple_str(sizes) + ".");
+                    shape_str(sizes) + ".");
   }
   check_start_indices("dynamic_slice", indices);
   return {Aval{sizes, x.dtype, x.weak_type}};

@@ -14,19 +14,19 @@ std::vector<Aval> dynamic_update_slice_abstract_eval(std::span<const Aval> in, c
   const std::span<const Aval> indices = in.subspan(2);
   if (update.shape.size() != x.shape.size()) {
     throw TypeError("dynamic_update_slice update must have the same rank as operand, got "
-                    "update shape " + tuple_str(update.shape) + " for operand shape " +
-                    tuple_str(x.shape) + ".");
+                    "update shape " + shape_str(update.shape) + " for operand shape " +
+                    shape_str(x.shape) + ".");
   }
   if (indices.size() != x.shape.size()) {
     throw TypeError("dynamic_update_slice start_indices must have length equal to the rank of "
                     "operand, got indices " + avals_str(indices) + " for operand shape " +
-                    tuple_str(x.shape) + ".");
+                    shape_str(x.shape) + ".");
   }
   for (size_t d = 0; d < x.shape.size(); ++d) {
     if (update.shape[d] <= x.shape[d]) continue;
     throw TypeError("dynamic_update_slice update shape must be smaller than operand shape, got "
-                    "update shape " + tuple_str(update.shape) + " for operand shape " +
-                    tuple_str(x.shape) + ".");
+                    "update shape " + shape_str(update.shape) + " for operand shape " +
+                    shape_str(x.shape) + ".");
   }
   check_start_indices("dynamic_update_slice", indices);
   check_same_dtypes("lax.dynamic_update_slice", in.first(2));

@@ -13,7 +13,7 @@ std::vector<Aval> expand_dims_abstract_eval(std::span<const Aval> in, const Para
   const std::vector<int64_t>& dims = param_ints(params, "dimensions");
   const std::set<int64_t> unique(dims.begin(), dims.end());
   if (unique.size() != dims.size()) {
-    throw ValueError("repeated axis in lax.expand_dims: " + tuple_str(dims));
+    throw ValueError("repeated axis in lax.expand_dims: " + shape_str(dims));
   }
   const int64_t ndim_out = int64_t(x.shape.size() + dims.size());
   for (int64_t d : dims) {

@@ -18,7 +18,7 @@ std::vector<Aval> iota_abstract_eval(std::span<const Aval> in, const Params& par
   }
   if (dimension < 0 || dimension >= int64_t(shape.size())) {
     throw ValueError("iota dimension must be between 0 and len(shape), got dimension=" +
-                     std::to_string(dimension) + " for shape=" + tuple_str(shape));
+                     std::to_string(dimension) + " for shape=" + shape_str(shape));
   }
   return {Aval{shape, dtype, false}};
 }

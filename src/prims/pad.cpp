@@ -11,7 +11,7 @@ namespace {
 std::string config_str(const std::vector<int64_t>& config) {
   std::string s = "(";
   for (size_t i = 0; i + 2 < config.size(); i += 3) {
-    s += (i ? ", " : "") + tuple_str({config[i], config[i + 1], config[i + 2]});
+    s += (i ? ", " : "") + shape_str({config[i], config[i + 1], config[i + 2]});
   }
   return s + (config.size() == 3 ? ",)" : ")");
 }
@@ -23,12 +23,12 @@ std::vector<Aval> pad_abstract_eval(std::span<const Aval> in, const Params& para
   const std::vector<int64_t>& config = param_ints(params, "padding_config");
   if (!value.shape.empty()) {
     throw ValueError("padding_value must be a scalar; got np.shape(padding_value)=" +
-                     tuple_str(value.shape));
+                     shape_str(value.shape));
   }
   if (config.size() != 3 * x.shape.size()) {
     throw ValueError("length of padding_config must equal the number of axes of operand, got "
                      "padding_config " + config_str(config) + " for operand shape " +
-                     tuple_str(x.shape));
+                     shape_str(x.shape));
   }
   for (size_t d = 0; d < x.shape.size(); ++d) {
     if (config[3 * d + 2] >= 0) continue;
@@ -44,8 +44,8 @@ std::vector<Aval> pad_abstract_eval(std::span<const Aval> in, const Params& para
   for (int64_t size : shape) {
     if (size >= 0) continue;
     throw ValueError("Dimension size after padding is not at least 0, got result shape " +
-                     tuple_str(shape) + ", for padding_config " + config_str(config) +
-                     " and operand shape " + tuple_str(x.shape));
+                     shape_str(shape) + ", for padding_config " + config_str(config) +
+                     " and operand shape " + shape_str(x.shape));
   }
   if (value.dtype != x.dtype) {
     throw TypeError("pad operand and padding_value must be same dtype: got " +

@@ -4,12 +4,6 @@
 
 namespace parax::prims {
 
-std::string tuple_str(const Shape& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + (shape.size() == 1 ? ",)" : ")");
-}
-
 Shape elementwise_shape(std::string_view name, std::span<const Aval> in) {
   const Shape* shape = nullptr;
   for (const Aval& a : in) {
@@ -18,7 +12,7 @@ Shape elementwise_shape(std::string_view name, std::span<const Aval> in) {
       shape = &a.shape;
     } else if (*shape != a.shape) {
       std::string msg = std::string(name) + " got incompatible shapes for broadcasting: ";
-      for (size_t i = 0; i < in.size(); ++i) msg += (i ? ", " : "") + tuple_str(in[i].shape);
+      for (size_t i = 0; i < in.size(); ++i) msg += (i ? ", " : "") + shape_str(in[i].shape);
       throw TypeError(msg + ".");
     }
   }

@@ -47,9 +47,6 @@ inline const std::vector<int64_t>& param_ints(const Params& p, std::string_view 
   return p.get<std::vector<int64_t>>(name);
 }
 
-// Renders a shape as Python prints a tuple: `(3, 4)`, `(3,)`, `()`.
-std::string tuple_str(const Shape& shape);
-
 // Typed view of a call's buffers.
 template <class T>
 const T* in_ptr(const KernelCall& c, size_t i) {

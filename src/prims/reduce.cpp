@@ -28,11 +28,11 @@ Shape reduced_shape(const Aval& x, const std::vector<int64_t>& axes) {
   std::vector<int64_t> sorted = axes;
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    throw ValueError("duplicate value in 'axes' of reduction: " + tuple_str(axes));
+    throw ValueError("duplicate value in 'axes' of reduction: " + shape_str(axes));
   }
   for (int64_t a : axes) {
     if (a < 0 || a >= int64_t(x.shape.size())) {
-      throw ValueError("reduction axes " + tuple_str(axes) +
+      throw ValueError("reduction axes " + shape_str(axes) +
                        " contains out-of-bounds indices for " + x.str() + ".");
     }
   }

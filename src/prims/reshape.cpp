@@ -11,12 +11,12 @@ std::vector<Aval> reshape_abstract_eval(std::span<const Aval> in, const Params& 
   const Shape& new_sizes = param_ints(params, "new_sizes");
   for (int64_t d : new_sizes) {
     if (d >= 0) continue;
-    throw TypeError("reshape new_sizes must all be positive, got " + tuple_str(new_sizes) + ".");
+    throw TypeError("reshape new_sizes must all be positive, got " + shape_str(new_sizes) + ".");
   }
   if (shape_size(new_sizes) != x.size()) {
     throw TypeError("reshape total size must be unchanged, got new_sizes " +
-                    tuple_str(new_sizes) + " (of total size " +
-                    std::to_string(shape_size(new_sizes)) + ") for shape " + tuple_str(x.shape) +
+                    shape_str(new_sizes) + " (of total size " +
+                    std::to_string(shape_size(new_sizes)) + ") for shape " + shape_str(x.shape) +
                     " (of total size " + std::to_string(x.size()) + ").");
   }
   return {Aval{new_sizes, x.dtype, x.weak_type}};

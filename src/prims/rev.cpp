@@ -13,12 +13,12 @@ std::vector<Aval> rev_abstract_eval(std::span<const Aval> in, const Params& para
   const std::vector<int64_t>& dims = param_ints(params, "dimensions");
   check_shapelike("rev", "dimensions", dims);
   if (std::set<int64_t>(dims.begin(), dims.end()).size() != dims.size()) {
-    throw TypeError("rev dimensions must be unique, got " + tuple_str(dims) + ".");
+    throw TypeError("rev dimensions must be unique, got " + shape_str(dims) + ".");
   }
   for (int64_t d : dims) {
     if (d < int64_t(x.shape.size())) continue;
     throw TypeError("rev dimensions must all be less than operand ndim, got dimensions " +
-                    tuple_str(dims) + " for operand ndim " + std::to_string(x.shape.size()) +
+                    shape_str(dims) + " for operand ndim " + std::to_string(x.shape.size()) +
                     ".");
   }
   return {x};

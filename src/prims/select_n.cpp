@@ -13,7 +13,7 @@ namespace {
 
 std::string shapes_str(std::span<const Aval> avals) {
   std::string s = "[";
-  for (size_t i = 0; i < avals.size(); ++i) s += (i ? ", " : "") + tuple_str(avals[i].shape);
+  for (size_t i = 0; i < avals.size(); ++i) s += (i ? ", " : "") + shape_str(avals[i].shape);
   return s + "]";
 }
 
@@ -30,8 +30,8 @@ std::vector<Aval> select_n_eval(std::span<const Aval> in, const Params&) {
   if (!which.shape.empty() && which.shape != cases[0].shape) {
     const std::string msg =
         "select `which` must be scalar or have the same shape as cases, got `which` shape ";
-    throw TypeError(msg + tuple_str(which.shape) + " but case shape " +
-                    tuple_str(cases[0].shape) + ".");
+    throw TypeError(msg + shape_str(which.shape) + " but case shape " +
+                    shape_str(cases[0].shape) + ".");
   }
   for (const Aval& c : cases) {
     if (c.dtype == cases[0].dtype) continue;

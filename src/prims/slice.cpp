@@ -21,27 +21,27 @@ std::vector<Aval> slice_abstract_eval(std::span<const Aval> in, const Params& pa
   const std::vector<int64_t>& limit = param_ints(params, "limit_indices");
   check_shapelike("slice", "start_indices", start);
   check_shapelike("slice", "limit_indices", limit);
-  const std::string shape = tuple_str(x.shape);
+  const std::string shape = shape_str(x.shape);
   if (start.size() != x.shape.size()) {
     throw TypeError("slice start_indices must have length equal to the number of dimensions of "
-                    "the operand, got indices " + tuple_str(start) + " for operand shape " +
+                    "the operand, got indices " + shape_str(start) + " for operand shape " +
                     shape + ".");
   }
   if (limit.size() != start.size()) {
     throw TypeError("slice limit_indices must have the same length as start_indices, got "
-                    "start_indices " + tuple_str(start) + " and limit_indices " +
-                    tuple_str(limit) + ".");
+                    "start_indices " + shape_str(start) + " and limit_indices " +
+                    shape_str(limit) + ".");
   }
   for (size_t d = 0; d < limit.size(); ++d) {
     if (limit[d] <= x.shape[d]) continue;
     throw TypeError("slice limit_indices must be less than or equal to operand shape, got "
-                    "limit_indices " + tuple_str(limit) + " for operand shape " + shape + ".");
+                    "limit_indices " + shape_str(limit) + " for operand shape " + shape + ".");
   }
   for (size_t d = 0; d < limit.size(); ++d) {
     if (limit[d] >= start[d]) continue;
     throw TypeError("slice limit_indices must be greater than or equal to start_indices, got "
-                    "start_indices " + tuple_str(start) + " and limit_indices " +
-                    tuple_str(limit) + ".");
+                    "start_indices " + shape_str(start) + " and limit_indices " +
+                    shape_str(limit) + ".");
   }
   const bool has_strides = params.has("strides") && !param_ints(params, "strides").empty();
   if (has_strides) {
@@ -49,11 +49,11 @@ std::vector<Aval> slice_abstract_eval(std::span<const Aval> in, const Params& pa
     check_shapelike("slice", "strides", strides);
     if (strides.size() != x.shape.size()) {
       throw TypeError("slice strides must have length equal to the number of dimensions of the "
-                      "operand, got strides " + tuple_str(strides) + " for operand shape " +
+                      "operand, got strides " + shape_str(strides) + " for operand shape " +
                       shape + ".");
     }
     for (int64_t s : strides) {
-      if (s <= 0) throw TypeError("slice strides must be positive, got " + tuple_str(strides));
+      if (s <= 0) throw TypeError("slice strides must be positive, got " + shape_str(strides));
     }
   }
   const std::vector<int64_t> strides = slice_strides(params, x.shape.size());

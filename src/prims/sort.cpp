@@ -16,7 +16,7 @@ std::vector<Aval> sort_abstract_eval(std::span<const Aval> in, const Params& par
   for (const Aval& a : in) {
     if (a.shape == in[0].shape) continue;
     std::string shapes;
-    for (const Aval& b : in) shapes += (shapes.empty() ? "" : " ") + tuple_str(b.shape);
+    for (const Aval& b : in) shapes += (shapes.empty() ? "" : " ") + shape_str(b.shape);
     throw TypeError("Arguments to sort must have equal shapes, got: " + shapes);
   }
   const int64_t rank = int64_t(in[0].shape.size());

@@ -13,16 +13,16 @@ std::vector<Aval> squeeze_abstract_eval(std::span<const Aval> in, const Params& 
   const std::vector<int64_t>& dims = param_ints(params, "dimensions");
   const std::set<int64_t> unique(dims.begin(), dims.end());
   if (unique.size() != dims.size()) {
-    throw ValueError("dimensions are not unique: " + tuple_str(dims));
+    throw ValueError("dimensions are not unique: " + shape_str(dims));
   }
   for (int64_t d : dims) {
     if (d >= 0 && d < int64_t(x.shape.size())) continue;
-    throw ValueError("dimensions outside range [0, ndim): " + tuple_str(dims));
+    throw ValueError("dimensions outside range [0, ndim): " + shape_str(dims));
   }
   for (int64_t d : dims) {
     if (x.shape[size_t(d)] == 1) continue;
     throw ValueError("cannot select an axis to squeeze out which has size not equal to one, "
-                     "got shape=" + tuple_str(x.shape) + " and dimensions=" + tuple_str(dims));
+                     "got shape=" + shape_str(x.shape) + " and dimensions=" + shape_str(dims));
   }
   Shape shape;
   for (size_t d = 0; d < x.shape.size(); ++d) {

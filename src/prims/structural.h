@@ -18,7 +18,7 @@ inline void check_shapelike(std::string_view fun, std::string_view arg,
   for (int64_t v : values) {
     if (v >= 0) continue;
     throw TypeError(std::string(fun) + " " + std::string(arg) +
-                    " must have every element be nonnegative, got " + tuple_str(values) + ".");
+                    " must have every element be nonnegative, got " + shape_str(values) + ".");
   }
 }
 

@@ -17,8 +17,8 @@ std::vector<Aval> transpose_abstract_eval(std::span<const Aval> in, const Params
   }
   if (!is_permutation) {
     throw TypeError("transpose permutation isn't a permutation of operand dimensions, got "
-                    "permutation " + tuple_str(perm) + " for operand shape " +
-                    tuple_str(x.shape) + ".");
+                    "permutation " + shape_str(perm) + " for operand shape " +
+                    shape_str(x.shape) + ".");
   }
   Shape shape;
   for (int64_t p : perm) shape.push_back(x.shape[size_t(p)]);
