@@ -2,23 +2,15 @@
 
 #include "api/array_impl.h"
 #include "base/check.h"
-#include "base/dtype_dispatch.h"
 #include "core/rules.h"
 
 namespace parax::core {
 namespace {
 
 Array literal_array(const Literal& l) {
-  return dispatch_dtype(l.aval.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T v = scalar_cast<T>(l.value);
-    if constexpr (std::is_same_v<T, bool>) {
-      const uint8_t b = v ? 1 : 0;
-      return detail::array_from_host(&b, l.aval);
-    } else {
-      return detail::array_from_host(&v, l.aval);
-    }
-  });
+  unsigned char bytes[8];
+  write_literal(l, bytes);
+  return detail::array_from_host(bytes, l.aval);
 }
 
 bool differentiable(const Aval& a) { return is_floating(a.dtype); }
@@ -191,10 +183,12 @@ std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> ct
     }
     if (!any) continue;
     std::vector<Array> operands;
-    std::vector<uint8_t> is_linear;
+    // std::vector<bool> has no contiguous storage for a span.
+    std::unique_ptr<bool[]> is_linear(new bool[eqn.inputs.size()]);
+    size_t k = 0;
     for (const Atom& a : eqn.inputs) {
       const bool lin = !a.is_literal() && linear[size_t(a.var)];
-      is_linear.push_back(lin);
+      is_linear[k++] = lin;
       operands.push_back(lin ? placeholder(p.aval_of(a)) : val(a));
     }
     const TransposeFn rule = rules(eqn.prim).transpose;
@@ -202,11 +196,8 @@ std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> ct
       throw NotImplementedError("Transpose rule (for reverse-mode differentiation) for '" +
                                 std::string(prim_name(eqn.prim)) + "' not implemented");
     }
-    std::vector<bool> flags(is_linear.begin(), is_linear.end());
-    std::unique_ptr<bool[]> flag_array(new bool[flags.size()]);
-    for (size_t i = 0; i < flags.size(); ++i) flag_array[i] = flags[i];
     std::vector<Array> cts_in =
-        rule(cts_out, operands, std::span<const bool>(flag_array.get(), flags.size()), eqn.params);
+        rule(cts_out, operands, std::span<const bool>(is_linear.get(), k), eqn.params);
     for (size_t i = 0; i < eqn.inputs.size() && i < cts_in.size(); ++i) {
       if (!is_linear[i] || !cts_in[i].valid()) continue;
       const int v = eqn.inputs[i].var;

@@ -6,6 +6,9 @@
 #include <sstream>
 
 #include "base/check.h"
+#include "base/dtype_dispatch.h"
+
+#include <cstring>
 
 namespace parax::core {
 
@@ -50,6 +53,14 @@ bool Params::operator==(const Params& o) const {
     }
   }
   return true;
+}
+
+void write_literal(const Literal& l, void* dst) {
+  dispatch_dtype(l.aval.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T v = scalar_cast<T>(l.value);
+    std::memcpy(dst, &v, sizeof(T));  // bool is one byte, as buffers store it
+  });
 }
 
 int Program::new_var(Aval aval) {

@@ -49,6 +49,9 @@ struct Literal {
   bool operator==(const Literal&) const = default;
 };
 
+// Writes the literal's value as one element of its dtype (at most 8 bytes) to `dst`.
+void write_literal(const Literal& l, void* dst);
+
 // An equation input: a variable (its index into Program::avals) or a literal.
 struct Atom {
   int var = -1;

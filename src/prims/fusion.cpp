@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "base/dtype_dispatch.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims {
@@ -31,10 +30,7 @@ struct ScalarBytes {
 
 ScalarBytes literal_bytes(const core::Literal& l) {
   ScalarBytes s{};
-  dispatch_dtype(l.aval.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    *reinterpret_cast<T*>(s.bytes) = scalar_cast<T>(l.value);
-  });
+  core::write_literal(l, s.bytes);
   return s;
 }
 

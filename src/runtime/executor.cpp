@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "base/check.h"
-#include "base/dtype_dispatch.h"
 #include "base/thread_pool.h"
 #include "core/rules.h"
 
@@ -12,10 +11,7 @@ namespace {
 
 BufferRef literal_buffer(const core::Literal& l, const Device& device) {
   auto buf = Buffer::allocate(device, size_t(dtype_itemsize(l.aval.dtype)));
-  dispatch_dtype(l.aval.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    *static_cast<T*>(buf->data()) = scalar_cast<T>(l.value);
-  });
+  core::write_literal(l, buf->data());
   return buf;
 }
 
