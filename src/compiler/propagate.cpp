@@ -103,12 +103,12 @@ std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
   return fa;
 }
 
-// cumsum, sort and concatenate compute along a dimension that must be whole, but JAX
-// returns their result laid out as the operand was along it (each device keeps its slice,
-// which costs no communication). Returns `s` with those dimensions restored.
-DimShard keep_operand_layout(const core::Eqn& e, const core::Aval& out, DimShard s,
+// For rules that keep the operand's layout (cumsum, sort, concatenate): returns `s` with
+// the operand's axes restored on the dimensions the primitive needed whole (each device
+// keeps its slice, which costs no communication).
+DimShard keep_operand_layout(const ShardingRule& rule, const core::Aval& out, DimShard s,
                              const std::vector<const DimShard*>& operands, const MeshInfo& mesh) {
-  if (e.prim != Prim::cumsum && e.prim != Prim::sort && e.prim != Prim::concatenate) return s;
+  if (!rule.keeps_operand_layout) return s;
   // The operand split into the most shards (the first of equals) decides, as in GSPMD.
   const DimShard* op = nullptr;
   for (const DimShard* o : operands) {
@@ -191,7 +191,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
         continue;
       }
       DimShard s = result_of(rule, fa, r);
-      if (DimShard kept = keep_operand_layout(e, out[r], s, operands, mesh); !(kept == s)) {
+      if (DimShard kept = keep_operand_layout(rule, out[r], s, operands, mesh); !(kept == s)) {
         prop.computed.back()[r] = s;
         s = kept;
       }

@@ -32,6 +32,9 @@ struct ShardingRule {
   std::vector<std::vector<int>> results;
   std::vector<int64_t> factor_sizes;
   ReduceOp reduction = ReduceOp::none;
+  // The primitive computes along dimensions it needs whole (kNone), yet its results keep
+  // the operand's layout there, as JAX's do: each device then slices its part locally.
+  bool keeps_operand_layout = false;
 
   int num_factors() const { return int(factor_sizes.size()); }
   // Returns the rule in Shardy's notation, e.g. `([i, k], [k, j]) -> ([i, j]) {k: sum}`.

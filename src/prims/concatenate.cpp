@@ -51,6 +51,7 @@ ShardingRule concatenate_sharding_rule(std::span<const Aval> in, std::span<const
   }
   rule.operands.assign(in.size(), dims);
   rule.results.push_back(dims);
+  rule.keeps_operand_layout = true;  // as JAX returns it
   return rule;
 }
 

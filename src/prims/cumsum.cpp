@@ -40,6 +40,7 @@ ShardingRule cumsum_sharding_rule(std::span<const Aval> in, std::span<const Aval
   }
   rule.operands.push_back(dims);
   rule.results.push_back(dims);
+  rule.keeps_operand_layout = true;  // as JAX returns it
   return rule;
 }
 

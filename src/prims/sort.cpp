@@ -50,6 +50,7 @@ ShardingRule sort_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
   }
   rule.operands.assign(in.size(), dims);
   rule.results.assign(in.size(), dims);
+  rule.keeps_operand_layout = true;  // as JAX returns it
   return rule;
 }
 
