@@ -46,36 +46,55 @@ Groups make_groups(const MeshLayout& mesh, const std::vector<int64_t>& axes) {
   return g;
 }
 
-template <class T>
-T combine(T a, T b, const std::string& op) {
+enum class Op { sum, prod, max, min, and_, or_ };
+
+Op op_of(const std::string& name) {
+  if (name == "sum") return Op::sum;
+  if (name == "prod") return Op::prod;
+  if (name == "max") return Op::max;
+  if (name == "min") return Op::min;
+  if (name == "and") return Op::and_;
+  PARAX_CHECK(name == "or", "unknown reduction " << name);
+  return Op::or_;
+}
+
+template <Op kOp, class T>
+T combine(T a, T b) {
   if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
-    return T(combine(float(a), float(b), op));
+    return T(combine<kOp>(float(a), float(b)));
   } else if constexpr (std::is_same_v<T, bool>) {
-    return (op == "and" || op == "min" || op == "prod") ? (a && b) : (a || b);
+    return (kOp == Op::and_ || kOp == Op::min || kOp == Op::prod) ? (a && b) : (a || b);
+  } else if constexpr (kOp == Op::sum) {
+    return T(a + b);
+  } else if constexpr (kOp == Op::prod) {
+    return T(a * b);
+  } else if constexpr (kOp == Op::max) {
+    return (a != a || a > b) ? a : b;  // NaN propagates
+  } else if constexpr (kOp == Op::min) {
+    return (a != a || a < b) ? a : b;
+  } else if constexpr (std::is_integral_v<T>) {
+    return kOp == Op::and_ ? T(a & b) : T(a | b);
   } else {
-    if (op == "sum") return T(a + b);
-    if (op == "prod") return T(a * b);
-    if (op == "max") return (a != a || a > b) ? a : b;  // NaN propagates
-    if (op == "min") return (a != a || a < b) ? a : b;
-    if constexpr (std::is_integral_v<T>) {
-      if (op == "and") return T(a & b);
-      if (op == "or") return T(a | b);
-    }
-    PARAX_CHECK(false, "unknown reduction " << op);
-    PARAX_UNREACHABLE();
+    PARAX_UNREACHABLE();  // the shape rules give and/or integer or bool operands only
   }
 }
 
-// out = op over members of their blocks `block` of each input (elementwise).
-void reduce_into(void* out, const std::vector<const void*>& ins, int64_t n, DType dtype,
-                 const std::string& op) {
+// o[i] = op(o[i], x[i]) for n elements: the dtype and op are chosen once, not per element.
+void combine_into(void* o, const void* x, int64_t n, DType dtype, Op op) {
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    T* o = static_cast<T*>(out);
-    std::memcpy(o, ins[0], size_t(n) * sizeof(T));
-    for (size_t k = 1; k < ins.size(); ++k) {
-      const T* x = static_cast<const T*>(ins[k]);
-      for (int64_t i = 0; i < n; ++i) o[i] = combine(o[i], x[i], op);
+    auto run = [&]<Op kOp>() {
+      T* out = static_cast<T*>(o);
+      const T* in = static_cast<const T*>(x);
+      for (int64_t i = 0; i < n; ++i) out[i] = combine<kOp>(out[i], in[i]);
+    };
+    switch (op) {
+      case Op::sum: return run.template operator()<Op::sum>();
+      case Op::prod: return run.template operator()<Op::prod>();
+      case Op::max: return run.template operator()<Op::max>();
+      case Op::min: return run.template operator()<Op::min>();
+      case Op::and_: return run.template operator()<Op::and_>();
+      case Op::or_: return run.template operator()<Op::or_>();
     }
   });
 }
@@ -128,34 +147,45 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
       return out;
     }
     case Prim::all_reduce: {
-      const auto& op = eqn.params.get<std::string>("op");
+      const Op op = op_of(eqn.params.get<std::string>("op"));
       base::parallel_for(int64_t(g.members.size()), [&](int64_t gi) {
         const auto& m = g.members[size_t(gi)];
         auto buf = Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes());
-        std::vector<const void*> ins;
-        for (int64_t p : m) ins.push_back(in[size_t(p)]->data());
-        reduce_into(buf->data(), ins, out_aval.size(), out_aval.dtype, op);
+        std::memcpy(buf->data(), in[size_t(m[0])]->data(), out_aval.nbytes());
+        for (size_t j = 1; j < m.size(); ++j) {
+          combine_into(buf->data(), in[size_t(m[j])]->data(), out_aval.size(), out_aval.dtype, op);
+        }
         for (int64_t p : m) out[size_t(p)] = buf;
       });
       return out;
     }
     case Prim::reduce_scatter: {
-      const auto& op = eqn.params.get<std::string>("op");
+      const Op op = op_of(eqn.params.get<std::string>("op"));
       const int64_t d = eqn.params.get<int64_t>("dimension");
       base::parallel_for(mesh.size(), [&](int64_t p) {
         const auto& m = g.members[size_t(g.group_of[size_t(p)])];
-        Shape off = zeros_like_shape(in_aval.shape);
-        off[size_t(d)] = g.rank_of[size_t(p)] * out_aval.shape[size_t(d)];
-        // Gather this device's block from every member, then combine.
-        std::vector<std::vector<uint8_t>> blocks(m.size(), std::vector<uint8_t>(out_aval.nbytes()));
-        std::vector<const void*> ins;
-        for (size_t j = 0; j < m.size(); ++j) {
-          base::copy_box(in[size_t(m[j])]->data(), in_aval.shape, off, blocks[j].data(),
-                         out_aval.shape, zeros_like_shape(out_aval.shape), out_aval.shape, item);
-          ins.push_back(blocks[j].data());
-        }
+        // This device's block of each member is `outer` contiguous runs; the first member's
+        // is copied, the others' combined in place: one pass over each input, no staging.
+        int64_t outer = 1, inner = 1;
+        for (size_t k = 0; k < size_t(d); ++k) outer *= in_aval.shape[k];
+        for (size_t k = size_t(d) + 1; k < in_aval.shape.size(); ++k) inner *= in_aval.shape[k];
+        const int64_t run = out_aval.shape[size_t(d)] * inner;
+        const int64_t row = in_aval.shape[size_t(d)] * inner;
+        const int64_t start = g.rank_of[size_t(p)] * run;
         auto buf = Buffer::allocate(mesh.devices[size_t(p)], out_aval.nbytes());
-        reduce_into(buf->data(), ins, out_aval.size(), out_aval.dtype, op);
+        auto* dst = static_cast<uint8_t*>(buf->data());
+        for (size_t j = 0; j < m.size(); ++j) {
+          const auto* src = static_cast<const uint8_t*>(in[size_t(m[j])]->data());
+          for (int64_t o = 0; o < outer; ++o) {
+            uint8_t* to = dst + size_t(o * run) * item;
+            const uint8_t* from = src + size_t(o * row + start) * item;
+            if (j == 0) {
+              std::memcpy(to, from, size_t(run) * item);
+            } else {
+              combine_into(to, from, run, out_aval.dtype, op);
+            }
+          }
+        }
         out[size_t(p)] = buf;
       });
       return out;

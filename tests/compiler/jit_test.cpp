@@ -161,6 +161,12 @@ TEST(Jit, ContractionOverAShardedDimensionIsAllReducedOrReduceScattered) {
   auto want = jnp::dot(iota_f32({8, 16}), iota_f32({16, 8})).to_vector<float>();
   EXPECT_EQ(f(a, b).to_vector<float>(), want);
   EXPECT_EQ(g(a, b).to_vector<float>(), want);
+  // Scattering along the minor dimension: strided blocks of every member.
+  auto h = jit([&](const Array& l, const Array& r) {
+    return lax::with_sharding_constraint(jnp::dot(l, r), NamedSharding(mesh, P(None, "x")));
+  });
+  EXPECT_EQ(count(h.lower(a, b).compile().as_text(), "reduce-scatter"), 1);
+  EXPECT_EQ(h(a, b).to_vector<float>(), want);
 }
 
 TEST(Jit, ConstraintsReshardAsTheTutorialShows) {
