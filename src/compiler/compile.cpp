@@ -128,23 +128,6 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
   return Mesh(devices, "_");
 }
 
-// Same data on the same devices (whatever the sharding's kind or device order); false
-// when either does not divide `shape`.
-bool same_placement(const Sharding& a, const Sharding& b, const Shape& shape) {
-  for (const Sharding* s : {&a, &b}) {
-    const auto layout = s->impl().layout(int64_t(shape.size()));
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] % layout.tiles[d] != 0) return false;
-    }
-  }
-  auto ma = a.devices_indices_map(shape);
-  auto mb = b.devices_indices_map(shape);
-  auto by_id = [](const auto& x, const auto& y) { return x.first.id() < y.first.id(); };
-  std::sort(ma.begin(), ma.end(), by_id);
-  std::sort(mb.begin(), mb.end(), by_id);
-  return ma == mb;
-}
-
 CostAnalysis analyze(const Program& local, const MeshInfo& mesh) {
   CostAnalysis c;
   for (const core::Eqn& e : local.eqns) {

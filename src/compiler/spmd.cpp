@@ -145,6 +145,23 @@ bool enumerate_layouts(const MeshInfo& mesh, const std::vector<int64_t>& tiles, 
 
 }  // namespace
 
+// Same data on the same devices (whatever the sharding's kind or device order); false
+// when either does not divide `shape`.
+bool same_placement(const Sharding& a, const Sharding& b, const Shape& shape) {
+  for (const Sharding* s : {&a, &b}) {
+    const auto layout = s->impl().layout(int64_t(shape.size()));
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] % layout.tiles[d] != 0) return false;
+    }
+  }
+  auto ma = a.devices_indices_map(shape);
+  auto mb = b.devices_indices_map(shape);
+  auto by_id = [](const auto& x, const auto& y) { return x.first.id() < y.first.id(); };
+  std::sort(ma.begin(), ma.end(), by_id);
+  std::sort(mb.begin(), mb.end(), by_id);
+  return ma == mb;
+}
+
 std::optional<DimShard> express_on(const MeshInfo& mesh, const Sharding& sharding, size_t rank,
                                    const Shape& shape) {
   if (auto named = sharding.as_named(); named && named->mesh() == mesh.mesh) {
@@ -162,18 +179,11 @@ std::optional<DimShard> express_on(const MeshInfo& mesh, const Sharding& shardin
     return std::nullopt;
   }
   detail::TileLayout layout = sharding.impl().layout(int64_t(rank));
-  auto want = sharding.devices_indices_map(shape);
-  std::sort(want.begin(), want.end(),
-            [](const auto& x, const auto& y) { return x.first.id() < y.first.id(); });
   std::optional<DimShard> found;
   DimShard current = DimShard::replicated(rank);
   std::vector<bool> used(mesh.axis_sizes.size(), false);
   enumerate_layouts(mesh, layout.tiles, 0, current, used, [&](const DimShard& s) {
-    NamedSharding candidate(mesh.mesh, mesh.spec(s));
-    auto got = candidate.devices_indices_map(shape);
-    std::sort(got.begin(), got.end(),
-              [](const auto& x, const auto& y) { return x.first.id() < y.first.id(); });
-    if (got != want) return false;
+    if (!same_placement(NamedSharding(mesh.mesh, mesh.spec(s)), sharding, shape)) return false;
     found = s;
     return true;
   });

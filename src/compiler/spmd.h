@@ -55,6 +55,10 @@ struct MeshInfo {
 // printed as names: `all-reduce[mesh_axes=('a',) op=sum] c`.
 std::string program_text(const core::Program& p, const MeshInfo& mesh);
 
+// True when a and b put the same data on the same devices (whatever their kind or device
+// order); false when either does not divide `shape`.
+bool same_placement(const Sharding& a, const Sharding& b, const Shape& shape);
+
 // Tries to express `sharding` for rank `rank` on `mesh` (same layout of data over
 // devices); nullopt if it cannot be.
 std::optional<DimShard> express_on(const MeshInfo& mesh, const Sharding& sharding, size_t rank,
