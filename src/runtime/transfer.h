@@ -19,11 +19,8 @@ void gather_to_host(const core::Aval& aval, const Sharding& sharding,
                     const std::vector<BufferRef>& buffers, void* host);
 
 // Lays out the data of (src_aval, src_sharding, src_buffers) under `dst_sharding`.
-// With `leading`, the destination is src[leading..., :] (fixed leading indices), with
-// shape src shape minus those dims.
 std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_sharding,
                                 const std::vector<BufferRef>& src_buffers,
-                                const Sharding& dst_sharding,
-                                const std::vector<int64_t>& leading = {});
+                                const Sharding& dst_sharding);
 
 }  // namespace parax::runtime
