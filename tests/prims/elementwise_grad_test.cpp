@@ -2,7 +2,7 @@
 // jvp against central finite differences in float64, zero tangents where the function is
 // piecewise constant or not over floats, every transpose by the dot-product test
 // <ct, L(t)> == <L^T(ct), t> (rank-0 broadcast operands included), and float32 tangents
-// keeping their dtype.
+// keeping their dtype. The jvp rows are also this family's rows of vjp_jvp_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +16,7 @@
 #include "parax/config.h"
 #include "parax/jit.h"
 #include "parax/numpy.h"
+#include "prims/grad_cases.h"
 
 namespace parax {
 namespace {
@@ -135,51 +136,95 @@ void check_jvp(Prim p, const std::vector<Operand>& ops, const Params& params = {
   }
 }
 
-TEST_F(ElementwiseGrad, UnaryJvpMatchesFiniteDifferences) {
+// A row of the sweep: the primitive at a point chosen inside its domain, away from kinks.
+struct Row {
+  Prim prim;
+  std::vector<Operand> ops;
+  Params params = {};
+};
+
+std::vector<Row> unary_rows() {
   const Operand general = vec({-0.7, 0.3, 1.2, -1.9});
   const Operand positive = vec({0.4, 1.3, 2.5, 0.9});
   const Operand unit = vec({-0.6, 0.1, 0.5, -0.2});
+  std::vector<Row> rows;
   for (Prim p : {Prim::neg, Prim::abs, Prim::exp, Prim::exp2, Prim::expm1, Prim::sin, Prim::cos,
                  Prim::atan, Prim::sinh, Prim::cosh, Prim::tanh, Prim::cbrt, Prim::logistic,
                  Prim::erf, Prim::copy}) {
-    check_jvp(p, {general});
+    rows.push_back({p, {general}});
   }
-  for (Prim p : {Prim::log, Prim::log1p, Prim::sqrt, Prim::rsqrt}) check_jvp(p, {positive});
-  for (Prim p : {Prim::asin, Prim::acos, Prim::erf_inv, Prim::tan}) check_jvp(p, {unit});
-  for (int64_t y : {1, 2, 3, -2}) check_jvp(Prim::integer_pow, {general}, {{"y", y}});
-  check_jvp(Prim::neg, {scalar(0.3)});
+  for (Prim p : {Prim::log, Prim::log1p, Prim::sqrt, Prim::rsqrt}) rows.push_back({p, {positive}});
+  for (Prim p : {Prim::asin, Prim::acos, Prim::erf_inv, Prim::tan}) rows.push_back({p, {unit}});
+  for (int64_t y : {1, 2, 3, -2}) rows.push_back({Prim::integer_pow, {general}, {{"y", y}}});
+  rows.push_back({Prim::neg, {scalar(0.3)}});
+  return rows;
+}
+
+std::vector<Row> binary_rows() {
+  const Operand x = vec({-0.7, 0.3, 1.2, -1.9});
+  const Operand y = vec({0.8, -1.1, 0.5, 1.7});
+  std::vector<Row> rows;
+  for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::div, Prim::max, Prim::min, Prim::atan2}) {
+    rows.push_back({p, {x, y}});
+    rows.push_back({p, {scalar(0.45), y}});  // rank-0 operands broadcast
+    rows.push_back({p, {x, scalar(-0.35)}});
+  }
+  rows.push_back({Prim::rem, {vec({5.3, -7.1, 2.2, -0.4}), vec({2.1, 2.5, -0.7, 0.3})}});
+  rows.push_back({Prim::rem, {scalar(5.3), vec({2.1, 2.5, -0.7, 0.3})}});
+  const Operand base = vec({0.4, 1.3, 2.5, 0.9});
+  rows.push_back({Prim::pow, {base, y}});
+  rows.push_back({Prim::pow, {scalar(1.7), y}});
+  rows.push_back({Prim::pow, {base, scalar(-1.3)}});
+  rows.push_back({Prim::pow, {base, vec({2, -1, 0, 3}, DType::int32)}});
+  rows.push_back({Prim::pow, {scalar(1.7), vec({2, -1, 0, 3}, DType::int32)}});
+  return rows;
+}
+
+std::vector<Row> other_rows() {
+  const Operand a = vec({-0.7, 0.3, 1.2, -1.9}), b = vec({0.8, -1.1, 0.5, 1.7});
+  const Operand c = vec({2.5, 0.2, -0.9, 0.1});
+  const Operand which_bool{{1, 0, 0, 1}, Shape{4}, DType::bool_};
+  return {
+      // Bounds away from x, so each operand's finite difference sees one branch.
+      {Prim::clamp, {scalar(-1), vec({-2, 0.3, 0.5, 3}), scalar(1)}},
+      {Prim::clamp, {vec({-1, 0, 0.6, 0}), vec({-2, 0.3, 0.5, 3}), vec({1, 1, 2, 2})}},
+      {Prim::select_n, {which_bool, a, b}},
+      {Prim::select_n, {vec({-1, 0, 1, 5}, DType::int32), a, b, c}},
+      {Prim::select_n, {scalar(1, DType::int32), a, b, c}},
+      {Prim::convert_element_type,
+       {vec({0.5, -1.5, 2, 3})},
+       {{"new_dtype", DType::float64}, {"weak_type", false}}},
+  };
+}
+
+// Piecewise constant, or with a result that is not floating: zero tangents.
+std::vector<Row> zero_tangent_rows() {
+  const Operand x = vec({-0.7, 0.3, 1.2}), y = vec({0.8, -1.1, 0.5});
+  std::vector<Row> rows;
+  for (Prim p : {Prim::sign, Prim::floor, Prim::ceil, Prim::is_finite, Prim::stop_gradient}) {
+    rows.push_back({p, {x}});
+  }
+  rows.push_back({Prim::round, {x}, {{"rounding_method", int64_t(1)}}});
+  rows.push_back({Prim::nextafter, {x, y}});
+  for (Prim p : {Prim::eq, Prim::ne, Prim::lt, Prim::le, Prim::gt, Prim::ge}) {
+    rows.push_back({p, {x, y}});
+  }
+  rows.push_back({Prim::integer_pow, {x}, {{"y", int64_t(0)}}});
+  rows.push_back(
+      {Prim::convert_element_type, {x}, {{"new_dtype", DType::int32}, {"weak_type", false}}});
+  return rows;
+}
+
+TEST_F(ElementwiseGrad, UnaryJvpMatchesFiniteDifferences) {
+  for (const Row& r : unary_rows()) check_jvp(r.prim, r.ops, r.params);
 }
 
 TEST_F(ElementwiseGrad, BinaryJvpMatchesFiniteDifferences) {
-  const Operand x = vec({-0.7, 0.3, 1.2, -1.9});
-  const Operand y = vec({0.8, -1.1, 0.5, 1.7});
-  for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::div, Prim::max, Prim::min, Prim::atan2}) {
-    check_jvp(p, {x, y});
-    check_jvp(p, {scalar(0.45), y});  // rank-0 operands broadcast
-    check_jvp(p, {x, scalar(-0.35)});
-  }
-  check_jvp(Prim::rem, {vec({5.3, -7.1, 2.2, -0.4}), vec({2.1, 2.5, -0.7, 0.3})});
-  check_jvp(Prim::rem, {scalar(5.3), vec({2.1, 2.5, -0.7, 0.3})});
-  const Operand base = vec({0.4, 1.3, 2.5, 0.9});
-  check_jvp(Prim::pow, {base, y});
-  check_jvp(Prim::pow, {scalar(1.7), y});
-  check_jvp(Prim::pow, {base, scalar(-1.3)});
-  check_jvp(Prim::pow, {base, vec({2, -1, 0, 3}, DType::int32)});
-  check_jvp(Prim::pow, {scalar(1.7), vec({2, -1, 0, 3}, DType::int32)});
+  for (const Row& r : binary_rows()) check_jvp(r.prim, r.ops, r.params);
 }
 
 TEST_F(ElementwiseGrad, OtherJvpsMatchFiniteDifferences) {
-  // Bounds away from x, so each operand's finite difference sees one branch.
-  check_jvp(Prim::clamp, {scalar(-1), vec({-2, 0.3, 0.5, 3}), scalar(1)});
-  check_jvp(Prim::clamp, {vec({-1, 0, 0.6, 0}), vec({-2, 0.3, 0.5, 3}), vec({1, 1, 2, 2})});
-  const Operand a = vec({-0.7, 0.3, 1.2, -1.9}), b = vec({0.8, -1.1, 0.5, 1.7});
-  const Operand c = vec({2.5, 0.2, -0.9, 0.1});
-  std::vector<Operand> which_bool{{{1, 0, 0, 1}, Shape{4}, DType::bool_}, a, b};
-  check_jvp(Prim::select_n, which_bool);
-  check_jvp(Prim::select_n, {vec({-1, 0, 1, 5}, DType::int32), a, b, c});
-  check_jvp(Prim::select_n, {scalar(1, DType::int32), a, b, c});
-  check_jvp(Prim::convert_element_type, {vec({0.5, -1.5, 2, 3})},
-            {{"new_dtype", DType::float64}, {"weak_type", false}});
+  for (const Row& r : other_rows()) check_jvp(r.prim, r.ops, r.params);
 }
 
 TEST_F(ElementwiseGrad, MaxAndMinSplitTiesHalfAndHalf) {
@@ -216,26 +261,16 @@ void expect_zero_jvp(Prim p, const std::vector<Array>& primals, const Params& pa
 }
 
 TEST_F(ElementwiseGrad, PiecewiseConstantAndNonFloatResultsHaveZeroTangents) {
-  const Array x = make({-0.7, 0.3, 1.2}, Shape{3});
-  const Array y = make({0.8, -1.1, 0.5}, Shape{3});
+  for (const Row& r : zero_tangent_rows()) expect_zero_jvp(r.prim, make_all(r.ops), r.params);
   const Array i = make({3, 5, 6}, Shape{3}, DType::int32);
   const Array j = make({1, 2, 3}, Shape{3}, DType::int32);
-  for (Prim p : {Prim::sign, Prim::floor, Prim::ceil, Prim::is_finite}) expect_zero_jvp(p, {x});
-  expect_zero_jvp(Prim::round, {x}, {{"rounding_method", int64_t(1)}});
   expect_zero_jvp(Prim::not_, {i});
-  expect_zero_jvp(Prim::nextafter, {x, y});
-  for (Prim p : {Prim::eq, Prim::ne, Prim::lt, Prim::le, Prim::gt, Prim::ge}) {
-    expect_zero_jvp(p, {x, y});
-  }
   for (Prim p : {Prim::and_, Prim::or_, Prim::xor_, Prim::shift_left, Prim::shift_right_logical,
                  Prim::shift_right_arithmetic, Prim::add, Prim::mul, Prim::max, Prim::rem}) {
     expect_zero_jvp(p, {i, j});
   }
   for (Prim p : {Prim::neg, Prim::abs, Prim::sign, Prim::copy}) expect_zero_jvp(p, {i});
   expect_zero_jvp(Prim::integer_pow, {i}, {{"y", int64_t(2)}});
-  expect_zero_jvp(Prim::integer_pow, {x}, {{"y", int64_t(0)}});
-  expect_zero_jvp(Prim::convert_element_type, {x},
-                  {{"new_dtype", DType::int32}, {"weak_type", false}});
   expect_zero_jvp(Prim::convert_element_type, {i},
                   {{"new_dtype", DType::float64}, {"weak_type", false}});
 }
@@ -368,4 +403,31 @@ TEST_F(ElementwiseGrad, RulesRunUnderJit) {
 }
 
 }  // namespace
+
+namespace sweep {
+
+std::vector<GradCase> elementwise_grad_cases() {
+  const std::pair<const char*, std::vector<Row>> lists[] = {{"unary", unary_rows()},
+                                                            {"binary", binary_rows()},
+                                                            {"other", other_rows()},
+                                                            {"zero", zero_tangent_rows()}};
+  std::vector<GradCase> cases;
+  for (const auto& [list, rows] : lists) {
+    for (size_t k = 0; k < rows.size(); ++k) {
+      const Row& r = rows[k];
+      GradCase c{"", r.prim, make_all(r.ops), r.params, {}};
+      std::string types;
+      for (size_t i = 0; i < r.ops.size(); ++i) {
+        types += (i ? ", " : "") + core::aval_of(c.operands[i]).short_str();
+        c.diff.push_back(is_floating(r.ops[i].dtype));
+      }
+      c.name = std::string(list) + " row " + std::to_string(k) + ": " +
+               std::string(core::prim_name(r.prim)) + "(" + types + ")";
+      cases.push_back(std::move(c));
+    }
+  }
+  return cases;
+}
+
+}  // namespace sweep
 }  // namespace parax

@@ -1,6 +1,7 @@
 // Autodiff rules of the structural, contraction and reduction primitives, called directly:
 // each jvp against central finite differences (float64), each transpose by the dot-product
-// test <ct, L(t)> == <L^T(ct), t> for random t and ct.
+// test <ct, L(t)> == <L^T(ct), t> for random t and ct. The jvp rows are also this family's
+// rows of vjp_jvp_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,8 @@
 #include "parax/config.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
+#include "parax/sharding.h"
+#include "prims/grad_cases.h"
 
 namespace parax {
 namespace {
@@ -179,6 +182,12 @@ Params sort_params(int64_t dimension, int64_t num_keys) {
   return {{"dimension", dimension}, {"is_stable", true}, {"num_keys", num_keys}};
 }
 
+// A layout for with_sharding_constraint that one device can hold: P('a', None) on a
+// one-device mesh.
+std::shared_ptr<const Sharding> one_device_sharding() {
+  return std::make_shared<const NamedSharding>(make_mesh({1}, {"a"}), P("a", None));
+}
+
 // The linear structural primitives: the jvp is the primitive on the tangent.
 std::vector<Case> linear_cases() {
   const Array s = random({});
@@ -231,6 +240,8 @@ std::vector<Case> linear_cases() {
        {true}},
       {"cumsum reverse", Prim::cumsum, {random({4, 5})},
        {{"axis", int64_t{0}}, {"reverse", true}}, {true}},
+      {"sharding_constraint", Prim::sharding_constraint, {random({2, 3})},
+       {{"sharding", one_device_sharding()}}, {true}},
   };
 }
 
@@ -277,7 +288,8 @@ TEST_F(StructuralGrad, LinearTransposePassesDotProductTest) {
 TEST_F(StructuralGrad, TransposeWithoutPlaceholders) {
   for (const Case& c : linear_cases()) {
     if (c.prim == Prim::transpose || c.prim == Prim::squeeze || c.prim == Prim::rev ||
-        c.prim == Prim::expand_dims || c.prim == Prim::pad || c.prim == Prim::cumsum) {
+        c.prim == Prim::expand_dims || c.prim == Prim::pad || c.prim == Prim::cumsum ||
+        c.prim == Prim::sharding_constraint) {
       check_transpose(c, true);
     }
   }
@@ -309,8 +321,9 @@ TEST_F(StructuralGrad, DotGeneralPreferredElementType) {
   EXPECT_NEAR(vdot(ct, y), vdot(back[0], lhs), 1e-4 * std::max(1.0, std::abs(vdot(ct, y))));
 }
 
-TEST_F(StructuralGrad, NonlinearReductions) {
-  const std::vector<Case> cases = {
+std::vector<Case> nonlinear_reduction_cases() {
+  const Params arg_params{{"axes", Ints{1}}, {"index_dtype", DType::int32}};
+  return {
       {"reduce_max", Prim::reduce_max, {random({3, 4})}, {{"axes", Ints{1}}}, {true}, false},
       {"reduce_max all", Prim::reduce_max, {random({2, 3, 2})}, {{"axes", Ints{0, 2}}}, {true},
        false},
@@ -325,8 +338,14 @@ TEST_F(StructuralGrad, NonlinearReductions) {
        {{"axes", Ints{0}}}, {true}, false},
       {"reduce_prod no axes", Prim::reduce_prod, {random({3})}, {{"axes", Ints{}}}, {true},
        false},
+      // Integer results: symbolic-zero tangents.
+      {"argmax", Prim::argmax, {random({3, 4})}, arg_params, {true}, false},
+      {"argmin", Prim::argmin, {random({3, 4})}, arg_params, {true}, false},
   };
-  for (const Case& c : cases) check_jvp(c);
+}
+
+TEST_F(StructuralGrad, NonlinearReductions) {
+  for (const Case& c : nonlinear_reduction_cases()) check_jvp(c);
 }
 
 // Tied maxima share the tangent equally (finite differences have no derivative there).
@@ -340,15 +359,18 @@ TEST_F(StructuralGrad, ReduceMaxTiesAverage) {
   EXPECT_DOUBLE_EQ(got[0].item<double>(), 3.0);
 }
 
-TEST_F(StructuralGrad, Sort) {
-  const std::vector<Case> cases = {
+std::vector<Case> sort_cases() {
+  return {
       {"sort one operand", Prim::sort, {random({6})}, sort_params(0, 1), {true}, false},
       {"sort keys and values", Prim::sort, {random({3, 5}), random({3, 5})}, sort_params(1, 1),
        {true, true}, false},
       {"sort values only", Prim::sort, {random({4, 3}), random({4, 3})}, sort_params(0, 1),
        {false, true}, false},
   };
-  for (const Case& c : cases) check_jvp(c);
+}
+
+TEST_F(StructuralGrad, Sort) {
+  for (const Case& c : sort_cases()) check_jvp(c);
   // The jvp's sort is linear in its extra (tangent) operands; keys stay known.
   check_transpose({"sort transpose", Prim::sort, {random({3, 5}), random({3, 5})},
                    sort_params(1, 1), {false, true}, true, 1});
@@ -358,21 +380,11 @@ TEST_F(StructuralGrad, Sort) {
                    sort_params(0, 2), {false, false, true, true}, true, 2});
 }
 
-// Integer and boolean results have symbolic-zero tangents.
+// Integer and boolean results have symbolic-zero tangents (argmax and argmin: in
+// NonlinearReductions).
 TEST_F(StructuralGrad, ZeroTangentPrimitives) {
-  const Array x = random({3, 4});
-  const Array t = random({3, 4});
   const Params axes{{"axes", Ints{1}}};
-  for (Prim p : {Prim::argmax, Prim::argmin}) {
-    Params params = axes;
-    params.set("index_dtype", DType::int32);
-    const std::vector<Array> outs = core::bind(p, {x}, params);
-    const std::vector<Array> got = core::rules(p).jvp(std::vector<Array>{x}, {&t, 1}, outs,
-                                                      params);
-    ASSERT_EQ(got.size(), 1u);
-    EXPECT_FALSE(got[0].valid());
-  }
-  const Array b = lax::gt(x, 0.0);
+  const Array b = lax::gt(random({3, 4}), 0.0);
   for (Prim p : {Prim::reduce_and, Prim::reduce_or}) {
     const std::vector<Array> outs = core::bind(p, {b}, axes);
     const Array none;
@@ -385,4 +397,17 @@ TEST_F(StructuralGrad, ZeroTangentPrimitives) {
 }
 
 }  // namespace
+
+namespace sweep {
+
+std::vector<GradCase> structural_grad_cases() {
+  std::vector<GradCase> cases;
+  for (const auto& list :
+       {linear_cases(), dot_cases(), nonlinear_reduction_cases(), sort_cases()}) {
+    for (const Case& c : list) cases.push_back({c.name, c.prim, c.operands, c.params, c.diff});
+  }
+  return cases;
+}
+
+}  // namespace sweep
 }  // namespace parax
