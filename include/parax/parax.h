@@ -3,6 +3,7 @@
 #pragma once
 
 #include "parax/array.h"
+#include "parax/collectives.h"
 #include "parax/config.h"
 #include "parax/debug.h"
 #include "parax/device.h"
@@ -15,5 +16,7 @@
 #include "parax/numpy.h"
 #include "parax/random.h"
 #include "parax/shape.h"
+#include "parax/shard_map.h"
 #include "parax/sharding.h"
 #include "parax/tree.h"
+#include "parax/vmap.h"

@@ -8,4 +8,5 @@ target_sources(parax PRIVATE
   api/numpy_reductions.cpp
   api/numpy_shape.cpp
   api/operators.cpp
+  api/parallel.cpp
   api/random.cpp)

@@ -37,6 +37,32 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
       for (size_t r = 0; r < e.outputs.size(); ++r) map[size_t(e.outputs[r])] = res[r];
       continue;
     }
+    if (e.prim == Prim::shard_map) {
+      // The region's per-device code sits between manual-enter and manual-exit equations,
+      // which relabel each value's layout between its global and per-device views.
+      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
+      const auto& in_specs = e.params.get<std::vector<PartitionSpec>>("in_specs");
+      const auto& out_specs = e.params.get<std::vector<PartitionSpec>>("out_specs");
+      auto boundary = [&](Prim p, const Atom& a, const core::Aval& aval, const PartitionSpec& spec) {
+        int v = out.new_var(aval);
+        core::Params params{{"axes", e.params.get<std::vector<std::string>>("axis_names")},
+                            {"spec", std::vector<PartitionSpec>{spec}},
+                            {"mesh", e.params.get<std::shared_ptr<const Sharding>>("mesh")}};
+        out.eqns.push_back(core::Eqn{p, {a}, {v}, std::move(params)});
+        return Atom::of(v);
+      };
+      std::vector<Atom> local;
+      for (size_t i = 0; i < in.size(); ++i) {
+        local.push_back(boundary(Prim::manual_enter, in[i],
+                                 body.avals[size_t(body.invars[i])], in_specs[i]));
+      }
+      std::vector<Atom> res = inline_into(out, body, local);
+      for (size_t r = 0; r < e.outputs.size(); ++r) {
+        map[size_t(e.outputs[r])] = boundary(Prim::manual_exit, res[r],
+                                             callee.avals[size_t(e.outputs[r])], out_specs[r]);
+      }
+      continue;
+    }
     core::Eqn copy{e.prim, std::move(in), {}, e.params};
     for (int v : e.outputs) {
       int nv = out.new_var(callee.avals[size_t(v)]);
@@ -94,6 +120,10 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     }
   }
   for (const core::Eqn& e : p.eqns) {
+    if (e.prim == Prim::manual_enter) {
+      const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh");
+      if (mesh) consider(mesh->device_assignment(), "shard_map mesh " + mesh->as_named()->mesh().to_string());
+    }
     if (e.prim != Prim::sharding_constraint) continue;
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
     consider(s.device_assignment(), "sharding constraint " + s.to_string());
@@ -107,6 +137,13 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
 Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> args,
                  const CompileOptions& opts, const Program& p) {
   std::vector<std::pair<Sharding, size_t>> explicit_shardings;
+  // A shard_map's mesh first: its per-device code names that mesh's axes.
+  for (const core::Eqn& e : p.eqns) {
+    if (e.prim != Prim::manual_enter) continue;
+    if (const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh")) {
+      explicit_shardings.push_back({*mesh, 0});
+    }
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].committed && args[i].sharding) {
       explicit_shardings.push_back({*args[i].sharding, args[i].aval.shape.size()});
@@ -164,8 +201,9 @@ CostAnalysis analyze(const Program& local, const MeshInfo& mesh) {
 }  // namespace
 
 Program inline_calls(const Program& p) {
-  const bool has_calls = std::any_of(p.eqns.begin(), p.eqns.end(),
-                                     [](const core::Eqn& e) { return e.prim == Prim::pjit; });
+  const bool has_calls = std::any_of(p.eqns.begin(), p.eqns.end(), [](const core::Eqn& e) {
+    return e.prim == Prim::pjit || e.prim == Prim::shard_map;
+  });
   if (!has_calls) return p;
   // The caller's inputs keep their numbers; inlined equations get fresh variables.
   Program flat;
@@ -256,8 +294,9 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   // Outputs are committed when an input was or when the program states a layout.
   exe->committed_ =
       std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
-      std::any_of(flat.eqns.begin(), flat.eqns.end(),
-                  [](const core::Eqn& e) { return e.prim == Prim::sharding_constraint; });
+      std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
+        return e.prim == Prim::sharding_constraint || e.prim == Prim::manual_exit;
+      });
   exe->cost_ = analyze(part.local, mesh);
   exe->local_ = std::make_shared<const Program>(std::move(part.local));
   exe->executor_ = std::make_shared<const runtime::Executor>(

@@ -52,6 +52,10 @@ class Partitioner {
   Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s, size_t d,
                     double fill);
   void partition_eqn(size_t e);
+  // Returns the mesh axes a named collective's `axes` param names.
+  AxisList mesh_axes(const core::Params& params) const;
+  // Emits the per-device collective(s) for a named-axis collective; returns the result.
+  int lower_named(const core::Eqn& eqn, const Atom& x, const Aval& in, const Aval& out);
 
   const core::Program& global_;
   const MeshInfo& mesh_;
@@ -285,8 +289,134 @@ double identity_of(core::ReduceOp op, DType dtype) {
   }
 }
 
+AxisList Partitioner::mesh_axes(const core::Params& params) const {
+  AxisList axes;
+  for (const std::string& name : params.get<std::vector<std::string>>("axes")) {
+    auto it = std::find(mesh_.names.begin(), mesh_.names.end(), name);
+    if (it == mesh_.names.end()) {
+      throw ValueError("collective over axis '" + name + "', which the computation's mesh " +
+                       mesh_.mesh.to_string() + " does not have");
+    }
+    axes.push_back(int64_t(it - mesh_.names.begin()));
+  }
+  return axes;
+}
+
+int Partitioner::lower_named(const core::Eqn& eqn, const Atom& x, const Aval& in,
+                             const Aval& out) {
+  const AxisList axes = mesh_axes(eqn.params);
+  const core::Params& p = eqn.params;
+  auto shape_with = [&](Shape s, size_t d, int64_t size) {
+    s[d] = size;
+    return Aval{std::move(s), in.dtype, in.weak_type};
+  };
+  auto insert_one = [&](const Aval& a, int64_t d) {
+    Aval r = a;
+    r.shape.insert(r.shape.begin() + d, 1);
+    return r;
+  };
+  const int64_t n = mesh_.size_of(axes);
+  switch (eqn.prim) {
+    case Prim::psum:
+    case Prim::pmax:
+    case Prim::pmin: {
+      const core::ReduceOp op = eqn.prim == Prim::psum   ? core::ReduceOp::sum
+                                : eqn.prim == Prim::pmax ? core::ReduceOp::max
+                                                         : core::ReduceOp::min;
+      return emit(Prim::all_reduce, {x},
+                  {{"mesh_axes", axes}, {"op", std::string(core::reduce_op_name(op))}}, out);
+    }
+    case Prim::pall_gather: {
+      const int64_t d = p.get<int64_t>("all_gather_dimension");
+      Atom cur = x;
+      if (!p.get<bool>("tiled")) {
+        cur = Atom::of(emit(Prim::expand_dims, {cur}, {{"dimensions", std::vector<int64_t>{d}}},
+                            insert_one(in, d)));
+      }
+      return emit(Prim::all_gather, {cur}, {{"mesh_axes", axes}, {"dimension", d}}, out);
+    }
+    case Prim::psum_scatter: {
+      const int64_t d = p.get<int64_t>("scatter_dimension");
+      core::Params params{{"mesh_axes", axes}, {"dimension", d}, {"op", std::string("sum")}};
+      if (p.get<bool>("tiled")) return emit(Prim::reduce_scatter, {x}, std::move(params), out);
+      Atom one = Atom::of(emit(Prim::reduce_scatter, {x}, std::move(params),
+                               shape_with(in.shape, size_t(d), 1)));
+      return emit(Prim::squeeze, {one}, {{"dimensions", std::vector<int64_t>{d}}}, out);
+    }
+    case Prim::pall_to_all: {
+      int64_t split = p.get<int64_t>("split_axis");
+      const int64_t concat = p.get<int64_t>("concat_axis");
+      if (p.get<bool>("tiled")) {
+        if (split == concat) {
+          throw NotImplementedError("all_to_all with split_axis == concat_axis inside "
+                                    "shard_map or pmap is not supported");
+        }
+        return emit(Prim::all_to_all, {x},
+                    {{"mesh_axes", axes}, {"split_dimension", split}, {"concat_dimension", concat}},
+                    out);
+      }
+      // Untiled: a unit axis receives the pieces, and the emptied split axis goes.
+      const int64_t q = concat < split ? concat : concat + 1;
+      if (q <= split) ++split;
+      Aval grown = insert_one(in, q);
+      Atom cur = Atom::of(emit(Prim::expand_dims, {x}, {{"dimensions", std::vector<int64_t>{q}}},
+                               grown));
+      Aval moved = grown;
+      moved.shape[size_t(q)] = n;
+      moved.shape[size_t(split)] /= n;
+      cur = Atom::of(emit(Prim::all_to_all, {cur},
+                          {{"mesh_axes", axes}, {"split_dimension", split}, {"concat_dimension", q}},
+                          moved));
+      return emit(Prim::squeeze, {cur}, {{"dimensions", std::vector<int64_t>{split}}}, out);
+    }
+    case Prim::ppermute: {
+      // Index pairs along the axes become device pairs: every device whose index is a
+      // source sends to the device that differs from it only in those axes' coordinates.
+      const auto& perm = p.get<std::vector<int64_t>>("perm");
+      std::vector<int64_t> pairs;
+      for (int64_t src = 0; src < mesh_.num_devices(); ++src) {
+        const std::vector<int64_t> c = mesh_.coords(src);
+        int64_t index = 0;
+        for (int64_t a : axes) index = index * mesh_.axis_sizes[size_t(a)] + c[size_t(a)];
+        for (size_t k = 0; k + 1 < perm.size(); k += 2) {
+          if (perm[k] != index) continue;
+          std::vector<int64_t> t = c;
+          int64_t rest = perm[k + 1];
+          for (size_t j = axes.size(); j-- > 0;) {
+            t[size_t(axes[j])] = rest % mesh_.axis_sizes[size_t(axes[j])];
+            rest /= mesh_.axis_sizes[size_t(axes[j])];
+          }
+          int64_t dst = 0;
+          for (size_t a = 0; a < t.size(); ++a) dst = dst * mesh_.axis_sizes[a] + t[a];
+          pairs.push_back(src);
+          pairs.push_back(dst);
+        }
+      }
+      return emit(Prim::collective_permute, {x},
+                  {{"source_target_pairs", pairs}, {"zero_others", true}}, out);
+    }
+    case Prim::axis_index:
+      return emit(Prim::axis_index, {}, {{"mesh_axes", axes}}, out);
+    default:
+      PARAX_CHECK(false, "not a named collective: " << core::prim_name(eqn.prim));
+  }
+  PARAX_UNREACHABLE();
+}
+
 void Partitioner::partition_eqn(size_t e) {
   const core::Eqn& eqn = global_.eqns[e];
+  if (eqn.prim == Prim::manual_enter || eqn.prim == Prim::manual_exit) {
+    // A region boundary: the per-device value is the operand laid out as the region needs.
+    const Atom& in = eqn.inputs[0];
+    const int out = eqn.outputs[0];
+    if (in.is_literal()) {
+      map_[size_t(out)] = in;
+      return;
+    }
+    map_[size_t(out)] = reshard(map_[size_t(in.var)], global_.avals[size_t(in.var)],
+                                layout_[size_t(in.var)], required_operand(global_, prop_, e, 0));
+    return;
+  }
   if (eqn.prim == Prim::sharding_constraint) {
     const Atom& in = eqn.inputs[0];
     const int out = eqn.outputs[0];
@@ -327,6 +457,13 @@ void Partitioner::partition_eqn(size_t e) {
     const auto& c = prop_.computed[e][r];
     computed.push_back(c ? *c : layout_[size_t(eqn.outputs[r])]);
     out_avals.push_back(mesh_.local_aval(global_.avals[size_t(eqn.outputs[r])], computed.back()));
+  }
+  if (core::has_trait(eqn.prim, core::kNamedAxes)) {
+    const int v = lower_named(eqn, inputs.empty() ? Atom() : inputs[0],
+                              in_avals.empty() ? out_avals[0] : in_avals[0], out_avals[0]);
+    map_[size_t(eqn.outputs[0])] = reshard(Atom::of(v), global_.avals[size_t(eqn.outputs[0])],
+                                           computed[0], layout_[size_t(eqn.outputs[0])]);
+    return;
   }
   core::Params params = eqn.params;
   if (const auto localize = core::rules(eqn.prim).localize) {

@@ -146,9 +146,77 @@ DimShard result_of(const ShardingRule& rule, const std::vector<AxisList>& fa, si
   return s;
 }
 
+bool is_boundary(Prim p) { return p == Prim::manual_enter || p == Prim::manual_exit; }
+
+// Returns the mesh axes a shard_map spec splits dimension d by.
+AxisList spec_axes(const MeshInfo& mesh, const PartitionSpec& spec, size_t d) {
+  AxisList axes;
+  if (d >= spec.size()) return axes;
+  for (const std::string& name : spec[d].axes()) {
+    auto it = std::find(mesh.names.begin(), mesh.names.end(), name);
+    if (it == mesh.names.end()) {
+      throw ValueError("shard_map spec " + spec.to_ir_string() + " names axis '" + name +
+                       "', which the computation's mesh " + mesh.mesh.to_string() +
+                       " does not have; use one mesh for the shard_map and its arguments");
+    }
+    axes.push_back(int64_t(it - mesh.names.begin()));
+  }
+  return axes;
+}
+
+// For a region boundary: the layout its operand needs and its result's layout. Entering,
+// each dimension is split by the spec's (manual) axes and then by whichever other axes the
+// operand already used there, which stay with the per-device value; leaving, the spec's
+// axes go in front of the per-device value's own.
+std::pair<DimShard, DimShard> boundary_layouts(const Eqn& e, const core::Program& p,
+                                               const MeshInfo& mesh, const DimShard* operand) {
+  const PartitionSpec& spec = e.params.get<std::vector<PartitionSpec>>("spec")[0];
+  const core::Aval& in = p.aval_of(e.inputs[0]);
+  const core::Aval& out = p.avals[size_t(e.outputs[0])];
+  const size_t rank = in.shape.size();
+  AxisList manual;
+  for (const std::string& name : e.params.get<std::vector<std::string>>("axes")) {
+    auto it = std::find(mesh.names.begin(), mesh.names.end(), name);
+    if (it == mesh.names.end()) {
+      throw ValueError("shard_map axis '" + name + "' is not an axis of the computation's mesh " +
+                       mesh.mesh.to_string());
+    }
+    manual.push_back(int64_t(it - mesh.names.begin()));
+  }
+  DimShard need = DimShard::replicated(rank), result = DimShard::replicated(rank);
+  if (e.prim == Prim::manual_enter) {
+    AxisList used = manual;
+    for (size_t d = 0; d < rank; ++d) {
+      need.dims[d] = spec_axes(mesh, spec, d);
+      used.insert(used.end(), need.dims[d].begin(), need.dims[d].end());
+    }
+    for (size_t d = 0; d < rank && operand != nullptr; ++d) {
+      AxisList extra;
+      for (int64_t a : operand->dims[d]) {
+        if (std::find(used.begin(), used.end(), a) != used.end()) break;
+        extra.push_back(a);
+      }
+      if (extra.empty() || out.shape[d] % mesh.size_of(extra) != 0) continue;
+      used.insert(used.end(), extra.begin(), extra.end());
+      need.dims[d].insert(need.dims[d].end(), extra.begin(), extra.end());
+      result.dims[d] = extra;
+    }
+    return {need, result};
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    if (operand != nullptr && in.shape[d] % mesh.size_of(operand->dims[d]) == 0) {
+      need.dims[d] = operand->dims[d];
+    }
+    result.dims[d] = spec_axes(mesh, spec, d);
+    result.dims[d].insert(result.dims[d].end(), need.dims[d].begin(), need.dims[d].end());
+  }
+  return {need, result};
+}
+
 }  // namespace
 
 DimShard required_operand(const core::Program& p, const Propagation& prop, size_t e, size_t i) {
+  if (auto it = prop.boundary.find(e); it != prop.boundary.end()) return it->second;
   const ShardingRule& rule = prop.rules[e];
   const auto& fa = prop.factor_axes[e];
   const auto& labels = rule.operands[i];
@@ -181,6 +249,16 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
       broadcast.push_back(!a.is_literal() && producer[size_t(a.var)] == Prim::broadcast_in_dim);
     }
     for (int v : e.outputs) out.push_back(p.avals[size_t(v)]);
+    if (is_boundary(e.prim)) {
+      auto [need, result] = boundary_layouts(e, p, mesh, operands[0]);
+      prop.boundary.emplace(size_t(&e - p.eqns.data()), std::move(need));
+      known[size_t(e.outputs[0])] = std::move(result);
+      producer[size_t(e.outputs[0])] = e.prim;
+      prop.computed.emplace_back(1);
+      prop.rules.emplace_back();
+      prop.factor_axes.emplace_back();
+      continue;
+    }
     ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
     std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands, broadcast);
     for (int v : e.outputs) producer[size_t(v)] = e.prim;
@@ -212,7 +290,8 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
   }
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const core::Eqn& eqn = p.eqns[e];
-    if (eqn.prim == Prim::sharding_constraint || prop.computed[e].size() != eqn.outputs.size())
+    if (eqn.prim == Prim::sharding_constraint || is_boundary(eqn.prim) ||
+        prop.computed[e].size() != eqn.outputs.size())
       continue;
     const ShardingRule& rule = prop.rules[e];
     auto& fa = prop.factor_axes[e];

@@ -5,6 +5,7 @@
 // inferred, preferring choices that need no communication.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -22,6 +23,9 @@ struct Propagation {
   // one that a local slice reaches (results of scans, sorts and concatenations keep their
   // operand's layout, as in JAX).
   std::vector<std::vector<std::optional<DimShard>>> computed;
+  // Per manual-enter and manual-exit equation (the boundaries of an inlined shard_map):
+  // the layout its operand needs. Their results are the same per-device buffers, relabeled.
+  std::map<size_t, DimShard> boundary;
 };
 
 // `seeds` has one entry per invar (constvars first, then invars): the fixed layout of a

@@ -5,13 +5,14 @@
 #include "core/rules.h"
 
 namespace parax::core {
-namespace {
 
 Array literal_array(const Literal& l) {
   unsigned char bytes[8];
   write_literal(l, bytes);
   return detail::array_from_host(bytes, l.aval);
 }
+
+namespace {
 
 bool differentiable(const Aval& a) { return is_floating(a.dtype); }
 

@@ -17,6 +17,7 @@ enum Trait : uint32_t {
   kReduction = 1u << 5,
   kCollective = 1u << 6,    // communicates across devices; created only by reshard
   kHasProgram = 1u << 7,    // holds a sub-program (jit, control flow, fused kernels)
+  kNamedAxes = 1u << 8,     // a collective over named axes (param `axes`): psum, ...
 };
 
 // clang-format off
@@ -117,7 +118,21 @@ enum Trait : uint32_t {
   X(reduce_scatter, "reduce-scatter", kUnary | kCollective)                  \
   X(all_to_all, "all-to-all", kUnary | kLinear | kCollective)                \
   X(collective_permute, "collective-permute", kUnary | kLinear | kCollective) \
-  X(shard_slice, "shard-slice", kUnary | kLinear)
+  X(shard_slice, "shard-slice", kUnary | kLinear)                            \
+  /* named-axis collectives of per-device code (vmap, pmap, shard_map) */   \
+  X(psum, "psum", kUnary | kLinear | kNamedAxes)                             \
+  X(pmax, "pmax", kUnary | kNamedAxes)                                       \
+  X(pmin, "pmin", kUnary | kNamedAxes)                                       \
+  X(pall_gather, "all_gather", kUnary | kLinear | kNamedAxes)                \
+  X(psum_scatter, "reduce_scatter", kUnary | kLinear | kNamedAxes)           \
+  X(ppermute, "ppermute", kUnary | kLinear | kNamedAxes)                     \
+  X(pall_to_all, "all_to_all", kUnary | kLinear | kNamedAxes)                \
+  X(axis_index, "axis_index", kNamedAxes)                                    \
+  /* a per-device program over mesh axes (shard_map, pmap) */               \
+  X(shard_map, "shard_map", kHasProgram)                                     \
+  /* a shard_map inlined by the compiler: where its region begins and ends */ \
+  X(manual_enter, "manual-enter", kUnary)                                    \
+  X(manual_exit, "manual-exit", kUnary)
 // clang-format on
 
 enum class Prim : uint16_t {

@@ -114,7 +114,15 @@ std::string param_str(const ParamValue& v) {
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return shape_str(x);
         else if constexpr (std::is_same_v<T, std::shared_ptr<const Sharding>>)
           return x ? x->to_string() : "None";
-        else return x ? to_string(*x) : "None";
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::string out = "(";  // a Python tuple of names: ('i',), ('i', 'j')
+          for (size_t i = 0; i < x.size(); ++i) out += (i ? ", '" : "'") + x[i] + "'";
+          return out + (x.size() == 1 ? ",)" : ")");
+        } else if constexpr (std::is_same_v<T, std::vector<PartitionSpec>>) {
+          std::string out = "(";
+          for (size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + x[i].to_ir_string();
+          return out + (x.size() == 1 ? ",)" : ")");
+        } else return x ? to_string(*x) : "None";
       },
       v);
 }

@@ -21,7 +21,8 @@ struct Program;
 
 // A primitive's static parameters (axes, shapes, dtypes, shardings, sub-programs).
 using ParamValue = std::variant<bool, int64_t, double, std::string, DType, std::vector<int64_t>,
-                                std::shared_ptr<const Sharding>, std::shared_ptr<const Program>>;
+                                std::shared_ptr<const Sharding>, std::shared_ptr<const Program>,
+                                std::vector<std::string>, std::vector<PartitionSpec>>;
 
 class Params {
  public:

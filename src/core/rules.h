@@ -91,6 +91,25 @@ using TransposeFn = std::vector<Array> (*)(std::span<const Array> cts,
                                            std::span<const Array> operands,
                                            std::span<const bool> linear, const Params& params);
 
+// The batch axis a vmap adds: its size and, when the vmap names it, the name collectives
+// over it use.
+struct BatchAxis {
+  int64_t size = 0;
+  std::string name;
+};
+// The batch dimension of an operand that has none (the same value for every batch element).
+inline constexpr int kNotMapped = -1;
+// What a batching rule returns: the results and where each has its batch dimension.
+struct Batched {
+  std::vector<Array> outs;
+  std::vector<int> dims;
+};
+// batch: applies the primitive to operands carrying a batch dimension at `dims[i]`
+// (kNotMapped where not batched; at least one is, unless the primitive is a collective
+// over `axis.name`) by binding primitives on the batched arrays.
+using BatchFn = Batched (*)(std::span<const Array> in, std::span<const int> dims,
+                            const Params& params, const BatchAxis& axis);
+
 using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> in, const Params& params);
 using ShardingRuleFn = ShardingRule (*)(std::span<const Aval> in, std::span<const Aval> out,
                                         const Params& params);
@@ -108,8 +127,8 @@ struct PrimRules {
   LocalizeFn localize = nullptr;
   JvpFn jvp = nullptr;
   TransposeFn transpose = nullptr;
-  // Filled by the batching issue.
-  const void* batch = nullptr;
+  // Null: a loop over the batch, one application per element (correct and slow).
+  BatchFn batch = nullptr;
 };
 
 // Returns the rules of `p`.

@@ -1,6 +1,7 @@
 target_sources(parax PRIVATE
   core/autodiff.cpp
   core/aval.cpp
+  core/batching.cpp
   core/primitive.cpp
   core/parse.cpp
   core/program.cpp

@@ -61,6 +61,9 @@ Array make_tracer(Aval aval, Tracer tracer);
 // Returns x's type.
 const Aval& aval_of(const Array& x);
 
+// Returns a concrete rank-0 array holding a literal's value.
+Array literal_array(const Literal& l);
+
 // Evaluates one equation on concrete arrays: the eager path, implemented by the compiler
 // (a cached one-equation executable per operand types and shardings).
 std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params);

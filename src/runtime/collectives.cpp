@@ -123,8 +123,19 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
   std::vector<BufferRef> out(size_t(mesh.size()));
   if (eqn.prim == Prim::collective_permute) {
     const auto& pairs = eqn.params.get<std::vector<int64_t>>("source_target_pairs");
-    out = in;  // devices not named as targets keep their data (their tile is unchanged)
+    // Devices named as no target keep their data (reshard: their tile is unchanged), or
+    // get zeros (ppermute).
+    std::vector<bool> target(in.size(), false);
+    for (size_t k = 0; k < pairs.size(); k += 2) target[size_t(pairs[k + 1])] = true;
+    const bool zero_rest = eqn.params.has("zero_others") && eqn.params.get<bool>("zero_others");
+    out = in;
     for (size_t k = 0; k < pairs.size(); k += 2) out[size_t(pairs[k + 1])] = in[size_t(pairs[k])];
+    for (size_t p = 0; p < out.size() && zero_rest; ++p) {
+      if (target[p]) continue;
+      auto buf = Buffer::allocate(mesh.devices[p], out_aval.nbytes());
+      std::memset(buf->data(), 0, out_aval.nbytes());
+      out[p] = buf;
+    }
     return out;
   }
   const Groups g = make_groups(mesh, eqn.params.get<std::vector<int64_t>>("mesh_axes"));

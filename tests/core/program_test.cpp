@@ -93,7 +93,9 @@ TEST(Primitives, TraitsAreData) {
   EXPECT_TRUE(has_trait(Prim::pjit, kHasProgram));
   EXPECT_TRUE(has_trait(Prim::all_gather, kCollective));
   EXPECT_EQ(prim_name(Prim::all_gather), "all-gather");
-  EXPECT_EQ(prim_name(Prim(kNumPrims - 1)), "shard-slice");
+  EXPECT_TRUE(has_trait(Prim::psum, kNamedAxes));
+  EXPECT_EQ(prim_name(Prim::pall_gather), "all_gather");
+  EXPECT_EQ(prim_name(Prim(kNumPrims - 1)), "manual-exit");
 }
 
 }  // namespace

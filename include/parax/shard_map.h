@@ -1,0 +1,110 @@
+// SPMD by hand. shard_map(f, mesh, in_specs, out_specs) runs f once per device of `mesh`
+// on that device's block of each argument, with the mesh axes bound as names for
+// collectives; pmap(f) maps the leading axis of its arguments over devices the same way.
+// Both compile through jit, and a shard_map inside a jitted function is a region of
+// per-device code in a program the compiler partitions automatically around it.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "parax/jit.h"
+#include "parax/vmap.h"
+
+namespace parax {
+
+// The specs of shard_map's arguments or results: one PartitionSpec for all, or one per
+// positional argument (applying to all its leaves) / per result leaf.
+class Specs {
+ public:
+  Specs(PartitionSpec all) : all_(std::move(all)) {}  // NOLINT(google-explicit-constructor)
+  Specs(std::initializer_list<PartitionSpec> each) : each_(each) {}
+  Specs(std::vector<PartitionSpec> each) : each_(std::move(each)) {}  // NOLINT
+  // Returns the spec of entry i of n.
+  const PartitionSpec& at(size_t i, size_t n, const char* what) const;
+
+ private:
+  std::optional<PartitionSpec> all_;
+  std::vector<PartitionSpec> each_;
+};
+
+struct ShardMapOptions {
+  // Checks that results whose out_specs omit a mesh axis do not vary along it.
+  bool check_vma = true;
+  // Names the function in errors.
+  std::string name = "f";
+};
+
+struct PmapOptions {
+  std::string axis_name;
+  MapAxes in_axes = 0;
+  MapAxes out_axes = 0;
+  // The devices to map over (default: the first N local devices).
+  std::vector<Device> devices;
+};
+
+namespace detail {
+// Binds the shard_map of `fn` (traced per device) on flat leaves; returns the result leaves.
+std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
+                                  const std::vector<PartitionSpec>& in_specs,
+                                  const std::vector<std::string>& leaf_names, const FlatFn& fn,
+                                  TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
+                                  const ShardMapOptions& options);
+std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs);
+// True while a transform that binds axis names traces its function: a trace made then
+// depends on those names, so it is not cached.
+bool axes_bound();
+// Returns `call` compiled and cached per signature through jit, except while axis names
+// are bound (see axes_bound), when it is traced in place.
+template <class G>
+auto cached(G call, std::string name) {
+  auto jitted = jit(call, JitOptions{.name = std::move(name)});
+  return [call = std::move(call), jitted = std::move(jitted)](const auto&... args) {
+    if (axes_bound()) return call(args...);
+    return jitted(args...);
+  };
+}
+std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
+                             const std::vector<std::string>& leaf_names, const FlatFn& fn,
+                             TreeDef* out_def, const PmapOptions& options);
+}  // namespace detail
+
+// Returns f run per device over `mesh`: called like f, on global arrays.
+template <class F>
+auto shard_map(F f, Mesh mesh, Specs in_specs, Specs out_specs, ShardMapOptions options = {}) {
+  auto per_call = [f, mesh, in_specs, out_specs, options](const auto&... args) {
+    using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<decltype(args)>&...>>;
+    std::vector<Array> leaves;
+    std::vector<TreeDef> defs;
+    detail::flatten_args(leaves, defs, args...);
+    TreeDef out_def;
+    auto outs = detail::shard_map_flat(
+        leaves, detail::leaf_specs(in_specs, defs), detail::leaf_names(defs),
+        detail::flat_fn<F, std::decay_t<decltype(args)>...>(f, defs), &out_def, mesh, out_specs,
+        options);
+    return tree::unflatten<R>(out_def, outs);
+  };
+  return detail::cached(std::move(per_call), options.name);
+}
+
+// Returns f mapped over the leading axis of its arguments (or as `options` says), one
+// instance per device: results are sharded one slice per device.
+template <class F>
+auto pmap(F f, PmapOptions options = {}) {
+  auto per_call = [f, options](const auto&... args) {
+    using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<decltype(args)>&...>>;
+    std::vector<Array> leaves;
+    std::vector<TreeDef> defs;
+    detail::flatten_args(leaves, defs, args...);
+    TreeDef out_def;
+    auto outs = detail::pmap_flat(leaves, detail::leaf_axes(options.in_axes, defs, "in_axes"),
+                                  detail::leaf_names(defs),
+                                  detail::flat_fn<F, std::decay_t<decltype(args)>...>(f, defs),
+                                  &out_def, options);
+    return tree::unflatten<R>(out_def, outs);
+  };
+  return detail::cached(std::move(per_call), "pmap");
+}
+
+}  // namespace parax

@@ -1,0 +1,459 @@
+// The named-axis collectives of per-device code (JAX's lax.parallel): psum, pmax, pmin,
+// all_gather, reduce_scatter (psum_scatter), ppermute, all_to_all and axis_index. Param
+// `axes` names the axes they act over, bound by an enclosing vmap, pmap or shard_map. Under
+// vmap their batching rules act along the batch dimension; inside pmap and shard_map the
+// partitioner lowers them to the collectives of the mesh axes of those names
+// (compiler/partition.cpp), so they have no kernel of their own.
+#include <algorithm>
+
+#include "core/batching.h"
+#include "prims/structural_grad.h"
+
+namespace parax::prims {
+namespace {
+
+using core::Batched;
+using core::BatchAxis;
+using core::kNotMapped;
+using core::Prim;
+
+const std::vector<std::string>& axes_of(const Params& p) {
+  return p.get<std::vector<std::string>>("axes");
+}
+
+// Returns the axes other than `name`, or nullopt when `name` is not among them.
+std::optional<std::vector<std::string>> without(const Params& p, const std::string& name) {
+  std::vector<std::string> rest = axes_of(p);
+  auto it = std::find(rest.begin(), rest.end(), name);
+  if (name.empty() || it == rest.end()) return std::nullopt;
+  rest.erase(it);
+  return rest;
+}
+
+Params with_axes(Params p, std::vector<std::string> axes) {
+  p.set("axes", std::move(axes));
+  return p;
+}
+
+int64_t int_param(const Params& p, std::string_view name) { return p.get<int64_t>(name); }
+
+std::vector<Aval> same_eval(std::span<const Aval> in, const Params&) { return {in[0]}; }
+
+std::vector<Aval> all_gather_eval(std::span<const Aval> in, const Params& p) {
+  Aval out = in[0];
+  const int64_t d = int_param(p, "all_gather_dimension");
+  const int64_t n = int_param(p, "axis_size");
+  const int64_t rank = int64_t(out.shape.size());
+  if (p.get<bool>("tiled")) {
+    if (d < 0 || d >= rank) {
+      throw ValueError("all_gather_dimension " + std::to_string(d) + " is out of bounds for " +
+                       in[0].str());
+    }
+    out.shape[size_t(d)] *= n;
+  } else {
+    if (d < 0 || d > rank) {
+      throw ValueError("all_gather_dimension " + std::to_string(d) + " is out of bounds for " +
+                       in[0].str());
+    }
+    out.shape.insert(out.shape.begin() + d, n);
+  }
+  return {out};
+}
+
+std::vector<Aval> reduce_scatter_eval(std::span<const Aval> in, const Params& p) {
+  Aval out = in[0];
+  const int64_t d = int_param(p, "scatter_dimension");
+  const int64_t n = int_param(p, "axis_size");
+  if (d < 0 || d >= int64_t(out.shape.size())) {
+    throw ValueError("scatter_dimension " + std::to_string(d) + " is out of bounds for " +
+                     in[0].str());
+  }
+  const int64_t size = out.shape[size_t(d)];
+  if (p.get<bool>("tiled")) {
+    if (size % n != 0) {
+      throw ValueError("tiled reduce_scatter operand scatter dimension size " +
+                       std::to_string(size) + " must be divisible by shard_count " +
+                       std::to_string(n));
+    }
+    out.shape[size_t(d)] = size / n;
+  } else {
+    if (size != n) {
+      throw ValueError("reduce_scatter operand scatter dimension size " + std::to_string(size) +
+                       " must match shard count " + std::to_string(n));
+    }
+    out.shape.erase(out.shape.begin() + d);
+  }
+  return {out};
+}
+
+std::vector<Aval> all_to_all_eval(std::span<const Aval> in, const Params& p) {
+  Aval out = in[0];
+  const int64_t split = int_param(p, "split_axis");
+  const int64_t concat = int_param(p, "concat_axis");
+  const int64_t n = int_param(p, "axis_size");
+  const int64_t rank = int64_t(out.shape.size());
+  if (split < 0 || split >= rank || concat < 0 || concat >= rank) {
+    throw ValueError("all_to_all split_axis " + std::to_string(split) + " and concat_axis " +
+                     std::to_string(concat) + " must be axes of " + in[0].str());
+  }
+  const int64_t size = out.shape[size_t(split)];
+  if (p.get<bool>("tiled")) {
+    if (size % n != 0) {
+      throw ValueError("The size of all_to_all split_axis (" + std::to_string(size) +
+                       ") has to be divisible by the size of the named axis " +
+                       axes_of(p)[0] + " (" + std::to_string(n) + ")");
+    }
+    out.shape[size_t(split)] /= n;
+    out.shape[size_t(concat)] *= n;
+  } else {
+    if (size != n) {
+      throw ValueError("all_to_all requires the size of the mapped axis axis_name to equal "
+                       "x.shape[split_axis], but they are " + std::to_string(n) + " and " +
+                       std::to_string(size) + " respectively.");
+    }
+    // The split axis becomes the one the pieces come from: its size stays n, and it moves
+    // to concat_axis.
+    out.shape.erase(out.shape.begin() + split);
+    out.shape.insert(out.shape.begin() + concat, n);
+  }
+  return {out};
+}
+
+std::vector<Aval> axis_index_eval(std::span<const Aval>, const Params&) {
+  return {Aval{{}, DType::int32, false}};
+}
+
+// In a per-device program (`mesh_axes` set by the partitioner): this device's index.
+void axis_index_kernel(const KernelCall& c) {
+  *out_ptr<int32_t>(c, 0) =
+      int32_t(c.device.linear_index(c.params.get<std::vector<int64_t>>("mesh_axes")));
+}
+
+// Inside a shard_map with axes left to the automatic partitioner, a collective's operand
+// may be split over those axes on every dimension but the ones it gathers, scatters or
+// splits along.
+ShardingRule rule_except(std::span<const Aval> in, std::span<const Aval> out,
+                         std::vector<int64_t> whole_in, std::vector<int64_t> whole_out) {
+  ShardingRule rule;
+  const size_t rank = in[0].shape.size();
+  rule.operands.assign(1, std::vector<int>(rank, ShardingRule::kNone));
+  rule.results.assign(1, std::vector<int>(out[0].shape.size(), ShardingRule::kNone));
+  // Dimensions other than the special ones pair up in order.
+  std::vector<size_t> od;
+  for (size_t d = 0; d < out[0].shape.size(); ++d) {
+    if (std::count(whole_out.begin(), whole_out.end(), int64_t(d)) == 0) od.push_back(d);
+  }
+  size_t k = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (std::count(whole_in.begin(), whole_in.end(), int64_t(d)) > 0) continue;
+    if (k >= od.size()) break;
+    rule.operands[0][d] = rule.num_factors();
+    rule.results[0][od[k++]] = rule.num_factors();
+    rule.factor_sizes.push_back(in[0].shape[d]);
+  }
+  return rule;
+}
+
+ShardingRule all_gather_sharding(std::span<const Aval> in, std::span<const Aval> out,
+                                 const Params& p) {
+  const int64_t d = int_param(p, "all_gather_dimension");
+  return p.get<bool>("tiled") ? rule_except(in, out, {d}, {d}) : rule_except(in, out, {}, {d});
+}
+
+ShardingRule reduce_scatter_sharding(std::span<const Aval> in, std::span<const Aval> out,
+                                     const Params& p) {
+  const int64_t d = int_param(p, "scatter_dimension");
+  return p.get<bool>("tiled") ? rule_except(in, out, {d}, {d}) : rule_except(in, out, {d}, {});
+}
+
+ShardingRule all_to_all_sharding(std::span<const Aval> in, std::span<const Aval> out,
+                                 const Params& p) {
+  const int64_t s = int_param(p, "split_axis");
+  const int64_t c = int_param(p, "concat_axis");
+  return p.get<bool>("tiled") ? rule_except(in, out, {s, c}, {s, c})
+                              : rule_except(in, out, {s, c}, {c, s});
+}
+
+// ---------------------------------------------------------------------------------------
+// Derivatives. Each instance's output is a function of every instance's input, so the
+// transposes are the adjoint collectives: psum's is psum (each instance's cotangent reaches
+// every input), all_gather's is reduce_scatter and back, ppermute's runs the pairs backwards
+// and all_to_all's swaps its axes.
+
+std::vector<Array> psum_transpose(std::span<const Array> cts, std::span<const Array>,
+                                  std::span<const bool>, const Params& p) {
+  if (!cts[0].valid()) return {Array()};
+  return {core::bind1(Prim::psum, {cts[0]}, p)};
+}
+
+std::vector<Array> all_gather_transpose(std::span<const Array> cts, std::span<const Array>,
+                                        std::span<const bool>, const Params& p) {
+  if (!cts[0].valid()) return {Array()};
+  Params q{{"axes", axes_of(p)},
+           {"scatter_dimension", int_param(p, "all_gather_dimension")},
+           {"axis_size", int_param(p, "axis_size")},
+           {"tiled", p.get<bool>("tiled")}};
+  return {core::bind1(Prim::psum_scatter, {cts[0]}, std::move(q))};
+}
+
+std::vector<Array> reduce_scatter_transpose(std::span<const Array> cts, std::span<const Array>,
+                                            std::span<const bool>, const Params& p) {
+  if (!cts[0].valid()) return {Array()};
+  Params q{{"axes", axes_of(p)},
+           {"all_gather_dimension", int_param(p, "scatter_dimension")},
+           {"axis_size", int_param(p, "axis_size")},
+           {"tiled", p.get<bool>("tiled")}};
+  return {core::bind1(Prim::pall_gather, {cts[0]}, std::move(q))};
+}
+
+std::vector<Array> ppermute_transpose(std::span<const Array> cts, std::span<const Array>,
+                                      std::span<const bool>, const Params& p) {
+  if (!cts[0].valid()) return {Array()};
+  std::vector<int64_t> inverse = p.get<std::vector<int64_t>>("perm");
+  for (size_t k = 0; k + 1 < inverse.size(); k += 2) std::swap(inverse[k], inverse[k + 1]);
+  Params q = p;
+  q.set("perm", std::move(inverse));
+  return {core::bind1(Prim::ppermute, {cts[0]}, std::move(q))};
+}
+
+std::vector<Array> all_to_all_transpose(std::span<const Array> cts, std::span<const Array>,
+                                        std::span<const bool>, const Params& p) {
+  if (!cts[0].valid()) return {Array()};
+  Params q = p;
+  q.set("split_axis", int_param(p, "concat_axis"));
+  q.set("concat_axis", int_param(p, "split_axis"));
+  return {core::bind1(Prim::pall_to_all, {cts[0]}, std::move(q))};
+}
+
+// pmax and pmin pass the tangent of the instances holding the extreme value, averaged over
+// ties (as reduce_max's jvp does within one array).
+template <Prim P>
+std::vector<Array> extreme_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                               std::span<const Array> outs, const Params& p) {
+  if (!tangents[0].valid()) return {Array()};
+  const Array& x = primals[0];
+  Array hit = lax::convert_element_type(lax::eq(x, outs[0]), x.dtype());
+  Array count = core::bind1(Prim::psum, {hit}, p);
+  Array picked = core::bind1(Prim::psum, {lax::mul(tangents[0], hit)}, p);
+  return {lax::div(picked, count)};
+}
+
+// ---------------------------------------------------------------------------------------
+// Batching. A collective over the vmapped axis acts along the batch dimension; over other
+// axes it applies to the batched value as it is (every element is one more instance).
+
+// Returns the collective applied to `x` over the axes other than the vmapped one.
+Array over_rest(Prim prim, const Array& x, const Params& p, const std::vector<std::string>& rest) {
+  if (rest.empty()) return x;
+  return core::bind1(prim, {x}, with_axes(p, rest));
+}
+
+// psum, pmax, pmin.
+template <Prim P>
+Batched reduce_batch(std::span<const Array> in, std::span<const int> dims, const Params& p,
+                     const BatchAxis& axis) {
+  auto rest = without(p, axis.name);
+  if (!rest) {
+    return Batched{{core::bind1(P, {in[0]}, p)}, {dims[0]}};
+  }
+  Array x = in[0];
+  Array r;
+  if (dims[0] == kNotMapped) {
+    r = P == Prim::psum ? lax::mul(x, lax::convert_element_type(
+                                          core::literal_array(core::Literal{
+                                              Aval{{}, DType::int64, false}, double(axis.size)}),
+                                          x.dtype()))
+                        : x;
+  } else {
+    const std::vector<int64_t> a{int64_t(dims[0])};
+    r = P == Prim::psum   ? lax::reduce_sum(x, a)
+        : P == Prim::pmax ? lax::reduce_max(x, a)
+                          : lax::reduce_min(x, a);
+  }
+  return Batched{{over_rest(P, r, p, *rest)}, {kNotMapped}};
+}
+
+// The vmapped axis must be the only one: the order of a gather over a mix of vmapped and
+// mapped axes is not defined here.
+const std::vector<std::string>& only_axis(const Params& p, const char* prim) {
+  const auto& axes = axes_of(p);
+  if (axes.size() != 1) {
+    throw NotImplementedError(std::string(prim) +
+                              " over a vmapped axis together with other axes is not supported; "
+                              "apply it to one axis at a time");
+  }
+  return axes;
+}
+
+Batched all_gather_batch(std::span<const Array> in, std::span<const int> dims, const Params& p,
+                         const BatchAxis& axis) {
+  if (!without(p, axis.name)) {
+    // Gather each batch element's value: the batch dimension is untouched.
+    Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
+    Params q = p;
+    q.set("all_gather_dimension", int_param(p, "all_gather_dimension") + 1);
+    return Batched{{core::bind1(Prim::pall_gather, {x}, std::move(q))}, {0}};
+  }
+  only_axis(p, "all_gather");
+  const int64_t d = int_param(p, "all_gather_dimension");
+  Array x = core::move_batch_dim(in[0], dims[0], int(d), axis.size);
+  if (p.get<bool>("tiled")) {
+    Shape s = x.shape();
+    s[size_t(d)] *= s[size_t(d) + 1];
+    s.erase(s.begin() + d + 1);
+    x = lax::reshape(x, s);
+  }
+  return Batched{{x}, {kNotMapped}};
+}
+
+Batched reduce_scatter_batch(std::span<const Array> in, std::span<const int> dims,
+                             const Params& p, const BatchAxis& axis) {
+  if (!without(p, axis.name)) {
+    Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
+    Params q = p;
+    q.set("scatter_dimension", int_param(p, "scatter_dimension") + 1);
+    return Batched{{core::bind1(Prim::psum_scatter, {x}, std::move(q))}, {0}};
+  }
+  only_axis(p, "psum_scatter");
+  // The sum over the batch, whose scatter dimension (split into n blocks) becomes the
+  // batch dimension.
+  Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
+  Array sum = lax::reduce_sum(x, {0});
+  const int64_t d = int_param(p, "scatter_dimension");
+  if (p.get<bool>("tiled")) {
+    Shape s = sum.shape();
+    s[size_t(d)] /= axis.size;
+    s.insert(s.begin() + d, axis.size);
+    sum = lax::reshape(sum, s);
+  }
+  return Batched{{sum}, {int(d)}};
+}
+
+Batched ppermute_batch(std::span<const Array> in, std::span<const int> dims, const Params& p,
+                       const BatchAxis& axis) {
+  if (!without(p, axis.name)) {
+    return Batched{{core::bind1(Prim::ppermute, {in[0]}, p)}, {dims[0]}};
+  }
+  only_axis(p, "ppermute");
+  Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
+  const auto& perm = p.get<std::vector<int64_t>>("perm");
+  std::vector<int64_t> source(size_t(axis.size), -1);
+  for (size_t k = 0; k + 1 < perm.size(); k += 2) source[size_t(perm[k + 1])] = perm[k];
+  // Element b takes element source[b]'s value, or zeros when no pair sends to it.
+  Shape one = x.shape();
+  one[0] = 1;
+  std::vector<Array> parts;
+  for (int64_t b = 0; b < axis.size; ++b) {
+    if (source[size_t(b)] < 0) {
+      parts.push_back(zeros_like_aval(Aval{one, x.dtype(), false}));
+      continue;
+    }
+    std::vector<int64_t> start(one.size(), 0), limit(x.shape().begin(), x.shape().end());
+    start[0] = source[size_t(b)];
+    limit[0] = source[size_t(b)] + 1;
+    parts.push_back(lax::slice(x, start, limit));
+  }
+  return Batched{{parts.size() == 1 ? parts[0] : lax::concatenate(parts, 0)}, {0}};
+}
+
+Batched all_to_all_batch(std::span<const Array> in, std::span<const int> dims, const Params& p,
+                         const BatchAxis& axis) {
+  const int64_t split = int_param(p, "split_axis");
+  const int64_t concat = int_param(p, "concat_axis");
+  if (!without(p, axis.name)) {
+    Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
+    Params q = p;
+    q.set("split_axis", split + 1);
+    q.set("concat_axis", concat + 1);
+    return Batched{{core::bind1(Prim::pall_to_all, {x}, std::move(q))}, {0}};
+  }
+  only_axis(p, "all_to_all");
+  const int64_t n = axis.size;
+  // x[b, ...] with batch first; element b sends block k of its split axis to element k,
+  // which stacks what it receives, in order of b, along its concat axis.
+  Array x = core::move_batch_dim(in[0], dims[0], 0, n);
+  const bool tiled = p.get<bool>("tiled");
+  Shape s = x.shape();
+  const int64_t sd = split + 1;  // the split axis with the batch in front
+  if (tiled) {                   // split it into (n, block)
+    s[size_t(sd)] /= n;
+    s.insert(s.begin() + sd, n);
+    x = lax::reshape(x, s);
+  }
+  // Now x[b, ..., k (at sd), ...]: the new batch is k, and b lands at the concat axis.
+  std::vector<int64_t> rest;  // dims of x other than 0 and sd, in order
+  for (int64_t d = 1; d < int64_t(x.ndim()); ++d) {
+    if (d != sd) rest.push_back(d);
+  }
+  // Without b and k, the operand's dims (tiled: with the block kept at the split axis).
+  std::vector<int64_t> perm{sd};
+  std::vector<int64_t> element_dims = rest;
+  const int64_t at = tiled ? concat : concat;  // position of b among the element dims
+  element_dims.insert(element_dims.begin() + at, 0);
+  perm.insert(perm.end(), element_dims.begin(), element_dims.end());
+  Array y = lax::transpose(x, perm);
+  if (tiled) {  // merge b (at concat + 1, before the concat axis's blocks) into the concat axis
+    Shape t = y.shape();
+    const size_t c = size_t(concat) + 1;
+    t[c] *= t[c + 1];
+    t.erase(t.begin() + long(c) + 1);
+    y = lax::reshape(y, t);
+  }
+  return Batched{{y}, {0}};
+}
+
+Batched axis_index_batch(std::span<const Array>, std::span<const int>, const Params& p,
+                         const BatchAxis& axis) {
+  auto rest = without(p, axis.name);
+  if (!rest) return Batched{{core::bind1(Prim::axis_index, {}, p)}, {kNotMapped}};
+  Array index = lax::iota(DType::int32, axis.size);
+  if (rest->empty()) return Batched{{index}, {0}};
+  // The row-major index over (rest..., name): the outer axes' index times this size.
+  Array outer = core::bind1(Prim::axis_index, {}, with_axes(p, *rest));
+  Array scaled = lax::mul(outer, lax::convert_element_type(
+                                     core::literal_array(core::Literal{
+                                         Aval{{}, DType::int32, false}, double(axis.size)}),
+                                     DType::int32));
+  return Batched{{lax::add(index, scaled)}, {0}};
+}
+
+}  // namespace
+
+extern const PrimRules psum_rules = {.abstract_eval = same_eval,
+                                     .sharding_rule = elementwise_sharding_rule,
+                                     .jvp = unary_linear_jvp<Prim::psum>,
+                                     .transpose = psum_transpose,
+                                     .batch = reduce_batch<Prim::psum>};
+extern const PrimRules pmax_rules = {.abstract_eval = same_eval,
+                                     .sharding_rule = elementwise_sharding_rule,
+                                     .jvp = extreme_jvp<Prim::pmax>,
+                                     .batch = reduce_batch<Prim::pmax>};
+extern const PrimRules pmin_rules = {.abstract_eval = same_eval,
+                                     .sharding_rule = elementwise_sharding_rule,
+                                     .jvp = extreme_jvp<Prim::pmin>,
+                                     .batch = reduce_batch<Prim::pmin>};
+extern const PrimRules pall_gather_rules = {.abstract_eval = all_gather_eval,
+                                            .sharding_rule = all_gather_sharding,
+                                            .jvp = unary_linear_jvp<Prim::pall_gather>,
+                                            .transpose = all_gather_transpose,
+                                            .batch = all_gather_batch};
+extern const PrimRules psum_scatter_rules = {.abstract_eval = reduce_scatter_eval,
+                                             .sharding_rule = reduce_scatter_sharding,
+                                             .jvp = unary_linear_jvp<Prim::psum_scatter>,
+                                             .transpose = reduce_scatter_transpose,
+                                             .batch = reduce_scatter_batch};
+extern const PrimRules ppermute_rules = {.abstract_eval = same_eval,
+                                         .sharding_rule = elementwise_sharding_rule,
+                                         .jvp = unary_linear_jvp<Prim::ppermute>,
+                                         .transpose = ppermute_transpose,
+                                         .batch = ppermute_batch};
+extern const PrimRules pall_to_all_rules = {.abstract_eval = all_to_all_eval,
+                                            .sharding_rule = all_to_all_sharding,
+                                            .jvp = unary_linear_jvp<Prim::pall_to_all>,
+                                            .transpose = all_to_all_transpose,
+                                            .batch = all_to_all_batch};
+extern const PrimRules axis_index_rules = {.abstract_eval = axis_index_eval,
+                                           .kernel = axis_index_kernel,
+                                           .batch = axis_index_batch};
+
+}  // namespace parax::prims

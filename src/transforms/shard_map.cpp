@@ -1,0 +1,501 @@
+// shard_map and pmap over flat leaves. shard_map traces f on one device's blocks with the
+// mesh axes bound as names, checks what its results may vary over, and binds a shard_map
+// equation; pmap is a shard_map over a 1-D mesh of the first N devices that squeezes the
+// mapped axis before f and restores it after. A pmap traced inside another binds its
+// shard_map without a mesh and tells the outer one its axis, which then runs on a mesh with
+// both axes: the inner map spreads over the second mesh axis.
+#include "parax/shard_map.h"
+
+#include <algorithm>
+
+#include "core/batching.h"
+#include "core/program_trace.h"
+#include "core/rules.h"
+#include "parax/device.h"
+
+namespace parax {
+
+const PartitionSpec& Specs::at(size_t i, size_t n, const char* what) const {
+  if (all_) return *all_;
+  if (each_.size() != n) {
+    throw ValueError(std::string("shard_map ") + what + " has " + std::to_string(each_.size()) +
+                     " entries; expected one per " +
+                     (std::string(what) == "in_specs" ? "positional argument (" : "output leaf (") +
+                     std::to_string(n) + ")");
+  }
+  return each_[i];
+}
+
+namespace detail {
+namespace {
+
+using core::Aval;
+using core::Program;
+
+// The axes (name, size) of pmaps nested in the pmap being traced, in order of appearance.
+using NestedAxes = std::vector<std::pair<std::string, int64_t>>;
+thread_local NestedAxes* nested_axes = nullptr;
+
+std::string spec_names(const Mesh& mesh) {
+  std::string s = "{";
+  for (size_t i = 0; i < mesh.axis_names().size(); ++i) s += (i ? ", " : "") + mesh.axis_names()[i];
+  return s + "}";
+}
+
+std::string mesh_line(const Mesh& mesh) {
+  std::string shape = "(", names = "(";
+  const auto& n = mesh.axis_names();
+  for (size_t i = 0; i < n.size(); ++i) {
+    shape += (i ? ", " : "") + std::to_string(mesh.axis_sizes()[i]);
+    names += (i ? ", '" : "'") + n[i] + "'";
+  }
+  if (n.size() == 1) {
+    shape += ",";
+    names += ",";
+  }
+  return "The mesh given has shape " + shape + ") with corresponding axis names " + names + ").";
+}
+
+// Returns how many blocks dimension d is split into.
+int64_t blocks_of(const Mesh& mesh, const PartitionSpec& spec, size_t d) {
+  if (d >= spec.size()) return 1;
+  int64_t n = 1;
+  for (const std::string& a : spec[d].axes()) n *= mesh.axis_size(a);
+  return n;
+}
+
+void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, const char* what,
+                size_t i, const std::string& fname, const std::string& value_desc) {
+  for (size_t d = 0; d < spec.size(); ++d) {
+    if (spec[d].is_unconstrained()) {
+      throw ValueError("shard_map " + std::string(what) + " cannot use P.UNCONSTRAINED");
+    }
+    for (const std::string& a : spec[d].axes()) {
+      if (mesh.axis_index(a) < 0) {
+        throw ValueError("shard_map " + std::string(what) +
+                         " argument must refer to an axis marked as manual (" + spec_names(mesh) +
+                         "), but:\n\n  " + what + "[" + std::to_string(i) + "] refers to '" + a +
+                         "'\n\nCheck the " + what + " values passed to shard_map.");
+      }
+    }
+  }
+  if (spec.size() > aval.shape.size()) {
+    const bool in = std::string(what) == "in_specs";
+    throw ValueError(
+        "shard_map applied to the function '" + fname + "' was given an " + what +
+        " entry which is too long to be compatible with the corresponding " +
+        (in ? "input" : "output") + " value from the function:\n\n" + what + "[" +
+        std::to_string(i) + "] is " + spec.to_ir_string() + " which has length " +
+        std::to_string(spec.size()) + ", but " + value_desc + " has shape " + aval.str() +
+        ", which has rank " + std::to_string(aval.shape.size()) + " (and " +
+        std::to_string(aval.shape.size()) + " < " + std::to_string(spec.size()) +
+        ")\n\nEntries in " + what + " must be of length no greater than the number of axes in "
+        "the corresponding " + (in ? "input" : "output") + " value.\n\nEither revise the spec "
+        "to be shorter, or modify '" + fname + "' so that its " + (in ? "inputs" : "outputs") +
+        " have sufficient rank.");
+  }
+}
+
+// JAX's check_vma: which manual axes each value may vary over, as a bit set over
+// `axes`. Inputs vary over the axes their spec splits them by; psum-like collectives make
+// their result invariant over their axes; axis_index and collectives that hand different
+// instances different data make it vary.
+std::vector<uint64_t> varying(const Program& p, const std::vector<uint64_t>& inputs,
+                              const std::vector<std::string>& axes) {
+  auto mask_of = [&](const std::vector<std::string>& names) {
+    uint64_t m = 0;
+    for (const std::string& n : names) {
+      auto it = std::find(axes.begin(), axes.end(), n);
+      if (it != axes.end()) m |= uint64_t{1} << (it - axes.begin());
+    }
+    return m;
+  };
+  std::vector<uint64_t> v(p.avals.size(), 0);
+  std::vector<int> in_vars(p.constvars);
+  in_vars.insert(in_vars.end(), p.invars.begin(), p.invars.end());
+  for (size_t i = 0; i < in_vars.size(); ++i) v[size_t(in_vars[i])] = inputs[i];
+  for (const core::Eqn& e : p.eqns) {
+    uint64_t any = 0;
+    std::vector<uint64_t> ins;
+    for (const core::Atom& a : e.inputs) {
+      ins.push_back(a.is_literal() ? 0 : v[size_t(a.var)]);
+      any |= ins.back();
+    }
+    std::vector<uint64_t> outs(e.outputs.size(), any);
+    switch (e.prim) {
+      case core::Prim::psum:
+      case core::Prim::pmax:
+      case core::Prim::pmin:
+      case core::Prim::pall_gather:
+        outs[0] = any & ~mask_of(e.params.get<std::vector<std::string>>("axes"));
+        break;
+      case core::Prim::psum_scatter:
+      case core::Prim::ppermute:
+      case core::Prim::pall_to_all:
+      case core::Prim::axis_index:
+        outs[0] = any | mask_of(e.params.get<std::vector<std::string>>("axes"));
+        break;
+      case core::Prim::pjit: {
+        const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
+        outs = varying(body, ins, axes);
+        std::vector<uint64_t> res;
+        for (const core::Atom& a : body.outvars) {
+          res.push_back(a.is_literal() ? 0 : outs[size_t(a.var)]);
+        }
+        outs = res;
+        break;
+      }
+      default:
+        break;
+    }
+    for (size_t r = 0; r < e.outputs.size(); ++r) v[size_t(e.outputs[r])] = outs[r];
+  }
+  std::vector<uint64_t> result;
+  for (const core::Atom& a : p.outvars) result.push_back(a.is_literal() ? 0 : v[size_t(a.var)]);
+  return result;
+}
+
+uint64_t spec_mask(const PartitionSpec& spec, const std::vector<std::string>& axes) {
+  uint64_t m = 0;
+  for (size_t d = 0; d < spec.size(); ++d) {
+    for (const std::string& a : spec[d].axes()) {
+      auto it = std::find(axes.begin(), axes.end(), a);
+      if (it != axes.end()) m |= uint64_t{1} << (it - axes.begin());
+    }
+  }
+  return m;
+}
+
+std::string axis_set(uint64_t m, const std::vector<std::string>& axes) {
+  std::string s;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (m & (uint64_t{1} << a)) s += (s.empty() ? "" : ",") + axes[a];
+  }
+  return "{" + s + "}";
+}
+
+void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
+               const std::vector<PartitionSpec>& out_specs, const Mesh& mesh,
+               const std::vector<std::string>& axes, const std::string& fname) {
+  std::vector<uint64_t> inputs;
+  for (const PartitionSpec& s : in_specs) inputs.push_back(spec_mask(s, axes));
+  std::vector<uint64_t> outs = varying(body, inputs, axes);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const uint64_t allowed = spec_mask(out_specs[o], axes);
+    const uint64_t extra = outs[o] & ~allowed;
+    if (extra == 0) continue;
+    const uint64_t all = (axes.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << axes.size()) - 1);
+    const uint64_t unmentioned = all & ~allowed;
+    std::string bullet;
+    if (__builtin_popcountll(unmentioned) == 1) {
+      bullet = "out_specs is " + out_specs[o].to_ir_string() +
+               " which implies that the corresponding output value is replicated across mesh "
+               "axis '" + axes[size_t(__builtin_ctzll(unmentioned))] +
+               "', but could not infer replication over any axes";
+    } else {
+      bullet = "out_specs is " + out_specs[o].to_ir_string() +
+               " which implies that the corresponding output value is replicated across mesh "
+               "axes " + axis_set(unmentioned, axes) + ", but could only infer replication over " +
+               axis_set(unmentioned & ~outs[o], axes) + ", which is missing the required axes " +
+               axis_set(extra, axes);
+    }
+    throw ValueError("shard_map applied to the function '" + fname +
+                     "' was given out_specs which require replication which can't be statically "
+                     "inferred given the mesh:\n\n" + mesh_line(mesh) + "\n\n" + bullet +
+                     "\n\nCheck if these output values are meant to be replicated over those mesh "
+                     "axes. If not, consider revising the corresponding out_specs entries. If so, "
+                     "consider disabling the check by passing the check_vma=False argument to "
+                     "`jax.shard_map`.");
+  }
+}
+
+struct Region {
+  std::vector<std::string> axis_names;  // the manual axes
+  std::vector<int64_t> axis_sizes;
+  std::shared_ptr<const Sharding> mesh;  // null: a pmap nested in another
+};
+
+// Traces fn on the blocks (`local`), checks the results' specs, and binds the shard_map.
+std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<PartitionSpec> in_specs,
+                               const std::vector<Aval>& local, const FlatFn& fn, TreeDef* out_def,
+                               const Specs& out_specs_given, const Region& region,
+                               const Mesh* mesh, bool vma, const std::string& fname) {
+  core::ClosedProgram closed;
+  {
+    std::vector<std::unique_ptr<core::AxisScope>> scopes;
+    for (size_t a = 0; a < region.axis_names.size(); ++a) {
+      scopes.push_back(std::make_unique<core::AxisScope>(
+          core::AxisFrame{region.axis_names[a], region.axis_sizes[a], true}));
+    }
+    closed = core::trace_to_program(local, [&](const std::vector<Array>& xs) {
+      return fn(xs, out_def);
+    });
+  }
+  const Program& body = *closed.program;
+  std::vector<PartitionSpec> out_specs;
+  for (size_t o = 0; o < body.outvars.size(); ++o) {
+    out_specs.push_back(out_specs_given.at(o, body.outvars.size(), "out_specs"));
+    if (mesh != nullptr) {
+      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs", o, fname,
+                 "the output of " + fname + "(*args)[" + std::to_string(o) + "]");
+    }
+  }
+  std::vector<PartitionSpec> all_in(closed.consts.size(), PartitionSpec());
+  all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
+  if (vma && mesh != nullptr) {
+    check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname);
+  }
+  std::vector<Array> inputs(closed.consts);
+  inputs.insert(inputs.end(), args.begin(), args.end());
+  core::Params params{{"jaxpr", core::lift_consts(closed)},
+                      {"axis_names", region.axis_names},
+                      {"axis_sizes", region.axis_sizes},
+                      {"in_specs", all_in},
+                      {"out_specs", out_specs},
+                      {"mesh", region.mesh}};
+  return core::bind(core::Prim::shard_map, std::move(inputs), std::move(params));
+}
+
+}  // namespace
+
+bool axes_bound() { return !core::bound_axes().empty(); }
+
+std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs) {
+  std::vector<PartitionSpec> out;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    const PartitionSpec& s = specs.at(i, defs.size(), "in_specs");
+    out.insert(out.end(), size_t(defs[i].num_leaves()), s);
+  }
+  return out;
+}
+
+std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
+                                  const std::vector<PartitionSpec>& in_specs,
+                                  const std::vector<std::string>& names, const FlatFn& fn,
+                                  TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
+                                  const ShardMapOptions& options) {
+  std::vector<Aval> local;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    Aval a = core::aval_of(leaves[i]);
+    check_spec(mesh, in_specs[i], a, "in_specs", i, options.name, "the passed " + names[i]);
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      const int64_t n = blocks_of(mesh, in_specs[i], d);
+      if (a.shape[d] % n == 0) {
+        a.shape[d] /= n;
+        continue;
+      }
+      const auto& axes = in_specs[i][d].axes();
+      std::string which = axes.size() == 1 ? "mesh axis '" + axes[0] + "'" : "mesh axes (";
+      if (axes.size() != 1) {
+        for (size_t k = 0; k < axes.size(); ++k) which += (k ? ", '" : "'") + axes[k] + "'";
+        which += ") (of total size " + std::to_string(n) + ")";
+      } else {
+        which += " (of size " + std::to_string(n) + ")";
+      }
+      throw ValueError(
+          "shard_map applied to the function '" + options.name +
+          "' was given argument arrays with axis sizes that are not evenly divisible by the "
+          "corresponding mesh axis sizes:\n\n" + mesh_line(mesh) + "\n\nthe passed " + names[i] +
+          " of shape " + core::aval_of(leaves[i]).str() + " corresponds to in_specs[" +
+          std::to_string(i) + "] of value " + in_specs[i].to_ir_string() + ", which maps array "
+          "axis " + std::to_string(d) + " (of size " + std::to_string(a.shape[d]) + ") to " +
+          which + ", but " + std::to_string(n) + " does not evenly divide " +
+          std::to_string(a.shape[d]) + "\n\nArray arguments' axis sizes must be evenly divisible "
+          "by the mesh axis or axes indicated by the corresponding elements of the argument's "
+          "in_specs entry. Consider checking that in_specs are correct, and if so consider "
+          "changing the mesh axis sizes or else padding the input and adapting '" + options.name +
+          "' appropriately.");
+    }
+    local.push_back(a);
+  }
+  Region region{mesh.axis_names(),
+                std::vector<int64_t>(mesh.axis_sizes().begin(), mesh.axis_sizes().end()),
+                std::make_shared<const Sharding>(NamedSharding(mesh, PartitionSpec()))};
+  return bind_region(leaves, in_specs, local, fn, out_def, out_specs, region, &mesh,
+                     options.check_vma, options.name);
+}
+
+namespace {
+
+// JAX's message when the mapped axes of pmap's arguments disagree in size.
+[[noreturn]] void pmap_sizes(const std::vector<Aval>& avals, const std::vector<int>& dims,
+                             const std::vector<std::string>& names) {
+  std::string msg = "pmap got inconsistent sizes for array axes to be mapped:\n";
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < avals.size(); ++i) {
+    if (dims[i] == core::kNotMapped) continue;
+    lines.push_back("  * one axis had size " + std::to_string(avals[i].shape[size_t(dims[i])]) +
+                    ": axis " + std::to_string(dims[i]) + " of " + names[i] + " of type " +
+                    avals[i].str());
+  }
+  for (size_t k = 0; k < lines.size(); ++k) msg += lines[k] + (k + 1 < lines.size() ? ";\n" : "");
+  throw ValueError(msg);
+}
+
+}  // namespace
+
+std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
+                             const std::vector<std::string>& names, const FlatFn& fn,
+                             TreeDef* out_def, const PmapOptions& options) {
+  if (leaves.empty()) {
+    throw ValueError("pmap wrapped function must be passed at least one argument containing an "
+                     "array, got empty *args=() and **kwargs={}");
+  }
+  std::vector<Aval> avals, element;
+  std::vector<int> dims;
+  std::optional<int64_t> size;
+  bool mismatch = false;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    Aval a = core::aval_of(leaves[i]);
+    avals.push_back(a);
+    if (in_dims[i] == kNoAxis) {
+      dims.push_back(core::kNotMapped);
+      element.push_back(a);
+      continue;
+    }
+    const int64_t rank = int64_t(a.shape.size());
+    const int d = in_dims[i] < 0 ? int(in_dims[i] + rank) : in_dims[i];
+    if (d < 0 || d >= rank) {
+      throw ValueError("pmap was requested to map its argument along axis " +
+                       std::to_string(in_dims[i]) + ", which implies that its rank should be at "
+                       "least " + std::to_string(d + 1) + ", but is only " + std::to_string(rank) +
+                       " (its shape is " + shape_str(a.shape) + ")");
+    }
+    dims.push_back(d);
+    if (size && *size != a.shape[size_t(d)]) mismatch = true;
+    size = a.shape[size_t(d)];
+    a.shape.erase(a.shape.begin() + d);
+    element.push_back(a);
+  }
+  if (mismatch) pmap_sizes(avals, dims, names);
+  if (!size) throw ValueError("pmap must have at least one non-None value in in_axes");
+  const int64_t n = *size;
+
+  // Nested in another pmap (or shard_map): this map's axis joins the enclosing mesh.
+  bool nested = false;
+  int depth = 0;
+  for (const core::AxisFrame& f : core::bound_axes()) {
+    nested = nested || f.manual;
+    depth += f.manual ? 1 : 0;
+  }
+  const std::string name = !options.axis_name.empty() ? options.axis_name
+                           : depth == 0 ? std::string("_internal_pmap_axis_name")
+                                        : "_internal_pmap_axis_name_" + std::to_string(depth);
+  if (nested && !options.devices.empty()) {
+    throw ValueError("Nested pmap with explicit devices argument.");
+  }
+
+  // f on one instance, traced with the axis bound.
+  NestedAxes inner;
+  NestedAxes* saved = nested_axes;
+  if (!nested) nested_axes = &inner;
+  core::ClosedProgram closed;
+  try {
+    core::AxisScope scope(core::AxisFrame{name, n, true});
+    closed = core::trace_to_program(element, [&](const std::vector<Array>& xs) {
+      return fn(xs, out_def);
+    });
+  } catch (...) {
+    nested_axes = saved;
+    throw;
+  }
+  nested_axes = saved;
+  if (nested && nested_axes != nullptr) {
+    auto it = std::find_if(nested_axes->begin(), nested_axes->end(),
+                           [&](const auto& a) { return a.first == name; });
+    if (it == nested_axes->end()) {
+      nested_axes->push_back({name, n});
+    } else if (it->second != n) {
+      throw ValueError("nested pmaps named '" + name + "' map axes of different sizes (" +
+                       std::to_string(it->second) + " and " + std::to_string(n) + ")");
+    }
+  }
+  std::shared_ptr<const Program> f_program = core::lift_consts(closed);
+
+  // The per-device program: each device's block has the mapped axis (of size 1) in front.
+  std::vector<Array> args;
+  std::vector<PartitionSpec> in_specs;
+  std::vector<Aval> local;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (dims[i] == core::kNotMapped) {
+      args.push_back(leaves[i]);
+      in_specs.push_back(PartitionSpec());
+      local.push_back(avals[i]);
+      continue;
+    }
+    args.push_back(core::move_batch_dim(leaves[i], dims[i], 0, n));
+    in_specs.push_back(PartitionSpec(name));
+    Aval a = element[i];
+    a.shape.insert(a.shape.begin(), 1);
+    local.push_back(a);
+  }
+  const size_t num_outs = f_program->outvars.size();
+  std::vector<PartitionSpec> out_specs;
+  std::vector<bool> mapped_out;
+  for (size_t o = 0; o < num_outs; ++o) {
+    const MapAxis a = options.out_axes.at(o, num_outs, "out_axes");
+    mapped_out.push_back(!a.is_none());
+    out_specs.push_back(a.is_none() ? PartitionSpec() : PartitionSpec(name));
+  }
+  FlatFn body = [&](const std::vector<Array>& xs, TreeDef*) {
+    std::vector<Array> in(closed.consts);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      in.push_back(dims[i] == core::kNotMapped
+                       ? xs[i]
+                       : core::bind1(core::Prim::squeeze, {xs[i]},
+                                     {{"dimensions", std::vector<int64_t>{0}}}));
+    }
+    std::vector<Array> outs = core::bind(core::Prim::pjit, std::move(in),
+                                         {{"jaxpr", f_program}, {"name", std::string("pmap")}});
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (mapped_out[o]) {
+        outs[o] = core::bind1(core::Prim::expand_dims, {outs[o]},
+                              {{"dimensions", std::vector<int64_t>{0}}});
+      }
+    }
+    return outs;
+  };
+
+  Region region{{name}, {n}, nullptr};
+  std::optional<Mesh> mesh;
+  if (!nested) {
+    int64_t total = n;
+    std::vector<std::string> axis_names{name};
+    Shape sizes{n};
+    for (const auto& [a, m] : inner) {
+      total *= m;
+      axis_names.push_back(a);
+      sizes.push_back(m);
+    }
+    std::vector<Device> devices = options.devices.empty() ? local_devices() : options.devices;
+    if (!options.devices.empty() && int64_t(devices.size()) != n) {
+      throw ValueError("Leading axis size of input to pmapped function must equal the number of "
+                       "local devices passed to pmap. Got axis_size=" + std::to_string(n) +
+                       ", num_local_devices=" + std::to_string(devices.size()) + ".");
+    }
+    if (total > int64_t(devices.size())) {
+      throw ValueError("compiling computation that requires " + std::to_string(total) +
+                       " logical devices, but only " + std::to_string(devices.size()) +
+                       " XLA devices are available (num_replicas=" + std::to_string(total) + ")");
+    }
+    devices.resize(size_t(total));
+    mesh.emplace(DeviceGrid(devices, sizes), axis_names);
+    region.mesh = std::make_shared<const Sharding>(NamedSharding(*mesh, PartitionSpec()));
+  }
+  TreeDef ignored;
+  // Outputs with out_axes None must be the same on every device (JAX's vmap-style check).
+  const bool any_unmapped = std::count(mapped_out.begin(), mapped_out.end(), false) > 0;
+  std::vector<Array> outs = bind_region(args, in_specs, local, body, &ignored, Specs(out_specs),
+                                        region, mesh ? &*mesh : nullptr, any_unmapped, "pmap");
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const MapAxis a = options.out_axes.at(o, num_outs, "out_axes");
+    if (a.is_none() || a.axis() == 0) continue;
+    const int64_t rank = outs[o].ndim();
+    const int64_t to = a.axis() < 0 ? a.axis() + rank : a.axis();
+    outs[o] = core::move_batch_dim(outs[o], 0, int(to), n);
+  }
+  return outs;
+}
+
+}  // namespace detail
+}  // namespace parax

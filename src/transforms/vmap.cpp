@@ -1,0 +1,138 @@
+// vmap over flat leaves: trace the function on one instance's types (with the axis name
+// bound, so collectives find it), then evaluate its program with the batching rules.
+#include "parax/vmap.h"
+
+#include "core/batching.h"
+#include "core/program_trace.h"
+
+namespace parax {
+
+MapAxis MapAxes::at(size_t i, size_t n, const char* what) const {
+  if (all_) return *all_;
+  if (each_.size() != n) {
+    throw ValueError(std::string("vmap ") + what + " has " + std::to_string(each_.size()) +
+                     " entries; expected one per " +
+                     (std::string(what) == "in_axes" ? "positional argument (" : "output leaf (") +
+                     std::to_string(n) + ")");
+  }
+  return each_[i];
+}
+
+namespace detail {
+
+std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs,
+                           const char* what) {
+  std::vector<int> out;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    MapAxis a = axes.at(i, defs.size(), what);
+    out.insert(out.end(), size_t(defs[i].num_leaves()), a.is_none() ? kNoAxis : a.axis());
+  }
+  return out;
+}
+
+std::vector<std::string> leaf_names(const std::vector<TreeDef>& defs) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < defs.size(); ++i) {
+    names.insert(names.end(), size_t(defs[i].num_leaves()), "args[" + std::to_string(i) + "]");
+  }
+  return names;
+}
+
+namespace {
+
+// Resolves a possibly negative axis against `rank` (JAX's message when it is out of range).
+int resolve(int axis, int64_t rank, const core::Aval& a) {
+  const int64_t r = axis < 0 ? axis + rank : axis;
+  if (r < 0 || r >= rank) {
+    throw ValueError("vmap was requested to map its argument along axis " + std::to_string(axis) +
+                     ", which implies that its rank should be at least " +
+                     std::to_string((axis < 0 ? -axis : axis + 1)) + ", but is only " +
+                     std::to_string(rank) + " (its shape is " + shape_str(a.shape) + ")");
+  }
+  return int(r);
+}
+
+// JAX's message listing the sizes of the mapped axes when they disagree.
+[[noreturn]] void inconsistent_sizes(const std::vector<core::Aval>& avals,
+                                     const std::vector<int>& dims,
+                                     const std::vector<std::string>& names) {
+  std::string msg = "vmap got inconsistent sizes for array axes to be mapped:\n";
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < avals.size(); ++i) {
+    if (dims[i] == core::kNotMapped) continue;
+    lines.push_back("  * one axis had size " + std::to_string(avals[i].shape[size_t(dims[i])]) +
+                    ": axis " + std::to_string(dims[i]) + " of " + names[i] + " of type " +
+                    avals[i].str());
+  }
+  for (size_t k = 0; k < lines.size(); ++k) msg += lines[k] + (k + 1 < lines.size() ? ";\n" : "");
+  throw ValueError(msg);
+}
+
+}  // namespace
+
+std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
+                             const std::vector<std::string>& names, const FlatFn& fn,
+                             TreeDef* out_def, const VmapOptions& options) {
+  std::vector<core::Aval> avals, element;
+  std::vector<int> dims;
+  std::optional<int64_t> size = options.axis_size;
+  bool mismatch = false;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    core::Aval a = core::aval_of(leaves[i]);
+    avals.push_back(a);
+    if (in_dims[i] == kNoAxis) {
+      dims.push_back(core::kNotMapped);
+    } else {
+      const int d = resolve(in_dims[i], int64_t(a.shape.size()), a);
+      dims.push_back(d);
+      const int64_t n = a.shape[size_t(d)];
+      if (size && *size != n) mismatch = true;
+      size = n;
+      a.shape.erase(a.shape.begin() + d);
+    }
+    element.push_back(a);
+  }
+  if (mismatch) inconsistent_sizes(avals, dims, names);
+  if (!size) throw ValueError("vmap must have at least one non-None value in in_axes");
+  const core::BatchAxis axis{*size, options.axis_name};
+
+  core::ClosedProgram closed;
+  {
+    core::AxisScope scope(core::AxisFrame{options.axis_name, *size, false});
+    closed = core::trace_to_program(element, [&](const std::vector<Array>& args) {
+      return fn(args, out_def);
+    });
+  }
+  std::vector<Array> inputs(closed.consts);
+  inputs.insert(inputs.end(), leaves.begin(), leaves.end());
+  std::vector<int> input_dims(closed.consts.size(), core::kNotMapped);
+  input_dims.insert(input_dims.end(), dims.begin(), dims.end());
+  core::Batched r = core::vmap_program(*closed.program, inputs, input_dims, axis);
+
+  std::vector<Array> outs;
+  for (size_t o = 0; o < r.outs.size(); ++o) {
+    const MapAxis want = options.out_axes.at(o, r.outs.size(), "out_axes");
+    if (want.is_none()) {
+      if (r.dims[o] != core::kNotMapped) {
+        throw ValueError(options.axis_name.empty()
+                             ? "at vmap out_axes, got axis spec None but output was batched on "
+                               "axis " + std::to_string(r.dims[o])
+                             : "vmap has mapped output (axis_name='" + options.axis_name +
+                                   "') but out_axes is None");
+      }
+      outs.push_back(r.outs[o]);
+      continue;
+    }
+    const int64_t rank = r.outs[o].ndim() + (r.dims[o] == core::kNotMapped ? 1 : 0);
+    const int64_t to = want.axis() < 0 ? want.axis() + rank : want.axis();
+    if (to < 0 || to >= rank) {
+      throw ValueError("axis " + std::to_string(want.axis()) +
+                       " is out of bounds for array of dimension " + std::to_string(rank));
+    }
+    outs.push_back(core::move_batch_dim(r.outs[o], r.dims[o], int(to), *size));
+  }
+  return outs;
+}
+
+}  // namespace detail
+}  // namespace parax
