@@ -72,6 +72,22 @@ Array normal(const Key& key, const Shape& shape = {}, DType dtype = DType::float
 Array bernoulli(const Key& key, const ArrayLike& p = 0.5,
                 std::optional<Shape> shape = std::nullopt);
 
+// Returns integers uniform in [minval, maxval) of an integer dtype, with JAX's two draws
+// of bits; the bounds are clipped to the dtype, and maxval <= minval gives minval.
+Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
+              DType dtype = DType::int32);
+// Returns standard normal values truncated to (lower, upper), of `shape` (else the bounds'
+// broadcast shape). Requires: a float dtype (else ValueError).
+Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
+                       std::optional<Shape> shape = std::nullopt, DType dtype = DType::float32);
+// Returns x shuffled along `axis` (each slice on its own when `independent`), or a shuffled
+// arange(x) when x is an integer scalar.
+Array permutation(const Key& key, const ArrayLike& x, int64_t axis = 0, bool independent = false);
+// Returns `shape` samples of a's entries along `axis` (of arange(a) for an integer a), with
+// or without replacement, uniformly or with probabilities p (a vector as long as that axis).
+Array choice(const Key& key, const ArrayLike& a, const Shape& shape = {}, bool replace = true,
+             const std::optional<ArrayLike>& p = std::nullopt, int64_t axis = 0);
+
 // JAX's threefry_2x32(keypair, count): hashes uint32 counters of any shape under the key
 // words (reference/jax-random.md §4). Requires: keypair uint32[2], count uint32.
 Array threefry_2x32(const Array& keypair, const Array& count);

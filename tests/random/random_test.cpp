@@ -1,16 +1,21 @@
 // parax::random against JAX: every test vector of reference/jax-random.md §10 (official
 // ones, published runs, and the reference model's), in both threefry modes; key printing
 // and keys as jit arguments; and partitionable draws computed shard-locally (same bits for
-// 1, 2, 4 and 8 shards, no collective in the compiled program).
+// 1, 2, 4 and 8 shards, no collective in the compiled program). randint, truncated_normal,
+// permutation and choice against JAX 0.4.35's draws in tests/golden/random_cases.txt
+// (tools/make_random_goldens.py), eager, jitted and sharded, and their errors.
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "parax/parax.h"
+#include "support/golden.h"
 
 namespace parax {
 namespace {
@@ -454,6 +459,342 @@ TEST(Sharded, PartitionableDrawHasNoCollective) {
   Array y = f(rnd::key(0), x);
   EXPECT_EQ(y.to_vector<float>(), rnd::uniform(rnd::key(0), {64, 32}).to_vector<float>());
   EXPECT_EQ(y.sharding().to_string(), NamedSharding(mesh, P("a", "b")).to_string());
+}
+
+// ---- randint, truncated_normal, permutation, choice and uniform over a range against
+// tests/golden/random_cases.txt (tools/make_random_goldens.py, JAX 0.4.35 on CPU) ----
+
+const std::map<std::string, std::string>& goldens() {
+  static const auto* records =
+      new std::map<std::string, std::string>(testing::read_golden("random_cases.txt"));
+  return *records;
+}
+
+std::vector<std::string> split_on(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) parts.push_back(part);
+  if (!s.empty() && s.back() == sep) parts.emplace_back();
+  return parts;
+}
+
+struct Sampler {
+  std::string name;
+  std::function<Array()> draw;
+  // truncated_normal runs XLA's erf_inv whose log1p parax computes correctly rounded,
+  // where XLA 0.4.35 uses a Cephes rational: about 1 % of values differ by an ulp or two
+  // (as normal's do on arbitrary inputs). Everything else compares exactly.
+  int64_t max_ulps = 0;
+};
+
+// The inputs of the golden script.
+Array a2d() { return numpy::reshape(numpy::arange(12, float32) * 0.5, {4, 3}); }
+Array a65() { return numpy::reshape(numpy::arange(30, int32), {6, 5}); }
+Array p5() { return numpy::array({0.1f, 0.2f, 0.3f, 0.25f, 0.15f}); }
+Array p10() {
+  return numpy::array({0.05f, 0.0f, 0.2f, 0.1f, 0.15f, 0.05f, 0.1f, 0.2f, 0.05f, 0.1f});
+}
+Array p300() {
+  std::vector<float> p;
+  for (int i = 0; i < 300; ++i) p.push_back(float((i % 7 + 0.5) / 1000.0));
+  return numpy::array(p);
+}
+
+std::vector<Sampler> samplers() {
+  using rnd::key;
+  const Array f3 = numpy::array({-1.0f, 0.0f, 1.0f});
+  const int64_t kTn = 4;  // ulps allowed for truncated_normal
+  return {
+      {"randint_3x3",
+       [] {
+         return rnd::randint(key(0), {3, 3}, 0, 8);
+       }},
+      {"randint_neg", [] { return rnd::randint(key(42), {10}, -5, 5); }},
+      {"randint_bcast",
+       [] {
+         return rnd::randint(key(1), {2, 5}, numpy::array({0, 10, 100, 1000, -50}), 2000);
+       }},
+      {"randint_big", [] { return rnd::randint(key(3), {1000}, 0, 7); }},
+      {"randint_u8_256", [] { return rnd::randint(key(5), {20}, 0, 256, uint8); }},
+      {"randint_i8_full", [] { return rnd::randint(key(6), {20}, -128, 128, int8); }},
+      {"randint_empty_range", [] { return rnd::randint(key(7), {5}, 5, 3); }},
+      {"randint_i16", [] { return rnd::randint(key(8), {10}, -1000, 1000, int16); }},
+      {"randint_i32_full",
+       [] { return rnd::randint(key(9), {10}, int64_t(INT32_MIN), int64_t(INT32_MAX)); }},
+      {"randint_floats", [] { return rnd::randint(key(10), {6}, 1.7, 9.9); }},
+      {"randint_u32",
+       [] {
+         return rnd::randint(key(11), {10}, numpy::array(uint32_t(0)),
+                             numpy::array(uint32_t(4000000000u)), uint32);
+       }},
+      {"randint_u16", [] { return rnd::randint(key(12), {10}, 100, 70000, uint16); }},
+      {"randint_scalar", [] { return rnd::randint(key(13), {}, 0, 100); }},
+      {"tn_5", [] { return rnd::truncated_normal(key(0), -1.5, 2.0, Shape{5}); }, kTn},
+      {"tn_1000", [] { return rnd::truncated_normal(key(1), -2.0, 2.0, Shape{1000}); }, kTn},
+      {"tn_lower_array", [f3] { return rnd::truncated_normal(key(2), f3, 3.0); }, kTn},
+      {"tn_bcast",
+       [f3] {
+         return rnd::truncated_normal(key(3), f3, numpy::array({2.0f, 4.0f}, Shape{2, 1}),
+                                      Shape{2, 3});
+       },
+       kTn},
+      {"tn_tail", [] { return rnd::truncated_normal(key(4), 3.0, 5.0, Shape{500}); }, kTn},
+      {"tn_infinite", [] { return rnd::truncated_normal(key(5), -INFINITY, INFINITY, Shape{200}); },
+       kTn},
+      {"tn_point", [] { return rnd::truncated_normal(key(6), 1.0, 1.0, Shape{3}); }, kTn},
+      {"tn_scalar", [] { return rnd::truncated_normal(key(7), -1.0, 1.0); }, kTn},
+      {"perm_int", [] { return rnd::permutation(key(0), 10); }},
+      {"perm_1d", [] { return rnd::permutation(key(1), numpy::arange(20, float32) * 0.5); }},
+      {"perm_2d_axis0", [] { return rnd::permutation(key(2), a65()); }},
+      {"perm_2d_axis1", [] { return rnd::permutation(key(2), a65(), 1); }},
+      {"perm_2d_axis_neg", [] { return rnd::permutation(key(2), a65(), -1); }},
+      {"perm_2d_independent", [] { return rnd::permutation(key(3), a65(), 1, true); }},
+      {"perm_two_rounds", [] { return rnd::permutation(key(4), 2000); }},
+      {"perm_independent_two_rounds",
+       [] {
+         return rnd::permutation(key(5), numpy::reshape(numpy::arange(2100, int32), {3, 700}), 1,
+                                 true);
+       }},
+      {"perm_one", [] { return rnd::permutation(key(6), 1); }},
+      {"perm_empty", [] { return rnd::permutation(key(6), numpy::zeros({0})); }},
+      {"choice_int", [] { return rnd::choice(key(0), 10, {5}); }},
+      {"choice_1d",
+       [] {
+         return rnd::choice(key(1), numpy::arange(8, float32) * 1.5, {3, 2});
+       }},
+      {"choice_2d_axis0", [] { return rnd::choice(key(2), a2d(), {5}); }},
+      {"choice_2d_axis1",
+       [] {
+         return rnd::choice(key(2), a2d(), {2, 2}, true, std::nullopt, 1);
+       }},
+      {"choice_scalar_draw", [] { return rnd::choice(key(3), 7); }},
+      {"choice_no_replace", [] { return rnd::choice(key(4), 10, {5}, false); }},
+      {"choice_no_replace_2d",
+       [] {
+         return rnd::choice(key(5), a65(), {2, 2}, false);
+       }},
+      {"choice_no_replace_axis1",
+       [] { return rnd::choice(key(5), a65(), {3}, false, std::nullopt, 1); }},
+      {"choice_p", [] { return rnd::choice(key(6), 5, {20}, true, p5()); }},
+      {"choice_p_2d_axis1", [] { return rnd::choice(key(7), a65(), {4}, true, p5(), 1); }},
+      {"choice_p_long", [] { return rnd::choice(key(8), 300, {1000}, true, p300()); }},
+      {"choice_p_no_replace", [] { return rnd::choice(key(9), 10, {4}, false, p10()); }},
+      {"choice_p_int_no_replace",
+       [] {
+         return rnd::choice(key(10), numpy::arange(4) * 10, {3}, false, numpy::array({1, 2, 3, 4}));
+       }},
+      {"choice_p_no_replace_2d",
+       [] {
+         return rnd::choice(key(11), a65(), {2}, false,
+                            numpy::array({0.1f, 0.3f, 0.2f, 0.1f, 0.2f, 0.1f}));
+       }},
+      {"choice_none", [] { return rnd::choice(key(12), 5, {0}); }},
+      {"uniform_range", [] { return rnd::uniform(key(42), {1000}, float32, -5.0, 5.0); }},
+      {"uniform_range_array",
+       [] {
+         return rnd::uniform(key(43), {2, 3}, float32, numpy::array({-1.0f, 0.5f, 2.0f}), 10.0);
+       }},
+  };
+}
+
+// Compares x with a `dtype|shape|values` record: integers exactly, floats to max_ulps.
+void expect_golden(const std::string& name, const Array& x, int64_t max_ulps) {
+  const auto it = goldens().find(name);
+  ASSERT_NE(it, goldens().end()) << "no golden for " << name;
+  const std::vector<std::string> parts = split_on(it->second, '|');
+  ASSERT_EQ(parts.size(), 3u) << name;
+  EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
+  EXPECT_EQ(shape_str(x.shape()), shape_str(parts[1].empty() ? Shape{} : [&] {
+              Shape s;
+              for (const std::string& d : split_on(parts[1], ',')) s.push_back(std::stoll(d));
+              return s;
+            }()))
+      << name;
+  const std::vector<std::string> want =
+      parts[2].empty() ? std::vector<std::string>{} : split_on(parts[2], ',');
+  ASSERT_EQ(size_t(x.size()), want.size()) << name;
+  if (is_floating(x.dtype())) {
+    const std::vector<float> got = x.to_vector<float>();
+    int64_t off = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const float w = float(std::stod(want[i]));
+      const int64_t d = got[i] == w ? 0 : ulps(got[i], w);
+      off += d != 0;
+      EXPECT_LE(d, max_ulps) << name << "[" << i << "]: " << got[i] << " vs " << w;
+    }
+    if (max_ulps > 0) EXPECT_LE(off * 20, int64_t(got.size()) + 20) << name << ": too many off";
+  } else {
+    const std::vector<int64_t> got = x.to_vector<int64_t>();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i], std::stoll(want[i])) << name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(Samplers, MatchJaxInBothModes) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    for (const Sampler& s : samplers())
+      expect_golden((p ? "p/" : "o/") + s.name, s.draw(), s.max_ulps);
+  }
+}
+
+TEST(Samplers, MatchJaxWithX64) {
+  X64 x64;
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    const std::string m = p ? "x64/p/" : "x64/o/";
+    expect_golden(m + "randint_i64", rnd::randint(rnd::key(0), {3, 3}, 0, 8, int64), 0);
+    expect_golden(m + "randint_i64_wide",
+                  rnd::randint(rnd::key(1), {6}, -(int64_t(1) << 40), int64_t(1) << 40, int64), 0);
+    expect_golden(m + "perm_int", rnd::permutation(rnd::key(0), 10), 0);
+  }
+}
+
+// testPRNGValues' randint, asserted by JAX's own tests (ORIGINAL mode).
+TEST(Original, RandintPrngValues) {
+  Mode mode(false);
+  EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8).to_vector<int32_t>(),
+            (std::vector<int32_t>{2, 1, 3, 6, 1, 5, 6, 3, 4}));
+  X64 x64;
+  EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8, int64).to_vector<int64_t>(),
+            (std::vector<int64_t>{7, 2, 6, 2, 1, 0, 6, 7, 7}));
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    const char* kind = "Error";
+    if (dynamic_cast<const TypeError*>(&e))
+      kind = "TypeError";
+    else if (dynamic_cast<const ValueError*>(&e))
+      kind = "ValueError";
+    return std::string("!") + kind + ": " + e.what();
+  }
+  return "no error";
+}
+
+TEST(Samplers, ErrorsAsJax) {
+  using rnd::key;
+  const std::map<std::string, std::function<void()>> cases = {
+      {"choice_empty_population", [] { rnd::choice(key(0), 0, {3}); }},
+      {"choice_too_many", [] { rnd::choice(key(0), 3, {5}, false); }},
+      {"choice_bad_p", [] { rnd::choice(key(0), 5, {2}, true, numpy::ones({4}) / 4); }},
+      {"choice_bad_axis", [] { rnd::choice(key(0), a2d(), {2}, true, std::nullopt, 2); }},
+      {"permutation_float_scalar", [] { rnd::permutation(key(0), 2.5); }},
+      {"permutation_bad_axis", [] { rnd::permutation(key(0), a65(), 2); }},
+      {"randint_float_dtype", [] { rnd::randint(key(0), {2}, 0, 5, float32); }},
+      {"randint_bad_shape",
+       [] {
+         rnd::randint(key(0), {2}, numpy::zeros({3, 2}, int32), 5);
+       }},
+      {"randint_incompatible", [] { rnd::randint(key(0), {2}, numpy::zeros({3}, int32), 5); }},
+      {"truncated_normal_int_dtype",
+       [] { rnd::truncated_normal(key(0), -1.0, 1.0, Shape{2}, int32); }},
+      {"truncated_normal_bad_shape",
+       [] { rnd::truncated_normal(key(0), numpy::zeros({3}), 1.0, Shape{2}); }},
+  };
+  for (const auto& [name, f] : cases) {
+    EXPECT_EQ(error_of(f), goldens().at("err/" + name)) << name;
+  }
+  EXPECT_THROW(rnd::choice(rnd::split(rnd::key(0)), 5, {2}), NotImplementedError);
+}
+
+// Each sampler traced by jit gives the eager draws, in both modes.
+TEST(Samplers, JitMatchesEager) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    auto f = jit([](const rnd::Key& k, const Array& a, const Array& probs) {
+      return std::vector<Array>{
+          rnd::randint(k, {7}, -3, 9),
+          rnd::truncated_normal(k, -1.0, 2.5, Shape{6}),
+          rnd::permutation(k, a, 1),
+          rnd::permutation(k, a, 1, true),
+          rnd::choice(k, a, {4}, true, std::nullopt, 1),
+          rnd::choice(k, a, {2}, false),
+          rnd::choice(k, a, {3}, true, probs, 1),
+          rnd::choice(k, a, {3}, false, probs, 1),
+      };
+    });
+    const rnd::Key k = rnd::key(17);
+    const Array a = a65();
+    const std::vector<Array> jitted = f(k, a, p5());
+    const std::vector<Array> eager = {
+        rnd::randint(k, {7}, -3, 9),
+        rnd::truncated_normal(k, -1.0, 2.5, Shape{6}),
+        rnd::permutation(k, a, 1),
+        rnd::permutation(k, a, 1, true),
+        rnd::choice(k, a, {4}, true, std::nullopt, 1),
+        rnd::choice(k, a, {2}, false),
+        rnd::choice(k, a, {3}, true, p5(), 1),
+        rnd::choice(k, a, {3}, false, p5(), 1),
+    };
+    ASSERT_EQ(jitted.size(), eager.size());
+    for (size_t i = 0; i < eager.size(); ++i) {
+      EXPECT_EQ(jitted[i].shape(), eager[i].shape()) << i;
+      EXPECT_EQ(jitted[i].to_string(), eager[i].to_string()) << i;
+    }
+  }
+}
+
+// Draws laid out over 8 devices, and samples of a sharded population, equal the
+// single-device ones.
+TEST(Sharded, SamplersMatchUnsharded) {
+  Mesh mesh = make_mesh({4, 2}, {"a", "b"});
+  const NamedSharding rows(mesh, P("a"));
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    const rnd::Key k = rnd::key(99);
+    JitOptions options;
+    options.out_shardings = {NamedSharding(mesh, P("a", "b"))};
+    auto draw = jit(
+        [](const rnd::Key& key) {
+          return lax::add(lax::convert_element_type(rnd::randint(key, {16, 8}, 0, 1000), float32),
+                          rnd::truncated_normal(key, -2.0, 2.0, Shape{16, 8}));
+        },
+        options);
+    const Array want =
+        lax::add(lax::convert_element_type(rnd::randint(k, {16, 8}, 0, 1000), float32),
+                 rnd::truncated_normal(k, -2.0, 2.0, Shape{16, 8}));
+    const Array got = draw(k);
+    EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
+    EXPECT_EQ(got.sharding().to_string(), NamedSharding(mesh, P("a", "b")).to_string());
+
+    const Array x = numpy::reshape(numpy::arange(64 * 3, float32), {64, 3});
+    const Array xs = device_put(x, rows);
+    EXPECT_EQ(rnd::permutation(k, xs).to_vector<float>(),
+              rnd::permutation(k, x).to_vector<float>());
+    EXPECT_EQ(rnd::choice(k, xs, {5}).to_vector<float>(),
+              rnd::choice(k, x, {5}).to_vector<float>());
+    EXPECT_EQ(rnd::choice(k, xs, {5}, false).to_vector<float>(),
+              rnd::choice(k, x, {5}, false).to_vector<float>());
+  }
+}
+
+// Statistical sanity beyond the goldens: ranges, uniqueness and frequencies.
+TEST(Samplers, Distributions) {
+  const std::vector<int32_t> r = rnd::randint(rnd::key(0), {5000}, -3, 4).to_vector<int32_t>();
+  std::map<int32_t, int> counts;
+  for (int32_t v : r) counts[v]++;
+  EXPECT_EQ(counts.size(), 7u);
+  for (const auto& [v, c] : counts) EXPECT_NEAR(c, 5000 / 7, 120) << v;
+  const std::vector<float> t =
+      rnd::truncated_normal(rnd::key(1), -0.5, 1.5, Shape{5000}).to_vector<float>();
+  for (float v : t) {
+    EXPECT_GT(v, -0.5f);
+    EXPECT_LT(v, 1.5f);
+  }
+  std::vector<int32_t> perm = rnd::permutation(rnd::key(2), 3000).to_vector<int32_t>();
+  std::sort(perm.begin(), perm.end());
+  for (int32_t i = 0; i < 3000; ++i) EXPECT_EQ(perm[size_t(i)], i);
+  const std::vector<int32_t> c =
+      rnd::choice(rnd::key(3), 4, {8000}, true, numpy::array({0.1f, 0.2f, 0.3f, 0.4f}))
+          .to_vector<int32_t>();
+  std::vector<int> freq(4);
+  for (int32_t v : c) freq[size_t(v)]++;
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(freq[size_t(i)], 800 * (i + 1), 150) << i;
 }
 
 }  // namespace
