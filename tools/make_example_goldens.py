@@ -146,6 +146,111 @@ def computation_follows_data(n=16):
     vis(y)
 
 
+def parallel_evaluation():
+    """The pmap tutorial as examples/parallel_evaluation.cpp runs it (regression data drawn
+    with jax.random instead of numpy, so parax can draw the same)."""
+    from typing import NamedTuple
+    from jax import lax
+    jax.config.update("jax_threefry_partitionable", True)  # parax's default, as JAX >= 0.5
+
+    x = np.arange(5)
+    w = np.array([2., 3., 4.], dtype=np.float32)
+
+    def convolve(x, w):
+        output = []
+        for i in range(1, len(x) - 1):
+            output.append(jnp.dot(x[i - 1:i + 2], w))
+        return jnp.array(output)
+
+    print("# convolve(x, w)")
+    print(repr(convolve(x, w)))
+    n_devices = jax.local_device_count()
+    xs = jnp.arange(5 * n_devices).reshape(-1, 5)
+    ws = jnp.stack([w] * n_devices)
+    print("# xs\n" + repr(xs) + "\n# ws\n" + repr(ws))
+    print("# vmap(convolve)(xs, ws)\n" + repr(jax.vmap(convolve)(xs, ws)))
+    ys = jax.pmap(convolve)(xs, ws)
+    print("# pmap(convolve)(xs, ws)\n" + repr(ys))
+    print("# pmap(convolve)(xs, pmap(convolve)(xs, ws))\n" + repr(jax.pmap(convolve)(xs, ys)))
+    print("# pmap(convolve, in_axes=(0, None))(xs, w)\n" +
+          repr(jax.pmap(convolve, in_axes=(0, None))(xs, w)))
+
+    def normalized_convolution(x, w):
+        output = convolve(x, w)
+        return output / lax.psum(output, axis_name='p')
+
+    print("# pmap(normalized_convolution, axis_name='p')(xs, ws)\n" +
+          repr(jax.pmap(normalized_convolution, axis_name='p')(xs, ws)))
+    print("# vmap(normalized_convolution, axis_name='p')(xs, ws)\n" +
+          repr(jax.vmap(normalized_convolution, axis_name='p')(xs, ws)))
+
+    inner = jax.pmap(lambda v: v / lax.psum(v, ('rows', 'cols')), axis_name='cols')
+    grid = jax.pmap(lambda b: inner(b), axis_name='rows')(
+        jnp.arange(1.0, 9.0, dtype=jnp.float32).reshape(2, 4))
+    print("# pmap(pmap(v / psum(v, ('rows', 'cols'))))(arange(1, 9).reshape(2, 4))")
+    print(repr(grid))
+    # JAX 0.4.35 returns a PmapSharding here; parax's pmap is shard_map over a 2-D mesh,
+    # as current JAX's pmap is.
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("rows", "cols"))
+    print(no_memory_kind(NamedSharding(mesh, P("rows", "cols"))))
+    vp = jax.vmap(jax.pmap(lambda v: lax.psum(v, 'i') + lax.psum(v, 'j'), axis_name='i'),
+                  axis_name='j')
+    print("# vmap(pmap(psum(v, 'i') + psum(v, 'j'), axis_name='i'), axis_name='j')"
+          "(arange(8).reshape(2, 4))")
+    print(repr(vp(jnp.arange(8.0, dtype=jnp.float32).reshape(2, 4))))
+
+    class Params(NamedTuple):
+        weight: jnp.ndarray
+        bias: jnp.ndarray
+
+    def init(rng):
+        weights_key, bias_key = jax.random.split(rng)
+        return Params(jax.random.normal(weights_key, ()), jax.random.normal(bias_key, ()))
+
+    def loss_fn(params, xs, ys):
+        pred = params.weight * xs + params.bias
+        return jnp.mean((pred - ys) ** 2)
+
+    LEARNING_RATE = 0.005
+
+    def update(params, xs, ys):
+        loss, grads = jax.value_and_grad(loss_fn)(params, xs, ys)
+        grads = jax.lax.pmean(grads, axis_name='num_devices')
+        loss = jax.lax.pmean(loss, axis_name='num_devices')
+        new_params = jax.tree_util.tree_map(
+            lambda param, g: param - g * LEARNING_RATE, params, grads)
+        return new_params, loss
+
+    update = jax.pmap(update, axis_name='num_devices')
+    true_w, true_b = 2, -1
+    data_x = jax.random.normal(jax.random.key(1), (128, 1))
+    noise = 0.5 * jax.random.normal(jax.random.key(2), (128, 1))
+    data_y = data_x * true_w + true_b + noise
+    params = init(jax.random.key(123))
+    replicated_params = jax.tree_util.tree_map(lambda x: jnp.array([x] * n_devices), params)
+
+    def split(arr):
+        return arr.reshape(n_devices, arr.shape[0] // n_devices, *arr.shape[1:])
+
+    x_split = split(data_x)
+    y_split = split(data_y)
+
+    def describe(name, obj):
+        print(f"after first `update()`, `{name}` is an array on {len(obj.devices())} "
+              f"device(s), committed={obj.committed}")
+
+    for i in range(1000):
+        replicated_params, loss = update(replicated_params, x_split, y_split)
+        if i == 0:
+            describe('replicated_params.weight', replicated_params.weight)
+            describe('loss', loss)
+            describe('x_split', x_split)
+        if i % 100 == 0:
+            print(f"Step {i:3d}, loss: {loss[0]:.3f}")
+    trained = jax.tree_util.tree_map(lambda x: x[0], replicated_params)
+    print(f"weight {trained.weight:.3f}, bias {trained.bias:.3f}")
+
+
 def capture(fn):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -160,3 +265,6 @@ print("wrote", os.path.join(EXPECTED, "sharding_basics.txt"))
 with open(os.path.join(EXPECTED, "computation_follows_data.txt"), "w") as f:
     f.write(capture(computation_follows_data))
 print("wrote", os.path.join(EXPECTED, "computation_follows_data.txt"))
+with open(os.path.join(EXPECTED, "parallel_evaluation.txt"), "w") as f:
+    f.write(capture(parallel_evaluation))
+print("wrote", os.path.join(EXPECTED, "parallel_evaluation.txt"))
