@@ -6,6 +6,7 @@
 // inlines it between manual-enter and manual-exit equations (compiler/compile.cpp).
 #include <algorithm>
 
+#include "core/autodiff.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "prims/structural_grad.h"
@@ -36,10 +37,10 @@ int64_t blocks(const Params& p, const PartitionSpec& spec, size_t d) {
   return n;
 }
 
-std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
+// Returns the global types of the results: blocks assembled as out_specs say.
+std::vector<Aval> global_outs(const Params& params) {
   const Program& body = body_of(params);
   const auto& specs = params.get<std::vector<PartitionSpec>>("out_specs");
-  PARAX_CHECK(in.size() == body.invars.size(), "shard_map arity");
   std::vector<Aval> out;
   for (size_t o = 0; o < body.outvars.size(); ++o) {
     Aval a = body.aval_of(body.outvars[o]);
@@ -47,6 +48,11 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
     out.push_back(a);
   }
   return out;
+}
+
+std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
+  PARAX_CHECK(in.size() == body_of(params).invars.size(), "shard_map arity");
+  return global_outs(params);
 }
 
 // Returns `spec` with an unsplit dimension inserted at `at`.
@@ -103,9 +109,156 @@ Batched batch(std::span<const Array> in, std::span<const int> dims, const Params
   return core::batched_at_front(std::move(outs));
 }
 
+// Binds a shard_map of `closed` (traced per device) on `args`, its captured constants
+// entering replicated.
+std::vector<Array> bind_traced(const Params& params, const core::ClosedProgram& closed,
+                               std::vector<Array> args, std::vector<PartitionSpec> in_specs,
+                               std::vector<PartitionSpec> out_specs) {
+  args.insert(args.begin(), closed.consts.begin(), closed.consts.end());
+  in_specs.insert(in_specs.begin(), closed.consts.size(), PartitionSpec());
+  Params p = params;
+  p.set("jaxpr", core::lift_consts(closed));
+  p.set("in_specs", std::move(in_specs));
+  p.set("out_specs", std::move(out_specs));
+  return core::bind(core::Prim::shard_map, std::move(args), std::move(p));
+}
+
+// The jvp is a shard_map too: each device runs the jvp of its program on its blocks of the
+// primals and tangents, which are split alike.
+std::vector<Array> jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                       std::span<const Array>, const Params& params) {
+  const Program& body = body_of(params);
+  const auto& in_specs = params.get<std::vector<PartitionSpec>>("in_specs");
+  const auto& out_specs = params.get<std::vector<PartitionSpec>>("out_specs");
+  std::vector<size_t> with_tangent, float_outs;
+  std::vector<Aval> avals;
+  for (int v : body.invars) avals.push_back(body.avals[size_t(v)]);
+  for (size_t i = 0; i < tangents.size(); ++i) {
+    if (!tangents[i].valid()) continue;
+    with_tangent.push_back(i);
+    Aval t = body.avals[size_t(body.invars[i])];
+    t.weak_type = false;
+    avals.push_back(t);
+  }
+  for (size_t o = 0; o < body.outvars.size(); ++o) {
+    if (has_tangent(body.aval_of(body.outvars[o]).dtype)) float_outs.push_back(o);
+  }
+  if (with_tangent.empty() || float_outs.empty()) return std::vector<Array>(body.outvars.size());
+  const size_t n = body.invars.size();
+  core::ClosedProgram closed = core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
+    std::vector<Array> ins(xs.begin(), xs.begin() + long(n)), ts(n);
+    for (size_t k = 0; k < with_tangent.size(); ++k) ts[with_tangent[k]] = xs[n + k];
+    auto [outs, touts] = core::jvp_program(body, ins, ts);
+    std::vector<Array> result;
+    for (size_t o : float_outs) result.push_back(instantiate(touts[o], core::aval_of(outs[o])));
+    return result;
+  });
+  std::vector<Array> args(primals.begin(), primals.end());
+  std::vector<PartitionSpec> specs(in_specs.begin(), in_specs.end());
+  for (size_t i : with_tangent) {
+    args.push_back(tangents[i]);
+    specs.push_back(in_specs[i]);
+  }
+  std::vector<PartitionSpec> touts_specs;
+  for (size_t o : float_outs) touts_specs.push_back(out_specs[o]);
+  std::vector<Array> t = bind_traced(params, closed, args, specs, touts_specs);
+  std::vector<Array> result(body.outvars.size());
+  for (size_t k = 0; k < float_outs.size(); ++k) result[float_outs[k]] = t[k];
+  return result;
+}
+
+// Returns the manual axes `spec` leaves out: a value with that spec is the same on every
+// device along them.
+std::vector<std::string> unmentioned(const Params& params, const PartitionSpec& spec) {
+  std::vector<std::string> out;
+  for (const std::string& a : params.get<std::vector<std::string>>("axis_names")) {
+    bool used = false;
+    for (size_t d = 0; d < spec.size(); ++d) {
+      const auto& axes = spec[d].axes();
+      used = used || std::find(axes.begin(), axes.end(), a) != axes.end();
+    }
+    if (!used) out.push_back(a);
+  }
+  return out;
+}
+
+int64_t size_of(const Params& params, const std::vector<std::string>& axes) {
+  const auto& names = params.get<std::vector<std::string>>("axis_names");
+  const auto& sizes = params.get<std::vector<int64_t>>("axis_sizes");
+  int64_t n = 1;
+  for (const std::string& a : axes) {
+    n *= sizes[size_t(std::find(names.begin(), names.end(), a) - names.begin())];
+  }
+  return n;
+}
+
+// The transpose is a shard_map whose devices transpose their own program. Every instance
+// of the program counts as computing its output, so a result the devices hold replicated
+// (its spec leaves axes out) gets its cotangent divided among them; an operand they held
+// replicated gets the sum of their cotangents.
+std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> operands,
+                             std::span<const bool> linear, const Params& params) {
+  const Program& body = body_of(params);
+  const auto& in_specs = params.get<std::vector<PartitionSpec>>("in_specs");
+  const auto& out_specs = params.get<std::vector<PartitionSpec>>("out_specs");
+  std::vector<Aval> global_out = global_outs(params);
+  std::vector<Array> args;
+  std::vector<PartitionSpec> specs, result_specs;
+  std::vector<Aval> avals;
+  std::vector<size_t> lin;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (linear[i]) {
+      lin.push_back(i);
+      result_specs.push_back(in_specs[i]);
+      continue;
+    }
+    args.push_back(operands[i]);
+    specs.push_back(in_specs[i]);
+    avals.push_back(body.avals[size_t(body.invars[i])]);
+  }
+  const size_t num_known = args.size();
+  for (size_t o = 0; o < body.outvars.size(); ++o) {
+    args.push_back(instantiate(cts[o], global_out[o]));
+    specs.push_back(out_specs[o]);
+    avals.push_back(body.aval_of(body.outvars[o]));
+  }
+  core::ClosedProgram closed = core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
+    std::vector<Array> ct;
+    for (size_t o = 0; o < body.outvars.size(); ++o) {
+      Array c = xs[num_known + o];
+      const int64_t copies = size_of(params, unmentioned(params, out_specs[o]));
+      if (copies > 1) c = lax::div(c, constant(double(copies), c.dtype()));
+      ct.push_back(c);
+    }
+    std::vector<Aval> lin_avals;
+    for (size_t i : lin) lin_avals.push_back(body.avals[size_t(body.invars[i])]);
+    core::ClosedProgram f = core::trace_to_program(lin_avals, [&](const std::vector<Array>& ts) {
+      std::vector<Array> in(operands.size());
+      size_t known = 0, t = 0;
+      for (size_t i = 0; i < operands.size(); ++i) in[i] = linear[i] ? ts[t++] : xs[known++];
+      return core::bind(core::Prim::pjit, std::move(in),
+                        {{"jaxpr", params.get<std::shared_ptr<const Program>>("jaxpr")},
+                         {"name", std::string("shard_map")}});
+    });
+    std::vector<Array> at;
+    for (const Aval& a : lin_avals) at.push_back(core::zeros(a));
+    std::vector<Array> cts_in = core::transpose(core::linearize(f, at), ct);
+    for (size_t k = 0; k < lin.size(); ++k) {
+      std::vector<std::string> axes = unmentioned(params, in_specs[lin[k]]);
+      if (!axes.empty()) cts_in[k] = core::bind1(core::Prim::psum, {cts_in[k]}, {{"axes", axes}});
+    }
+    return cts_in;
+  });
+  std::vector<Array> t = bind_traced(params, closed, args, specs, result_specs);
+  std::vector<Array> result(operands.size());
+  for (size_t k = 0; k < lin.size(); ++k) result[lin[k]] = t[k];
+  return result;
+}
+
 }  // namespace
 
-extern const PrimRules shard_map_rules = {.abstract_eval = shape_rule, .batch = batch};
+extern const PrimRules shard_map_rules = {
+    .abstract_eval = shape_rule, .jvp = jvp, .transpose = transpose, .batch = batch};
 // Compiler-internal: they never reach a kernel (the partitioner maps them to layouts).
 extern const PrimRules manual_enter_rules = {};
 extern const PrimRules manual_exit_rules = {};
