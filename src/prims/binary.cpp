@@ -292,6 +292,7 @@ PARAX_BINARY_ROWS(PARAX_BINARY_RULES)
 extern const PrimRules pow_rules = {.abstract_eval = &pow_eval,
                                     .sharding_rule = &elementwise_sharding_rule,
                                     .kernel = &pow_kernel,
-                                    .jvp = &binary_jvp<d_pow_x, d_pow_y>};
+                                    .jvp = &binary_jvp<d_pow_x, d_pow_y>,
+                                    .batch = &elementwise_batch<core::Prim::pow>};
 
 }  // namespace parax::prims

@@ -74,6 +74,7 @@ std::vector<Array> clamp_jvp(std::span<const Array> primals, std::span<const Arr
 extern const PrimRules clamp_rules = {.abstract_eval = &clamp_eval,
                                       .sharding_rule = &elementwise_sharding_rule,
                                       .kernel = &clamp_kernel,
-                                      .jvp = &clamp_jvp};
+                                      .jvp = &clamp_jvp,
+                                      .batch = &elementwise_batch<core::Prim::clamp>};
 
 }  // namespace parax::prims

@@ -101,6 +101,7 @@ extern const PrimRules convert_element_type_rules = {
     .sharding_rule = &elementwise_sharding_rule,
     .kernel = &convert_element_type_kernel,
     .jvp = &convert_element_type_jvp,
-    .transpose = &convert_element_type_transpose};
+    .transpose = &convert_element_type_transpose,
+    .batch = &elementwise_batch<core::Prim::convert_element_type>};
 
 }  // namespace parax::prims

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/simd.h"
 
@@ -190,7 +191,9 @@ void binary_kernel(const KernelCall& c) {
 }
 
 template <class Op>
-inline constexpr PrimRules binary_rules{&binary_eval<Op>, &elementwise_sharding_rule,
-                                        &binary_kernel<Op>};
+inline constexpr PrimRules binary_rules{.abstract_eval = &binary_eval<Op>,
+                                        .sharding_rule = &elementwise_sharding_rule,
+                                        .kernel = &binary_kernel<Op>,
+                                        .batch = &elementwise_batch<Op::kPrim>};
 
 }  // namespace parax::prims

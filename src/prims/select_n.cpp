@@ -176,6 +176,7 @@ extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
                                          .sharding_rule = &elementwise_sharding_rule,
                                          .kernel = &select_n_kernel,
                                          .jvp = &select_n_jvp,
-                                         .transpose = &select_n_transpose};
+                                         .transpose = &select_n_transpose,
+                                         .batch = &elementwise_batch<core::Prim::select_n>};
 
 }  // namespace parax::prims

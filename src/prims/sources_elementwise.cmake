@@ -6,6 +6,7 @@ target_sources(parax PRIVATE
   prims/clamp.cpp
   prims/convert_element_type.cpp
   prims/autodiff_util.cpp
+  prims/batching_util.cpp
   prims/simd_kernels.cpp
   prims/simd_unary.cpp
   prims/simd_binary.cpp)

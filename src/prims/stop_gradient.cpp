@@ -1,6 +1,7 @@
 // stop_gradient: the identity, whose derivative is zero (lax.stop_gradient).
 #include <cstring>
 
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims {
@@ -26,6 +27,7 @@ extern const PrimRules stop_gradient_rules = {
     .sharding_rule = elementwise_sharding_rule,
     .kernel = kernel,
     .jvp = jvp,
+    .batch = elementwise_batch<core::Prim::stop_gradient>,
 };
 
 }  // namespace parax::prims

@@ -234,7 +234,10 @@ void unary_kernel(const KernelCall& c) {
 }
 
 template <class Op>
-constexpr PrimRules unary_rules{&unary_eval<Op>, &elementwise_sharding_rule, &unary_kernel<Op>};
+constexpr PrimRules unary_rules{.abstract_eval = &unary_eval<Op>,
+                                .sharding_rule = &elementwise_sharding_rule,
+                                .kernel = &unary_kernel<Op>,
+                                .batch = &elementwise_batch<Op::kPrim>};
 
 // round: 0 rounds halves away from zero, 1 to even (lax.RoundingMethod).
 int64_t rounding_method(const Params& params) {
@@ -376,15 +379,18 @@ PARAX_UNARY_ROWS(PARAX_UNARY_RULES)
 extern const PrimRules round_rules = {.abstract_eval = &round_eval,
                                       .sharding_rule = &elementwise_sharding_rule,
                                       .kernel = &round_kernel,
-                                      .jvp = &zero_jvp};
+                                      .jvp = &zero_jvp,
+                                      .batch = &elementwise_batch<core::Prim::round>};
 extern const PrimRules integer_pow_rules = {.abstract_eval = &integer_pow_eval,
                                             .sharding_rule = &elementwise_sharding_rule,
                                             .kernel = &integer_pow_kernel,
-                                            .jvp = &integer_pow_jvp};
+                                            .jvp = &integer_pow_jvp,
+                                            .batch = &elementwise_batch<core::Prim::integer_pow>};
 extern const PrimRules copy_rules = {.abstract_eval = &copy_eval,
                                      .sharding_rule = &elementwise_sharding_rule,
                                      .kernel = &copy_kernel,
                                      .jvp = &copy_jvp,
-                                     .transpose = &copy_transpose};
+                                     .transpose = &copy_transpose,
+                                     .batch = &elementwise_batch<core::Prim::copy>};
 
 }  // namespace parax::prims
