@@ -1,5 +1,6 @@
 // broadcast_in_dim: places operand dimension i at result dimension
 // broadcast_dimensions[i]; operand dimensions of size 1 and new dimensions repeat.
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -113,6 +114,24 @@ std::vector<Array> broadcast_in_dim_transpose(std::span<const Array> cts,
   return {ct};
 }
 
+// The batch dimension lands right after the result dimension of the operand dimension
+// before it, so the broadcast dimensions stay increasing and the operand is not moved.
+Batched broadcast_in_dim_batch(std::span<const Array> in, std::span<const int> dims,
+                               const Params& params, const BatchAxis& axis) {
+  const int d = dims[0];
+  const std::vector<int64_t>& old_dims = param_ints(params, "broadcast_dimensions");
+  const int64_t at = d == 0 ? 0 : old_dims[size_t(d) - 1] + 1;
+  std::vector<int64_t> new_dims;
+  for (int64_t b : old_dims) new_dims.push_back(b >= at ? b + 1 : b);
+  new_dims.insert(new_dims.begin() + d, at);
+  Shape shape = param_ints(params, "shape");
+  shape.insert(shape.begin() + at, axis.size);
+  Params p = params;
+  p.set("shape", shape);
+  p.set("broadcast_dimensions", new_dims);
+  return Batched{{core::bind1(core::Prim::broadcast_in_dim, {in[0]}, p)}, {int(at)}};
+}
+
 }  // namespace
 
 extern const core::PrimRules broadcast_in_dim_rules = {
@@ -122,6 +141,7 @@ extern const core::PrimRules broadcast_in_dim_rules = {
     .localize = broadcast_in_dim_localize,
     .jvp = unary_linear_jvp<core::Prim::broadcast_in_dim>,
     .transpose = broadcast_in_dim_transpose,
+    .batch = broadcast_in_dim_batch,
 };
 
 }  // namespace parax::prims

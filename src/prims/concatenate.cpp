@@ -1,4 +1,5 @@
 // concatenate: joins operands of equal shape except along `dimension`.
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -105,6 +106,20 @@ std::vector<Array> concatenate_transpose(std::span<const Array> cts,
   return out;
 }
 
+// The operands meet at the first batched one's batch dimension; unbatched ones are
+// broadcast there, since every operand needs the batch.
+Batched concatenate_batch(std::span<const Array> in, std::span<const int> dims,
+                          const Params& params, const BatchAxis& axis) {
+  const int to = *std::find_if(dims.begin(), dims.end(), [](int d) { return d != kNotMapped; });
+  std::vector<Array> args;
+  for (size_t i = 0; i < in.size(); ++i) {
+    args.push_back(core::move_batch_dim(in[i], dims[i], to, axis.size));
+  }
+  const int64_t dim = batched_dim(param_int(params, "dimension"), to);
+  return Batched{{core::bind1(core::Prim::concatenate, std::move(args), {{"dimension", dim}})},
+                 {to}};
+}
+
 }  // namespace
 
 extern const core::PrimRules concatenate_rules = {
@@ -113,6 +128,7 @@ extern const core::PrimRules concatenate_rules = {
     .kernel = concatenate_kernel,
     .jvp = concatenate_jvp,
     .transpose = concatenate_transpose,
+    .batch = concatenate_batch,
 };
 
 }  // namespace parax::prims

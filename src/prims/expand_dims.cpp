@@ -1,6 +1,7 @@
 // expand_dims: inserts size-1 dimensions at the result positions `dimensions`.
 #include <set>
 
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -57,6 +58,24 @@ std::vector<Array> expand_dims_transpose(std::span<const Array> cts, std::span<c
   return {lax::squeeze(cts[0], param_ints(params, "dimensions"))};
 }
 
+// The batch dimension stays between the operand dimensions it separates: right after
+// where the one before it lands, so the operand is not moved.
+Batched expand_dims_batch(std::span<const Array> in, std::span<const int> dims,
+                          const Params& params, const BatchAxis&) {
+  const int d = dims[0];
+  const std::vector<int64_t>& inserted = param_ints(params, "dimensions");
+  // The result positions of the element's dimensions, in order.
+  const int64_t rank = in[0].ndim() - 1 + int64_t(inserted.size());
+  std::vector<int64_t> kept;
+  for (int64_t r = 0; r < rank; ++r) {
+    if (std::find(inserted.begin(), inserted.end(), r) == inserted.end()) kept.push_back(r);
+  }
+  const int at = d == 0 ? 0 : int(kept[size_t(d) - 1]) + 1;
+  const Array out =
+      core::bind1(core::Prim::expand_dims, {in[0]}, {{"dimensions", batched_dims(inserted, at)}});
+  return Batched{{out}, {at}};
+}
+
 }  // namespace
 
 extern const core::PrimRules expand_dims_rules = {
@@ -65,6 +84,7 @@ extern const core::PrimRules expand_dims_rules = {
     .kernel = expand_dims_kernel,
     .jvp = unary_linear_jvp<core::Prim::expand_dims>,
     .transpose = expand_dims_transpose,
+    .batch = expand_dims_batch,
 };
 
 }  // namespace parax::prims

@@ -77,6 +77,7 @@ extern const core::PrimRules iota_rules = {
     .kernel = iota_kernel,
     .localize = iota_localize,
     .jvp = zero_jvp,
+    // No batching rule: with no operands, iota is never batched.
 };
 
 }  // namespace parax::prims

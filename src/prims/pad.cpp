@@ -1,6 +1,7 @@
 // pad: surrounds each dimension with `low` and `high` copies of padding_value and puts
 // `interior` copies between elements. padding_config is flat (low, high, interior) per
 // dimension; negative low/high crop.
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -129,6 +130,37 @@ std::vector<Array> pad_transpose(std::span<const Array> cts, std::span<const Arr
   return {linear[0] ? operand_ct : Array(), value_ct};
 }
 
+// The batch dimension is not padded. A batch of padding values is not a scalar, so the
+// operand is padded with any value and the padding chosen afterwards through a mask of
+// where the operand's elements landed (JAX's _pad_batch_rule).
+Batched pad_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                  const BatchAxis& axis) {
+  const std::vector<int64_t>& config = param_ints(params, "padding_config");
+  const int d = dims[0] == kNotMapped ? 0 : dims[0];
+  std::vector<int64_t> batched_config = config;
+  batched_config.insert(batched_config.begin() + 3 * d, {0, 0, 0});
+  const Params p{{"padding_config", batched_config}};
+  const Array x = core::move_batch_dim(in[0], dims[0], d, axis.size);
+  if (dims[1] == kNotMapped) {
+    return Batched{{core::bind1(core::Prim::pad, {x, in[1]}, p)}, {d}};
+  }
+  const Array padded = core::bind1(core::Prim::pad, {x, constant(0, x.dtype())}, p);
+  Shape operand_shape = x.shape();
+  operand_shape.erase(operand_shape.begin() + d);
+  const Array inside =
+      core::bind1(core::Prim::pad,
+                  {lax::broadcast_in_dim(constant(1, DType::bool_), operand_shape, {}),
+                   constant(0, DType::bool_)},
+                  params);
+  std::vector<int64_t> kept;
+  for (int64_t k = 0; k < padded.ndim(); ++k) {
+    if (k != d) kept.push_back(k);
+  }
+  const Array mask = lax::broadcast_in_dim(inside, padded.shape(), kept);
+  const Array value = lax::broadcast_in_dim(in[1], padded.shape(), {int64_t(d)});
+  return Batched{{lax::select_n(mask, {value, padded})}, {d}};
+}
+
 }  // namespace
 
 extern const core::PrimRules pad_rules = {
@@ -137,6 +169,7 @@ extern const core::PrimRules pad_rules = {
     .kernel = pad_kernel,
     .jvp = pad_jvp,
     .transpose = pad_transpose,
+    .batch = pad_batch,
 };
 
 }  // namespace parax::prims

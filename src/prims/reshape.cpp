@@ -1,4 +1,5 @@
 // reshape: the same elements in row-major order under a new shape.
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -85,6 +86,17 @@ std::vector<Array> reshape_transpose(std::span<const Array> cts, std::span<const
   return {lax::reshape(cts[0], operand_type(operands, 0, "reshape").shape)};
 }
 
+// Row-major order interleaves the batch with the element unless it comes first.
+Batched reshape_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                      const BatchAxis& axis) {
+  Shape new_sizes = param_ints(params, "new_sizes");
+  new_sizes.insert(new_sizes.begin(), axis.size);
+  Params p = params;
+  p.set("new_sizes", new_sizes);
+  const Array x = core::batch_first(in[0], dims[0], axis.size);
+  return Batched{{core::bind1(core::Prim::reshape, {x}, p)}, {0}};
+}
+
 }  // namespace
 
 extern const core::PrimRules reshape_rules = {
@@ -94,6 +106,7 @@ extern const core::PrimRules reshape_rules = {
     .localize = reshape_localize,
     .jvp = unary_linear_jvp<core::Prim::reshape>,
     .transpose = reshape_transpose,
+    .batch = reshape_batch,
 };
 
 }  // namespace parax::prims

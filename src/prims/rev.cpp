@@ -1,6 +1,7 @@
 // rev: reverses the order of elements along each of `dimensions`.
 #include <set>
 
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -58,6 +59,12 @@ std::vector<Array> rev_transpose(std::span<const Array> cts, std::span<const Arr
   return {lax::rev(cts[0], param_ints(params, "dimensions"))};
 }
 
+Batched rev_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                  const BatchAxis&) {
+  const std::vector<int64_t> reversed = batched_dims(param_ints(params, "dimensions"), dims[0]);
+  return Batched{{core::bind1(core::Prim::rev, {in[0]}, {{"dimensions", reversed}})}, {dims[0]}};
+}
+
 }  // namespace
 
 extern const core::PrimRules rev_rules = {
@@ -66,6 +73,7 @@ extern const core::PrimRules rev_rules = {
     .kernel = rev_kernel,
     .jvp = unary_linear_jvp<core::Prim::rev>,
     .transpose = rev_transpose,
+    .batch = rev_batch,
 };
 
 }  // namespace parax::prims

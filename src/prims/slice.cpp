@@ -1,5 +1,6 @@
 // slice: elements start_indices[d], start + stride, ... below limit_indices[d] of each
 // dimension (Python's x[start:limit:stride] per dimension).
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -131,6 +132,25 @@ std::vector<Array> slice_transpose(std::span<const Array> cts, std::span<const A
   return {lax::pad(ct, constant(0, ct.dtype()), config)};
 }
 
+// The batch dimension is taken whole.
+Batched slice_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                    const BatchAxis& axis) {
+  const int d = dims[0];
+  std::vector<int64_t> start = param_ints(params, "start_indices");
+  std::vector<int64_t> limit = param_ints(params, "limit_indices");
+  start.insert(start.begin() + d, 0);
+  limit.insert(limit.begin() + d, axis.size);
+  Params p = params;
+  p.set("start_indices", start);
+  p.set("limit_indices", limit);
+  if (params.has("strides") && !param_ints(params, "strides").empty()) {
+    std::vector<int64_t> strides = param_ints(params, "strides");
+    strides.insert(strides.begin() + d, 1);
+    p.set("strides", strides);
+  }
+  return Batched{{core::bind1(core::Prim::slice, {in[0]}, p)}, {d}};
+}
+
 }  // namespace
 
 extern const core::PrimRules slice_rules = {
@@ -140,6 +160,7 @@ extern const core::PrimRules slice_rules = {
     .localize = slice_localize,
     .jvp = unary_linear_jvp<core::Prim::slice>,
     .transpose = slice_transpose,
+    .batch = slice_batch,
 };
 
 }  // namespace parax::prims

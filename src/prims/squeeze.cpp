@@ -1,6 +1,7 @@
 // squeeze: removes the size-1 dimensions listed in `dimensions`.
 #include <set>
 
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -61,6 +62,14 @@ std::vector<Array> squeeze_transpose(std::span<const Array> cts, std::span<const
   return {lax::expand_dims(cts[0], param_ints(params, "dimensions"))};
 }
 
+Batched squeeze_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                      const BatchAxis&) {
+  const std::vector<int64_t>& removed = param_ints(params, "dimensions");
+  const Array out =
+      core::bind1(core::Prim::squeeze, {in[0]}, {{"dimensions", batched_dims(removed, dims[0])}});
+  return Batched{{out}, {batch_dim_without(dims[0], removed)}};
+}
+
 }  // namespace
 
 extern const core::PrimRules squeeze_rules = {
@@ -69,6 +78,7 @@ extern const core::PrimRules squeeze_rules = {
     .kernel = squeeze_kernel,
     .jvp = unary_linear_jvp<core::Prim::squeeze>,
     .transpose = squeeze_transpose,
+    .batch = squeeze_batch,
 };
 
 }  // namespace parax::prims

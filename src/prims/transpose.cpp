@@ -1,4 +1,5 @@
 // transpose: result dimension i is operand dimension permutation[i].
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -57,6 +58,15 @@ std::vector<Array> transpose_transpose(std::span<const Array> cts, std::span<con
   return {lax::transpose(cts[0], inverse)};
 }
 
+// The batch dimension keeps its place; the element's dimensions permute around it.
+Batched transpose_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                        const BatchAxis&) {
+  const int d = dims[0];
+  std::vector<int64_t> perm = batched_dims(param_ints(params, "permutation"), d);
+  perm.insert(perm.begin() + d, d);
+  return Batched{{core::bind1(core::Prim::transpose, {in[0]}, {{"permutation", perm}})}, {d}};
+}
+
 }  // namespace
 
 extern const core::PrimRules transpose_rules = {
@@ -65,6 +75,7 @@ extern const core::PrimRules transpose_rules = {
     .kernel = transpose_kernel,
     .jvp = unary_linear_jvp<core::Prim::transpose>,
     .transpose = transpose_transpose,
+    .batch = transpose_batch,
 };
 
 }  // namespace parax::prims
