@@ -1,6 +1,7 @@
 // dynamic_update_slice: the operand with `update` written at start indices given as rank-0
 // integer operands (operand, update, then one index per dimension), clamped so the update
 // fits.
+#include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -97,6 +98,104 @@ std::vector<Array> dynamic_update_slice_transpose(std::span<const Array> cts,
   return out;
 }
 
+// Returns x moved `by` places towards higher indices along dimension `dim`, keeping its
+// length: what passes the end drops off, zeros come in.
+Array shift_along(const Array& x, int64_t dim, int64_t by) {
+  std::vector<lax::PadConfig> config(size_t(x.ndim()));
+  config[size_t(dim)].low = by;
+  config[size_t(dim)].high = -by;
+  return lax::pad(x, constant(0, x.dtype()), config);
+}
+
+// Returns x padded at the end of dimension `dim` to `size`.
+Array pad_to(const Array& x, int64_t dim, int64_t size) {
+  std::vector<lax::PadConfig> config(size_t(x.ndim()));
+  config[size_t(dim)].high = size - x.shape()[size_t(dim)];
+  return lax::pad(x, constant(0, x.dtype()), config);
+}
+
+// Returns `cases[which]` per batch element, for a batch of conditions (bool[B]).
+Batched select_by(const Array& which, const Array& no, int no_dim, const Array& yes, int yes_dim,
+                  const BatchAxis& axis) {
+  return batch_elementwise(core::Prim::select_n, std::vector<Array>{which, no, yes},
+                           std::vector<int>{0, no_dim, yes_dim}, {}, axis);
+}
+
+// Unbatched starts: operand and update meet at one batch dimension, where the start is 0.
+Batched with_unbatched_starts(std::span<const Array> in, std::span<const int> dims,
+                              const Params& params, const BatchAxis& axis) {
+  const int to = dims[0] != kNotMapped ? dims[0] : dims[1];
+  std::vector<Array> args(in.begin(), in.end());
+  args[0] = core::move_batch_dim(in[0], dims[0], to, axis.size);
+  args[1] = core::move_batch_dim(in[1], dims[1], to, axis.size);
+  const DType index_dtype = in.size() > 2 ? in[2].dtype() : DType::int32;
+  args.insert(args.begin() + 2 + to, constant(0, index_dtype));
+  return Batched{{core::bind1(core::Prim::dynamic_update_slice, std::move(args), params)}, {to}};
+}
+
+// Batched starts, by the shifter of batching_util.h: the update and a mask of where it
+// goes are placed by the unbatched starts, padded to the operand's size along the other
+// dimensions and moved there bit by bit; the mask then selects between update and operand.
+Batched dynamic_update_slice_batch(std::span<const Array> in, std::span<const int> dims,
+                                   const Params& params, const BatchAxis& axis) {
+  const std::span<const int> start_dims = dims.subspan(2);
+  const bool batched_starts =
+      std::any_of(start_dims.begin(), start_dims.end(), [](int d) { return d != kNotMapped; });
+  if (!batched_starts) return with_unbatched_starts(in, dims, params, axis);
+  const Array& x = in[0];
+  Shape operand = x.shape();
+  if (dims[0] != kNotMapped) operand.erase(operand.begin() + dims[0]);
+  Shape update = in[1].shape();
+  if (dims[1] != kNotMapped) update.erase(update.begin() + dims[1]);
+  Shape placed = update;
+  std::vector<Array> starts;
+  for (size_t k = 0; k < operand.size(); ++k) {
+    const bool batched = start_dims[k] != kNotMapped;
+    if (!batched) placed[k] = operand[k];
+    starts.push_back(batched ? constant(0, in[2].dtype()) : in[2 + k]);
+  }
+  Array z = in[1];
+  int zd = dims[1];
+  Array mask = lax::broadcast_in_dim(constant(1, DType::bool_), update, {});
+  int md = kNotMapped;
+  if (placed != update) {
+    std::vector<Array> args{zeros_like_aval(Aval{placed, x.dtype(), false}), z};
+    args.insert(args.end(), starts.begin(), starts.end());
+    std::vector<int> arg_dims(args.size(), kNotMapped);
+    arg_dims[1] = zd;
+    if (zd == kNotMapped) {
+      z = core::bind1(core::Prim::dynamic_update_slice, args, params);
+    } else {
+      Batched r = with_unbatched_starts(args, arg_dims, params, axis);
+      z = r.outs[0];
+      zd = r.dims[0];
+    }
+    args[0] = zeros_like_aval(Aval{placed, DType::bool_, false});
+    args[1] = mask;
+    mask = core::bind1(core::Prim::dynamic_update_slice, std::move(args), params);
+  }
+  for (size_t k = 0; k < operand.size(); ++k) {
+    // With equal sizes the start is always 0 after clamping.
+    if (start_dims[k] == kNotMapped || operand[k] == update[k]) continue;
+    z = pad_to(z, batched_dim(int64_t(k), zd), operand[k]);
+    mask = pad_to(mask, batched_dim(int64_t(k), md), operand[k]);
+    const auto [s, max_start] = clamp_starts(in[2 + k], operand[k] - update[k]);
+    for (int64_t bit = top_bit(max_start); bit >= 1; bit /= 2) {
+      const Array which = start_bit(s, bit);
+      Batched zr =
+          select_by(which, z, zd, shift_along(z, batched_dim(int64_t(k), zd), bit), zd, axis);
+      Batched mr =
+          select_by(which, mask, md, shift_along(mask, batched_dim(int64_t(k), md), bit), md, axis);
+      z = zr.outs[0];
+      zd = zr.dims[0];
+      mask = mr.outs[0];
+      md = mr.dims[0];
+    }
+  }
+  return batch_elementwise(core::Prim::select_n, std::vector<Array>{mask, x, z},
+                           std::vector<int>{md, dims[0], zd}, {}, axis);
+}
+
 }  // namespace
 
 extern const core::PrimRules dynamic_update_slice_rules = {
@@ -105,6 +204,7 @@ extern const core::PrimRules dynamic_update_slice_rules = {
     .kernel = dynamic_update_slice_kernel,
     .jvp = dynamic_update_slice_jvp,
     .transpose = dynamic_update_slice_transpose,
+    .batch = dynamic_update_slice_batch,
 };
 
 }  // namespace parax::prims
