@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 
@@ -174,6 +175,15 @@ void arg_kernel(const KernelCall& call) {
   });
 }
 
+template <core::Prim P>
+Batched arg_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                  const BatchAxis&) {
+  const std::vector<int64_t>& axes = param_ints(params, "axes");
+  Params p = params;
+  p.set("axes", batched_dims(axes, dims[0]));
+  return Batched{{core::bind1(P, {in[0]}, p)}, {batch_dim_without(dims[0], axes)}};
+}
+
 }  // namespace
 
 extern const core::PrimRules argmax_rules = {
@@ -181,6 +191,7 @@ extern const core::PrimRules argmax_rules = {
     .sharding_rule = arg_sharding_rule,
     .kernel = arg_kernel<true>,
     .jvp = zero_jvp,
+    .batch = arg_batch<core::Prim::argmax>,
 };
 
 extern const core::PrimRules argmin_rules = {
@@ -188,6 +199,7 @@ extern const core::PrimRules argmin_rules = {
     .sharding_rule = arg_sharding_rule,
     .kernel = arg_kernel<false>,
     .jvp = zero_jvp,
+    .batch = arg_batch<core::Prim::argmin>,
 };
 
 }  // namespace parax::prims

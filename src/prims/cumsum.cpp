@@ -3,6 +3,7 @@
 // the wider add costs nothing next to memory traffic); integers wrap around.
 #include <algorithm>
 
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 
@@ -131,6 +132,13 @@ std::vector<Array> cumsum_transpose(std::span<const Array> cts, std::span<const 
                       {{"axis", param_int(params, "axis")}, {"reverse", !reverse}})};
 }
 
+Batched cumsum_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                     const BatchAxis&) {
+  Params p = params;
+  p.set("axis", batched_dim(param_int(params, "axis"), dims[0]));
+  return Batched{{core::bind1(core::Prim::cumsum, {in[0]}, p)}, {dims[0]}};
+}
+
 }  // namespace
 
 extern const core::PrimRules cumsum_rules = {
@@ -139,6 +147,7 @@ extern const core::PrimRules cumsum_rules = {
     .kernel = cumsum_kernel,
     .jvp = unary_linear_jvp<core::Prim::cumsum>,
     .transpose = cumsum_transpose,
+    .batch = cumsum_batch,
 };
 
 }  // namespace parax::prims

@@ -11,6 +11,7 @@
 
 #include "api/frontend.h"
 #include "base/thread_pool.h"
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 
@@ -572,6 +573,39 @@ std::vector<Array> dot_general_transpose(std::span<const Array> cts,
   return {Array(), dot_transpose_lhs(g, operands[0], x, rc, lc, rb, lb, true)};
 }
 
+// JAX's _dot_general_batch_rule without moving operands: two batched operands pair their
+// batch dimensions as the first dot batch dimension (the result's first dimension); one
+// batched operand carries its batch as a free dimension, which lands among that
+// operand's free dimensions of the result in order.
+Batched dot_general_batch(std::span<const Array> in, std::span<const int> dims,
+                          const Params& params, const BatchAxis&) {
+  const int ld = dims[0];
+  const int rd = dims[1];
+  Ints lc = batched_dims(param_ints(params, "lhs_contracting_dimensions"), ld);
+  Ints rc = batched_dims(param_ints(params, "rhs_contracting_dimensions"), rd);
+  Ints lb = batched_dims(param_ints(params, "lhs_batch_dimensions"), ld);
+  Ints rb = batched_dims(param_ints(params, "rhs_batch_dimensions"), rd);
+  int out_dim = 0;
+  if (ld != kNotMapped && rd != kNotMapped) {
+    lb.insert(lb.begin(), ld);
+    rb.insert(rb.begin(), rd);
+  } else if (ld != kNotMapped) {
+    const Ints free = kept_dims(in[0].ndim(), lc, lb);
+    out_dim = int(lb.size() + size_t(std::find(free.begin(), free.end(), ld) - free.begin()));
+  } else {
+    const Ints lhs_free = kept_dims(in[0].ndim(), lc, lb);
+    const Ints free = kept_dims(in[1].ndim(), rc, rb);
+    out_dim = int(rb.size() + lhs_free.size() +
+                  size_t(std::find(free.begin(), free.end(), rd) - free.begin()));
+  }
+  Params p = params;
+  p.set("lhs_contracting_dimensions", lc);
+  p.set("rhs_contracting_dimensions", rc);
+  p.set("lhs_batch_dimensions", lb);
+  p.set("rhs_batch_dimensions", rb);
+  return Batched{{core::bind1(core::Prim::dot_general, {in[0], in[1]}, p)}, {out_dim}};
+}
+
 }  // namespace
 
 extern const core::PrimRules dot_general_rules = {
@@ -580,6 +614,7 @@ extern const core::PrimRules dot_general_rules = {
     .kernel = dot_general_kernel,
     .jvp = dot_general_jvp,
     .transpose = dot_general_transpose,
+    .batch = dot_general_batch,
 };
 
 }  // namespace parax::prims

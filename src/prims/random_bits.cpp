@@ -220,6 +220,8 @@ extern const core::PrimRules random_bits_rules = {
     .kernel = random_bits_kernel,
     .localize = random_bits_localize,
     .jvp = zero_jvp,
+    // Batched keys take the loop default (one draw per key, stacked): the kernel hashes
+    // with one key, and the loop is bit-exact by construction.
 };
 
 }  // namespace parax::prims

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "api/frontend.h"
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 
@@ -497,6 +498,16 @@ std::vector<Array> reduce_prod_jvp(std::span<const Array> primals,
   return {lax::squeeze(t, {0})};
 }
 
+// The reduced axes move past the batch dimension, which stays.
+template <core::Prim P>
+Batched reduce_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                     const BatchAxis&) {
+  const std::vector<int64_t>& axes = reduce_axes(params);
+  Params p = params;
+  p.set("axes", batched_dims(axes, dims[0]));
+  return Batched{{core::bind1(P, {in[0]}, p)}, {batch_dim_without(dims[0], axes)}};
+}
+
 }  // namespace
 
 extern const core::PrimRules reduce_sum_rules = {
@@ -505,6 +516,7 @@ extern const core::PrimRules reduce_sum_rules = {
     .kernel = reduce_kernel<SumOp>,
     .jvp = unary_linear_jvp<core::Prim::reduce_sum>,
     .transpose = reduce_sum_transpose,
+    .batch = reduce_batch<core::Prim::reduce_sum>,
 };
 
 extern const core::PrimRules reduce_prod_rules = {
@@ -512,6 +524,7 @@ extern const core::PrimRules reduce_prod_rules = {
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::prod>,
     .kernel = reduce_kernel<ProdOp>,
     .jvp = reduce_prod_jvp,
+    .batch = reduce_batch<core::Prim::reduce_prod>,
 };
 
 extern const core::PrimRules reduce_max_rules = {
@@ -519,6 +532,7 @@ extern const core::PrimRules reduce_max_rules = {
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::max>,
     .kernel = reduce_kernel<MaxOp>,
     .jvp = reduce_chooser_jvp,
+    .batch = reduce_batch<core::Prim::reduce_max>,
 };
 
 extern const core::PrimRules reduce_min_rules = {
@@ -526,6 +540,7 @@ extern const core::PrimRules reduce_min_rules = {
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::min>,
     .kernel = reduce_kernel<MinOp>,
     .jvp = reduce_chooser_jvp,
+    .batch = reduce_batch<core::Prim::reduce_min>,
 };
 
 extern const core::PrimRules reduce_and_rules = {
@@ -533,6 +548,7 @@ extern const core::PrimRules reduce_and_rules = {
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::and_>,
     .kernel = reduce_kernel<AndOp>,
     .jvp = zero_jvp,
+    .batch = reduce_batch<core::Prim::reduce_and>,
 };
 
 extern const core::PrimRules reduce_or_rules = {
@@ -540,6 +556,7 @@ extern const core::PrimRules reduce_or_rules = {
     .sharding_rule = reduce_sharding_rule<core::ReduceOp::or_>,
     .kernel = reduce_kernel<OrOp>,
     .jvp = zero_jvp,
+    .batch = reduce_batch<core::Prim::reduce_or>,
 };
 
 }  // namespace parax::prims

@@ -1,5 +1,6 @@
 // sharding_constraint: the identity, with a layout the compiler must give its result
 // (with_sharding_constraint). The partitioner turns it into a reshard; it has no kernel.
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 #include "sharding/sharding_impl.h"
@@ -22,6 +23,22 @@ std::vector<Array> sharding_constraint_transpose(std::span<const Array> cts,
   return {core::bind1(core::Prim::sharding_constraint, {cts[0]}, params)};
 }
 
+// The batch dimension is laid out unsharded: the layout asked for, as a NamedSharding
+// (any kind has one), with a None entry at the batch dimension.
+Batched sharding_constraint_batch(std::span<const Array> in, std::span<const int> dims,
+                                  const Params& params, const BatchAxis&) {
+  const int d = dims[0];
+  const auto& s = params.get<std::shared_ptr<const Sharding>>("sharding");
+  const NamedSharding named = s->to_named(in[0].ndim() - 1);
+  std::vector<SpecEntry> entries = named.spec().entries();
+  while (entries.size() < size_t(d)) entries.emplace_back(None);
+  entries.insert(entries.begin() + d, SpecEntry(None));
+  const NamedSharding batched(named.mesh(), PartitionSpec::from_entries(std::move(entries)));
+  Params p = params;
+  p.set("sharding", std::make_shared<const Sharding>(batched));
+  return Batched{{core::bind1(core::Prim::sharding_constraint, {in[0]}, p)}, {d}};
+}
+
 }  // namespace
 
 extern const PrimRules sharding_constraint_rules = {
@@ -29,6 +46,7 @@ extern const PrimRules sharding_constraint_rules = {
     .sharding_rule = elementwise_sharding_rule,
     .jvp = unary_linear_jvp<core::Prim::sharding_constraint>,
     .transpose = sharding_constraint_transpose,
+    .batch = sharding_constraint_batch,
 };
 
 }  // namespace parax::prims

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 
@@ -214,6 +215,21 @@ std::vector<Array> sort_transpose(std::span<const Array> cts, std::span<const Ar
   return out;
 }
 
+// The operands meet at the first batched one's batch dimension; unbatched ones are
+// broadcast, as sort's operands share one shape.
+Batched sort_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                   const BatchAxis& axis) {
+  const int to = *std::find_if(dims.begin(), dims.end(), [](int d) { return d != kNotMapped; });
+  std::vector<Array> args;
+  for (size_t i = 0; i < in.size(); ++i) {
+    args.push_back(core::move_batch_dim(in[i], dims[i], to, axis.size));
+  }
+  Params p = params;
+  p.set("dimension", batched_dim(param_int(params, "dimension"), to));
+  std::vector<Array> outs = core::bind(core::Prim::sort, std::move(args), p);
+  return Batched{std::move(outs), std::vector<int>(in.size(), to)};
+}
+
 }  // namespace
 
 extern const core::PrimRules sort_rules = {
@@ -222,6 +238,7 @@ extern const core::PrimRules sort_rules = {
     .kernel = sort_kernel,
     .jvp = sort_jvp,
     .transpose = sort_transpose,
+    .batch = sort_batch,
 };
 
 }  // namespace parax::prims
