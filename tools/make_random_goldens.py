@@ -1,5 +1,5 @@
 """Writes tests/golden/random_cases.txt: what JAX 0.4.35 (CPU) draws with randint,
-truncated_normal, permutation, choice and uniform over a range, in both threefry modes
+truncated_normal, permutation, choice, normal and uniform over a range, in both threefry modes
 (tests/random/random_test.cpp computes the same cases with parax).
 
 Run with the venv that has jax==0.4.35:
@@ -86,6 +86,9 @@ CASES = {
     "choice_p_no_replace_2d": lambda: R.choice(K(11), a65, (2,), replace=False,
                                                p=jnp.array([0.1, 0.3, 0.2, 0.1, 0.2, 0.1], f32)),
     "choice_none": lambda: R.choice(K(12), 5, (0,)),
+    "choice_p_no_replace_long": lambda: R.choice(K(13), 200, (50,), replace=False, p=p300[:200]),
+    # normal: XLA's erf_inv, with its own log1p.
+    "normal_2000": lambda: R.normal(K(1), (2000,)),
     # uniform over a range: XLA contracts f * (hi - lo) + lo to one FMA.
     "uniform_range": lambda: R.uniform(K(42), (1000,), minval=-5.0, maxval=5.0),
     "uniform_range_array": lambda: R.uniform(K(43), (2, 3), minval=jnp.array([-1.0, 0.5, 2.0]),
