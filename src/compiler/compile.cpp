@@ -236,7 +236,7 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   Propagation prop = propagate(flat, mesh, seeds);
   Partitioned part = partition(flat, mesh, prop, {});
   if (auto err = core::verify(part.local)) PARAX_CHECK(false, "partitioned program: " << *err);
-  part.local = fuse_elementwise(eliminate_dead_code(part.local));
+  part.local = fuse_elementwise(eliminate_dead_code(fold_scalar_broadcasts(part.local)));
   if (auto err = core::verify(part.local)) PARAX_CHECK(false, "fused program: " << *err);
 
   const bool single = mesh.num_devices() == 1;

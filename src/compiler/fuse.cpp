@@ -92,6 +92,36 @@ Eqn make_fusion(const Program& p, size_t begin, size_t end, const std::vector<in
 
 }  // namespace
 
+Program fold_scalar_broadcasts(const Program& p) {
+  // Variables that are a rank-0 value broadcast (a filled array), by the scalar they fill.
+  std::map<int, Atom> filled;
+  Program out = p;
+  for (Eqn& e : out.eqns) {
+    if (core::has_trait(e.prim, core::kElementwise)) {
+      const Shape& shape = out.avals[size_t(e.outputs[0])].shape;
+      // select_n's cases must have the result's shape; only its selector may be rank 0.
+      const size_t foldable = e.prim == Prim::select_n ? 1 : e.inputs.size();
+      for (size_t i = 0; i < foldable; ++i) {
+        const Atom& a = e.inputs[i];
+        auto it = a.is_literal() ? filled.end() : filled.find(a.var);
+        if (it == filled.end()) continue;
+        // Another operand must still have the result's shape (the kernels broadcast
+        // rank-0 operands against it).
+        bool shaped = false;
+        for (size_t k = 0; k < e.inputs.size(); ++k) {
+          shaped = shaped || (k != i && out.aval_of(e.inputs[k]).shape == shape);
+        }
+        if (shaped) e.inputs[i] = it->second;
+      }
+    }
+    if (e.prim == Prim::broadcast_in_dim && out.aval_of(e.inputs[0]).shape.empty() &&
+        out.aval_of(e.inputs[0]).dtype == out.avals[size_t(e.outputs[0])].dtype) {
+      filled.emplace(e.outputs[0], e.inputs[0]);
+    }
+  }
+  return out;
+}
+
 Program eliminate_dead_code(const Program& p) {
   std::vector<bool> live(p.avals.size(), false);
   for (const Atom& a : p.outvars) {

@@ -10,6 +10,11 @@ namespace parax::compiler {
 
 core::Program fuse_elementwise(const core::Program& p);
 
+// Replaces operands of elementwise equations that are a rank-0 value broadcast to the
+// result's shape by that value (elementwise kernels broadcast rank-0 operands), so filled
+// arrays (a jvp's ones and zeros) are not made in memory.
+core::Program fold_scalar_broadcasts(const core::Program& p);
+
 // Removes equations none of whose results is used (every primitive is pure).
 core::Program eliminate_dead_code(const core::Program& p);
 

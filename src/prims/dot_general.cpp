@@ -538,6 +538,17 @@ Array dot_transpose_lhs(const Array& g, const Array& y, const Aval& x, const Int
   // parax's dot_general takes one operand dtype, so y meets g's (preferred) dtype; the
   // result goes back to x's dtype as JAX converts it.
   const Array yy = y.dtype() == g.dtype() ? y : frontend::convert(y, g.dtype());
+  // Without batch dimensions, y·g (instead of g·y) yields (x's contracting dimensions, x's
+  // kept ones): when that is x's own order, as for a weight gradient Xᵀ·G, it needs no
+  // transpose, which would cost a pass over the result (per device, after an all-reduce).
+  Ints swapped;
+  for (int64_t i : by_y) swapped.push_back(x_contract[size_t(i)]);
+  swapped.insert(swapped.end(), x_kept.begin(), x_kept.end());
+  if (x_batch.empty() && swapped == range_from(0, swapped.size())) {
+    Array x_bar = lax::dot_general(yy, g, {y_kept, ans_y, {}, {}});
+    if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);
+    return x_bar;
+  }
   Array x_bar = lax::transpose(lax::dot_general(g, yy, {ans_y, y_kept, ans_batch, y_batch}),
                                out_axes);
   if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);

@@ -1,6 +1,11 @@
 #include "runtime/executor.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 
 #include "base/check.h"
 #include "base/thread_pool.h"
@@ -14,6 +19,44 @@ BufferRef literal_buffer(const core::Literal& l, const Device& device) {
   core::write_literal(l, buf->data());
   return buf;
 }
+
+// PARAX_PROFILE=1: wall time spent per primitive (all devices of an equation together),
+// printed to stderr at exit, most expensive first. For finding where a workload's time goes.
+class Profile {
+ public:
+  static Profile* get() {
+    static Profile* p = std::getenv("PARAX_PROFILE") != nullptr ? new Profile : nullptr;
+    return p;
+  }
+  void add(core::Prim prim, std::chrono::nanoseconds t) {
+    ns_[size_t(prim)] += t.count();
+    calls_[size_t(prim)] += 1;
+  }
+  ~Profile() = default;
+
+ private:
+  Profile() {
+    std::atexit([] {
+      Profile* p = get();
+      std::vector<size_t> order;
+      int64_t total = 0;
+      for (size_t i = 0; i < size_t(core::kNumPrims); ++i) {
+        if (p->calls_[i] > 0) order.push_back(i);
+        total += p->ns_[i];
+      }
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p->ns_[a] > p->ns_[b]; });
+      std::fprintf(stderr, "parax profile: %.1f ms in kernels and collectives\n", double(total) / 1e6);
+      for (size_t i : order) {
+        std::fprintf(stderr, "  %-22s %10.1f ms %5.1f%% %8lld calls\n",
+                     std::string(core::prim_name(core::Prim(i))).c_str(), double(p->ns_[i]) / 1e6,
+                     100.0 * double(p->ns_[i]) / double(std::max<int64_t>(total, 1)),
+                     static_cast<long long>(p->calls_[i].load()));
+      }
+    });
+  }
+  std::array<std::atomic<int64_t>, core::kNumPrims> ns_{};
+  std::array<std::atomic<int64_t>, core::kNumPrims> calls_{};
+};
 
 }  // namespace
 
@@ -93,8 +136,10 @@ std::vector<std::vector<BufferRef>> Executor::run(
   std::vector<std::vector<BufferRef>> env(p.avals.size());
   PARAX_CHECK(inputs.size() == p.invars.size(), "executor: wrong number of inputs");
   for (size_t i = 0; i < inputs.size(); ++i) env[size_t(p.invars[i])] = std::move(inputs[i]);
+  Profile* const profile = Profile::get();
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     const core::Eqn& eqn = p.eqns[e];
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (core::has_trait(eqn.prim, core::kCollective)) {
       const core::Atom& a = eqn.inputs[0];
       env[size_t(eqn.outputs[0])] = run_collective(
@@ -133,6 +178,7 @@ std::vector<std::vector<BufferRef>> Executor::run(
         kernel(core::KernelCall{ins, in_avals, outs, out_avals, eqn.params, ctx});
       });
     }
+    if (profile) profile->add(eqn.prim, std::chrono::steady_clock::now() - start);
     for (int v : release_after_[e]) env[size_t(v)].clear();
   }
   std::vector<std::vector<BufferRef>> out;
