@@ -143,31 +143,53 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
   switch (eqn.prim) {
     case Prim::all_gather: {
       const int64_t d = eqn.params.get<int64_t>("dimension");
-      base::parallel_for(int64_t(g.members.size()), [&](int64_t gi) {
-        const auto& m = g.members[size_t(gi)];
-        auto buf = Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes());
-        for (int64_t j = 0; j < n; ++j) {
-          Shape off = zeros_like_shape(out_aval.shape);
-          off[size_t(d)] = j * in_aval.shape[size_t(d)];
-          base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape,
-                         zeros_like_shape(in_aval.shape), buf->data(), out_aval.shape, off,
-                         in_aval.shape, item);
-        }
-        for (int64_t p : m) out[size_t(p)] = buf;
+      std::vector<BufferRef> result;
+      for (const auto& m : g.members) {
+        result.push_back(Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes()));
+      }
+      // Every member's block is copied in parallel, across and within groups.
+      base::parallel_for(int64_t(g.members.size()) * n, [&](int64_t t) {
+        const auto& m = g.members[size_t(t / n)];
+        const int64_t j = t % n;
+        Shape off = zeros_like_shape(out_aval.shape);
+        off[size_t(d)] = j * in_aval.shape[size_t(d)];
+        base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape,
+                       zeros_like_shape(in_aval.shape), result[size_t(t / n)]->data(),
+                       out_aval.shape, off, in_aval.shape, item);
       });
+      for (size_t gi = 0; gi < g.members.size(); ++gi) {
+        for (int64_t p : g.members[gi]) out[size_t(p)] = result[gi];
+      }
       return out;
     }
     case Prim::all_reduce: {
       const Op op = op_of(eqn.params.get<std::string>("op"));
-      base::parallel_for(int64_t(g.members.size()), [&](int64_t gi) {
-        const auto& m = g.members[size_t(gi)];
-        auto buf = Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes());
-        std::memcpy(buf->data(), in[size_t(m[0])]->data(), out_aval.nbytes());
+      // Each group's result is one buffer; the groups and chunks of each run in parallel
+      // (one group over all devices would otherwise keep a single thread busy).
+      std::vector<BufferRef> result;
+      for (const auto& m : g.members) {
+        result.push_back(Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes()));
+      }
+      const int64_t total = out_aval.size();
+      const int64_t chunk = std::max<int64_t>(1 << 14, (total + 63) / 64);
+      const int64_t chunks = std::max<int64_t>(1, (total + chunk - 1) / chunk);
+      base::parallel_for(int64_t(g.members.size()) * chunks, [&](int64_t t) {
+        const auto& m = g.members[size_t(t / chunks)];
+        const int64_t begin = (t % chunks) * chunk;
+        const int64_t n_elems = std::min(total, begin + chunk) - begin;
+        if (n_elems <= 0) return;
+        const size_t offset = size_t(begin) * item;
+        auto* dst = static_cast<uint8_t*>(result[size_t(t / chunks)]->data()) + offset;
+        std::memcpy(dst, static_cast<const uint8_t*>(in[size_t(m[0])]->data()) + offset,
+                    size_t(n_elems) * item);
         for (size_t j = 1; j < m.size(); ++j) {
-          combine_into(buf->data(), in[size_t(m[j])]->data(), out_aval.size(), out_aval.dtype, op);
+          combine_into(dst, static_cast<const uint8_t*>(in[size_t(m[j])]->data()) + offset,
+                       n_elems, out_aval.dtype, op);
         }
-        for (int64_t p : m) out[size_t(p)] = buf;
       });
+      for (size_t gi = 0; gi < g.members.size(); ++gi) {
+        for (int64_t p : g.members[gi]) out[size_t(p)] = result[gi];
+      }
       return out;
     }
     case Prim::reduce_scatter: {
