@@ -14,6 +14,8 @@ namespace {
 
 // Elements per tile: a few 4-byte values of every intermediate stay within L1/L2.
 constexpr int64_t kTile = 4096;
+// The most operands or results an elementwise primitive has (select_n's cases included).
+constexpr size_t kMaxOperands = 16;
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const auto& p = *params.get<std::shared_ptr<const core::Program>>("jaxpr");
@@ -56,6 +58,24 @@ class FusionRun {
     }
     reduces_ = core::has_trait(p_.eqns.back().prim, core::kReduction);
     chain_ = p_.eqns.size() - (reduces_ ? 1 : 0);
+    // Each equation's operand and result types for a full tile, made once: a tile's call
+    // then only points at its buffers (no allocation per tile and equation).
+    for (size_t e = 0; e < chain_; ++e) {
+      const core::Eqn& eqn = p_.eqns[e];
+      PARAX_CHECK(eqn.inputs.size() <= kMaxOperands && eqn.outputs.size() <= kMaxOperands,
+                  "fusion: too many operands for " << core::prim_name(eqn.prim));
+      Types t;
+      for (const core::Atom& a : eqn.inputs) {
+        const Aval& aval = p_.aval_of(a);
+        const bool scalar = a.is_literal() || whole_[size_t(a.var)];
+        t.in.push_back(Aval{scalar ? Shape{} : Shape{kTile}, aval.dtype, aval.weak_type});
+      }
+      for (int v : eqn.outputs) {
+        const Aval& aval = p_.avals[size_t(v)];
+        t.out.push_back(Aval{Shape{kTile}, aval.dtype, aval.weak_type});
+      }
+      types_.push_back(std::move(t));
+    }
   }
 
   void run() {
@@ -112,15 +132,23 @@ class FusionRun {
   }
 
  private:
-  using Scratch = std::vector<std::vector<unsigned char>>;
+  struct Types {
+    std::vector<Aval> in, out;
+  };
+  // Per parallel chunk: tile-sized buffers for the chain's intermediates, and a copy of
+  // the equations' types whose lengths the last (short) tile changes.
+  struct Scratch {
+    std::vector<std::vector<unsigned char>> buffers;
+    std::vector<Types> types;
+    unsigned char* data(size_t v) { return buffers[v].data(); }
+  };
 
-  // Tile-sized scratch for the chain's intermediates (once per parallel chunk).
   Scratch scratch() const {
-    Scratch s(p_.avals.size());
+    Scratch s{std::vector<std::vector<unsigned char>>(p_.avals.size()), types_};
     for (size_t e = 0; e < chain_; ++e) {
       for (int v : p_.eqns[e].outputs) {
         if (output_of_[size_t(v)] < 0) {
-          s[size_t(v)].resize(size_t(kTile * dtype_itemsize(p_.avals[size_t(v)].dtype)));
+          s.buffers[size_t(v)].resize(size_t(kTile * dtype_itemsize(p_.avals[size_t(v)].dtype)));
         }
       }
     }
@@ -137,7 +165,7 @@ class FusionRun {
       const auto* b = static_cast<const unsigned char*>(base_[size_t(v)]);
       return const_cast<unsigned char*>(whole_[size_t(v)] ? b : b + t * item);
     }
-    return s[size_t(v)].data();
+    return s.data(size_t(v));
   }
 
   // Writes elements [t, t + len) of broadcast_in_dim's result, reading its operand where
@@ -179,33 +207,30 @@ class FusionRun {
 
   // Runs the elementwise chain on elements [t, t + len).
   void chain(Scratch& s, int64_t t, int64_t len) {
-    std::vector<const void*> ins;
-    std::vector<void*> outs;
-    std::vector<Aval> in_avals, out_avals;
+    const void* ins[kMaxOperands];
+    void* outs[kMaxOperands];
     for (size_t e = 0; e < chain_; ++e) {
       const core::Eqn& eqn = p_.eqns[e];
       if (eqn.prim == core::Prim::broadcast_in_dim) {
         broadcast(s, eqn, t, len);
         continue;
       }
-      ins.clear();
-      outs.clear();
-      in_avals.clear();
-      out_avals.clear();
+      Types& types = s.types[e];
       for (size_t i = 0; i < eqn.inputs.size(); ++i) {
         const core::Atom& a = eqn.inputs[i];
-        const Aval& aval = p_.aval_of(a);
-        const bool scalar = a.is_literal() || whole_[size_t(a.var)];
-        ins.push_back(a.is_literal() ? literals_[e][i].bytes : pointer(s, a.var, t));
-        in_avals.push_back(Aval{scalar ? Shape{} : Shape{len}, aval.dtype, aval.weak_type});
+        ins[i] = a.is_literal() ? literals_[e][i].bytes : pointer(s, a.var, t);
+        if (!types.in[i].shape.empty()) types.in[i].shape[0] = len;
       }
-      for (int v : eqn.outputs) {
-        outs.push_back(pointer(s, v, t));
-        const Aval& aval = p_.avals[size_t(v)];
-        out_avals.push_back(Aval{Shape{len}, aval.dtype, aval.weak_type});
+      for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+        outs[r] = pointer(s, eqn.outputs[r], t);
+        types.out[r].shape[0] = len;
       }
-      core::rules(eqn.prim).kernel(
-          KernelCall{ins, in_avals, outs, out_avals, eqn.params, c_.device});
+      core::rules(eqn.prim).kernel(KernelCall{{ins, eqn.inputs.size()},
+                                              types.in,
+                                              {outs, eqn.outputs.size()},
+                                              types.out,
+                                              eqn.params,
+                                              c_.device});
     }
   }
 
@@ -229,6 +254,7 @@ class FusionRun {
   std::vector<bool> whole_;  // rank 0: the same for every tile
   std::vector<int> output_of_;
   std::vector<std::vector<ScalarBytes>> literals_;
+  std::vector<Types> types_;  // per equation of the chain, for a full tile
   bool reduces_ = false;
   size_t chain_ = 0;
 };
