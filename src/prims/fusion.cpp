@@ -58,6 +58,38 @@ class FusionRun {
     }
     reduces_ = core::has_trait(p_.eqns.back().prim, core::kReduction);
     chain_ = p_.eqns.size() - (reduces_ ? 1 : 0);
+    // Intermediates share tile buffers: a result takes the buffer of an operand that dies
+    // at its equation (elementwise kernels run in place), so a chain works in a few
+    // tiles that stay in L1 instead of one tile per value.
+    std::vector<size_t> last_use(p_.avals.size(), 0);
+    for (size_t e = 0; e < p_.eqns.size(); ++e) {
+      for (const core::Atom& a : p_.eqns[e].inputs) {
+        if (!a.is_literal()) last_use[size_t(a.var)] = e;
+      }
+    }
+    slot_.assign(p_.avals.size(), -1);
+    std::vector<int> free_slots;
+    for (size_t e = 0; e < chain_; ++e) {
+      const core::Eqn& eqn = p_.eqns[e];
+      for (const core::Atom& a : eqn.inputs) {
+        if (a.is_literal() || slot_[size_t(a.var)] < 0 || last_use[size_t(a.var)] != e) continue;
+        if (std::find(free_slots.begin(), free_slots.end(), slot_[size_t(a.var)]) == free_slots.end())
+          free_slots.push_back(slot_[size_t(a.var)]);
+      }
+      for (int v : eqn.outputs) {
+        if (output_of_[size_t(v)] >= 0) continue;
+        const size_t item = size_t(dtype_itemsize(p_.avals[size_t(v)].dtype));
+        auto it = std::find_if(free_slots.begin(), free_slots.end(),
+                               [&](int k) { return slot_bytes_[size_t(k)] == item * kTile; });
+        if (it != free_slots.end()) {
+          slot_[size_t(v)] = *it;
+          free_slots.erase(it);
+        } else {
+          slot_[size_t(v)] = int(slot_bytes_.size());
+          slot_bytes_.push_back(item * kTile);
+        }
+      }
+    }
     // Each equation's operand and result types for a full tile, made once: a tile's call
     // then only points at its buffers (no allocation per tile and equation).
     for (size_t e = 0; e < chain_; ++e) {
@@ -138,20 +170,15 @@ class FusionRun {
   // Per parallel chunk: tile-sized buffers for the chain's intermediates, and a copy of
   // the equations' types whose lengths the last (short) tile changes.
   struct Scratch {
-    std::vector<std::vector<unsigned char>> buffers;
+    std::vector<std::vector<unsigned char>> buffers;  // per slot
     std::vector<Types> types;
-    unsigned char* data(size_t v) { return buffers[v].data(); }
+    const std::vector<int>* slot;  // per variable
+    unsigned char* data(size_t v) { return buffers[size_t((*slot)[v])].data(); }
   };
 
   Scratch scratch() const {
-    Scratch s{std::vector<std::vector<unsigned char>>(p_.avals.size()), types_};
-    for (size_t e = 0; e < chain_; ++e) {
-      for (int v : p_.eqns[e].outputs) {
-        if (output_of_[size_t(v)] < 0) {
-          s.buffers[size_t(v)].resize(size_t(kTile * dtype_itemsize(p_.avals[size_t(v)].dtype)));
-        }
-      }
-    }
+    Scratch s{std::vector<std::vector<unsigned char>>(slot_bytes_.size()), types_, &slot_};
+    for (size_t k = 0; k < slot_bytes_.size(); ++k) s.buffers[k].resize(slot_bytes_[k]);
     return s;
   }
 
@@ -255,6 +282,8 @@ class FusionRun {
   std::vector<int> output_of_;
   std::vector<std::vector<ScalarBytes>> literals_;
   std::vector<Types> types_;  // per equation of the chain, for a full tile
+  std::vector<int> slot_;            // per variable: its tile buffer (-1: none)
+  std::vector<size_t> slot_bytes_;   // per tile buffer
   bool reduces_ = false;
   size_t chain_ = 0;
 };
