@@ -36,9 +36,9 @@ struct CostAnalysis {
 struct JitOptions {
   // One per positional argument (applying to every leaf of it); nullopt leaves the choice
   // to the compiler.
-  std::vector<std::optional<Sharding>> in_shardings;
+  std::vector<std::optional<Sharding>> in_shardings = {};
   // One per output leaf, or a single one for all of them.
-  std::vector<std::optional<Sharding>> out_shardings;
+  std::vector<std::optional<Sharding>> out_shardings = {};
   // Names the function in programs and errors.
   std::string name = "f";
 };

@@ -37,11 +37,11 @@ struct ShardMapOptions {
 };
 
 struct PmapOptions {
-  std::string axis_name;
+  std::string axis_name = {};
   MapAxes in_axes = 0;
   MapAxes out_axes = 0;
   // The devices to map over (default: the first N local devices).
-  std::vector<Device> devices;
+  std::vector<Device> devices = {};
 };
 
 namespace detail {

@@ -46,9 +46,9 @@ struct VmapOptions {
   MapAxes in_axes = 0;
   MapAxes out_axes = 0;
   // Names the mapped axis for collectives inside f.
-  std::string axis_name;
+  std::string axis_name = {};
   // The batch size, needed only when no argument is mapped.
-  std::optional<int64_t> axis_size;
+  std::optional<int64_t> axis_size = {};
 };
 
 namespace detail {

@@ -344,30 +344,37 @@ int Partitioner::lower_named(const core::Eqn& eqn, const Atom& x, const Aval& in
       return emit(Prim::squeeze, {one}, {{"dimensions", std::vector<int64_t>{d}}}, out);
     }
     case Prim::pall_to_all: {
-      int64_t split = p.get<int64_t>("split_axis");
+      const int64_t split = p.get<int64_t>("split_axis");
       const int64_t concat = p.get<int64_t>("concat_axis");
-      if (p.get<bool>("tiled")) {
-        if (split == concat) {
-          throw NotImplementedError("all_to_all with split_axis == concat_axis inside "
-                                    "shard_map or pmap is not supported");
-        }
+      // Untiled (x's split axis has n elements): a unit axis receives the pieces, and the
+      // emptied split axis goes.
+      auto untiled = [&](const Atom& v, const Aval& a, int64_t sp, int64_t cc, const Aval& res) {
+        const int64_t q = cc < sp ? cc : cc + 1;
+        if (q <= sp) ++sp;
+        Aval grown = insert_one(a, q);
+        Atom cur = Atom::of(emit(Prim::expand_dims, {v},
+                                 {{"dimensions", std::vector<int64_t>{q}}}, grown));
+        Aval moved = grown;
+        moved.shape[size_t(q)] = n;
+        moved.shape[size_t(sp)] /= n;
+        cur = Atom::of(emit(Prim::all_to_all, {cur},
+                            {{"mesh_axes", axes}, {"split_dimension", sp}, {"concat_dimension", q}},
+                            moved));
+        return emit(Prim::squeeze, {cur}, {{"dimensions", std::vector<int64_t>{sp}}}, res);
+      };
+      if (!p.get<bool>("tiled")) return untiled(x, in, split, concat, out);
+      if (split != concat) {
         return emit(Prim::all_to_all, {x},
                     {{"mesh_axes", axes}, {"split_dimension", split}, {"concat_dimension", concat}},
                     out);
       }
-      // Untiled: a unit axis receives the pieces, and the emptied split axis goes.
-      const int64_t q = concat < split ? concat : concat + 1;
-      if (q <= split) ++split;
-      Aval grown = insert_one(in, q);
-      Atom cur = Atom::of(emit(Prim::expand_dims, {x}, {{"dimensions", std::vector<int64_t>{q}}},
-                               grown));
-      Aval moved = grown;
-      moved.shape[size_t(q)] = n;
-      moved.shape[size_t(split)] /= n;
-      cur = Atom::of(emit(Prim::all_to_all, {cur},
-                          {{"mesh_axes", axes}, {"split_dimension", split}, {"concat_dimension", q}},
-                          moved));
-      return emit(Prim::squeeze, {cur}, {{"dimensions", std::vector<int64_t>{split}}}, out);
+      // Split and concatenated along one axis: as (n, block), the n pieces trade places.
+      Aval blocks = in;
+      blocks.shape[size_t(split)] /= n;
+      blocks.shape.insert(blocks.shape.begin() + split, n);
+      Atom cur = Atom::of(emit(Prim::reshape, {x}, {{"new_sizes", blocks.shape}}, blocks));
+      cur = Atom::of(untiled(cur, blocks, split, split, blocks));
+      return emit(Prim::reshape, {cur}, {{"new_sizes", out.shape}}, out);
     }
     case Prim::ppermute: {
       // Index pairs along the axes become device pairs: every device whose index is a

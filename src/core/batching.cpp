@@ -103,6 +103,8 @@ Batched batch_by_loop(Prim prim, std::span<const Array> in, std::span<const int>
 
 Batched vmap_program(const Program& p, std::span<const Array> inputs, std::span<const int> dims,
                      const BatchAxis& axis) {
+  // Rules that combine the vmapped axis with other names look their sizes up.
+  AxisScope scope(AxisFrame{axis.name, axis.size, false});
   std::vector<Array> value(p.avals.size());
   std::vector<int> dim(p.avals.size(), kNotMapped);
   std::vector<int> in_vars(p.constvars);

@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "core/batching.h"
+#include "core/program_trace.h"
+#include "parax/numpy.h"
 #include "prims/structural_grad.h"
 
 namespace parax::prims {
@@ -273,16 +275,118 @@ Batched reduce_batch(std::span<const Array> in, std::span<const int> dims, const
   return Batched{{over_rest(P, r, p, *rest)}, {kNotMapped}};
 }
 
-// The vmapped axis must be the only one: the order of a gather over a mix of vmapped and
-// mapped axes is not defined here.
-const std::vector<std::string>& only_axis(const Params& p, const char* prim) {
-  const auto& axes = axes_of(p);
-  if (axes.size() != 1) {
-    throw NotImplementedError(std::string(prim) +
-                              " over a vmapped axis together with other axes is not supported; "
-                              "apply it to one axis at a time");
+// ---------------------------------------------------------------------------------------
+// A collective over the vmapped axis together with others: written per instance as psum
+// and axis_index over all its names plus slicing, then batched (psum and axis_index know
+// how to mix a vmapped axis with others). It costs the group's size in memory, which the
+// single-axis rules avoid.
+
+Array index_constant(int64_t v) { return constant(double(v), DType::int32); }
+
+// Returns starts for dynamic_slice / dynamic_update_slice: `at` in dimension d, else 0.
+std::vector<Array> starts_at(size_t rank, size_t d, const Array& at) {
+  std::vector<Array> starts(rank, index_constant(0));
+  starts[d] = at;
+  return starts;
+}
+
+// Every instance's x stacked in a new leading dimension, in the row-major order of `names`.
+Array gather_stacked(const Array& x, const std::vector<std::string>& names, int64_t n) {
+  Shape stacked = x.shape();
+  stacked.insert(stacked.begin(), n);
+  Array slot = zeros_like_aval(Aval{stacked, x.dtype(), false});
+  Array mine = lax::dynamic_update_slice(slot, lax::expand_dims(x, {0}),
+                                         starts_at(stacked.size(), 0,
+                                                   core::bind1(Prim::axis_index, {}, {{"axes", names}})));
+  return core::bind1(Prim::psum, {mine}, {{"axes", names}});
+}
+
+// Returns x with dimension `from` moved to `to`.
+Array move_dim(const Array& x, int64_t from, int64_t to) {
+  return core::move_batch_dim(x, int(from), int(to), 0);
+}
+
+// Returns x with dimensions d and d + 1 merged (d major).
+Array merge_dims(const Array& x, int64_t d) {
+  Shape s = x.shape();
+  s[size_t(d)] *= s[size_t(d) + 1];
+  s.erase(s.begin() + d + 1);
+  return lax::reshape(x, s);
+}
+
+Array composed(Prim prim, const Array& x, const Params& p) {
+  const std::vector<std::string>& names = axes_of(p);
+  const Array me = core::bind1(Prim::axis_index, {}, {{"axes", names}});
+  switch (prim) {
+    case Prim::pall_gather: {
+      const int64_t n = int_param(p, "axis_size");
+      const int64_t d = int_param(p, "all_gather_dimension");
+      Array g = move_dim(gather_stacked(x, names, n), 0, d);
+      return p.get<bool>("tiled") ? merge_dims(g, d) : g;
+    }
+    case Prim::psum_scatter: {
+      const int64_t n = int_param(p, "axis_size");
+      const int64_t d = int_param(p, "scatter_dimension");
+      Array sum = core::bind1(Prim::psum, {x}, {{"axes", names}});
+      Shape sizes = sum.shape();
+      const int64_t block = sizes[size_t(d)] / n;
+      sizes[size_t(d)] = p.get<bool>("tiled") ? block : 1;
+      Array start = p.get<bool>("tiled") ? lax::mul(me, index_constant(block)) : me;
+      Array mine = lax::dynamic_slice(sum, starts_at(sizes.size(), size_t(d), start), sizes);
+      return p.get<bool>("tiled") ? mine : lax::squeeze(mine, {d});
+    }
+    case Prim::ppermute: {
+      // Each source writes its x into its destination's slot (one spare slot for
+      // instances that send nowhere); the sum over the group leaves each slot with what
+      // its instance receives, zeros where nothing arrives.
+      const auto& perm = p.get<std::vector<int64_t>>("perm");
+      int64_t n = 1;
+      for (const std::string& a : names) n *= core::find_axis(a).size;
+      std::vector<int32_t> dest(static_cast<size_t>(n), static_cast<int32_t>(n));
+      for (size_t k = 0; k + 1 < perm.size(); k += 2) dest[size_t(perm[k])] = int32_t(perm[k + 1]);
+      Array table = numpy::array(dest);
+      Array to = lax::reshape(lax::dynamic_slice(table, {me}, {1}), {});
+      Shape slots = x.shape();
+      slots.insert(slots.begin(), n + 1);
+      Array sent = lax::dynamic_update_slice(zeros_like_aval(Aval{slots, x.dtype(), false}),
+                                             lax::expand_dims(x, {0}), starts_at(slots.size(), 0, to));
+      Array all = core::bind1(Prim::psum, {sent}, {{"axes", names}});
+      Shape one = slots;
+      one[0] = 1;
+      return lax::squeeze(lax::dynamic_slice(all, starts_at(one.size(), 0, me), one), {0});
+    }
+    case Prim::pall_to_all: {
+      // Every instance's x, then this instance's block of each, stacked along concat_axis.
+      const int64_t n = int_param(p, "axis_size");
+      const int64_t split = int_param(p, "split_axis");
+      const int64_t concat = int_param(p, "concat_axis");
+      Array all = gather_stacked(x, names, n);  // [n, *x]
+      Shape sizes = all.shape();
+      const bool tiled = p.get<bool>("tiled");
+      const int64_t block = tiled ? sizes[size_t(split) + 1] / n : 1;
+      sizes[size_t(split) + 1] = block;
+      Array start = tiled ? lax::mul(me, index_constant(block)) : me;
+      Array mine = lax::dynamic_slice(all, starts_at(sizes.size(), size_t(split) + 1, start), sizes);
+      if (!tiled) return move_dim(lax::squeeze(mine, {split + 1}), 0, concat);
+      return merge_dims(move_dim(mine, 0, concat), concat);
+    }
+    default:
+      PARAX_CHECK(false, "no composed form for " << core::prim_name(prim));
   }
-  return axes;
+  PARAX_UNREACHABLE();
+}
+
+// Batches the composed form of a collective over several names, one of them vmapped.
+Batched batch_composed(Prim prim, const Array& x, int dim, const Params& p, const BatchAxis& axis) {
+  Aval element = core::aval_of(x);
+  if (dim != kNotMapped) element.shape.erase(element.shape.begin() + dim);
+  core::ClosedProgram closed = core::trace_to_program(std::vector<Aval>{element},
+      [&](const std::vector<Array>& xs) { return std::vector<Array>{composed(prim, xs[0], p)}; });
+  std::vector<Array> inputs(closed.consts);
+  inputs.push_back(x);
+  std::vector<int> dims(closed.consts.size(), kNotMapped);
+  dims.push_back(dim);
+  return core::vmap_program(*closed.program, inputs, dims, axis);
 }
 
 Batched all_gather_batch(std::span<const Array> in, std::span<const int> dims, const Params& p,
@@ -294,7 +398,7 @@ Batched all_gather_batch(std::span<const Array> in, std::span<const int> dims, c
     q.set("all_gather_dimension", int_param(p, "all_gather_dimension") + 1);
     return Batched{{core::bind1(Prim::pall_gather, {x}, std::move(q))}, {0}};
   }
-  only_axis(p, "all_gather");
+  if (axes_of(p).size() > 1) return batch_composed(Prim::pall_gather, in[0], dims[0], p, axis);
   const int64_t d = int_param(p, "all_gather_dimension");
   Array x = core::move_batch_dim(in[0], dims[0], int(d), axis.size);
   if (p.get<bool>("tiled")) {
@@ -314,7 +418,7 @@ Batched reduce_scatter_batch(std::span<const Array> in, std::span<const int> dim
     q.set("scatter_dimension", int_param(p, "scatter_dimension") + 1);
     return Batched{{core::bind1(Prim::psum_scatter, {x}, std::move(q))}, {0}};
   }
-  only_axis(p, "psum_scatter");
+  if (axes_of(p).size() > 1) return batch_composed(Prim::psum_scatter, in[0], dims[0], p, axis);
   // The sum over the batch, whose scatter dimension (split into n blocks) becomes the
   // batch dimension.
   Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
@@ -334,7 +438,7 @@ Batched ppermute_batch(std::span<const Array> in, std::span<const int> dims, con
   if (!without(p, axis.name)) {
     return Batched{{core::bind1(Prim::ppermute, {in[0]}, p)}, {dims[0]}};
   }
-  only_axis(p, "ppermute");
+  if (axes_of(p).size() > 1) return batch_composed(Prim::ppermute, in[0], dims[0], p, axis);
   Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
   const auto& perm = p.get<std::vector<int64_t>>("perm");
   std::vector<int64_t> source(size_t(axis.size), -1);
@@ -367,7 +471,7 @@ Batched all_to_all_batch(std::span<const Array> in, std::span<const int> dims, c
     q.set("concat_axis", concat + 1);
     return Batched{{core::bind1(Prim::pall_to_all, {x}, std::move(q))}, {0}};
   }
-  only_axis(p, "all_to_all");
+  if (axes_of(p).size() > 1) return batch_composed(Prim::pall_to_all, in[0], dims[0], p, axis);
   const int64_t n = axis.size;
   // x[b, ...] with batch first; element b sends block k of its split axis to element k,
   // which stacks what it receives, in order of b, along its concat axis.
@@ -404,17 +508,25 @@ Batched all_to_all_batch(std::span<const Array> in, std::span<const int> dims, c
 
 Batched axis_index_batch(std::span<const Array>, std::span<const int>, const Params& p,
                          const BatchAxis& axis) {
-  auto rest = without(p, axis.name);
-  if (!rest) return Batched{{core::bind1(Prim::axis_index, {}, p)}, {kNotMapped}};
+  const std::vector<std::string>& names = axes_of(p);
+  auto it = std::find(names.begin(), names.end(), axis.name);
+  if (axis.name.empty() || it == names.end()) {
+    return Batched{{core::bind1(Prim::axis_index, {}, p)}, {kNotMapped}};
+  }
+  // The row-major index over the names: (before..., this axis, after...).
+  const std::vector<std::string> before(names.begin(), it), after(it + 1, names.end());
+  int64_t after_size = 1;
+  for (const std::string& a : after) after_size *= core::find_axis(a).size;
   Array index = lax::iota(DType::int32, axis.size);
-  if (rest->empty()) return Batched{{index}, {0}};
-  // The row-major index over (rest..., name): the outer axes' index times this size.
-  Array outer = core::bind1(Prim::axis_index, {}, with_axes(p, *rest));
-  Array scaled = lax::mul(outer, lax::convert_element_type(
-                                     core::literal_array(core::Literal{
-                                         Aval{{}, DType::int32, false}, double(axis.size)}),
-                                     DType::int32));
-  return Batched{{lax::add(index, scaled)}, {0}};
+  if (!after.empty()) {
+    index = lax::add(lax::mul(index, index_constant(after_size)),
+                     core::bind1(Prim::axis_index, {}, with_axes(p, after)));
+  }
+  if (!before.empty()) {
+    index = lax::add(index, lax::mul(core::bind1(Prim::axis_index, {}, with_axes(p, before)),
+                                     index_constant(axis.size * after_size)));
+  }
+  return Batched{{index}, {0}};
 }
 
 }  // namespace

@@ -87,6 +87,13 @@ Batched batch(std::span<const Array> in, std::span<const int> dims, const Params
     local.push_back(a);
   }
   std::vector<int> out_dims;
+  // The program's collectives name the region's axes.
+  std::vector<std::unique_ptr<core::AxisScope>> scopes;
+  const auto& names = params.get<std::vector<std::string>>("axis_names");
+  const auto& sizes = params.get<std::vector<int64_t>>("axis_sizes");
+  for (size_t a = 0; a < names.size(); ++a) {
+    scopes.push_back(std::make_unique<core::AxisScope>(core::AxisFrame{names[a], sizes[a], true}));
+  }
   core::ClosedProgram closed = core::trace_to_program(local, [&](const std::vector<Array>& xs) {
     Batched r = core::vmap_program(body, xs, body_dims, BatchAxis{axis.size, axis.name});
     for (size_t o = 0; o < r.outs.size(); ++o) {

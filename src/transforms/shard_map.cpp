@@ -11,6 +11,7 @@
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
+#include "transforms/map_util.h"
 #include "parax/device.h"
 
 namespace parax {
@@ -64,8 +65,10 @@ int64_t blocks_of(const Mesh& mesh, const PartitionSpec& spec, size_t d) {
   return n;
 }
 
+// `label` names the spec in messages: in_specs[0], or out_specs for a lone result.
 void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, const char* what,
-                size_t i, const std::string& fname, const std::string& value_desc) {
+                const std::string& label, const std::string& fname,
+                const std::string& value_desc) {
   for (size_t d = 0; d < spec.size(); ++d) {
     if (spec[d].is_unconstrained()) {
       throw ValueError("shard_map " + std::string(what) + " cannot use P.UNCONSTRAINED");
@@ -74,7 +77,7 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
       if (mesh.axis_index(a) < 0) {
         throw ValueError("shard_map " + std::string(what) +
                          " argument must refer to an axis marked as manual (" + spec_names(mesh) +
-                         "), but:\n\n  " + what + "[" + std::to_string(i) + "] refers to '" + a +
+                         "), but:\n\n  " + label + " refers to '" + a +
                          "'\n\nCheck the " + what + " values passed to shard_map.");
       }
     }
@@ -84,8 +87,8 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
     throw ValueError(
         "shard_map applied to the function '" + fname + "' was given an " + what +
         " entry which is too long to be compatible with the corresponding " +
-        (in ? "input" : "output") + " value from the function:\n\n" + what + "[" +
-        std::to_string(i) + "] is " + spec.to_ir_string() + " which has length " +
+        (in ? "input" : "output") + " value from the function:\n\n" + label + " is " +
+        spec.to_ir_string() + " which has length " +
         std::to_string(spec.size()) + ", but " + value_desc + " has shape " + aval.str() +
         ", which has rank " + std::to_string(aval.shape.size()) + " (and " +
         std::to_string(aval.shape.size()) + " < " + std::to_string(spec.size()) +
@@ -135,16 +138,9 @@ std::vector<uint64_t> varying(const Program& p, const std::vector<uint64_t>& inp
       case core::Prim::axis_index:
         outs[0] = any | mask_of(e.params.get<std::vector<std::string>>("axes"));
         break;
-      case core::Prim::pjit: {
-        const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
-        outs = varying(body, ins, axes);
-        std::vector<uint64_t> res;
-        for (const core::Atom& a : body.outvars) {
-          res.push_back(a.is_literal() ? 0 : outs[size_t(a.var)]);
-        }
-        outs = res;
+      case core::Prim::pjit:
+        outs = varying(*e.params.get<std::shared_ptr<const Program>>("jaxpr"), ins, axes);
         break;
-      }
       default:
         break;
     }
@@ -174,9 +170,14 @@ std::string axis_set(uint64_t m, const std::vector<std::string>& axes) {
   return "{" + s + "}";
 }
 
+std::string axis_list(uint64_t m, const std::vector<std::string>& axes) {
+  std::string s = axis_set(m, axes);
+  return s.substr(1, s.size() - 2);
+}
+
 void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
                const std::vector<PartitionSpec>& out_specs, const Mesh& mesh,
-               const std::vector<std::string>& axes, const std::string& fname) {
+               const std::vector<std::string>& axes, const std::string& fname, bool lone) {
   std::vector<uint64_t> inputs;
   for (const PartitionSpec& s : in_specs) inputs.push_back(spec_mask(s, axes));
   std::vector<uint64_t> outs = varying(body, inputs, axes);
@@ -186,18 +187,19 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
     if (extra == 0) continue;
     const uint64_t all = (axes.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << axes.size()) - 1);
     const uint64_t unmentioned = all & ~allowed;
+    const std::string label = lone ? "out_specs" : "out_specs[" + std::to_string(o) + "]";
     std::string bullet;
     if (__builtin_popcountll(unmentioned) == 1) {
-      bullet = "out_specs is " + out_specs[o].to_ir_string() +
+      bullet = label + " is " + out_specs[o].to_ir_string() +
                " which implies that the corresponding output value is replicated across mesh "
                "axis '" + axes[size_t(__builtin_ctzll(unmentioned))] +
                "', but could not infer replication over any axes";
     } else {
-      bullet = "out_specs is " + out_specs[o].to_ir_string() +
+      bullet = label + " is " + out_specs[o].to_ir_string() +
                " which implies that the corresponding output value is replicated across mesh "
                "axes " + axis_set(unmentioned, axes) + ", but could only infer replication over " +
                axis_set(unmentioned & ~outs[o], axes) + ", which is missing the required axes " +
-               axis_set(extra, axes);
+               axis_list(extra, axes);
     }
     throw ValueError("shard_map applied to the function '" + fname +
                      "' was given out_specs which require replication which can't be statically "
@@ -236,14 +238,18 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
   for (size_t o = 0; o < body.outvars.size(); ++o) {
     out_specs.push_back(out_specs_given.at(o, body.outvars.size(), "out_specs"));
     if (mesh != nullptr) {
-      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs", o, fname,
-                 "the output of " + fname + "(*args)[" + std::to_string(o) + "]");
+      // A lone array result is `f(*args)` itself, as JAX names it.
+      const bool lone = out_def->kind == TreeDef::Kind::leaf;
+      const std::string index = lone ? "" : "[" + std::to_string(o) + "]";
+      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs",
+                 "out_specs" + index, fname, fname + "(*args)" + index);
     }
   }
   std::vector<PartitionSpec> all_in(closed.consts.size(), PartitionSpec());
   all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
   if (vma && mesh != nullptr) {
-    check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname);
+    check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname,
+              out_def->kind == TreeDef::Kind::leaf);
   }
   std::vector<Array> inputs(closed.consts);
   inputs.insert(inputs.end(), args.begin(), args.end());
@@ -277,7 +283,8 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
   std::vector<Aval> local;
   for (size_t i = 0; i < leaves.size(); ++i) {
     Aval a = core::aval_of(leaves[i]);
-    check_spec(mesh, in_specs[i], a, "in_specs", i, options.name, "the passed " + names[i]);
+    check_spec(mesh, in_specs[i], a, "in_specs", "in_specs[" + std::to_string(i) + "]",
+               options.name, "the passed " + names[i]);
     for (size_t d = 0; d < a.shape.size(); ++d) {
       const int64_t n = blocks_of(mesh, in_specs[i], d);
       if (a.shape[d] % n == 0) {
@@ -317,21 +324,6 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
 
 namespace {
 
-// JAX's message when the mapped axes of pmap's arguments disagree in size.
-[[noreturn]] void pmap_sizes(const std::vector<Aval>& avals, const std::vector<int>& dims,
-                             const std::vector<std::string>& names) {
-  std::string msg = "pmap got inconsistent sizes for array axes to be mapped:\n";
-  std::vector<std::string> lines;
-  for (size_t i = 0; i < avals.size(); ++i) {
-    if (dims[i] == core::kNotMapped) continue;
-    lines.push_back("  * one axis had size " + std::to_string(avals[i].shape[size_t(dims[i])]) +
-                    ": axis " + std::to_string(dims[i]) + " of " + names[i] + " of type " +
-                    avals[i].str());
-  }
-  for (size_t k = 0; k < lines.size(); ++k) msg += lines[k] + (k + 1 < lines.size() ? ";\n" : "");
-  throw ValueError(msg);
-}
-
 }  // namespace
 
 std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
@@ -367,7 +359,7 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
     a.shape.erase(a.shape.begin() + d);
     element.push_back(a);
   }
-  if (mismatch) pmap_sizes(avals, dims, names);
+  if (mismatch) throw_inconsistent_sizes("pmap", avals, dims, names);
   if (!size) throw ValueError("pmap must have at least one non-None value in in_axes");
   const int64_t n = *size;
 
@@ -385,6 +377,18 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
     throw ValueError("Nested pmap with explicit devices argument.");
   }
 
+  // A nested pmap's axis joins the enclosing mesh after the enclosing ones, in order of
+  // nesting, so it registers before its own body (with maps inside it) is traced.
+  if (nested && nested_axes != nullptr) {
+    auto it = std::find_if(nested_axes->begin(), nested_axes->end(),
+                           [&](const auto& a) { return a.first == name; });
+    if (it == nested_axes->end()) {
+      nested_axes->push_back({name, n});
+    } else if (it->second != n) {
+      throw ValueError("nested pmaps named '" + name + "' map axes of different sizes (" +
+                       std::to_string(it->second) + " and " + std::to_string(n) + ")");
+    }
+  }
   // f on one instance, traced with the axis bound.
   NestedAxes inner;
   NestedAxes* saved = nested_axes;
@@ -400,16 +404,6 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
     throw;
   }
   nested_axes = saved;
-  if (nested && nested_axes != nullptr) {
-    auto it = std::find_if(nested_axes->begin(), nested_axes->end(),
-                           [&](const auto& a) { return a.first == name; });
-    if (it == nested_axes->end()) {
-      nested_axes->push_back({name, n});
-    } else if (it->second != n) {
-      throw ValueError("nested pmaps named '" + name + "' map axes of different sizes (" +
-                       std::to_string(it->second) + " and " + std::to_string(n) + ")");
-    }
-  }
   std::shared_ptr<const Program> f_program = core::lift_consts(closed);
 
   // The per-device program: each device's block has the mapped axis (of size 1) in front.

@@ -4,6 +4,9 @@
 
 #include "core/batching.h"
 #include "core/program_trace.h"
+#include "transforms/map_util.h"
+
+#include <algorithm>
 
 namespace parax {
 
@@ -52,23 +55,41 @@ int resolve(int axis, int64_t rank, const core::Aval& a) {
   return int(r);
 }
 
-// JAX's message listing the sizes of the mapped axes when they disagree.
-[[noreturn]] void inconsistent_sizes(const std::vector<core::Aval>& avals,
-                                     const std::vector<int>& dims,
-                                     const std::vector<std::string>& names) {
-  std::string msg = "vmap got inconsistent sizes for array axes to be mapped:\n";
-  std::vector<std::string> lines;
+}  // namespace
+
+void throw_inconsistent_sizes(const std::string& fn, const std::vector<core::Aval>& avals,
+                              const std::vector<int>& dims, const std::vector<std::string>& names) {
+  // Sizes by how many axes have them, most first (ties in order of first appearance).
+  std::vector<std::pair<int64_t, std::vector<size_t>>> groups;
   for (size_t i = 0; i < avals.size(); ++i) {
-    if (dims[i] == core::kNotMapped) continue;
-    lines.push_back("  * one axis had size " + std::to_string(avals[i].shape[size_t(dims[i])]) +
-                    ": axis " + std::to_string(dims[i]) + " of " + names[i] + " of type " +
-                    avals[i].str());
+    if (dims[i] < 0) continue;
+    const int64_t size = avals[i].shape[size_t(dims[i])];
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == size; });
+    if (it == groups.end()) {
+      groups.push_back({size, {i}});
+    } else {
+      it->second.push_back(i);
+    }
   }
-  for (size_t k = 0; k < lines.size(); ++k) msg += lines[k] + (k + 1 < lines.size() ? ";\n" : "");
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string msg = fn + " got inconsistent sizes for array axes to be mapped:\n";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& [size, members] = groups[g];
+    const size_t i = members[0];
+    const std::string where = "axis " + std::to_string(dims[i]) + " of " + names[i] +
+                              " of type " + avals[i].str();
+    if (members.size() == 1) {
+      msg += "  * one axis had size " + std::to_string(size) + ": " + where;
+    } else {
+      msg += std::string("  * ") + (g == 0 ? "most" : "some") + " axes (" +
+             std::to_string(members.size()) + " of them) had size " + std::to_string(size) +
+             ", e.g. " + where;
+    }
+    msg += g + 1 < groups.size() ? ";\n" : "";
+  }
   throw ValueError(msg);
 }
-
-}  // namespace
 
 std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& names, const FlatFn& fn,
@@ -92,7 +113,7 @@ std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector
     }
     element.push_back(a);
   }
-  if (mismatch) inconsistent_sizes(avals, dims, names);
+  if (mismatch) throw_inconsistent_sizes("vmap", avals, dims, names);
   if (!size) throw ValueError("vmap must have at least one non-None value in in_axes");
   const core::BatchAxis axis{*size, options.axis_name};
 
