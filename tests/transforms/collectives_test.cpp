@@ -12,7 +12,6 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -441,91 +440,16 @@ std::vector<size_t> case_indices(bool grad_only) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Known parax bugs, each reported with a minimal repro: the combinations that hit one are
-// skipped (the rest of the test still runs) and the test reports the skip. Remove an entry
-// once its bug is fixed.
+// Runs one combination; an exception fails only that one, so the rest of the test still runs.
 
-bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-// Returns why (harness, case, axes) is skipped, or "" to run it.
-std::string known_bug(const std::string& harness, const Case& c, const Names& axes) {
-  const bool vmapped = harness.find("vmap") != std::string::npos;
-  for (const char* prim : {"all_gather", "psum_scatter", "ppermute", "all_to_all"}) {
-    if (vmapped && axes.size() > 1 && starts_with(c.name, prim)) {
-      return std::string("bug: ") + prim +
-             " over a vmapped axis together with other axes throws NotImplementedError";
-    }
-  }
-  // In every vmapped harness the name "j" is vmapped (innermost in vmap_2d).
-  if (c.name == "axis_index" && vmapped && axes.size() > 1 && axes.back() != "j") {
-    return "bug: axis_index over several names under vmap puts the vmapped name minor, "
-           "whatever the order of the names";
-  }
-  const bool manual = harness.find("pmap") != std::string::npos || starts_with(harness, "mesh");
-  if (c.name == "all_to_all_split0_concat0_tiled" && manual) {
-    return "bug: tiled all_to_all with split_axis == concat_axis inside pmap or shard_map "
-           "throws NotImplementedError";
-  }
-  return "";
-}
-
-// Runs one combination unless a known bug skips it; an exception fails only that one.
 template <class F>
-void run_one(const std::string& harness, const Case& c, const Names& axes,
-             std::set<std::string>* skipped, F body) {
-  const std::string bug = known_bug(harness, c, axes);
-  if (!bug.empty()) {
-    skipped->insert(bug);
-    return;
-  }
+void run_one(const std::string& harness, const Case& c, const Names& axes, F body) {
   try {
     body();
   } catch (const std::exception& e) {
     ADD_FAILURE() << c.name << " over " << str(axes) << " in " << harness << " threw: " << e.what();
   }
 }
-
-std::string joined(const std::set<std::string>& skipped) {
-  std::string s;
-  for (const std::string& b : skipped) s += (s.empty() ? "" : "; ") + b;
-  return s;
-}
-
-// Runs `body`; an exception whose message contains `symptom` records `bug` instead of
-// failing the test.
-template <class F>
-void expect_or_known_bug(F body, const std::string& symptom, const std::string& bug,
-                         std::set<std::string>* skipped) {
-  try {
-    body();
-  } catch (const std::exception& e) {
-    if (std::string(e.what()).find(symptom) == std::string::npos) throw;
-    skipped->insert(bug);
-  }
-}
-
-// Expects `body` to throw E saying `msg`; another message records `bug` (and the message).
-template <class E, class F>
-void expect_message_or_known_bug(F body, const std::string& msg, const std::string& bug,
-                                 std::set<std::string>* skipped) {
-  try {
-    body();
-    ADD_FAILURE() << "expected an exception saying: " << msg;
-  } catch (const E& e) {
-    if (std::string(e.what()) != msg) skipped->insert(bug + "; got:\n" + e.what());
-  }
-}
-
-const char* kVmaPjitBug =
-    "bug: check_vma's varying() reads a pjit's result masks by variable id (outs[a.var]) from "
-    "the per-output vector it returned, so invariant results of a pjit (a pmap's body with "
-    "out_axes=None, a jitted psum inside shard_map) are rejected as varying";
-
-// Marks the test skipped (after the combinations that ran) when known bugs skipped some.
-#define SKIP_IF_KNOWN_BUGS(skipped)                          \
-  do {                                                       \
-    if (!(skipped).empty()) GTEST_SKIP() << joined(skipped); \
-  } while (0)
 
 // ---------------------------------------------------------------------------------------
 // Stacked maps: pmap and vmap (nested, and mixed) over the leading dimensions of one input,
@@ -637,9 +561,9 @@ Stacked pmap_in_vmap() {
           }};
 }
 
-void run_stacked(const Case& c, const Stacked& h, std::set<std::string>* skipped) {
+void run_stacked(const Case& c, const Stacked& h) {
   for (const Names& axes : h.axes) {
-    run_one(h.id, c, axes, skipped, [&] {
+    run_one(h.id, c, axes, [&] {
       const std::string what = c.name + " over " + str(axes) + " in " + h.id;
       Shape global = h.world.sizes;
       const Shape local = c.local(h.world.size_of(axes));
@@ -656,14 +580,7 @@ void run_stacked(const Case& c, const Stacked& h, std::set<std::string>* skipped
       Array got = h.map(f)(to_array(x));
       expect_array(got, want, what);
       if (!h.sharding) return;
-      const std::string placed = got.sharding().to_string();
-      if (h.id == "pmap_3d" && placed.find("'k': 2, 'j': 2") != std::string::npos) {
-        skipped->insert(
-            "bug: three nested pmaps build the mesh ('i', 'k', 'j'): inner pmaps join the mesh "
-            "in the order their tracing ends, so the result is laid out k-major over j");
-        return;
-      }
-      EXPECT_EQ(placed, h.sharding()) << what;
+      EXPECT_EQ(got.sharding().to_string(), h.sharding()) << what;
     });
   }
 }
@@ -786,14 +703,14 @@ MeshCase mesh_2x2x2() {
           {{"j"}, {"i", "k"}, {"k", "j", "i"}, {"i", "j", "k"}}};
 }
 
-void run_shard_map(const Case& c, const MeshCase& m, std::set<std::string>* skipped) {
+void run_shard_map(const Case& c, const MeshCase& m) {
   const Mesh mesh = mesh_of(m.mesh);
   size_t variant = 0;
   for (const PartitionSpec& in_spec : m.in_specs) {
     for (const Names& axes : m.axes) {
       if (in_spec.size() > c.local(m.mesh.size_of(axes)).size()) continue;
       ++variant;
-      run_one(m.id, c, axes, skipped, [&] {
+      run_one(m.id, c, axes, [&] {
         const std::string what =
             c.name + " over " + str(axes) + " in " + m.id + " " + in_spec.to_string();
         const Shape local = c.local(m.mesh.size_of(axes));
@@ -831,16 +748,8 @@ void run_shard_map(const Case& c, const MeshCase& m, std::set<std::string>* skip
 class CollectiveSweep : public testing::TestWithParam<size_t> {
  protected:
   const Case& c() const { return all_cases()[GetParam()]; }
-  void stacked(const Stacked& h) {
-    std::set<std::string> skipped;
-    run_stacked(c(), h, &skipped);
-    SKIP_IF_KNOWN_BUGS(skipped);
-  }
-  void sharded(const MeshCase& m) {
-    std::set<std::string> skipped;
-    run_shard_map(c(), m, &skipped);
-    SKIP_IF_KNOWN_BUGS(skipped);
-  }
+  void stacked(const Stacked& h) { run_stacked(c(), h); }
+  void sharded(const MeshCase& m) { run_shard_map(c(), m); }
 };
 
 TEST_P(CollectiveSweep, Pmap) { stacked(pmap_1d()); }
@@ -911,10 +820,9 @@ Host grad_values(const Shape& s) {
   return x;
 }
 
-void run_grad_stacked(const Case& c, const Stacked& h, bool inside,
-                      std::set<std::string>* skipped) {
+void run_grad_stacked(const Case& c, const Stacked& h, bool inside) {
   for (const Names& axes : h.axes) {
-    run_one(h.id, c, axes, skipped, [&] {
+    run_one(h.id, c, axes, [&] {
       const std::string what =
           c.name + " over " + str(axes) + " in " + h.id + (inside ? " (inside)" : " (outside)");
       Shape global = h.world.sizes;
@@ -943,13 +851,12 @@ void run_grad_stacked(const Case& c, const Stacked& h, bool inside,
   }
 }
 
-void run_grad_shard_map(const Case& c, const MeshCase& m, bool inside,
-                        std::set<std::string>* skipped) {
+void run_grad_shard_map(const Case& c, const MeshCase& m, bool inside) {
   const Mesh mesh = mesh_of(m.mesh);
   // A spec that splits over every mesh axis, so each instance's block is its own (no ties).
   const PartitionSpec& in_spec = m.in_specs[0];
   for (const Names& axes : m.axes) {
-    run_one(m.id, c, axes, skipped, [&] {
+    run_one(m.id, c, axes, [&] {
       const std::string what =
           c.name + " over " + str(axes) + " in " + m.id + (inside ? " (inside)" : " (outside)");
       const Shape local = c.local(m.mesh.size_of(axes));
@@ -983,16 +890,8 @@ void run_grad_shard_map(const Case& c, const MeshCase& m, bool inside,
 class CollectiveGrad : public testing::TestWithParam<size_t> {
  protected:
   const Case& c() const { return all_cases()[GetParam()]; }
-  void stacked(const Stacked& h, bool inside) {
-    std::set<std::string> skipped;
-    run_grad_stacked(c(), h, inside, &skipped);
-    SKIP_IF_KNOWN_BUGS(skipped);
-  }
-  void sharded(const MeshCase& m, bool inside) {
-    std::set<std::string> skipped;
-    run_grad_shard_map(c(), m, inside, &skipped);
-    SKIP_IF_KNOWN_BUGS(skipped);
-  }
+  void stacked(const Stacked& h, bool inside) { run_grad_stacked(c(), h, inside); }
+  void sharded(const MeshCase& m, bool inside) { run_grad_shard_map(c(), m, inside); }
 };
 
 TEST_P(CollectiveGrad, InsidePmap) { stacked(pmap_1d(), true); }
@@ -1095,13 +994,8 @@ TEST(DataParallel, ValueAndGradInsidePmapVmapAndShardMapEqualTheFullBatchGradien
   Params p{jnp::array(std::vector<float>{0.5f, -0.25f, 0.125f}), jnp::array(0.75f)};
   Array x = to_array(scaled_x), y = to_array(yh);
   // pmap: the batch split over 8 devices, the parameters broadcast (in_axes None).
-  std::set<std::string> skipped;
-  expect_or_known_bug(
-      [&] {
-        auto pstep = pmap(step, {.axis_name = "batch", .in_axes = {None, 0, 0}, .out_axes = None});
-        expect_fit(pstep(p, x.reshape({8, 4, 3}), y.reshape({8, 4})), want, "pmap");
-      },
-      "could not infer replication", kVmaPjitBug, &skipped);
+  auto pstep = pmap(step, {.axis_name = "batch", .in_axes = {None, 0, 0}, .out_axes = None});
+  expect_fit(pstep(p, x.reshape({8, 4, 3}), y.reshape({8, 4})), want, "pmap");
   // vmap with the same axis name.
   auto vstep = vmap(step, {.in_axes = {None, 0, 0}, .out_axes = None, .axis_name = "batch"});
   expect_fit(vstep(p, x.reshape({8, 4, 3}), y.reshape({8, 4})), want, "vmap");
@@ -1111,7 +1005,6 @@ TEST(DataParallel, ValueAndGradInsidePmapVmapAndShardMapEqualTheFullBatchGradien
   auto got = sstep(p, x, y);
   expect_fit(got, want, "shard_map");
   EXPECT_EQ(got.second.first.sharding().to_string(), NamedSharding(mesh, P()).to_string());
-  SKIP_IF_KNOWN_BUGS(skipped);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1244,17 +1137,11 @@ TEST(ShardMap, JittedCollectivesInsideKeepResultsInvariant) {
   Mesh mesh = make_mesh({8}, {"i"});
   const Host xh = values({8});
   auto total = jit([](const Array& v) { return lax::psum(v * 2.0f, "i"); });
-  std::set<std::string> skipped;
-  expect_or_known_bug(
-      [&] {
-        Array got = shard_map([total](const Array& v) { return total(v); }, mesh, P("i"),
-                              P())(to_array(xh));
-        double sum = 0;
-        for (double v : xh.v) sum += 2 * v;
-        expect_array(got, Host{{1}, {sum}}, "psum in jit");
-      },
-      "could not infer replication", kVmaPjitBug, &skipped);
-  SKIP_IF_KNOWN_BUGS(skipped);
+  Array got =
+      shard_map([total](const Array& v) { return total(v); }, mesh, P("i"), P())(to_array(xh));
+  double sum = 0;
+  for (double v : xh.v) sum += 2 * v;
+  expect_array(got, Host{{1}, {sum}}, "psum in jit");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1350,26 +1237,16 @@ TEST(CollectiveErrors, PmapSizes) {
 TEST(CollectiveErrors, PmapSizesWhenMostAgree) {
   // JAX lists each size once, the most common first, with an example argument.
   auto three = [](const Array& a, const Array& b, const Array& c) { return a + b + c; };
-  std::set<std::string> skipped;
-  expect_message_or_known_bug<ValueError>(
-      [&] {
-        pmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3}));
-      },
+  EXPECT_THROW_MSG(
+      pmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3})), ValueError,
       "pmap got inconsistent sizes for array axes to be mapped:\n"
       "  * most axes (2 of them) had size 8, e.g. axis 0 of args[1] of type float32[8,3];\n"
-      "  * one axis had size 4: axis 0 of args[0] of type float32[4,3]",
-      "bug: pmap lists every mapped argument instead of each size once, most common first",
-      &skipped);
-  expect_message_or_known_bug<ValueError>(
-      [&] {
-        vmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3}));
-      },
+      "  * one axis had size 4: axis 0 of args[0] of type float32[4,3]");
+  EXPECT_THROW_MSG(
+      vmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3})), ValueError,
       "vmap got inconsistent sizes for array axes to be mapped:\n"
       "  * most axes (2 of them) had size 8, e.g. axis 0 of args[1] of type float32[8,3];\n"
-      "  * one axis had size 4: axis 0 of args[0] of type float32[4,3]",
-      "bug: vmap lists every mapped argument instead of each size once, most common first",
-      &skipped);
-  SKIP_IF_KNOWN_BUGS(skipped);
+      "  * one axis had size 4: axis 0 of args[0] of type float32[4,3]");
 }
 
 TEST(CollectiveErrors, ShardMapSpecs) {
@@ -1391,7 +1268,7 @@ TEST(CollectiveErrors, ShardMapSpecs) {
                    "passed to shard_map.");
   EXPECT_THROW_MSG(shard_map(id, mesh, P("i"), P(None, "k"))(jnp::ones({8, 2})), ValueError,
                    "shard_map out_specs argument must refer to an axis marked as manual "
-                   "({i, j}), but:\n\n  out_specs[0] refers to 'k'\n\nCheck the out_specs "
+                   "({i, j}), but:\n\n  out_specs refers to 'k'\n\nCheck the out_specs "
                    "values passed to shard_map.");
 }
 
@@ -1400,22 +1277,16 @@ TEST(CollectiveErrors, ShardMapOutSpecsTooLong) {
   const std::string rank_error =
       "shard_map applied to the function 'f' was given an out_specs entry which is too long to "
       "be compatible with the corresponding output value from the function:\n\n"
-      "out_specs is P('i', 'j') which has length 2, but the output of f(*args) has shape "
-      "float32[2], which has rank 1 (and 1 < 2)\n\n"
+      "out_specs is P('i', 'j') which has length 2, but f(*args) has shape float32[2], "
+      "which has rank 1 (and 1 < 2)\n\n"
       "Entries in out_specs must be of length no greater than the number of axes in the "
       "corresponding output value.\n\n"
       "Either revise the spec to be shorter, or modify 'f' so that its outputs have sufficient "
       "rank.";
-  std::set<std::string> skipped;
   // One result (not a tuple): JAX names it out_specs and f(*args), without an index.
-  expect_message_or_known_bug<ValueError>(
-      [&] {
-        shard_map([](const Array& b) { return jnp::sum(b, 1); }, mesh, P("i", None),
-                  P("i", "j"))(jnp::ones({8, 3}));
-      },
-      rank_error,
-      "bug: the out_specs rank error names a single result out_specs[0] and f(*args)[0]", &skipped);
-  SKIP_IF_KNOWN_BUGS(skipped);
+  EXPECT_THROW_MSG(shard_map([](const Array& b) { return jnp::sum(b, 1); }, mesh, P("i", None),
+                             P("i", "j"))(jnp::ones({8, 3})),
+                   ValueError, rank_error);
 }
 
 TEST(CollectiveErrors, ShardMapDivisibility) {
@@ -1477,23 +1348,17 @@ TEST(CollectiveErrors, ShardMapCheckVma) {
       ValueError);
   // Over (2, 2, 2), P('i') promises replication over j and k; psum over j gives only j.
   Mesh cube = make_mesh({2, 2, 2}, {"i", "j", "k"});
-  std::set<std::string> skipped;
-  expect_message_or_known_bug<ValueError>(
-      [&] {
-        shard_map([](const Array& b) { return lax::psum(b, "j"); }, cube, P("i", {"j", "k"}),
-                  P("i"))(jnp::ones({4, 8}));
-      },
+  EXPECT_THROW_MSG(
+      shard_map([](const Array& b) { return lax::psum(b, "j"); }, cube, P("i", {"j", "k"}),
+                P("i"))(jnp::ones({4, 8})),
+      ValueError,
       "shard_map applied to the function 'f' was given out_specs which require replication "
       "which can't be statically inferred given the mesh:\n\n"
       "The mesh given has shape (2, 2, 2) with corresponding axis names ('i', 'j', 'k').\n\n"
       "out_specs is P('i',) which implies that the corresponding output value is replicated "
       "across mesh axes {j,k}, but could only infer replication over {j}, which is missing "
       "the required axes k" +
-          tail,
-      "bug: check_vma's several-axes message writes the missing axes in braces (JAX: "
-      "'which is missing the required axes k')",
-      &skipped);
-  SKIP_IF_KNOWN_BUGS(skipped);
+          tail);
 }
 
 }  // namespace
