@@ -302,9 +302,11 @@ AxisList Partitioner::mesh_axes(const core::Params& params) const {
   return axes;
 }
 
-int Partitioner::lower_named(const core::Eqn& eqn, const Atom& x, const Aval& in,
+int Partitioner::lower_named(const core::Eqn& eqn, const Atom& operand, const Aval& in,
                              const Aval& out) {
   const AxisList axes = mesh_axes(eqn.params);
+  // Collectives exchange buffers: a literal operand (psum(1.0), a gradient's seed) gets one.
+  const Atom x = operand.is_literal() ? Atom::of(emit(Prim::copy, {operand}, {}, in)) : operand;
   const core::Params& p = eqn.params;
   auto shape_with = [&](Shape s, size_t d, int64_t size) {
     s[d] = size;

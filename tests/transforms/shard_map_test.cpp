@@ -81,6 +81,19 @@ TEST(Pmap, GradientFromOutsideAndInside) {
   for (int64_t k = 0; k < 8; ++k) EXPECT_LT(max_abs_diff(h[k], mean), 1e-5f);
 }
 
+TEST(Pmap, GradOfPsumInsideCountsEveryInstance) {
+  // As JAX 0.4.35 (pmap and vmap alike): each instance's output depends on every input, so
+  // the gradient of psum(x) inside the map is the number of instances.
+  auto g = grad([](const Array& x) { return lax::psum(x, "i"); });
+  EXPECT_EQ(pmap(g, {.axis_name = "i"})(jnp::ones({8})).to_vector<float>(),
+            std::vector<float>(8, 8.0f));
+  EXPECT_EQ(vmap(g, {.axis_name = "i"})(jnp::ones({8})).to_vector<float>(),
+            std::vector<float>(8, 8.0f));
+  auto sq = grad([](const Array& x) { return lax::psum(x * x, "i"); });
+  EXPECT_EQ(pmap(sq, {.axis_name = "i"})(jnp::arange(8.0f)).to_vector<float>(),
+            (std::vector<float>{0, 16, 32, 48, 64, 80, 96, 112}));
+}
+
 TEST(Pmap, OutputsStayInPlaceForTheNextPmap) {
   auto inc = pmap([](const Array& v) { return v + 1.0f; }, {.axis_name = "p"});
   Array a = inc(jnp::arange(16.0f).reshape({8, 2}));
