@@ -1,5 +1,6 @@
 #include "prims/prim_util.h"
 
+
 #include "base/thread_pool.h"
 
 namespace parax::prims {
@@ -48,11 +49,8 @@ std::vector<int64_t> strides_of(const Shape& shape) {
   return strides;
 }
 
-void parallel_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
-  if (n <= grain) {
-    if (n > 0) body(0, n);
-    return;
-  }
+void parallel_chunks_split(int64_t n, int64_t grain,
+                           const std::function<void(int64_t, int64_t)>& body) {
   const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, 4 * int64_t(base::num_threads()));
   const int64_t step = (n + chunks - 1) / chunks;
   base::parallel_for(chunks, [&](int64_t c) {

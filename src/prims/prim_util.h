@@ -37,8 +37,18 @@ ShardingRule elementwise_sharding_rule(std::span<const Aval> in, std::span<const
 // Row-major strides of `shape`, in elements.
 std::vector<int64_t> strides_of(const Shape& shape);
 
-// Runs body(begin, end) over [0, n) in parallel chunks of at least `grain` elements.
-void parallel_chunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
+void parallel_chunks_split(int64_t n, int64_t grain,
+                           const std::function<void(int64_t, int64_t)>& body);
+// Runs body(begin, end) over [0, n) in parallel chunks of at least `grain` elements. A
+// range of one chunk (a fusion's tile) runs inline, with no std::function made.
+template <class F>
+void parallel_chunks(int64_t n, int64_t grain, F&& body) {
+  if (n <= grain) {
+    if (n > 0) body(int64_t{0}, n);
+    return;
+  }
+  parallel_chunks_split(n, grain, std::function<void(int64_t, int64_t)>(std::forward<F>(body)));
+}
 inline constexpr int64_t kElementGrain = 1 << 15;
 
 // Returns a Params value by name with a default.
