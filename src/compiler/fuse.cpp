@@ -100,9 +100,7 @@ Program fold_scalar_broadcasts(const Program& p) {
   for (Eqn& e : out.eqns) {
     if (core::has_trait(e.prim, core::kElementwise)) {
       const Shape& shape = out.avals[size_t(e.outputs[0])].shape;
-      // select_n's cases must have the result's shape; only its selector may be rank 0.
-      const size_t foldable = e.prim == Prim::select_n ? 1 : e.inputs.size();
-      for (size_t i = 0; i < foldable; ++i) {
+      for (size_t i = 0; i < e.inputs.size(); ++i) {
         const Atom& a = e.inputs[i];
         auto it = a.is_literal() ? filled.end() : filled.find(a.var);
         if (it == filled.end()) continue;

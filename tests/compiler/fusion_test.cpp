@@ -165,6 +165,29 @@ TEST(Fusion, BroadcastsJoinAndReadTheirOperandInPlace) {
   }
 }
 
+TEST(Fusion, FilledOperandsBecomeScalars) {
+  // A rank-0 value broadcast into an elementwise operand (max's jvp fills ones and twos) is
+  // passed as the value itself: nothing is filled in memory, and the bits do not change.
+  for (Shape shape : {Shape{300, 37}, Shape{5000}, Shape{3}}) {
+    auto x = random_array(shape, DType::float32, 7) - 0.4f;
+    auto run = [&](const Array& v) {
+      auto fill = [&](float c) {
+        return core::bind1(Prim::broadcast_in_dim, {numpy::array(c)},
+                           Params{{"shape", shape}, {"broadcast_dimensions", std::vector<int64_t>{}}});
+      };
+      Array ones = fill(1.0f), twos = fill(2.0f);
+      Array picked = lax::select_n(lax::gt(v, 0.0f), {ones, twos});
+      Array swapped = lax::select_n(lax::le(v, 0.0f), {v, twos});
+      return picked * v + swapped + ones;
+    };
+    auto fused = jit(run);
+    const std::string what = shape_str(shape);
+    auto text = fused.lower(x).compile().as_text();
+    EXPECT_EQ(text.find("broadcast_in_dim"), std::string::npos) << what << "\n" << text;
+    EXPECT_TRUE(bytes_of(fused(x)) == bytes_of(run(x))) << what;
+  }
+}
+
 TEST(Fusion, AChainHoldsOnlyItsInputAndOutput) {
   const int64_t n = 2048;
   auto x = device_put(numpy::ones({n, n}), devices()[0]);
