@@ -221,14 +221,51 @@ class FusionRun {
       rest /= shape[d];
       offset += idx[d] * stride[d];
     }
-    for (int64_t k = 0; k < len; ++k) {
-      std::memcpy(out + size_t(k) * item, src + size_t(offset) * item, item);
-      for (size_t d = rank; d-- > 0;) {  // the next output index, carrying as needed
-        offset += stride[d];
-        if (++idx[d] < shape[d]) break;
+    // Runs along the innermost dimension: a contiguous piece of the operand (a bias row)
+    // or one value repeated (a column broadcast).
+    const size_t last = rank - 1;
+    for (int64_t k = 0; k < len;) {
+      const int64_t run = std::min(shape[last] - idx[last], len - k);
+      unsigned char* dst = out + size_t(k) * item;
+      const unsigned char* from = src + size_t(offset) * item;
+      if (stride[last] == 1) {
+        std::memcpy(dst, from, size_t(run) * item);
+      } else if (stride[last] == 0) {
+        fill(dst, from, run, item);
+      } else {
+        for (int64_t j = 0; j < run; ++j) {
+          std::memcpy(dst + size_t(j) * item, from + size_t(j * stride[last]) * item, item);
+        }
+      }
+      k += run;
+      offset += stride[last] * run;
+      idx[last] += run;
+      for (size_t d = last; idx[d] == shape[d] && d > 0; --d) {  // carry into outer dims
         offset -= stride[d] * shape[d];
         idx[d] = 0;
+        offset += stride[d - 1];
+        ++idx[d - 1];
       }
+    }
+  }
+
+  // Writes `n` copies of the `item`-byte value at `value` to `dst`.
+  static void fill(unsigned char* dst, const unsigned char* value, int64_t n, size_t item) {
+    switch (item) {
+      case 4: {
+        uint32_t v;
+        std::memcpy(&v, value, 4);
+        std::fill_n(reinterpret_cast<uint32_t*>(dst), n, v);
+        return;
+      }
+      case 8: {
+        uint64_t v;
+        std::memcpy(&v, value, 8);
+        std::fill_n(reinterpret_cast<uint64_t*>(dst), n, v);
+        return;
+      }
+      default:
+        for (int64_t j = 0; j < n; ++j) std::memcpy(dst + size_t(j) * item, value, item);
     }
   }
 
