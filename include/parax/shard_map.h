@@ -14,19 +14,23 @@
 
 namespace parax {
 
-// The specs of shard_map's arguments or results: one PartitionSpec for all, or one per
-// positional argument (applying to all its leaves) / per result leaf.
+// The specs of shard_map's arguments or results, as a prefix of their pytree: one
+// PartitionSpec for a whole subtree, or a list matching a node's children. in_specs matches
+// the tuple of positional arguments: `P("i")` for all of them, `{P("i"), P()}` one each,
+// `{P("i"), {P(), P("j")}}` inside a pair.
 class Specs {
  public:
-  Specs(PartitionSpec all) : all_(std::move(all)) {}  // NOLINT(google-explicit-constructor)
-  Specs(std::initializer_list<PartitionSpec> each) : each_(each) {}
-  Specs(std::vector<PartitionSpec> each) : each_(std::move(each)) {}  // NOLINT
-  // Returns the spec of entry i of n.
-  const PartitionSpec& at(size_t i, size_t n, const char* what) const;
+  Specs(PartitionSpec all) : spec_(std::move(all)) {}  // NOLINT(google-explicit-constructor)
+  Specs(std::initializer_list<Specs> children) : children_(children) {}
+  Specs(const std::vector<PartitionSpec>& children)  // NOLINT(google-explicit-constructor)
+      : children_(children.begin(), children.end()) {}
+  // Returns one spec per leaf of `tree`; throws ValueError when this is not a prefix of it.
+  std::vector<PartitionSpec> leaves(const TreeDef& tree, const char* what) const;
+  std::string to_string() const;
 
  private:
-  std::optional<PartitionSpec> all_;
-  std::vector<PartitionSpec> each_;
+  std::optional<PartitionSpec> spec_;
+  std::vector<Specs> children_;
 };
 
 struct ShardMapOptions {
@@ -51,6 +55,7 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
                                   const std::vector<std::string>& leaf_names, const FlatFn& fn,
                                   TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
                                   const ShardMapOptions& options);
+// Returns one spec per leaf of the arguments `defs`.
 std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs);
 // True while a transform that binds axis names traces its function: a trace made then
 // depends on those names, so it is not cached.
@@ -98,7 +103,7 @@ auto pmap(F f, PmapOptions options = {}) {
     std::vector<TreeDef> defs;
     detail::flatten_args(leaves, defs, args...);
     TreeDef out_def;
-    auto outs = detail::pmap_flat(leaves, detail::leaf_axes(options.in_axes, defs, "in_axes"),
+    auto outs = detail::pmap_flat(leaves, detail::leaf_axes(options.in_axes, defs, "pmap"),
                                   detail::leaf_names(defs),
                                   detail::flat_fn<F, std::decay_t<decltype(args)>...>(f, defs),
                                   &out_def, options);

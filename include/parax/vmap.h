@@ -13,33 +13,28 @@
 
 namespace parax {
 
-// Where an argument or result carries the mapped axis: an index (negative counts from the
-// end), or None (an argument shared by every instance; a result equal for all of them).
-class MapAxis {
+// Where arguments or results carry the mapped axis, as a prefix of their pytree: one entry
+// for a whole subtree — an index (negative counts from the end), or None (an argument
+// shared by every instance; a result equal for all of them) — or a list matching a node's
+// children. in_axes matches the tuple of positional arguments: `0` maps every leaf on its
+// axis 0, `{0, parax::None}` maps the first argument and shares the second, and
+// `{0, {None, 1}}` goes inside a pair.
+class MapAxes {
  public:
-  MapAxis(int axis) : axis_(axis) {}  // NOLINT(google-explicit-constructor)
-  MapAxis(None_t) {}                  // NOLINT(google-explicit-constructor)
-  bool is_none() const { return !axis_.has_value(); }
-  int axis() const { return *axis_; }
+  MapAxes(int axis) : axis_(axis), leaf_(true) {}  // NOLINT(google-explicit-constructor)
+  MapAxes(None_t) : leaf_(true) {}                 // NOLINT(google-explicit-constructor)
+  MapAxes(std::initializer_list<MapAxes> children) : children_(children) {}
+  // Returns one axis per leaf of `tree` (nullopt: not mapped); throws ValueError when this
+  // is not a prefix of it.
+  std::vector<std::optional<int>> leaves(const TreeDef& tree, const std::string& fn,
+                                         const char* what) const;
+  // Returns Python's form: 0, None, (0, None).
+  std::string to_string() const;
 
  private:
   std::optional<int> axis_;
-};
-
-// in_axes / out_axes: one MapAxis for every argument (result), or a list with one per
-// positional argument (applying to all leaves of that argument), e.g. `{0, parax::None}`;
-// out_axes lists one per result leaf.
-class MapAxes {
- public:
-  MapAxes(int axis) : all_(axis) {}     // NOLINT(google-explicit-constructor)
-  MapAxes(None_t) : all_(None) {}       // NOLINT(google-explicit-constructor)
-  MapAxes(std::initializer_list<MapAxis> each) : each_(each) {}
-  // Returns the axis of entry i of n.
-  MapAxis at(size_t i, size_t n, const char* what) const;
-
- private:
-  std::optional<MapAxis> all_;
-  std::vector<MapAxis> each_;
+  bool leaf_ = false;
+  std::vector<MapAxes> children_;
 };
 
 struct VmapOptions {
@@ -57,9 +52,9 @@ inline constexpr int kNoAxis = -1000000;
 std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& leaf_names, const FlatFn& fn,
                              TreeDef* out_def, const VmapOptions& options);
-// Returns one axis per leaf of `defs` (per-argument entries repeated over its leaves).
+// Returns one axis per leaf of the arguments `defs` (kNoAxis: not mapped).
 std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs,
-                           const char* what);
+                           const std::string& fn);
 std::vector<std::string> leaf_names(const std::vector<TreeDef>& defs);
 }  // namespace detail
 
@@ -75,7 +70,7 @@ class Vmapped {
     std::vector<TreeDef> defs;
     detail::flatten_args(leaves, defs, args...);
     TreeDef out_def;
-    auto outs = detail::vmap_flat(leaves, detail::leaf_axes(options_.in_axes, defs, "in_axes"),
+    auto outs = detail::vmap_flat(leaves, detail::leaf_axes(options_.in_axes, defs, "vmap"),
                                   detail::leaf_names(defs), detail::flat_fn<F, Args...>(f_, defs),
                                   &out_def, options_);
     return tree::unflatten<R>(out_def, outs);

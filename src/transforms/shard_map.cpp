@@ -16,15 +16,34 @@
 
 namespace parax {
 
-const PartitionSpec& Specs::at(size_t i, size_t n, const char* what) const {
-  if (all_) return *all_;
-  if (each_.size() != n) {
-    throw ValueError(std::string("shard_map ") + what + " has " + std::to_string(each_.size()) +
-                     " entries; expected one per " +
-                     (std::string(what) == "in_specs" ? "positional argument (" : "output leaf (") +
-                     std::to_string(n) + ")");
+std::string Specs::to_string() const {
+  if (spec_) return spec_->to_ir_string();
+  std::string out = "(";
+  for (size_t i = 0; i < children_.size(); ++i) out += (i ? ", " : "") + children_[i].to_string();
+  return out + (children_.size() == 1 ? ",)" : ")");
+}
+
+std::vector<PartitionSpec> Specs::leaves(const TreeDef& tree, const char* what) const {
+  std::vector<PartitionSpec> out;
+  const auto visit = [&](const auto& self, const Specs& node, const TreeDef& def) -> bool {
+    if (node.spec_) {
+      out.insert(out.end(), size_t(def.num_leaves()), *node.spec_);
+      return true;
+    }
+    if (def.kind == TreeDef::Kind::leaf || def.children.size() != node.children_.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < def.children.size(); ++i) {
+      if (!self(self, node.children_[i], def.children[i])) return false;
+    }
+    return true;
+  };
+  if (!visit(visit, *this, tree)) {
+    throw ValueError(std::string("shard_map ") + what + " specification must be a tree prefix "
+                     "of the corresponding value, got specification " + to_string() +
+                     " for value tree " + tree.to_string() + ".");
   }
-  return each_[i];
+  return out;
 }
 
 namespace detail {
@@ -234,9 +253,8 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
     });
   }
   const Program& body = *closed.program;
-  std::vector<PartitionSpec> out_specs;
+  std::vector<PartitionSpec> out_specs = out_specs_given.leaves(*out_def, "out_specs");
   for (size_t o = 0; o < body.outvars.size(); ++o) {
-    out_specs.push_back(out_specs_given.at(o, body.outvars.size(), "out_specs"));
     if (mesh != nullptr) {
       // A lone array result is `f(*args)` itself, as JAX names it.
       const bool lone = out_def->kind == TreeDef::Kind::leaf;
@@ -267,12 +285,8 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
 bool axes_bound() { return !core::bound_axes().empty(); }
 
 std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs) {
-  std::vector<PartitionSpec> out;
-  for (size_t i = 0; i < defs.size(); ++i) {
-    const PartitionSpec& s = specs.at(i, defs.size(), "in_specs");
-    out.insert(out.end(), size_t(defs[i].num_leaves()), s);
-  }
-  return out;
+  // in_specs is a prefix of the tuple of positional arguments.
+  return specs.leaves(TreeDef{TreeDef::Kind::tuple, {}, {}, defs}, "in_specs");
 }
 
 std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
@@ -424,14 +438,17 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
     local.push_back(a);
   }
   const size_t num_outs = f_program->outvars.size();
+  const std::vector<std::optional<int>> out_axes = options.out_axes.leaves(*out_def, "pmap", "out_axes");
   std::vector<PartitionSpec> out_specs;
   std::vector<bool> mapped_out;
   for (size_t o = 0; o < num_outs; ++o) {
-    const MapAxis a = options.out_axes.at(o, num_outs, "out_axes");
-    mapped_out.push_back(!a.is_none());
-    out_specs.push_back(a.is_none() ? PartitionSpec() : PartitionSpec(name));
+    mapped_out.push_back(out_axes[o].has_value());
+    out_specs.push_back(out_axes[o] ? PartitionSpec(name) : PartitionSpec());
   }
-  FlatFn body = [&](const std::vector<Array>& xs, TreeDef*) {
+  // The per-device program returns f's result leaves as a flat tuple.
+  const TreeDef flat_outs{TreeDef::Kind::tuple, {}, {}, std::vector<TreeDef>(num_outs)};
+  FlatFn body = [&](const std::vector<Array>& xs, TreeDef* def) {
+    *def = flat_outs;
     std::vector<Array> in(closed.consts);
     for (size_t i = 0; i < xs.size(); ++i) {
       in.push_back(dims[i] == core::kNotMapped
@@ -482,10 +499,9 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
   std::vector<Array> outs = bind_region(args, in_specs, local, body, &ignored, Specs(out_specs),
                                         region, mesh ? &*mesh : nullptr, any_unmapped, "pmap");
   for (size_t o = 0; o < outs.size(); ++o) {
-    const MapAxis a = options.out_axes.at(o, num_outs, "out_axes");
-    if (a.is_none() || a.axis() == 0) continue;
+    if (!out_axes[o] || *out_axes[o] == 0) continue;
     const int64_t rank = outs[o].ndim();
-    const int64_t to = a.axis() < 0 ? a.axis() + rank : a.axis();
+    const int64_t to = *out_axes[o] < 0 ? *out_axes[o] + rank : *out_axes[o];
     outs[o] = core::move_batch_dim(outs[o], 0, int(to), n);
   }
   return outs;

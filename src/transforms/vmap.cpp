@@ -10,25 +10,46 @@
 
 namespace parax {
 
-MapAxis MapAxes::at(size_t i, size_t n, const char* what) const {
-  if (all_) return *all_;
-  if (each_.size() != n) {
-    throw ValueError(std::string("vmap ") + what + " has " + std::to_string(each_.size()) +
-                     " entries; expected one per " +
-                     (std::string(what) == "in_axes" ? "positional argument (" : "output leaf (") +
-                     std::to_string(n) + ")");
+std::string MapAxes::to_string() const {
+  if (leaf_) return axis_ ? std::to_string(*axis_) : "None";
+  std::string out = "(";
+  for (size_t i = 0; i < children_.size(); ++i) out += (i ? ", " : "") + children_[i].to_string();
+  return out + (children_.size() == 1 ? ",)" : ")");
+}
+
+std::vector<std::optional<int>> MapAxes::leaves(const TreeDef& tree, const std::string& fn,
+                                                const char* what) const {
+  std::vector<std::optional<int>> out;
+  const auto visit = [&](const auto& self, const MapAxes& node, const TreeDef& def) -> bool {
+    if (node.leaf_) {
+      out.insert(out.end(), size_t(def.num_leaves()), node.axis_);
+      return true;
+    }
+    if (def.kind == TreeDef::Kind::leaf || def.children.size() != node.children_.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < def.children.size(); ++i) {
+      if (!self(self, node.children_[i], def.children[i])) return false;
+    }
+    return true;
+  };
+  if (!visit(visit, *this, tree)) {
+    throw ValueError(fn + " " + what + " specification must be a tree prefix of the "
+                     "corresponding value, got specification " + to_string() +
+                     " for value tree " + tree.to_string() + ".");
   }
-  return each_[i];
+  return out;
 }
 
 namespace detail {
 
 std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs,
-                           const char* what) {
+                           const std::string& fn) {
+  // in_axes is a prefix of the tuple of positional arguments.
+  TreeDef args{TreeDef::Kind::tuple, {}, {}, defs};
   std::vector<int> out;
-  for (size_t i = 0; i < defs.size(); ++i) {
-    MapAxis a = axes.at(i, defs.size(), what);
-    out.insert(out.end(), size_t(defs[i].num_leaves()), a.is_none() ? kNoAxis : a.axis());
+  for (const std::optional<int>& a : axes.leaves(args, fn, "in_axes")) {
+    out.push_back(a ? *a : kNoAxis);
   }
   return out;
 }
@@ -131,9 +152,10 @@ std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector
   core::Batched r = core::vmap_program(*closed.program, inputs, input_dims, axis);
 
   std::vector<Array> outs;
+  const std::vector<std::optional<int>> out_axes = options.out_axes.leaves(*out_def, "vmap", "out_axes");
   for (size_t o = 0; o < r.outs.size(); ++o) {
-    const MapAxis want = options.out_axes.at(o, r.outs.size(), "out_axes");
-    if (want.is_none()) {
+    const std::optional<int> want = out_axes[o];
+    if (!want) {
       if (r.dims[o] != core::kNotMapped) {
         throw ValueError(options.axis_name.empty()
                              ? "at vmap out_axes, got axis spec None but output was batched on "
@@ -145,9 +167,9 @@ std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector
       continue;
     }
     const int64_t rank = r.outs[o].ndim() + (r.dims[o] == core::kNotMapped ? 1 : 0);
-    const int64_t to = want.axis() < 0 ? want.axis() + rank : want.axis();
+    const int64_t to = *want < 0 ? *want + rank : *want;
     if (to < 0 || to >= rank) {
-      throw ValueError("axis " + std::to_string(want.axis()) +
+      throw ValueError("axis " + std::to_string(*want) +
                        " is out of bounds for array of dimension " + std::to_string(rank));
     }
     outs.push_back(core::move_batch_dim(r.outs[o], r.dims[o], int(to), *size));

@@ -6,6 +6,8 @@
 
 #include <parax/parax.h>
 
+#include "support/errors.h"
+
 namespace parax {
 namespace {
 
@@ -64,6 +66,21 @@ TEST(ShardMap, GradientFromOutside) {
   EXPECT_LT(max_abs_diff(gx, jnp::full({8, 8}, 3.0f)), 1e-6f);
   Array block_sum = jnp::sum(jnp::sum(x.reshape({4, 2, 2, 4}), 2), 0);
   EXPECT_LT(max_abs_diff(gw, block_sum), 1e-4f);
+}
+
+TEST(ShardMap, SpecsArePrefixesOfTheArgumentTrees) {
+  Mesh mesh = make_mesh({4, 2}, {"i", "j"});
+  std::pair<Array, Array> pair{jnp::ones({3}), jnp::arange(8.0f)};
+  // The pair's first leaf is replicated, its second split over 'i'; results one spec each.
+  auto f = shard_map(
+      [](const Array& x, const std::pair<Array, Array>& p) {
+        return std::make_pair(x + jnp::sum(p.first), lax::psum(p.second, "i"));
+      },
+      mesh, {P("i", "j"), {P(), P("i")}}, {P("i", "j"), P()});
+  auto [a, b] = f(jnp::zeros({8, 4}), pair);
+  EXPECT_EQ(a.to_vector<float>(), std::vector<float>(32, 3.0f));
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{12, 16}));
+  EXPECT_EQ(a.sharding().to_string(), NamedSharding(mesh, P("i", "j")).to_string());
 }
 
 TEST(Pmap, GradientFromOutsideAndInside) {

@@ -66,6 +66,24 @@ TEST(Vmap, Pytrees) {
   EXPECT_EQ(values(out[1]), (std::vector<float>{1, 5, 9}));
 }
 
+TEST(Vmap, AxesArePrefixesOfTheArgumentTrees) {
+  Array xs = jnp::arange(12.0f).reshape({3, 4});
+  std::pair<Array, Array> pair{jnp::array({1.0f, 2.0f, 3.0f, 4.0f}),
+                               jnp::arange(6.0f).reshape({2, 3})};
+  // Inside the pair: the first leaf is shared, the second mapped along its axis 1.
+  auto f = [](const Array& x, const std::pair<Array, Array>& p) {
+    return std::make_tuple(x * p.first, jnp::sum(p.second), p.first * 2.0f);
+  };
+  auto [a, b, c] = vmap(f, {.in_axes = {0, {None, 1}}, .out_axes = {0, 0, None}})(xs, pair);
+  EXPECT_EQ(values(a), values(xs * pair.first));
+  EXPECT_EQ(values(b), (std::vector<float>{3, 5, 7}));
+  EXPECT_EQ(values(c), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_THROW_MSG(vmap(f, {.in_axes = {0, {None, 1, 0}}})(xs, pair), ValueError,
+                   "vmap in_axes specification must be a tree prefix of the corresponding "
+                   "value, got specification (0, (None, 1, 0)) for value tree "
+                   "PyTreeDef((*, (*, *))).");
+}
+
 TEST(Vmap, ComposesWithJitGradAndItself) {
   Array x = jnp::arange(12.0f).reshape({3, 4}) / 10.0f;
   auto f = [](const Array& v) { return jnp::sum(jnp::sin(v) * v); };
