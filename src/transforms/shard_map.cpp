@@ -230,6 +230,12 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
   }
 }
 
+struct Region;
+core::ClosedProgram keep_one_instance(const core::ClosedProgram& closed,
+                                      const std::vector<PartitionSpec>& in_specs,
+                                      const std::vector<PartitionSpec>& out_specs,
+                                      const Region& region);
+
 struct Region {
   std::vector<std::string> axis_names;  // the manual axes
   std::vector<int64_t> axis_sizes;
@@ -268,6 +274,8 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
   if (vma && mesh != nullptr) {
     check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname,
               out_def->kind == TreeDef::Kind::leaf);
+  } else {
+    closed = keep_one_instance(closed, all_in, out_specs, region);
   }
   std::vector<Array> inputs(closed.consts);
   inputs.insert(inputs.end(), args.begin(), args.end());
@@ -278,6 +286,59 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
                       {"out_specs", out_specs},
                       {"mesh", region.mesh}};
   return core::bind(core::Prim::shard_map, std::move(inputs), std::move(params));
+}
+
+// Without check_vma, a result whose spec leaves out axes it may vary over is taken from
+// the first instance along them, as JAX does: the program gathers it over those axes and
+// keeps index 0, so every device holds the same copy.
+core::ClosedProgram keep_one_instance(const core::ClosedProgram& closed,
+                                      const std::vector<PartitionSpec>& in_specs,
+                                      const std::vector<PartitionSpec>& out_specs,
+                                      const Region& region) {
+  const std::shared_ptr<const Program> body = core::lift_consts(closed);
+  const auto& axes = region.axis_names;
+  std::vector<uint64_t> inputs;
+  for (const PartitionSpec& s : in_specs) inputs.push_back(spec_mask(s, axes));
+  const std::vector<uint64_t> vary = varying(*body, inputs, axes);
+  std::vector<std::vector<std::string>> gather(vary.size());
+  bool any = false;
+  for (size_t o = 0; o < vary.size(); ++o) {
+    const uint64_t extra = vary[o] & ~spec_mask(out_specs[o], axes);
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (extra & (uint64_t{1} << a)) gather[o].push_back(axes[a]);
+    }
+    any = any || !gather[o].empty();
+  }
+  if (!any) return closed;
+  std::vector<Aval> avals;
+  for (int v : closed.program->invars) avals.push_back(closed.program->avals[size_t(v)]);
+  return core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
+    std::vector<Array> in(closed.consts);
+    in.insert(in.end(), xs.begin(), xs.end());
+    std::vector<Array> outs =
+        core::bind(core::Prim::pjit, std::move(in), {{"jaxpr", body}, {"name", std::string("f")}});
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (gather[o].empty()) continue;
+      int64_t n = 1;
+      for (const std::string& a : gather[o]) {
+        n *= region.axis_sizes[size_t(std::find(axes.begin(), axes.end(), a) - axes.begin())];
+      }
+      Array all = core::bind1(core::Prim::pall_gather, {outs[o]},
+                              {{"axes", gather[o]},
+                               {"all_gather_dimension", int64_t{0}},
+                               {"axis_size", n},
+                               {"tiled", false}});
+      Shape start(size_t(all.ndim()), 0), limit = all.shape();
+      limit[0] = 1;
+      outs[o] = core::bind1(core::Prim::squeeze,
+                            {core::bind1(core::Prim::slice, {all},
+                                         {{"start_indices", start},
+                                          {"limit_indices", limit},
+                                          {"strides", std::vector<int64_t>{}}})},
+                            {{"dimensions", std::vector<int64_t>{0}}});
+    }
+    return outs;
+  });
 }
 
 }  // namespace
