@@ -134,21 +134,11 @@ Array as_float(const ArrayLike& x, DType dtype, const Shape& shape) {
 // contracts a multiply feeding an add into one FMA (it sets LLVM's AllowFPOpFusion =
 // Fast), has its own erf, and vectorizes reduce-window loops with reassociation.
 
-// float64 regardless of jax_enable_x64: lax's public convert would canonicalize it away.
-Array to_f64(const Array& v) {
-  return lax::internal::convert_element_type(v, DType::float64, false);
-}
-Array to_f32(const Array& v) {
-  return lax::internal::convert_element_type(v, DType::float32, false);
-}
 Array f32(double v) { return frontend::scalar(v, DType::float32); }
 
-// fma(a, b, c) of float32 operands. lax has no fma, so a*b is formed in float64, where it
-// is exact, one float64 addition rounds, and the sum is rounded to float32: the same as
-// fma except in the rare case (about 2^-29 of values) where that double rounding lands on
-// a float32 tie.
+// fma(a, b, c) of float32 operands, rounded once as XLA:CPU's contracted multiply-add.
 Array fma_f32(const Array& a, const Array& b, const Array& c) {
-  return to_f32(lax::add(lax::mul(to_f64(a), to_f64(b)), to_f64(c)));
+  return core::bind1(core::Prim::fma, {a, b, c});
 }
 
 // Horner's rule from the leading coefficient, one FMA a step: c[0] x^k + ... + c[k].
@@ -441,6 +431,15 @@ Array threefry_2x32(const Array& keypair, const Array& count) {
   return jitted(keypair, count);
 }
 
+namespace {
+// XLA's float32 erf_inv as one compiled program per shape: its ~60 elementwise steps then
+// run fused, tile by tile, instead of one pass over the array each when called eagerly.
+Array erf_inv_f32(const Array& x) {
+  static const auto jitted = jit(erf_inv_xla_f32, named("erf_inv"));
+  return jitted(x);
+}
+}  // namespace
+
 Array bits(const Key& key, const Shape& shape, DType dtype) {
   const DType t = base::canonicalize_dtype(dtype);
   if (!is_unsigned_integer(t)) {
@@ -485,7 +484,7 @@ Array normal(const Key& key, const Shape& shape, DType dtype) {
     e = lax::erf_inv(u);  // XLA's erfInv64 is not reproduced (no f64 vectors exist)
   } else {
     // Half types run erf_inv in float32 and round back, as XLA does.
-    e = lax::convert_element_type(erf_inv_xla_f32(lax::convert_element_type(u, DType::float32)), t);
+    e = lax::convert_element_type(erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
   }
   return lax::mul(frontend::scalar(double(std::sqrt(2.0)), t), e);
 }
@@ -695,7 +694,7 @@ Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& 
   if (t == DType::float64) {
     e = lax::erf_inv(u);  // XLA's erfInv64 is not reproduced, as in normal
   } else {
-    e = lax::convert_element_type(erf_inv_xla_f32(lax::convert_element_type(u, DType::float32)), t);
+    e = lax::convert_element_type(erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
   }
   const Array out = lax::mul(frontend::scalar(sqrt2, t), e);
   // Clipped into the open interval (lower, upper): rounding, or u = a, may land on a bound.

@@ -77,6 +77,7 @@ enum Trait : uint32_t {
   /* other elementwise */                                                    \
   X(select_n, "select_n", kElementwise | kLinear)                            \
   X(clamp, "clamp", kElementwise)                                            \
+  X(fma, "fma", kElementwise)                                                \
   X(convert_element_type, "convert_element_type", kUnary | kElementwise | kLinear) \
   X(integer_pow, "integer_pow", kUnary | kElementwise)                       \
   X(copy, "copy", kUnary | kElementwise | kLinear)                           \

@@ -4,6 +4,7 @@ target_sources(parax PRIVATE
   prims/compare.cpp
   prims/select_n.cpp
   prims/clamp.cpp
+  prims/fma.cpp
   prims/convert_element_type.cpp
   prims/autodiff_util.cpp
   prims/batching_util.cpp

@@ -585,6 +585,30 @@ TEST(ElementwiseShapes, LargeArraysRunInParallelChunks) {
   }
 }
 
+TEST(ElementwiseFma, RoundsOnceLikeHardwareFma) {
+  // Products whose low bits a separate multiply would round away: fma keeps them, over
+  // every chunk of a large call and with rank-0 operands broadcast.
+  const size_t n = 70001;
+  Reals a(n), b(n), c(n);
+  std::vector<float> fa(n), fb(n), fc(n);
+  for (size_t i = 0; i < n; ++i) {
+    fa[i] = 1.0f + float(i % 4096) * 0x1p-23f;
+    fb[i] = 1.0f - float((i * 7) % 4096) * 0x1p-23f;
+    fc[i] = -1.0f - float((i * 13) % 97) * 0x1p-20f;
+    a[i] = fa[i], b[i] = fb[i], c[i] = fc[i];
+  }
+  const Reals got = run1(Prim::fma, {make(f32, a), make(f32, b), make(f32, c)});
+  size_t differs = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i], Real(std::fma(fa[i], fb[i], fc[i]))) << i;
+    differs += float(fa[i] * fb[i] + fc[i]) != std::fma(fa[i], fb[i], fc[i]);
+  }
+  EXPECT_GT(differs, n / 10) << "the inputs should tell fma from multiply-then-add";
+  const Reals bcast = run1(Prim::fma, {scalar(f64, 3), make(f64, {1, 2, 3}), scalar(f64, 0.5)});
+  EXPECT_EQ(bcast, (Reals{3.5, 6.5, 9.5}));
+  EXPECT_THROW(run_kernel(Prim::fma, {scalar(b1, 1), scalar(b1, 1), scalar(b1, 1)}), TypeError);
+}
+
 TEST(ElementwiseShapes, ShardingRuleSharesFactorsAndSkipsScalars) {
   const std::vector<Aval> in = {Aval{{4, 2}, f32, false}, Aval{{}, f32, false}};
   const std::vector<Aval> out = core::abstract_eval(Prim::add, in, {});

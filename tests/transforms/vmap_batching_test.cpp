@@ -124,6 +124,8 @@ void add_elementwise(std::vector<Case>& cases) {
   cases.push_back({"clamp", Prim::clamp, {f32({3, 4}, -2, 0), f32({3, 4}), f32({3, 4}, 0, 2)}, {}});
   cases.push_back(
       {"clamp by scalars", Prim::clamp, {f32({}, -1, 0), f32({3, 4}), f32({}, 0, 1)}, {}});
+  cases.push_back({"fma", Prim::fma, {f32({3, 4}), f32({3, 4}), f32({3, 4})}, {}});
+  cases.push_back({"fma by scalars", Prim::fma, {f32({}), f32({3, 4}), f32({})}, {}});
 }
 
 void add_structural(std::vector<Case>& cases) {
