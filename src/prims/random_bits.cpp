@@ -7,6 +7,7 @@
 // communication, and every mesh gives the same values. Layouts: reference/jax-random.md §4-5.
 #include <cstring>
 
+#include "core/batching.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -61,24 +62,32 @@ std::vector<Aval> random_bits_abstract_eval(std::span<const Aval> in, const Para
     throw TypeError("[random_bits] the key must be threefry2x32 key data, uint32[..., 2]; got " +
                     in[0].str() + ".");
   }
-  if (in[0].shape.size() != 1) {
-    throw NotImplementedError("[random_bits] batches of keys are not supported yet: got key data " +
-                              in[0].str() + "; expected uint32[2]. hint: draw per key.");
-  }
-  return {Aval{shape, dtype, false}};
+  // A batch of keys (key data uint32[*batch, 2]) draws `shape` per key: [*batch, *shape].
+  Shape out(in[0].shape.begin(), in[0].shape.end() - 1);
+  out.insert(out.end(), shape.begin(), shape.end());
+  return {Aval{out, dtype, false}};
 }
 
-// PARTITIONABLE: each result dimension is its own result-only factor, so any sharding
-// of the output is computed locally. ORIGINAL: the halves of one flat hash pair up
-// across the whole array, so it is replicated, as JAX's non-partitionable RNG is.
+// A batch dimension of the keys and the result's are one factor (each device draws for its
+// keys). PARTITIONABLE: each drawn dimension is its own result-only factor, so any sharding
+// of the output is computed locally. ORIGINAL: the halves of one flat hash pair up across
+// a key's whole draw, so those dimensions are replicated, as JAX's non-partitionable RNG is.
 ShardingRule random_bits_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,
                                        const Params& params) {
   ShardingRule rule;
+  const size_t batch = in[0].shape.size() - 1;
   rule.operands.push_back(std::vector<int>(in[0].shape.size(), ShardingRule::kNone));
   std::vector<int> dims;
   const bool partitionable = params.get<bool>("partitionable");
-  for (int64_t size : out[0].shape) {
-    dims.push_back(partitionable ? add_factor(rule, size) : ShardingRule::kNone);
+  for (size_t d = 0; d < out[0].shape.size(); ++d) {
+    const int64_t size = out[0].shape[d];
+    if (d < batch) {
+      const int f = add_factor(rule, size);
+      rule.operands[0][d] = f;
+      dims.push_back(f);
+    } else {
+      dims.push_back(partitionable ? add_factor(rule, size) : ShardingRule::kNone);
+    }
   }
   rule.results.push_back(dims);
   return rule;
@@ -93,23 +102,24 @@ void store_word32(T* out, int64_t i, uint32_t a, uint32_t b) {
   }
 }
 
-// Every local element hashes its global row-major index (hi, lo words); the shard's
-// global position comes from per-dimension offsets set by localize.
+// Every local element of one key's draw hashes its global row-major index (hi, lo
+// words); the shard's global position comes from per-dimension offsets set by localize.
+// `dims` is the first drawn dimension of the result (after the keys' batch dimensions).
 template <class T>
-void partitionable_kernel(const KernelCall& c, uint32_t k0, uint32_t k1) {
-  const Shape& local = c.out_avals[0].shape;
-  const Shape& global = c.params.has("global_shape") ? param_ints(c.params, "global_shape") : local;
+void partitionable_draw(const KernelCall& c, size_t dims, uint32_t k0, uint32_t k1, T* out) {
+  const Shape local(c.out_avals[0].shape.begin() + long(dims), c.out_avals[0].shape.end());
+  const Shape& global =
+      c.params.has("global_shape") ? param_ints(c.params, "global_shape") : local;
   const size_t rank = local.size();
   std::vector<int64_t> offset(rank, 0);
   for (size_t d = 0; d < rank; ++d) {
-    const std::string name = "offset_axes_" + std::to_string(d);
+    const std::string name = "offset_axes_" + std::to_string(d + dims);
     if (c.params.has(name))
       offset[d] = c.device.linear_index(param_ints(c.params, name)) * local[d];
   }
   const std::vector<int64_t> gstride = strides_of(global);
   const int64_t inner = rank == 0 ? 1 : local.back();
   const int64_t rows = inner == 0 ? 0 : shape_size(local) / inner;
-  T* out = out_ptr<T>(c, 0);
   auto body = [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       // The global flat index of the row's first element; unsigned so that padding
@@ -150,8 +160,7 @@ std::vector<uint32_t> original_words(uint32_t k0, uint32_t k1, int64_t words) {
 }
 
 template <class T>
-void original_kernel(const KernelCall& c, uint32_t k0, uint32_t k1) {
-  const int64_t n = c.out_avals[0].size();
+void original_draw(int64_t n, uint32_t k0, uint32_t k1, T* out) {
   if (n == 0) return;
   constexpr int64_t kBits = int64_t(sizeof(T)) * 8;
   const int64_t words = (kBits * n + 31) / 32;
@@ -160,7 +169,6 @@ void original_kernel(const KernelCall& c, uint32_t k0, uint32_t k1) {
     throw NotImplementedError("[random_bits] ORIGINAL mode draws of 2^32 - 1 words or more");
   }
   const std::vector<uint32_t> r = original_words(k0, k1, words);
-  T* out = out_ptr<T>(c, 0);
   if constexpr (kBits == 64) {
     // High words first, then low words.
     for (int64_t i = 0; i < n; ++i) out[i] = (uint64_t(r[size_t(i)]) << 32) | r[size_t(n + i)];
@@ -174,14 +182,22 @@ void original_kernel(const KernelCall& c, uint32_t k0, uint32_t k1) {
 }
 
 void random_bits_kernel(const KernelCall& c) {
-  const uint32_t* key = in_ptr<uint32_t>(c, 0);
+  const uint32_t* keys = in_ptr<uint32_t>(c, 0);
   const bool partitionable = c.params.get<bool>("partitionable");
+  // One draw per local key, each filling its block of the result.
+  const size_t dims = c.in_avals[0].shape.size() - 1;
+  const int64_t num_keys = c.in_avals[0].size() / 2;
+  const int64_t per_key = num_keys == 0 ? 0 : c.out_avals[0].size() / num_keys;
   auto run = [&](auto zero) {
     using T = decltype(zero);
-    if (partitionable) {
-      partitionable_kernel<T>(c, key[0], key[1]);
-    } else {
-      original_kernel<T>(c, key[0], key[1]);
+    T* out = out_ptr<T>(c, 0);
+    for (int64_t k = 0; k < num_keys; ++k) {
+      const uint32_t* key = keys + 2 * k;
+      if (partitionable) {
+        partitionable_draw<T>(c, dims, key[0], key[1], out + k * per_key);
+      } else {
+        original_draw<T>(per_key, key[0], key[1], out + k * per_key);
+      }
     }
   };
   switch (c.out_avals[0].dtype) {
@@ -202,7 +218,10 @@ void random_bits_kernel(const KernelCall& c) {
 // sharded dimension the mesh axes whose shard number gives its offset (as iota).
 Params random_bits_localize(const Params& params, const core::LocalizeInfo& info) {
   Params local = params;
-  local.set("shape", info.out_avals[0].shape);
+  // `shape` is each key's draw: the result's dimensions after the keys' batch ones.
+  const size_t batch = info.in_avals[0].shape.size() - 1;
+  const Shape& out = info.out_avals[0].shape;
+  local.set("shape", Shape(out.begin() + long(batch), out.end()));
   if (!params.get<bool>("partitionable")) return local;
   local.set("global_shape", param_ints(params, "shape"));
   for (size_t d = 0; d < info.out_dim_axes.size(); ++d) {
@@ -210,6 +229,14 @@ Params random_bits_localize(const Params& params, const core::LocalizeInfo& info
     local.set("offset_axes_" + std::to_string(d), info.out_dim_axes[d]);
   }
   return local;
+}
+
+// vmap over keys: the batch becomes the keys' leading batch dimension, drawn in one call.
+core::Batched random_bits_batch(std::span<const Array> in, std::span<const int> dims,
+                                const Params& params, const core::BatchAxis& axis) {
+  return core::batched_at_front({core::bind1(core::Prim::random_bits,
+                                             {core::batch_first(in[0], dims[0], axis.size)},
+                                             params)});
 }
 
 }  // namespace
@@ -220,8 +247,7 @@ extern const core::PrimRules random_bits_rules = {
     .kernel = random_bits_kernel,
     .localize = random_bits_localize,
     .jvp = zero_jvp,
-    // Batched keys take the loop default (one draw per key, stacked): the kernel hashes
-    // with one key, and the loop is bit-exact by construction.
+    .batch = random_bits_batch,
 };
 
 }  // namespace parax::prims

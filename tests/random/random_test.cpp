@@ -442,6 +442,32 @@ TEST(Sharded, SameBitsForAnyShardCount) {
   }
 }
 
+TEST(Batched, VmapOverKeysDrawsEachKeysBitsInOneCall) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    const rnd::Key keys = rnd::split(rnd::key(7), 8);
+    auto draw = [](const rnd::Key& k) { return rnd::bits(k, {4, 6}); };
+    Array all = vmap(draw)(keys);
+    ASSERT_EQ(all.shape(), (Shape{8, 4, 6}));
+    for (int64_t k = 0; k < 8; ++k) {
+      EXPECT_EQ(all[k].to_vector<uint32_t>(), draw(keys[k]).to_vector<uint32_t>()) << k;
+    }
+    // One random_bits over the batch of keys, not one per key.
+    const std::string jaxpr = make_jaxpr(vmap(draw))(keys).to_string();
+    EXPECT_EQ(jaxpr.find("random_bits"), jaxpr.rfind("random_bits")) << jaxpr;
+    // The keys split over 'a' and each draw over 'b': the same bits, drawn locally.
+    Mesh mesh = make_mesh({4, 2}, {"a", "b"});
+    const rnd::Key placed = device_put(keys, NamedSharding(mesh, P("a")));
+    auto sharded = jit([&](const rnd::Key& k) {
+      return lax::with_sharding_constraint(vmap(draw)(k),
+                                           NamedSharding(mesh, p ? P("a", "b") : P("a")));
+    });
+    EXPECT_EQ(sharded(placed).to_vector<uint32_t>(), all.to_vector<uint32_t>());
+    const std::string text = sharded.lower(placed).compile().as_text();
+    EXPECT_EQ(text.find("all-"), std::string::npos) << text;
+  }
+}
+
 TEST(Sharded, PartitionableDrawHasNoCollective) {
   Mode mode(true);
   Mesh mesh = make_mesh({4, 2}, {"a", "b"});

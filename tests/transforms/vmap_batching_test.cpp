@@ -515,7 +515,7 @@ TEST(VmapBatching, NestedVmapsAgreeWithEvaluatingEachSlice) {
 // ---------------------------------------------------------------------------------------
 // The rule, not the loop, batched each row: traced, the vmapped program applies the
 // primitive at most once and concatenates nothing (the loop stacks its slices with a
-// concatenate). random_bits is the one primitive left to the loop.
+// concatenate).
 
 int count(const core::Program& p, Prim prim) {
   return int(std::count_if(p.eqns.begin(), p.eqns.end(),
@@ -543,10 +543,6 @@ TEST(VmapBatching, RulesAreUsedInsteadOfTheLoop) {
       const core::Program& p = *traced.program;
       const std::string what = c.name + ", " + dims_str(dims) + ":\n" + core::to_string(p);
       EXPECT_EQ(core::verify(p), std::nullopt) << what;
-      if (c.prim == Prim::random_bits) {
-        EXPECT_EQ(count(p, c.prim), size) << what;
-        continue;
-      }
       // Two rules apply their primitive twice: pad with batched padding values (the
       // operand and a mask of where it lands), dynamic_update_slice with batched starts
       // (the update and its mask, placed by the unbatched starts).
