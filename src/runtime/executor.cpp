@@ -58,6 +58,22 @@ class Profile {
   std::array<std::atomic<int64_t>, core::kNumPrims> calls_{};
 };
 
+// True when a kernel reads where its device sits (iota over a sharded dimension, a
+// shard-slice, axis_index, a sharded random draw), directly or inside a fusion.
+bool reads_device(const core::Eqn& e) {
+  if (e.prim == core::Prim::shard_slice || e.prim == core::Prim::axis_index) return true;
+  for (const auto& [name, value] : e.params.items()) {
+    if (name.find("mesh_axes") != std::string::npos || name.find("offset_axes") != std::string::npos)
+      return true;
+    if (const auto* body = std::get_if<std::shared_ptr<const core::Program>>(&value)) {
+      for (const core::Eqn& inner : (*body)->eqns) {
+        if (reads_device(inner)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh)
@@ -93,6 +109,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
   for (const core::Atom& a : p.outvars) {
     if (!a.is_literal()) pinned[size_t(a.var)] = true;
   }
+  shareable_.resize(p.eqns.size());
+  for (size_t e = 0; e < p.eqns.size(); ++e) shareable_[e] = !reads_device(p.eqns[e]);
   donor_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     const core::Eqn& eqn = p.eqns[e];
@@ -153,7 +171,29 @@ std::vector<std::vector<BufferRef>> Executor::run(
         out_avals.push_back(p.avals[size_t(v)]);
         env[size_t(v)].resize(n);
       }
-      base::parallel_for(int64_t(n), [&](int64_t d) {
+      // Devices holding the very same operand buffers (replicas that share them, e.g. after
+      // a collective) compute once and share the result: on virtual devices replicated work
+      // is then done once, not once per replica.
+      std::vector<size_t> todo;
+      std::vector<int> same_as(n, -1);
+      for (size_t d = 0; d < n; ++d) {
+        if (shareable_[e]) {
+          for (size_t t : todo) {
+            bool same = true;
+            for (const core::Atom& a : eqn.inputs) {
+              same = same && (a.is_literal() || env[size_t(a.var)][d] == env[size_t(a.var)][t]);
+            }
+            if (same) {
+              same_as[d] = int(t);
+              break;
+            }
+          }
+        }
+        if (same_as[d] < 0) todo.push_back(d);
+      }
+      const size_t active = todo.size();
+      base::parallel_for(int64_t(active), [&](int64_t k) {
+        const size_t d = todo[size_t(k)];
         std::vector<const void*> ins;
         for (size_t i = 0; i < eqn.inputs.size(); ++i) {
           const core::Atom& a = eqn.inputs[i];
@@ -174,9 +214,13 @@ std::vector<std::vector<BufferRef>> Executor::run(
         }
         const int threads = base::num_threads();
         core::DeviceContext ctx{mesh_.coords[size_t(d)], mesh_.axis_sizes,
-                                std::max(1, threads / int(std::min<size_t>(n, size_t(threads))))};
+                                std::max(1, threads / int(std::min<size_t>(active, size_t(threads))))};
         kernel(core::KernelCall{ins, in_avals, outs, out_avals, eqn.params, ctx});
       });
+      for (size_t d = 0; d < n; ++d) {
+        if (same_as[d] < 0) continue;
+        for (int v : eqn.outputs) env[size_t(v)][d] = env[size_t(v)][size_t(same_as[d])];
+      }
     }
     if (profile) profile->add(eqn.prim, std::chrono::steady_clock::now() - start);
     for (int v : release_after_[e]) env[size_t(v)].clear();

@@ -26,6 +26,9 @@ class Executor {
   std::vector<std::vector<BufferRef>> literal_buffers_;    // per eqn, per input (or null)
   // Per eqn, per output: the input whose buffer the output may take over (-1: none).
   std::vector<std::vector<int>> donor_;
+  // Per eqn: its result depends only on its operands' values, not on which device runs
+  // it, so devices given the very same operand buffers can share one computation.
+  std::vector<bool> shareable_;
 };
 
 }  // namespace parax::runtime

@@ -1,6 +1,7 @@
 #include "runtime/transfer.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "base/box_copy.h"
@@ -88,9 +89,24 @@ std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_
   for (auto& t : dst_sharding.devices_indices_map(src_aval.shape)) {
     if (is_local(t.first)) targets.push_back(std::move(t));
   }
+  // Devices that hold the same block (replicas) share one immutable buffer, as the
+  // results of a collective do: one copy to make, and the executor then computes once
+  // for all of them what depends only on it.
   std::vector<BufferRef> out(targets.size());
-  base::parallel_for(int64_t(targets.size()), [&](int64_t t) {
-    const auto& [device, index] = targets[size_t(t)];
+  std::vector<size_t> first(targets.size());
+  std::map<std::vector<int64_t>, size_t> by_box;
+  std::vector<size_t> todo;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const Box box = box_of(targets[t].second, src_aval.shape);
+    std::vector<int64_t> key = box.lo;
+    key.insert(key.end(), box.hi.begin(), box.hi.end());
+    auto [it, inserted] = by_box.emplace(std::move(key), t);
+    first[t] = it->second;
+    if (inserted) todo.push_back(t);
+  }
+  base::parallel_for(int64_t(todo.size()), [&](int64_t k) {
+    const size_t t = todo[size_t(k)];
+    const auto& [device, index] = targets[t];
     const Box dst_box = box_of(index, src_aval.shape);
     BufferRef buf = Buffer::allocate(device, size_t(shape_size(dst_box.shape())) * itemsize);
     for (const SourceBlock& b : blocks) {
@@ -99,8 +115,9 @@ std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_
         copy_region(b.data, b.box, buf->data(), dst_box, region, itemsize);
       }
     }
-    out[size_t(t)] = std::move(buf);
+    out[t] = std::move(buf);
   });
+  for (size_t t = 0; t < targets.size(); ++t) out[t] = out[first[t]];
   return out;
 }
 
