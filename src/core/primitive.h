@@ -18,6 +18,7 @@ enum Trait : uint32_t {
   kCollective = 1u << 6,    // communicates across devices; created only by reshard
   kHasProgram = 1u << 7,    // holds a sub-program (jit, control flow, fused kernels)
   kNamedAxes = 1u << 8,     // a collective over named axes (param `axes`): psum, ...
+  kReadsDevice = 1u << 9,   // its kernel reads where its device sits (DeviceContext coords)
 };
 
 // clang-format off
@@ -83,8 +84,8 @@ enum Trait : uint32_t {
   X(copy, "copy", kUnary | kElementwise | kLinear)                           \
   X(stop_gradient, "stop_gradient", kUnary | kElementwise)                   \
   /* structure */                                                            \
-  X(iota, "iota", 0)                                                         \
-  X(random_bits, "random_bits", 0)                                           \
+  X(iota, "iota", kReadsDevice)                                              \
+  X(random_bits, "random_bits", kReadsDevice)                                \
   X(broadcast_in_dim, "broadcast_in_dim", kUnary | kLinear)                  \
   X(reshape, "reshape", kUnary | kLinear)                                    \
   X(transpose, "transpose", kUnary | kLinear)                                \
@@ -119,7 +120,7 @@ enum Trait : uint32_t {
   X(reduce_scatter, "reduce-scatter", kUnary | kCollective)                  \
   X(all_to_all, "all-to-all", kUnary | kLinear | kCollective)                \
   X(collective_permute, "collective-permute", kUnary | kLinear | kCollective) \
-  X(shard_slice, "shard-slice", kUnary | kLinear)                            \
+  X(shard_slice, "shard-slice", kUnary | kLinear | kReadsDevice)             \
   /* named-axis collectives of per-device code (vmap, pmap, shard_map) */   \
   X(psum, "psum", kUnary | kLinear | kNamedAxes)                             \
   X(pmax, "pmax", kUnary | kNamedAxes)                                       \
@@ -128,7 +129,7 @@ enum Trait : uint32_t {
   X(psum_scatter, "reduce_scatter", kUnary | kLinear | kNamedAxes)           \
   X(ppermute, "ppermute", kUnary | kLinear | kNamedAxes)                     \
   X(pall_to_all, "all_to_all", kUnary | kLinear | kNamedAxes)                \
-  X(axis_index, "axis_index", kNamedAxes)                                    \
+  X(axis_index, "axis_index", kNamedAxes | kReadsDevice)                     \
   /* a per-device program over mesh axes (shard_map, pmap) */               \
   X(shard_map, "shard_map", kHasProgram)                                     \
   /* a shard_map inlined by the compiler: where its region begins and ends */ \

@@ -42,7 +42,9 @@ struct ShardingRule {
 };
 
 // Where a device sits in the program's mesh; kernels of per-device programs that depend
-// on it (iota over a sharded dimension, shard-slice) read their offsets from here.
+// on it (iota over a sharded dimension, shard-slice) read their offsets from here, and
+// their primitives carry the trait kReadsDevice (the executor shares the work of devices
+// with the same operands only for primitives without it).
 struct DeviceContext {
   std::span<const int64_t> coords;      // per mesh axis
   std::span<const int64_t> axis_sizes;  // per mesh axis

@@ -61,10 +61,8 @@ class Profile {
 // True when a kernel reads where its device sits (iota over a sharded dimension, a
 // shard-slice, axis_index, a sharded random draw), directly or inside a fusion.
 bool reads_device(const core::Eqn& e) {
-  if (e.prim == core::Prim::shard_slice || e.prim == core::Prim::axis_index) return true;
+  if (core::has_trait(e.prim, core::kReadsDevice)) return true;
   for (const auto& [name, value] : e.params.items()) {
-    if (name.find("mesh_axes") != std::string::npos || name.find("offset_axes") != std::string::npos)
-      return true;
     if (const auto* body = std::get_if<std::shared_ptr<const core::Program>>(&value)) {
       for (const core::Eqn& inner : (*body)->eqns) {
         if (reads_device(inner)) return true;
