@@ -60,22 +60,38 @@ std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<Tree
 // True while a transform that binds axis names traces its function: a trace made then
 // depends on those names, so it is not cached.
 bool axes_bound();
-// Returns `call` compiled and cached per signature through jit, except while axis names
-// are bound (see axes_bound), when it is traced in place.
+// `call` compiled and cached per signature through jit, except while axis names are bound
+// (see axes_bound), when it is traced in place. lower() gives the jitted program.
 template <class G>
-auto cached(G call, std::string name) {
-  auto jitted = jit(call, JitOptions{.name = std::move(name)});
-  return [call = std::move(call), jitted = std::move(jitted)](const auto&... args) {
-    if (axes_bound()) return call(args...);
-    return jitted(args...);
-  };
+class Cached {
+ public:
+  Cached(G call, std::string name)
+      : call_(call), jitted_(std::move(call), JitOptions{.name = std::move(name)}) {}
+  template <class... Args>
+  auto operator()(const Args&... args) const {
+    if (axes_bound()) return call_(args...);
+    return jitted_(args...);
+  }
+  template <class... Args>
+  Lowered lower(const Args&... args) const {
+    return jitted_.lower(args...);
+  }
+
+ private:
+  G call_;
+  Jitted<G> jitted_;
+};
+template <class G>
+Cached<G> cached(G call, std::string name) {
+  return Cached<G>(std::move(call), std::move(name));
 }
 std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& leaf_names, const FlatFn& fn,
                              TreeDef* out_def, const PmapOptions& options);
 }  // namespace detail
 
-// Returns f run per device over `mesh`: called like f, on global arrays.
+// Returns f run per device over `mesh`: called like f, on global arrays; `.lower(args...)`
+// gives the compiled program, as jit's does.
 template <class F>
 auto shard_map(F f, Mesh mesh, Specs in_specs, Specs out_specs, ShardMapOptions options = {}) {
   auto per_call = [f, mesh, in_specs, out_specs, options](const auto&... args) {
@@ -94,7 +110,7 @@ auto shard_map(F f, Mesh mesh, Specs in_specs, Specs out_specs, ShardMapOptions 
 }
 
 // Returns f mapped over the leading axis of its arguments (or as `options` says), one
-// instance per device: results are sharded one slice per device.
+// instance per device: results are sharded one slice per device. `.lower(args...)` as jit's.
 template <class F>
 auto pmap(F f, PmapOptions options = {}) {
   auto per_call = [f, options](const auto&... args) {

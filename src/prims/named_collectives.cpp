@@ -489,11 +489,11 @@ Batched all_to_all_batch(std::span<const Array> in, std::span<const int> dims, c
   for (int64_t d = 1; d < int64_t(x.ndim()); ++d) {
     if (d != sd) rest.push_back(d);
   }
-  // Without b and k, the operand's dims (tiled: with the block kept at the split axis).
+  // Without b and k, the operand's dims (tiled: with the block kept at the split axis);
+  // b goes to concat_axis among them.
   std::vector<int64_t> perm{sd};
   std::vector<int64_t> element_dims = rest;
-  const int64_t at = tiled ? concat : concat;  // position of b among the element dims
-  element_dims.insert(element_dims.begin() + at, 0);
+  element_dims.insert(element_dims.begin() + concat, 0);
   perm.insert(perm.end(), element_dims.begin(), element_dims.end());
   Array y = lax::transpose(x, perm);
   if (tiled) {  // merge b (at concat + 1, before the concat axis's blocks) into the concat axis
