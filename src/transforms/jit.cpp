@@ -11,6 +11,7 @@
 #include "api/array_impl.h"
 #include "base/config_internal.h"
 #include "compiler/compile.h"
+#include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
 #include "parax/config.h"
@@ -94,6 +95,11 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     key += avals.back().short_str() + (avals.back().weak_type ? "w," : ",");
   }
   for (const TreeDef& d : defs) key += d.to_string();
+  // A trace made inside vmap, pmap or shard_map may name their axes: it is only valid
+  // where the same names are bound.
+  for (const core::AxisFrame& f : core::bound_axes()) {
+    key += "|" + f.name + ":" + std::to_string(f.size) + (f.manual ? "m" : "v");
+  }
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;

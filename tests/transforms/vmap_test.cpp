@@ -150,6 +150,11 @@ TEST(Vmap, Errors) {
                    NameError,
                    "unbound axis name: j. The following axis names (e.g. defined by pmap) are "
                    "available to collective operations: ['i']");
+  // A jitted function traced under a named axis is traced again where the name is unbound.
+  auto jitted = jit([](const Array& v) { return lax::psum(v, "i"); });
+  EXPECT_EQ(values(vmap(jitted, {.axis_name = "i"})(jnp::arange(4.0f))),
+            (std::vector<float>{6, 6, 6, 6}));
+  EXPECT_THROW(jitted(jnp::arange(4.0f)), NameError);
   EXPECT_THROW_MSG(lax::psum(jnp::ones({3}), "i"), NameError,
                    "unbound axis name: i. The following axis names (e.g. defined by pmap) are "
                    "available to collective operations: []");
