@@ -57,8 +57,9 @@ Array psum(const ArrayLike& x, const AxisNames& axis_name) {
 
 Array pmean(const ArrayLike& x, const AxisNames& axis_name) {
   Array s = psum(x, axis_name);
+  // An integer count, as JAX divides by psum(1): an int array's mean is then a strong float.
   const int64_t n = axis_size(axis_name);
-  return numpy::divide(s, double(n));
+  return numpy::divide(s, n);
 }
 
 Array pmax(const ArrayLike& x, const AxisNames& axis_name) {

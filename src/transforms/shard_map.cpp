@@ -437,6 +437,10 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
   if (mismatch) throw_inconsistent_sizes("pmap", avals, dims, names);
   if (!size) throw ValueError("pmap must have at least one non-None value in in_axes");
   const int64_t n = *size;
+  if (n == 0) {
+    throw ValueError("pmap got a mapped axis of size 0; it maps one instance per device, so "
+                     "the mapped size must be at least 1");
+  }
 
   // Nested in another pmap (or shard_map): this map's axis joins the enclosing mesh.
   bool nested = false;

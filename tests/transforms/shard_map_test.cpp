@@ -124,6 +124,16 @@ TEST(Pmap, GradOfPsumInsideCountsEveryInstance) {
             (std::vector<float>{0, 16, 32, 48, 64, 80, 96, 112}));
 }
 
+TEST(Pmap, IntegerMeanIsAStrongFloatAndEmptyMapsAreRejected) {
+  Array m = pmap([](const Array& v) { return lax::pmean(v, "p"); }, {.axis_name = "p"})(jnp::arange(8));
+  EXPECT_EQ(m.dtype(), DType::float32);
+  EXPECT_FALSE(m.weak_type());  // as JAX: psum(x) / psum(1)
+  EXPECT_EQ(m.to_vector<float>(), std::vector<float>(8, 3.5f));
+  EXPECT_THROW_MSG(pmap([](const Array& v) { return v; })(jnp::ones({0, 3})), ValueError,
+                   "pmap got a mapped axis of size 0; it maps one instance per device, so the "
+                   "mapped size must be at least 1");
+}
+
 TEST(Pmap, OutputsStayInPlaceForTheNextPmap) {
   auto inc = pmap([](const Array& v) { return v + 1.0f; }, {.axis_name = "p"});
   Array a = inc(jnp::arange(16.0f).reshape({8, 2}));
