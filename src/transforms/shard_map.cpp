@@ -355,6 +355,13 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
                                   const std::vector<std::string>& names, const FlatFn& fn,
                                   TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
                                   const ShardMapOptions& options) {
+  for (const std::string& a : mesh.axis_names()) {
+    if (const core::AxisFrame* f = core::lookup_axis(a); f != nullptr && f->manual) {
+      throw ValueError("shard_map applied to the function '" + options.name + "' maps mesh axis '" +
+                       a + "', which an enclosing shard_map or pmap already maps; a nested "
+                       "shard_map must use other mesh axes");
+    }
+  }
   std::vector<Aval> local;
   for (size_t i = 0; i < leaves.size(); ++i) {
     Aval a = core::aval_of(leaves[i]);

@@ -96,6 +96,15 @@ TEST(ShardMap, WithoutCheckVmaAResultComesFromTheFirstInstance) {
   }
 }
 
+TEST(ShardMap, ANestedShardMapOverTheSameAxisIsRejected) {
+  Mesh mesh = make_mesh({4, 2}, {"i", "j"});
+  auto inner = shard_map([](const Array& b) { return b * 2.0f; }, mesh, P("i"), P("i"));
+  auto outer = shard_map([&](const Array& b) { return inner(b); }, mesh, P("i"), P("i"));
+  EXPECT_THROW_MSG(outer(jnp::arange(16.0f)), ValueError,
+                   "shard_map applied to the function 'f' maps mesh axis 'i', which an enclosing "
+                   "shard_map or pmap already maps; a nested shard_map must use other mesh axes");
+}
+
 TEST(Pmap, GradientFromOutsideAndInside) {
   auto f = pmap([](const Array& v) { return jnp::sin(v) * lax::psum(v, "d"); }, {.axis_name = "d"});
   Array y = jnp::arange(8.0f) / 8.0f;
