@@ -52,8 +52,6 @@ class Partitioner {
   Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s, size_t d,
                     double fill);
   void partition_eqn(size_t e);
-  // Returns the mesh axes a named collective's `axes` param names.
-  AxisList mesh_axes(const core::Params& params) const;
   // Emits the per-device collective(s) for a named-axis collective; returns the result.
   int lower_named(const core::Eqn& eqn, const Atom& x, const Aval& in, const Aval& out);
 
@@ -289,22 +287,10 @@ double identity_of(core::ReduceOp op, DType dtype) {
   }
 }
 
-AxisList Partitioner::mesh_axes(const core::Params& params) const {
-  AxisList axes;
-  for (const std::string& name : params.get<std::vector<std::string>>("axes")) {
-    auto it = std::find(mesh_.names.begin(), mesh_.names.end(), name);
-    if (it == mesh_.names.end()) {
-      throw ValueError("collective over axis '" + name + "', which the computation's mesh " +
-                       mesh_.mesh.to_string() + " does not have");
-    }
-    axes.push_back(int64_t(it - mesh_.names.begin()));
-  }
-  return axes;
-}
-
 int Partitioner::lower_named(const core::Eqn& eqn, const Atom& operand, const Aval& in,
                              const Aval& out) {
-  const AxisList axes = mesh_axes(eqn.params);
+  const AxisList axes = mesh_.axes_named(eqn.params.get<std::vector<std::string>>("axes"),
+                                         std::string(core::prim_name(eqn.prim)));
   // Collectives exchange buffers: a literal operand (psum(1.0), a gradient's seed) gets one.
   const Atom x = operand.is_literal() ? Atom::of(emit(Prim::copy, {operand}, {}, in)) : operand;
   const core::Params& p = eqn.params;

@@ -150,18 +150,8 @@ bool is_boundary(Prim p) { return p == Prim::manual_enter || p == Prim::manual_e
 
 // Returns the mesh axes a shard_map spec splits dimension d by.
 AxisList spec_axes(const MeshInfo& mesh, const PartitionSpec& spec, size_t d) {
-  AxisList axes;
-  if (d >= spec.size()) return axes;
-  for (const std::string& name : spec[d].axes()) {
-    auto it = std::find(mesh.names.begin(), mesh.names.end(), name);
-    if (it == mesh.names.end()) {
-      throw ValueError("shard_map spec " + spec.to_ir_string() + " names axis '" + name +
-                       "', which the computation's mesh " + mesh.mesh.to_string() +
-                       " does not have; use one mesh for the shard_map and its arguments");
-    }
-    axes.push_back(int64_t(it - mesh.names.begin()));
-  }
-  return axes;
+  if (d >= spec.size()) return {};
+  return mesh.axes_named(spec[d].axes(), "shard_map spec " + spec.to_ir_string());
 }
 
 // For a region boundary: the layout its operand needs and its result's layout. Entering,
@@ -174,15 +164,8 @@ std::pair<DimShard, DimShard> boundary_layouts(const Eqn& e, const core::Program
   const core::Aval& in = p.aval_of(e.inputs[0]);
   const core::Aval& out = p.avals[size_t(e.outputs[0])];
   const size_t rank = in.shape.size();
-  AxisList manual;
-  for (const std::string& name : e.params.get<std::vector<std::string>>("axes")) {
-    auto it = std::find(mesh.names.begin(), mesh.names.end(), name);
-    if (it == mesh.names.end()) {
-      throw ValueError("shard_map axis '" + name + "' is not an axis of the computation's mesh " +
-                       mesh.mesh.to_string());
-    }
-    manual.push_back(int64_t(it - mesh.names.begin()));
-  }
+  const AxisList manual =
+      mesh.axes_named(e.params.get<std::vector<std::string>>("axes"), "shard_map");
   DimShard need = DimShard::replicated(rank), result = DimShard::replicated(rank);
   if (e.prim == Prim::manual_enter) {
     AxisList used = manual;

@@ -26,6 +26,21 @@ MeshInfo::MeshInfo(Mesh m) : mesh(std::move(m)) {
   names = mesh.axis_names();
 }
 
+AxisList MeshInfo::axes_named(const std::vector<std::string>& axis_names,
+                              const std::string& user) const {
+  AxisList axes;
+  for (const std::string& name : axis_names) {
+    const int a = mesh.axis_index(name);
+    if (a < 0) {
+      throw ValueError(user + " names axis '" + name + "', which the computation's mesh " +
+                       mesh.to_string() + " does not have; use one mesh for a region and its "
+                       "arguments");
+    }
+    axes.push_back(a);
+  }
+  return axes;
+}
+
 int64_t MeshInfo::size_of(const AxisList& axes) const {
   int64_t n = 1;
   for (int64_t a : axes) n *= axis_sizes[size_t(a)];

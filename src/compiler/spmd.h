@@ -47,6 +47,10 @@ struct MeshInfo {
   // Returns the per-device type of a value of type `global` laid out as `s`; dimensions
   // that do not divide are padded up (ceil).
   core::Aval local_aval(const core::Aval& global, const DimShard& s) const;
+  // Returns the mesh axes of `names` (shard_map regions and named collectives refer to
+  // axes by name); throws ValueError naming `user` (e.g. "shard_map spec P('k')") when
+  // the mesh lacks one.
+  AxisList axes_named(const std::vector<std::string>& names, const std::string& user) const;
   // Translates a NamedSharding spec on this mesh (or throws ShardingError naming it).
   DimShard from_spec(const PartitionSpec& spec, size_t rank) const;
 };
