@@ -27,6 +27,9 @@ class Specs {
   // Returns one spec per leaf of `tree`; throws ValueError when this is not a prefix of it.
   std::vector<PartitionSpec> leaves(const TreeDef& tree, const char* what) const;
   std::string to_string() const;
+  // The node's own spec (nullptr for a list of children), and its children.
+  const PartitionSpec* leaf_value() const { return spec_ ? &*spec_ : nullptr; }
+  const std::vector<Specs>& children() const { return children_; }
 
  private:
   std::optional<PartitionSpec> spec_;

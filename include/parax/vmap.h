@@ -30,6 +30,9 @@ class MapAxes {
                                          const char* what) const;
   // Returns Python's form: 0, None, (0, None).
   std::string to_string() const;
+  // The node's own axis (nullptr for a list of children), and its children.
+  const std::optional<int>* leaf_value() const { return leaf_ ? &axis_ : nullptr; }
+  const std::vector<MapAxes>& children() const { return children_; }
 
  private:
   std::optional<int> axis_;

@@ -16,34 +16,14 @@
 
 namespace parax {
 
-std::string Specs::to_string() const {
-  if (spec_) return spec_->to_ir_string();
-  std::string out = "(";
-  for (size_t i = 0; i < children_.size(); ++i) out += (i ? ", " : "") + children_[i].to_string();
-  return out + (children_.size() == 1 ? ",)" : ")");
-}
+namespace {
+std::string spec_str(const PartitionSpec& s) { return s.to_ir_string(); }
+}  // namespace
+
+std::string Specs::to_string() const { return detail::prefix_str(*this, spec_str); }
 
 std::vector<PartitionSpec> Specs::leaves(const TreeDef& tree, const char* what) const {
-  std::vector<PartitionSpec> out;
-  const auto visit = [&](const auto& self, const Specs& node, const TreeDef& def) -> bool {
-    if (node.spec_) {
-      out.insert(out.end(), size_t(def.num_leaves()), *node.spec_);
-      return true;
-    }
-    if (def.kind == TreeDef::Kind::leaf || def.children.size() != node.children_.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < def.children.size(); ++i) {
-      if (!self(self, node.children_[i], def.children[i])) return false;
-    }
-    return true;
-  };
-  if (!visit(visit, *this, tree)) {
-    throw ValueError(std::string("shard_map ") + what + " specification must be a tree prefix "
-                     "of the corresponding value, got specification " + to_string() +
-                     " for value tree " + tree.to_string() + ".");
-  }
-  return out;
+  return detail::expand_prefix(*this, tree, std::string("shard_map ") + what, spec_str);
 }
 
 namespace detail {
@@ -230,63 +210,11 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
   }
 }
 
-struct Region;
-core::ClosedProgram keep_one_instance(const core::ClosedProgram& closed,
-                                      const std::vector<PartitionSpec>& in_specs,
-                                      const std::vector<PartitionSpec>& out_specs,
-                                      const Region& region);
-
 struct Region {
   std::vector<std::string> axis_names;  // the manual axes
   std::vector<int64_t> axis_sizes;
   std::shared_ptr<const Sharding> mesh;  // null: a pmap nested in another
 };
-
-// Traces fn on the blocks (`local`), checks the results' specs, and binds the shard_map.
-std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<PartitionSpec> in_specs,
-                               const std::vector<Aval>& local, const FlatFn& fn, TreeDef* out_def,
-                               const Specs& out_specs_given, const Region& region,
-                               const Mesh* mesh, bool vma, const std::string& fname) {
-  core::ClosedProgram closed;
-  {
-    std::vector<std::unique_ptr<core::AxisScope>> scopes;
-    for (size_t a = 0; a < region.axis_names.size(); ++a) {
-      scopes.push_back(std::make_unique<core::AxisScope>(
-          core::AxisFrame{region.axis_names[a], region.axis_sizes[a], true}));
-    }
-    closed = core::trace_to_program(local, [&](const std::vector<Array>& xs) {
-      return fn(xs, out_def);
-    });
-  }
-  const Program& body = *closed.program;
-  std::vector<PartitionSpec> out_specs = out_specs_given.leaves(*out_def, "out_specs");
-  for (size_t o = 0; o < body.outvars.size(); ++o) {
-    if (mesh != nullptr) {
-      // A lone array result is `f(*args)` itself, as JAX names it.
-      const bool lone = out_def->kind == TreeDef::Kind::leaf;
-      const std::string index = lone ? "" : "[" + std::to_string(o) + "]";
-      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs",
-                 "out_specs" + index, fname, fname + "(*args)" + index);
-    }
-  }
-  std::vector<PartitionSpec> all_in(closed.consts.size(), PartitionSpec());
-  all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
-  if (vma && mesh != nullptr) {
-    check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname,
-              out_def->kind == TreeDef::Kind::leaf);
-  } else {
-    closed = keep_one_instance(closed, all_in, out_specs, region);
-  }
-  std::vector<Array> inputs(closed.consts);
-  inputs.insert(inputs.end(), args.begin(), args.end());
-  core::Params params{{"jaxpr", core::lift_consts(closed)},
-                      {"axis_names", region.axis_names},
-                      {"axis_sizes", region.axis_sizes},
-                      {"in_specs", all_in},
-                      {"out_specs", out_specs},
-                      {"mesh", region.mesh}};
-  return core::bind(core::Prim::shard_map, std::move(inputs), std::move(params));
-}
 
 // Without check_vma, a result whose spec leaves out axes it may vary over is taken from
 // the first instance along them, as JAX does: the program gathers it over those axes and
@@ -339,6 +267,52 @@ core::ClosedProgram keep_one_instance(const core::ClosedProgram& closed,
     }
     return outs;
   });
+}
+
+// Traces fn on the blocks (`local`), checks the results' specs, and binds the shard_map.
+std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<PartitionSpec> in_specs,
+                               const std::vector<Aval>& local, const FlatFn& fn, TreeDef* out_def,
+                               const Specs& out_specs_given, const Region& region,
+                               const Mesh* mesh, bool vma, const std::string& fname) {
+  core::ClosedProgram closed;
+  {
+    std::vector<std::unique_ptr<core::AxisScope>> scopes;
+    for (size_t a = 0; a < region.axis_names.size(); ++a) {
+      scopes.push_back(std::make_unique<core::AxisScope>(
+          core::AxisFrame{region.axis_names[a], region.axis_sizes[a], true}));
+    }
+    closed = core::trace_to_program(local, [&](const std::vector<Array>& xs) {
+      return fn(xs, out_def);
+    });
+  }
+  const Program& body = *closed.program;
+  std::vector<PartitionSpec> out_specs = out_specs_given.leaves(*out_def, "out_specs");
+  for (size_t o = 0; o < body.outvars.size(); ++o) {
+    if (mesh != nullptr) {
+      // A lone array result is `f(*args)` itself, as JAX names it.
+      const bool lone = out_def->kind == TreeDef::Kind::leaf;
+      const std::string index = lone ? "" : "[" + std::to_string(o) + "]";
+      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs",
+                 "out_specs" + index, fname, fname + "(*args)" + index);
+    }
+  }
+  std::vector<PartitionSpec> all_in(closed.consts.size(), PartitionSpec());
+  all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
+  if (vma && mesh != nullptr) {
+    check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname,
+              out_def->kind == TreeDef::Kind::leaf);
+  } else {
+    closed = keep_one_instance(closed, all_in, out_specs, region);
+  }
+  std::vector<Array> inputs(closed.consts);
+  inputs.insert(inputs.end(), args.begin(), args.end());
+  core::Params params{{"jaxpr", core::lift_consts(closed)},
+                      {"axis_names", region.axis_names},
+                      {"axis_sizes", region.axis_sizes},
+                      {"in_specs", all_in},
+                      {"out_specs", out_specs},
+                      {"mesh", region.mesh}};
+  return core::bind(core::Prim::shard_map, std::move(inputs), std::move(params));
 }
 
 }  // namespace

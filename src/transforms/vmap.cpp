@@ -10,35 +10,15 @@
 
 namespace parax {
 
-std::string MapAxes::to_string() const {
-  if (leaf_) return axis_ ? std::to_string(*axis_) : "None";
-  std::string out = "(";
-  for (size_t i = 0; i < children_.size(); ++i) out += (i ? ", " : "") + children_[i].to_string();
-  return out + (children_.size() == 1 ? ",)" : ")");
-}
+namespace {
+std::string axis_str(const std::optional<int>& a) { return a ? std::to_string(*a) : "None"; }
+}  // namespace
+
+std::string MapAxes::to_string() const { return detail::prefix_str(*this, axis_str); }
 
 std::vector<std::optional<int>> MapAxes::leaves(const TreeDef& tree, const std::string& fn,
                                                 const char* what) const {
-  std::vector<std::optional<int>> out;
-  const auto visit = [&](const auto& self, const MapAxes& node, const TreeDef& def) -> bool {
-    if (node.leaf_) {
-      out.insert(out.end(), size_t(def.num_leaves()), node.axis_);
-      return true;
-    }
-    if (def.kind == TreeDef::Kind::leaf || def.children.size() != node.children_.size()) {
-      return false;
-    }
-    for (size_t i = 0; i < def.children.size(); ++i) {
-      if (!self(self, node.children_[i], def.children[i])) return false;
-    }
-    return true;
-  };
-  if (!visit(visit, *this, tree)) {
-    throw ValueError(fn + " " + what + " specification must be a tree prefix of the "
-                     "corresponding value, got specification " + to_string() +
-                     " for value tree " + tree.to_string() + ".");
-  }
-  return out;
+  return detail::expand_prefix(*this, tree, fn + " " + what, axis_str);
 }
 
 namespace detail {
