@@ -17,6 +17,7 @@
 #include "parax/jit.h"
 #include "parax/numpy.h"
 #include "prims/grad_cases.h"
+#include "support/x64.h"
 
 namespace parax {
 namespace {
@@ -25,18 +26,8 @@ using core::Params;
 using core::Prim;
 using Values = std::vector<double>;
 
-// float64 needs x64; restore the flag so the other tests in the binary see the default.
-class ElementwiseGrad : public ::testing::Test {
- protected:
-  void SetUp() override {
-    saved_ = config::read("jax_enable_x64");
-    config::update("jax_enable_x64", true);
-  }
-  void TearDown() override { config::update("jax_enable_x64", saved_); }
-
- private:
-  bool saved_ = false;
-};
+// float64 rows: jax_enable_x64 on for each test.
+using ElementwiseGrad = testing::WithX64;
 
 // An operand: its values and shape (empty shape: rank 0), and dtype.
 struct Operand {
@@ -329,7 +320,7 @@ void check_transpose(Prim p, const std::vector<Operand>& ops, const std::vector<
     EXPECT_EQ(cts[i].dtype(), tangents[i].dtype()) << "operand " << i;
     rhs += dot(cts[i], tangents[i]);
   }
-  EXPECT_NEAR(dot(ct, lt), rhs, 1e-12 * (1 + std::abs(rhs))) << testing::PrintToString(linear);
+  EXPECT_NEAR(dot(ct, lt), rhs, 1e-12 * (1 + std::abs(rhs))) << ::testing::PrintToString(linear);
 }
 
 TEST_F(ElementwiseGrad, TransposesPassTheDotProductTest) {

@@ -14,6 +14,7 @@
 #include "parax/numpy.h"
 #include "parax/sharding.h"
 #include "prims/grad_cases.h"
+#include "support/x64.h"
 
 namespace parax {
 namespace {
@@ -22,18 +23,8 @@ using core::Params;
 using core::Prim;
 using Ints = std::vector<int64_t>;
 
-// Finite differences need float64, which parax has only with jax_enable_x64.
-class StructuralGrad : public ::testing::Test {
- protected:
-  void SetUp() override {
-    x64_ = config::read("jax_enable_x64");
-    config::update("jax_enable_x64", true);
-  }
-  void TearDown() override { config::update("jax_enable_x64", x64_); }
-
- private:
-  bool x64_ = false;
-};
+// float64 rows: jax_enable_x64 on for each test.
+using StructuralGrad = testing::WithX64;
 
 std::mt19937& rng() {
   static std::mt19937 gen(20240611);

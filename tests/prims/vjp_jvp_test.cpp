@@ -23,6 +23,7 @@
 #include "parax/jit.h"
 #include "parax/numpy.h"
 #include "prims/grad_cases.h"
+#include "support/x64.h"
 
 namespace parax {
 namespace {
@@ -30,18 +31,8 @@ namespace {
 using core::Prim;
 using sweep::GradCase;
 
-// The rows are float64, which parax has only with jax_enable_x64.
-class VjpJvp : public ::testing::Test {
- protected:
-  void SetUp() override {
-    x64_ = config::read("jax_enable_x64");
-    config::update("jax_enable_x64", true);
-  }
-  void TearDown() override { config::update("jax_enable_x64", x64_); }
-
- private:
-  bool x64_ = false;
-};
+// float64 rows: jax_enable_x64 on for each test.
+using VjpJvp = testing::WithX64;
 
 std::mt19937& rng() {
   static std::mt19937 gen(314159);
