@@ -98,16 +98,14 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
 template <class F>
 auto shard_map(F f, Mesh mesh, Specs in_specs, Specs out_specs, ShardMapOptions options = {}) {
   auto per_call = [f, mesh, in_specs, out_specs, options](const auto&... args) {
-    using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<decltype(args)>&...>>;
-    std::vector<Array> leaves;
-    std::vector<TreeDef> defs;
-    detail::flatten_args(leaves, defs, args...);
-    TreeDef out_def;
-    auto outs = detail::shard_map_flat(
-        leaves, detail::leaf_specs(in_specs, defs), detail::leaf_names(defs),
-        detail::flat_fn<F, std::decay_t<decltype(args)>...>(f, defs), &out_def, mesh, out_specs,
-        options);
-    return tree::unflatten<R>(out_def, outs);
+    return detail::call_flattened(
+        f,
+        [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
+          return detail::shard_map_flat(leaves, detail::leaf_specs(in_specs, defs),
+                                        detail::leaf_names(defs), fn, out_def, mesh, out_specs,
+                                        options);
+        },
+        args...);
   };
   return detail::cached(std::move(per_call), options.name);
 }
@@ -117,16 +115,13 @@ auto shard_map(F f, Mesh mesh, Specs in_specs, Specs out_specs, ShardMapOptions 
 template <class F>
 auto pmap(F f, PmapOptions options = {}) {
   auto per_call = [f, options](const auto&... args) {
-    using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<decltype(args)>&...>>;
-    std::vector<Array> leaves;
-    std::vector<TreeDef> defs;
-    detail::flatten_args(leaves, defs, args...);
-    TreeDef out_def;
-    auto outs = detail::pmap_flat(leaves, detail::leaf_axes(options.in_axes, defs, "pmap"),
-                                  detail::leaf_names(defs),
-                                  detail::flat_fn<F, std::decay_t<decltype(args)>...>(f, defs),
-                                  &out_def, options);
-    return tree::unflatten<R>(out_def, outs);
+    return detail::call_flattened(
+        f,
+        [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
+          return detail::pmap_flat(leaves, detail::leaf_axes(options.in_axes, defs, "pmap"),
+                                   detail::leaf_names(defs), fn, out_def, options);
+        },
+        args...);
   };
   return detail::cached(std::move(per_call), "pmap");
 }

@@ -68,15 +68,13 @@ class Vmapped {
 
   template <class... Args>
   auto operator()(const Args&... args) const {
-    using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
-    std::vector<Array> leaves;
-    std::vector<TreeDef> defs;
-    detail::flatten_args(leaves, defs, args...);
-    TreeDef out_def;
-    auto outs = detail::vmap_flat(leaves, detail::leaf_axes(options_.in_axes, defs, "vmap"),
-                                  detail::leaf_names(defs), detail::flat_fn<F, Args...>(f_, defs),
-                                  &out_def, options_);
-    return tree::unflatten<R>(out_def, outs);
+    return detail::call_flattened(
+        f_,
+        [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
+          return detail::vmap_flat(leaves, detail::leaf_axes(options_.in_axes, defs, "vmap"),
+                                   detail::leaf_names(defs), fn, out_def, options_);
+        },
+        args...);
   }
 
  private:
