@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 
+#include "core/rules.h"
+
 namespace parax::compiler {
 namespace {
 
@@ -18,8 +20,7 @@ std::optional<Shape> fusible_shape(const Program& p, const Eqn& e) {
   // A broadcast joins too: the fusion reads its (small) operand in place, tile by tile.
   const bool broadcast = e.prim == Prim::broadcast_in_dim && !e.inputs[0].is_literal();
   if (!broadcast && !core::has_trait(e.prim, core::kElementwise)) return std::nullopt;
-  // The fusion kernel passes at most 16 operands (prims/fusion.cpp).
-  if (e.outputs.size() != 1 || e.inputs.size() > 16) return std::nullopt;
+  if (e.outputs.size() != 1 || e.inputs.size() > core::kMaxFusedOperands) return std::nullopt;
   const Shape& shape = p.avals[size_t(e.outputs[0])].shape;
   if (shape.empty()) return std::nullopt;
   if (broadcast) return shape;

@@ -57,6 +57,10 @@ struct DeviceContext {
   int64_t linear_index(std::span<const int64_t> axes) const;
 };
 
+// The most operands or results a fusion passes to one equation's kernel (the compiler
+// leaves wider elementwise equations, a select_n of many cases, out of fusions).
+inline constexpr size_t kMaxFusedOperands = 16;
+
 // One kernel invocation on one device: dense row-major local buffers. A rank-0 input of
 // an elementwise primitive broadcasts against the others (lax's scalar broadcasting).
 struct KernelCall {

@@ -14,8 +14,6 @@ namespace {
 
 // Elements per tile: a few 4-byte values of every intermediate stay within L1/L2.
 constexpr int64_t kTile = 4096;
-// The most operands or results an elementwise primitive has (select_n's cases included).
-constexpr size_t kMaxOperands = 16;
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const auto& p = *params.get<std::shared_ptr<const core::Program>>("jaxpr");
@@ -94,7 +92,8 @@ class FusionRun {
     // then only points at its buffers (no allocation per tile and equation).
     for (size_t e = 0; e < chain_; ++e) {
       const core::Eqn& eqn = p_.eqns[e];
-      PARAX_CHECK(eqn.inputs.size() <= kMaxOperands && eqn.outputs.size() <= kMaxOperands,
+      PARAX_CHECK(eqn.inputs.size() <= core::kMaxFusedOperands &&
+                      eqn.outputs.size() <= core::kMaxFusedOperands,
                   "fusion: too many operands for " << core::prim_name(eqn.prim));
       Types t;
       for (const core::Atom& a : eqn.inputs) {
@@ -271,8 +270,8 @@ class FusionRun {
 
   // Runs the elementwise chain on elements [t, t + len).
   void chain(Scratch& s, int64_t t, int64_t len) {
-    const void* ins[kMaxOperands];
-    void* outs[kMaxOperands];
+    const void* ins[core::kMaxFusedOperands];
+    void* outs[core::kMaxFusedOperands];
     for (size_t e = 0; e < chain_; ++e) {
       const core::Eqn& eqn = p_.eqns[e];
       if (eqn.prim == core::Prim::broadcast_in_dim) {
