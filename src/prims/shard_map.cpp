@@ -23,18 +23,22 @@ const Program& body_of(const Params& p) {
   return *p.get<std::shared_ptr<const Program>>("jaxpr");
 }
 
-// Returns the number of blocks dimension d is split into by `spec`.
-int64_t blocks(const Params& p, const PartitionSpec& spec, size_t d) {
-  if (d >= spec.size()) return 1;
-  const auto& names = p.get<std::vector<std::string>>("axis_names");
-  const auto& sizes = p.get<std::vector<int64_t>>("axis_sizes");
+// Returns the product of the sizes of manual axes `axes`.
+int64_t size_of(const Params& params, const std::vector<std::string>& axes) {
+  const auto& names = params.get<std::vector<std::string>>("axis_names");
+  const auto& sizes = params.get<std::vector<int64_t>>("axis_sizes");
   int64_t n = 1;
-  for (const std::string& a : spec[d].axes()) {
+  for (const std::string& a : axes) {
     auto it = std::find(names.begin(), names.end(), a);
     PARAX_CHECK(it != names.end(), "shard_map spec names an axis that is not manual: " << a);
     n *= sizes[size_t(it - names.begin())];
   }
   return n;
+}
+
+// Returns the number of blocks dimension d is split into by `spec`.
+int64_t blocks(const Params& p, const PartitionSpec& spec, size_t d) {
+  return d < spec.size() ? size_of(p, spec[d].axes()) : 1;
 }
 
 // Returns the global types of the results: blocks assembled as out_specs say.
@@ -187,16 +191,6 @@ std::vector<std::string> unmentioned(const Params& params, const PartitionSpec& 
     if (!used) out.push_back(a);
   }
   return out;
-}
-
-int64_t size_of(const Params& params, const std::vector<std::string>& axes) {
-  const auto& names = params.get<std::vector<std::string>>("axis_names");
-  const auto& sizes = params.get<std::vector<int64_t>>("axis_sizes");
-  int64_t n = 1;
-  for (const std::string& a : axes) {
-    n *= sizes[size_t(std::find(names.begin(), names.end(), a) - names.begin())];
-  }
-  return n;
 }
 
 // The transpose is a shard_map whose devices transpose their own program. Every instance
