@@ -44,7 +44,7 @@ template <class T>
 Buffer buffer_of(const std::vector<T>& v, Shape shape, size_t offset = 0) {
   Buffer b{Aval{std::move(shape), dtype_of<T>(), false}, {}, offset};
   b.storage.assign(offset + v.size() * sizeof(T) + 64, 0xCD);
-  std::memcpy(b.data(), v.data(), v.size() * sizeof(T));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), v.size() * sizeof(T));  // data() may be null
   return b;
 }
 template <class T>
@@ -80,7 +80,7 @@ std::vector<Out> run(Prim p, const std::vector<Buffer>& in, const Params& params
     }
   }
   std::vector<Out> values(bytes / sizeof(Out));
-  std::memcpy(values.data(), out.data() + offset, bytes);
+  if (bytes > 0) std::memcpy(values.data(), out.data() + offset, bytes);
   return values;
 }
 
