@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 
 #include "api/frontend.h"
@@ -406,10 +407,23 @@ Key split(const Key& key, const Shape& shape) {
 
 Key fold_in(const Key& key, const ArrayLike& data) {
   const Array& k = single_key(key, "fold_in");
-  const Array d = frontend::convert(data.array(), DType::uint32, false);
-  if (d.ndim() != 0) {
-    throw NotImplementedError("[random.fold_in] data must be a scalar; got " +
-                              core::aval_of(d).str() + ".");
+  const Array& given = data.array();
+  if (given.ndim() != 0) {
+    throw TypeError("fold_in accepts a scalar, but was given an array ofshape " +
+                    shape_str(given.shape()) + " != (). Use jax.vmap for batching.");
+  }
+  // JAX converts with jnp.uint32(data): a C++ integer must lie in uint32's range (2^32 - 2
+  // is valid data), and one outside it is numpy's OverflowError, not a silent wrap.
+  Array d;
+  if (frontend::is_literal(given) && is_integer(given.dtype())) {
+    const int64_t v = given.item<int64_t>();
+    if (v < 0 || v > int64_t(std::numeric_limits<uint32_t>::max())) {
+      // JAX raises OverflowError; parax has no such kind, and ValueError is closest.
+      throw ValueError("Python integer " + std::to_string(v) + " out of bounds for uint32");
+    }
+    d = frontend::scalar_int(v, DType::uint32);
+  } else {
+    d = frontend::convert(given, DType::uint32, false);
   }
   // TF(key; 0, data), i.e. H(key, [0, data]).
   static const auto jitted = jit(
@@ -441,20 +455,20 @@ Array erf_inv_f32(const Array& x) {
 }  // namespace
 
 Array bits(const Key& key, const Shape& shape, DType dtype) {
-  const DType t = base::canonicalize_dtype(dtype);
+  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   if (!is_unsigned_integer(t)) {
-    throw TypeError("[random.bits] dtype argument of bits must be an unsigned int dtype, got " +
-                    std::string(dtype_name(dtype)) + ".");
+    throw ValueError("dtype argument to `bits` must be an unsigned int dtype, got " +
+                     std::string(dtype_name(dtype)));
   }
   return random_bits(single_key(key, "bits"), dtype_itemsize(t) * 8, shape, partitionable());
 }
 
 Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& minval,
               const ArrayLike& maxval) {
-  const DType t = base::canonicalize_dtype(dtype);
+  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   if (!is_floating(t)) {
-    throw TypeError("[random.uniform] dtype argument to `uniform` must be a float dtype, got " +
-                    std::string(dtype_name(dtype)) + ".");
+    throw ValueError("dtype argument to `uniform` must be a float dtype, got " +
+                     std::string(dtype_name(dtype)));
   }
   const Array lo = as_float(minval, t, shape);
   const Array hi = as_float(maxval, t, shape);
@@ -467,10 +481,11 @@ Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& 
 }
 
 Array normal(const Key& key, const Shape& shape, DType dtype) {
-  const DType t = base::canonicalize_dtype(dtype);
+  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   if (!is_floating(t)) {
-    throw TypeError("[random.normal] dtype argument to `normal` must be a float dtype, got " +
-                    std::string(dtype_name(dtype)) + ".");
+    // JAX's text names complex too; parax has no complex dtypes.
+    throw ValueError("dtype argument to `normal` must be a float or complex dtype, got " +
+                     std::string(dtype_name(dtype)));
   }
   // u is a multiple of 2^-24 in (-1, 1): uniform over [nextafter(-1, 0), 1).
   const float lo32 = std::nextafter(-1.0f, 0.0f);
@@ -629,7 +644,7 @@ Array choice_indices_p(const Key& key, const Array& p, const Shape& shape, bool 
 Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
               DType dtype) {
   single_key(key, "randint");
-  const DType t = base::canonicalize_dtype(dtype);
+  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   Array lo = integer_bound(minval);
   Array hi = integer_bound(maxval);
   check_shape("randint", shape, {lo.shape(), hi.shape()});
@@ -671,7 +686,7 @@ Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& 
     throw ValueError("dtype argument to `truncated_normal` must be a float dtype, got " +
                      std::string(dtype_name(dtype)));
   }
-  const DType t = base::canonicalize_dtype(dtype);
+  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   const Array lo = frontend::convert(lower.array(), t);
   const Array hi = frontend::convert(upper.array(), t);
   if (shape) {
