@@ -9,6 +9,7 @@
 #include "api/frontend.h"
 #include "base/promotion.h"
 #include "core/trace.h"
+#include "sharding/sharding_impl.h"
 
 namespace parax::lax {
 namespace {
@@ -359,6 +360,12 @@ std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, b
 }
 
 Array with_sharding_constraint(const Array& x, const Sharding& sharding) {
+  try {
+    sharding.impl().check_rank(x.ndim());
+  } catch (const ValueError& e) {
+    throw ValueError("One of with_sharding_constraint arguments is incompatible with its "
+                     "sharding annotation " + sharding.to_string() + ": " + e.what());
+  }
   return core::bind1(Prim::sharding_constraint, {x},
                {{"sharding", std::make_shared<const Sharding>(sharding)}});
 }

@@ -23,7 +23,8 @@ std::string spec_str(const PartitionSpec& s) { return s.to_ir_string(); }
 std::string Specs::to_string() const { return detail::prefix_str(*this, spec_str); }
 
 std::vector<PartitionSpec> Specs::leaves(const TreeDef& tree, const char* what) const {
-  return detail::expand_prefix(*this, tree, std::string("shard_map ") + what, spec_str);
+  return detail::expand_prefix(*this, tree, {std::string("shard_map ") + what, false, ""},
+                               spec_str);
 }
 
 namespace detail {
@@ -87,14 +88,17 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
         "shard_map applied to the function '" + fname + "' was given an " + what +
         " entry which is too long to be compatible with the corresponding " +
         (in ? "input" : "output") + " value from the function:\n\n" + label + " is " +
-        spec.to_ir_string() + " which has length " +
+        spec.to_string() + " which has length " +
         std::to_string(spec.size()) + ", but " + value_desc + " has shape " + aval.str() +
         ", which has rank " + std::to_string(aval.shape.size()) + " (and " +
         std::to_string(aval.shape.size()) + " < " + std::to_string(spec.size()) +
         ")\n\nEntries in " + what + " must be of length no greater than the number of axes in "
         "the corresponding " + (in ? "input" : "output") + " value.\n\nEither revise the spec "
         "to be shorter, or modify '" + fname + "' so that its " + (in ? "inputs" : "outputs") +
-        " have sufficient rank.");
+        " have sufficient rank." +
+        (aval.shape.empty() ? std::string("\n\nFor scalar values (rank 0), consider using an ") +
+                                  what + " entry of `P()`, where `P = jax.sharding.PartitionSpec`."
+                            : std::string()));
   }
 }
 
@@ -189,12 +193,12 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
     const std::string label = lone ? "out_specs" : "out_specs[" + std::to_string(o) + "]";
     std::string bullet;
     if (__builtin_popcountll(unmentioned) == 1) {
-      bullet = label + " is " + out_specs[o].to_ir_string() +
+      bullet = label + " is " + out_specs[o].to_string() +
                " which implies that the corresponding output value is replicated across mesh "
                "axis '" + axes[size_t(__builtin_ctzll(unmentioned))] +
                "', but could not infer replication over any axes";
     } else {
-      bullet = label + " is " + out_specs[o].to_ir_string() +
+      bullet = label + " is " + out_specs[o].to_string() +
                " which implies that the corresponding output value is replicated across mesh "
                "axes " + axis_set(unmentioned, axes) + ", but could only infer replication over " +
                axis_set(unmentioned & ~outs[o], axes) + ", which is missing the required axes " +
@@ -286,15 +290,14 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
     });
   }
   const Program& body = *closed.program;
-  std::vector<PartitionSpec> out_specs = out_specs_given.leaves(*out_def, "out_specs");
-  for (size_t o = 0; o < body.outvars.size(); ++o) {
-    if (mesh != nullptr) {
-      // A lone array result is `f(*args)` itself, as JAX names it.
-      const bool lone = out_def->kind == TreeDef::Kind::leaf;
-      const std::string index = lone ? "" : "[" + std::to_string(o) + "]";
-      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs",
-                 "out_specs" + index, fname, fname + "(*args)" + index);
-    }
+  std::vector<std::string> spec_paths;
+  std::vector<PartitionSpec> out_specs = expand_prefix(
+      out_specs_given, *out_def, {"shard_map out_specs", false, ""}, spec_str, &spec_paths);
+  // JAX names a result by its key path in f's output: a lone array is `f(*args)` itself.
+  const std::vector<std::string> out_paths = leaf_key_paths(*out_def);
+  for (size_t o = 0; o < body.outvars.size() && mesh != nullptr; ++o) {
+    check_spec(*mesh, out_specs[o], body.aval_of(body.outvars[o]), "out_specs",
+               "out_specs" + spec_paths[o], fname, fname + "(*args)" + out_paths[o]);
   }
   std::vector<PartitionSpec> all_in(closed.consts.size(), PartitionSpec());
   all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
@@ -324,11 +327,19 @@ std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<Tree
   return specs.leaves(TreeDef{TreeDef::Kind::tuple, {}, {}, defs}, "in_specs");
 }
 
+std::vector<std::string> leaf_spec_paths(const Specs& specs, const std::vector<TreeDef>& defs) {
+  std::vector<std::string> paths;
+  expand_prefix(specs, TreeDef{TreeDef::Kind::tuple, {}, {}, defs},
+                {"shard_map in_specs", false, ""}, spec_str, &paths);
+  return paths;
+}
+
 std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
                                   const std::vector<PartitionSpec>& in_specs,
                                   const std::vector<std::string>& names, const FlatFn& fn,
                                   TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
-                                  const ShardMapOptions& options) {
+                                  const ShardMapOptions& options,
+                                  const std::vector<std::string>& spec_paths) {
   for (const std::string& a : mesh.axis_names()) {
     if (const core::AxisFrame* f = core::lookup_axis(a); f != nullptr && f->manual) {
       throw ValueError("shard_map applied to the function '" + options.name + "' maps mesh axis '" +
@@ -339,8 +350,10 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
   std::vector<Aval> local;
   for (size_t i = 0; i < leaves.size(); ++i) {
     Aval a = core::aval_of(leaves[i]);
-    check_spec(mesh, in_specs[i], a, "in_specs", "in_specs[" + std::to_string(i) + "]",
-               options.name, "the passed " + names[i]);
+    // JAX names the spec by its key path in in_specs and the value by its key path in
+    // args (no parameter names in C++, as JAX without a signature).
+    const std::string spec_label = "in_specs" + spec_paths[i];
+    check_spec(mesh, in_specs[i], a, "in_specs", spec_label, options.name, names[i]);
     for (size_t d = 0; d < a.shape.size(); ++d) {
       const int64_t n = blocks_of(mesh, in_specs[i], d);
       if (a.shape[d] % n == 0) {
@@ -358,9 +371,9 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
       throw ValueError(
           "shard_map applied to the function '" + options.name +
           "' was given argument arrays with axis sizes that are not evenly divisible by the "
-          "corresponding mesh axis sizes:\n\n" + mesh_line(mesh) + "\n\nthe passed " + names[i] +
-          " of shape " + core::aval_of(leaves[i]).str() + " corresponds to in_specs[" +
-          std::to_string(i) + "] of value " + in_specs[i].to_ir_string() + ", which maps array "
+          "corresponding mesh axis sizes:\n\n" + mesh_line(mesh) + "\n\n" + names[i] +
+          " of shape " + core::aval_of(leaves[i]).str() + " corresponds to " + spec_label +
+          " of value " + in_specs[i].to_string() + ", which maps array "
           "axis " + std::to_string(d) + " (of size " + std::to_string(a.shape[d]) + ") to " +
           which + ", but " + std::to_string(n) + " does not evenly divide " +
           std::to_string(a.shape[d]) + "\n\nArray arguments' axis sizes must be evenly divisible "
