@@ -45,10 +45,9 @@ Array random_bits(const Array& key, int64_t bit_width, const Shape& shape, bool 
 // The key words of one key, checked: random functions take single keys so far.
 const Array& single_key(const Key& key, const char* fun) {
   if (key.ndim() != 0) {
-    throw NotImplementedError(std::string("[random.") + fun +
-                              "] batches of keys are not supported yet: got a key array of shape " +
-                              shape_str(key.shape()) + "; expected a single key (shape ()). " +
-                              "hint: index the key array, keys[i].");
+    // JAX's _check_prng_key text (a ValueError there too).
+    throw ValueError(std::string(fun) + " accepts a single key, but was given a key array of "
+                     "shape " + shape_str(key.shape()) + " != (). Use jax.vmap for batching.");
   }
   return key.data();
 }
@@ -465,6 +464,7 @@ Array bits(const Key& key, const Shape& shape, DType dtype) {
 
 Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& minval,
               const ArrayLike& maxval) {
+  single_key(key, "uniform");
   const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   if (!is_floating(t)) {
     throw ValueError("dtype argument to `uniform` must be a float dtype, got " +
@@ -481,6 +481,7 @@ Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& 
 }
 
 Array normal(const Key& key, const Shape& shape, DType dtype) {
+  single_key(key, "normal");
   const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   if (!is_floating(t)) {
     // JAX's text names complex too; parax has no complex dtypes.
@@ -505,6 +506,7 @@ Array normal(const Key& key, const Shape& shape, DType dtype) {
 }
 
 Array bernoulli(const Key& key, const ArrayLike& p, std::optional<Shape> shape) {
+  single_key(key, "bernoulli");
   Array pa = p.array();
   if (!is_floating(pa.dtype()) || pa.weak_type()) {
     pa = frontend::convert(

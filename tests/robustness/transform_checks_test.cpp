@@ -178,6 +178,41 @@ TEST(RandomChecks, DtypeErrorsAreValueErrorsWithJaxText) {
                    "randint only accepts integer dtypes, got float32");
 }
 
+TEST(RandomChecks, KeyArraysAreValueErrorsWithJaxText) {
+  const rnd::Key keys = rnd::split(rnd::key(0), 3);
+  EXPECT_THROW_MSG(rnd::bits(keys, {2}), ValueError,
+                   "bits accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::normal(keys, {2}), ValueError,
+                   "normal accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::bernoulli(keys), ValueError,
+                   "bernoulli accepts a single key, but was given a key array of shape (3,) != "
+                   "(). Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::split(keys), ValueError,
+                   "split accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::fold_in(keys, 1), ValueError,
+                   "fold_in accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  // vmap is the way to batch, as the message says.
+  const Array b = vmap([](const Array& k) { return rnd::bits(rnd::wrap_key_data(k), {2}); })(
+      rnd::key_data(keys));
+  EXPECT_EQ(b.shape(), (Shape{3, 2}));
+  EXPECT_EQ(b.to_vector<uint32_t>()[0], rnd::bits(keys[0], {2}).to_vector<uint32_t>()[0]);
+}
+
+TEST(RandomChecks, SamplerDtypesAreHonouredWithoutX64) {
+  // The dtype rule: uniform(..., float64) is float64 in both modes, with JAX's x64 values.
+  const Array off = rnd::uniform(rnd::key(0), {3}, float64);
+  EXPECT_EQ(off.dtype(), float64);
+  config::update("jax_enable_x64", true);
+  const Array on = rnd::uniform(rnd::key(0), {3}, float64);
+  config::update("jax_enable_x64", false);
+  EXPECT_EQ(off.to_vector<double>(), on.to_vector<double>());
+  EXPECT_EQ(rnd::randint(rnd::key(0), {2}, 0, int64_t(1) << 40, int64).dtype(), int64);
+}
+
 TEST(RandomChecks, FoldInTakesTheWholeUint32Range) {
   // Values from JAX 0.4.35: key_data(fold_in(key(0), d)).
   auto words = [](const rnd::Key& k) { return rnd::key_data(k).to_vector<uint32_t>(); };
