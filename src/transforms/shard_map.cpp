@@ -65,7 +65,8 @@ int64_t blocks_of(const Mesh& mesh, const PartitionSpec& spec, size_t d) {
   return n;
 }
 
-// `label` names the spec in messages: in_specs[0], or out_specs for a lone result.
+// `label` names the spec in messages by its key path: in_specs[0][1], or in_specs for one
+// spec covering every argument.
 void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, const char* what,
                 const std::string& label, const std::string& fname,
                 const std::string& value_desc) {
@@ -180,7 +181,8 @@ std::string axis_list(uint64_t m, const std::vector<std::string>& axes) {
 
 void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
                const std::vector<PartitionSpec>& out_specs, const Mesh& mesh,
-               const std::vector<std::string>& axes, const std::string& fname, bool lone) {
+               const std::vector<std::string>& axes, const std::string& fname,
+               const std::vector<std::string>& spec_paths) {
   std::vector<uint64_t> inputs;
   for (const PartitionSpec& s : in_specs) inputs.push_back(spec_mask(s, axes));
   std::vector<uint64_t> outs = varying(body, inputs, axes);
@@ -190,7 +192,7 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
     if (extra == 0) continue;
     const uint64_t all = (axes.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << axes.size()) - 1);
     const uint64_t unmentioned = all & ~allowed;
-    const std::string label = lone ? "out_specs" : "out_specs[" + std::to_string(o) + "]";
+    const std::string label = "out_specs" + spec_paths[o];
     std::string bullet;
     if (__builtin_popcountll(unmentioned) == 1) {
       bullet = label + " is " + out_specs[o].to_string() +
@@ -303,7 +305,7 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
   all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
   if (vma && mesh != nullptr) {
     check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname,
-              out_def->kind == TreeDef::Kind::leaf);
+              spec_paths);
   } else {
     closed = keep_one_instance(closed, all_in, out_specs, region);
   }

@@ -340,6 +340,22 @@ TEST(ErrorTexts, ShardMapRankErrorsNameSpecAndValueByKeyPath) {
                               "args[0][1] has shape float32[8]", 1, 2));
 }
 
+TEST(ErrorTexts, ShardMapReplicationErrorNamesTheSpecByKeyPath) {
+  Mesh mesh = make_mesh({4, 2}, {"i", "j"});
+  auto pair = [](const Array& b) { return std::make_pair(b * 2.0f, b); };
+  // One spec for both results: JAX's label is out_specs (its key path is empty).
+  try {
+    shard_map(pair, mesh, P("i", "j"), P("i"))(np::ones({8, 4}));
+    ADD_FAILURE() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("\n\nout_specs is PartitionSpec('i',) which implies "
+                                         "that the corresponding output value is replicated "
+                                         "across mesh axis 'j'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ErrorTexts, JitShardingErrorsArePjits) {
   Mesh mesh = make_mesh({4, 2}, {"x", "y"});
   const NamedSharding s2(mesh, P("x", "y")), s1(mesh, P("x"));
