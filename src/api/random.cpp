@@ -453,22 +453,23 @@ Array erf_inv_f32(const Array& x) {
 }
 }  // namespace
 
-Array bits(const Key& key, const Shape& shape, DType dtype) {
-  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
+Array bits(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  // A given dtype is honoured with x64 off too (README, "dtypes"); the default follows x64.
+  const DType t = dtype.value_or(base::default_uint_dtype());
   if (!is_unsigned_integer(t)) {
     throw ValueError("dtype argument to `bits` must be an unsigned int dtype, got " +
-                     std::string(dtype_name(dtype)));
+                     std::string(dtype_name(t)));
   }
   return random_bits(single_key(key, "bits"), dtype_itemsize(t) * 8, shape, partitionable());
 }
 
-Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& minval,
-              const ArrayLike& maxval) {
+Array uniform(const Key& key, const Shape& shape, std::optional<DType> dtype,
+              const ArrayLike& minval, const ArrayLike& maxval) {
   single_key(key, "uniform");
-  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
+  const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
   if (!is_floating(t)) {
     throw ValueError("dtype argument to `uniform` must be a float dtype, got " +
-                     std::string(dtype_name(dtype)));
+                     std::string(dtype_name(t)));
   }
   const Array lo = as_float(minval, t, shape);
   const Array hi = as_float(maxval, t, shape);
@@ -480,13 +481,13 @@ Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& 
   return lax::max(lo, r);
 }
 
-Array normal(const Key& key, const Shape& shape, DType dtype) {
+Array normal(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   single_key(key, "normal");
-  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
+  const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
   if (!is_floating(t)) {
     // JAX's text names complex too; parax has no complex dtypes.
     throw ValueError("dtype argument to `normal` must be a float or complex dtype, got " +
-                     std::string(dtype_name(dtype)));
+                     std::string(dtype_name(t)));
   }
   // u is a multiple of 2^-24 in (-1, 1): uniform over [nextafter(-1, 0), 1).
   const float lo32 = std::nextafter(-1.0f, 0.0f);
@@ -644,9 +645,9 @@ Array choice_indices_p(const Key& key, const Array& p, const Shape& shape, bool 
 }  // namespace
 
 Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
-              DType dtype) {
+              std::optional<DType> dtype) {
   single_key(key, "randint");
-  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
+  const DType t = dtype.value_or(base::default_int_dtype());  // given: honoured
   Array lo = integer_bound(minval);
   Array hi = integer_bound(maxval);
   check_shape("randint", shape, {lo.shape(), hi.shape()});
@@ -682,13 +683,13 @@ Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const
 }
 
 Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
-                       std::optional<Shape> shape, DType dtype) {
+                       std::optional<Shape> shape, std::optional<DType> dtype) {
   single_key(key, "truncated_normal");
-  if (!is_floating(dtype)) {
+  const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
+  if (!is_floating(t)) {
     throw ValueError("dtype argument to `truncated_normal` must be a float dtype, got " +
-                     std::string(dtype_name(dtype)));
+                     std::string(dtype_name(t)));
   }
-  const DType t = dtype;  // honoured with x64 off too (README, "dtypes")
   const Array lo = frontend::convert(lower.array(), t);
   const Array hi = frontend::convert(upper.array(), t);
   if (shape) {

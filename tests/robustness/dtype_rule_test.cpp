@@ -206,6 +206,27 @@ TEST_P(DtypeRule, IndexingSlicingWhereConcatenate) {
             (std::vector<int64_t>{kBig - 1, 0, 7}));
 }
 
+TEST_P(DtypeRule, RandomDefaultsFollowX64AndGivenDtypesAreHonoured) {
+  namespace rnd = random;
+  const rnd::Key k = rnd::key(0);
+  EXPECT_EQ(rnd::bits(k, {3}).dtype(), x64() ? uint64 : uint32);
+  EXPECT_EQ(rnd::uniform(k, {3}).dtype(), float_());
+  EXPECT_EQ(rnd::normal(k, {3}).dtype(), float_());
+  EXPECT_EQ(rnd::randint(k, {3}, 0, 5).dtype(), int_());
+  EXPECT_EQ(rnd::truncated_normal(k, -1.0, 1.0).dtype(), float_());
+  // JAX 0.4.35 with x64 and jax_threefry_partitionable: bits(key(0), (3,)) and
+  // uniform(key(0), (3,)), whatever the mode here.
+  const bool saved = config::read("jax_threefry_partitionable");
+  config::update("jax_threefry_partitionable", true);
+  EXPECT_EQ(rnd::bits(k, {3}, uint64).to_vector<uint64_t>(),
+            (std::vector<uint64_t>{7719171245655871230ull, 3989946895414531357ull,
+                                   17807037942121513089ull}));
+  EXPECT_EQ(rnd::uniform(k, {3}, float64).to_vector<double>(),
+            (std::vector<double>{0.41845711171638644, 0.21629545460551136, 0.9653214611189975}));
+  config::update("jax_threefry_partitionable", saved);
+  EXPECT_EQ(rnd::uniform(k, {3}, float32).dtype(), float32);
+}
+
 TEST_P(DtypeRule, JitAndGradOf64BitInputs) {
   auto f = jit([](const Array& x) { return np::sum(x * x); });
   const Array y = f(f64());
