@@ -650,6 +650,10 @@ Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const
   const DType t = dtype.value_or(base::default_int_dtype());  // given: honoured
   Array lo = integer_bound(minval);
   Array hi = integer_bound(maxval);
+  // Bounds are clipped to the dtype, but a C++ int beyond int32 cannot be parsed at all
+  // with x64 off unless the dtype is 64-bit (JAX's OverflowError).
+  frontend::check_literal_fits(lo, t);
+  frontend::check_literal_fits(hi, t);
   check_shape("randint", shape, {lo.shape(), hi.shape()});
   if (!is_integer(t)) {
     throw TypeError("randint only accepts integer dtypes, got " + std::string(dtype_name(t)));

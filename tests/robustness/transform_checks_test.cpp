@@ -213,6 +213,17 @@ TEST(RandomChecks, SamplerDtypesAreHonouredWithoutX64) {
   EXPECT_EQ(rnd::randint(rnd::key(0), {2}, 0, int64_t(1) << 40, int64).dtype(), int64);
 }
 
+TEST(RandomChecks, RandintBoundBeyondInt32NeedsA64BitDtypeWithoutX64) {
+  const int64_t big = int64_t(1) << 40;
+  EXPECT_THROW_MSG(rnd::randint(rnd::key(0), {2}, 0, big), ValueError,
+                   "Python int 1099511627776 too large to convert to int32");
+  const Array r = rnd::randint(rnd::key(0), {64}, 0, big, int64);
+  EXPECT_EQ(r.dtype(), int64);
+  EXPECT_GE(np::min(r).item<int64_t>(), 0);
+  EXPECT_LT(np::max(r).item<int64_t>(), big);
+  EXPECT_GT(np::max(r).item<int64_t>(), int64_t(1) << 32);  // uses the whole range
+}
+
 TEST(RandomChecks, FoldInTakesTheWholeUint32Range) {
   // Values from JAX 0.4.35: key_data(fold_in(key(0), d)).
   auto words = [](const rnd::Key& k) { return rnd::key_data(k).to_vector<uint32_t>(); };
