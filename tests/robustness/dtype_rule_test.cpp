@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "parax/parax.h"
@@ -89,6 +91,32 @@ TEST_P(DtypeRule, BinaryOpsKeepExplicit64Bit) {
   EXPECT_EQ(np::result_type(i64(), 1.5), float64);
 }
 
+TEST_P(DtypeRule, EveryPairOfDtypesComputesInItsResultType) {
+  const std::vector<DType> all = {bool_,  int8,   int16,   int32,    int64,   uint8,  uint16,
+                                  uint32, uint64, float16, bfloat16, float32, float64};
+  for (DType a : all) {
+    for (DType c : all) {
+      SCOPED_TRACE(std::string(dtype_name(a)) + " with " + std::string(dtype_name(c)));
+      const Array x = np::ones({2}, a), y = np::ones({2}, c);
+      const DType want = np::result_type(x, y);
+      // The rule: 64-bit whenever JAX with x64 gives it and an operand is 64-bit.
+      const bool wide = a == int64 || a == uint64 || a == float64 || c == int64 ||
+                        c == uint64 || c == float64;
+      const bool wide_result = want == int64 || want == uint64 || want == float64;
+      if (!x64() && wide_result) EXPECT_TRUE(wide);
+      if (a != bool_ || c != bool_) {
+        const Array s = x + y;
+        EXPECT_EQ(s.dtype(), want);
+        EXPECT_EQ(np::astype(s, float64).to_vector<double>(), (std::vector<double>{2, 2}));
+      }
+      EXPECT_EQ(np::maximum(x, y).dtype(), want);
+      EXPECT_EQ(np::where(np::array({true, false}), x, y).dtype(), want);
+      EXPECT_EQ(np::concatenate({x, y}).dtype(), want);
+      EXPECT_EQ((x < y).to_vector<bool>(), (std::vector<bool>{false, false}));
+    }
+  }
+}
+
 TEST_P(DtypeRule, A32BitOperandCannotHoldABigCppScalar) {
   const Array i32 = np::array({1, 2, 3});
   if (x64()) {
@@ -154,6 +182,30 @@ TEST_P(DtypeRule, Reductions) {
   EXPECT_EQ(np::argmax(i64()).item<int64_t>(), 0);
   EXPECT_EQ(np::argmin(f64()).item<int64_t>(), 0);
   EXPECT_EQ(lax::argmax(f64(), 0, int64).dtype(), int64);
+}
+
+TEST_P(DtypeRule, ReductionsOfEveryDtype) {
+  const DType uint_ = x64() ? uint64 : uint32;
+  // dtype -> (sum's dtype, mean's dtype), as JAX's with this x64 mode (a 64-bit dtype: x64).
+  const std::vector<std::tuple<DType, DType, DType>> cases = {
+      {bool_, int_(), float32},     {int8, int_(), float32},       {int16, int_(), float32},
+      {int32, int_(), float32},     {int64, int64, float64},       {uint8, uint_, float32},
+      {uint16, uint_, float32},     {uint32, uint_, float32},      {uint64, uint64, float64},
+      {float16, float16, float16},  {bfloat16, bfloat16, bfloat16}, {float32, float32, float32},
+      {float64, float64, float64}};
+  for (const auto& [t, sum_t, mean_t] : cases) {
+    SCOPED_TRACE(dtype_name(t));
+    const Array x = np::ones({4}, t);
+    EXPECT_EQ(np::sum(x).dtype(), sum_t);
+    EXPECT_EQ(np::mean(x).dtype(), mean_t);
+    EXPECT_EQ(np::argmax(x).dtype(), int_());
+    EXPECT_EQ(np::max(x).dtype(), t);
+    if (t != bool_) {
+      EXPECT_EQ(np::astype(np::sum(x), float64).item<double>(), 4.0);
+      EXPECT_EQ(np::astype(np::mean(x), float64).item<double>(), 1.0);
+      EXPECT_EQ(np::cumsum(x).dtype(), t);  // cumsum widens only bool, as JAX
+    }
+  }
 }
 
 TEST_P(DtypeRule, Cumsum) {
