@@ -23,11 +23,26 @@ struct FlatVjp {
   std::vector<Array> outs;
   std::shared_ptr<const LinearState> state;
 };
-// With `scalar_first`, checks (as grad does) that the first output is a real scalar, before
-// differentiating anything.
+// What grad checks of the function's output before differentiating anything.
+enum class GradOutput { any, scalar, scalar_with_aux };
+// For `scalar` (grad), checks that the output is one real scalar; for `scalar_with_aux`,
+// that it is a pair whose first element is one.
 FlatVjp vjp_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                 const FlatFn& fn, TreeDef* out_def, bool scalar_first = false);
-std::vector<Array> vjp_apply(const FlatVjp& v, const std::vector<Array>& cts);
+                 const FlatFn& fn, TreeDef* out_def, GradOutput check = GradOutput::any);
+// Checks the cotangents against the outputs' types (JAX's _vjp_pullback_wrapper) and
+// transposes. `ct_def`, when given, is the cotangent's tree structure, checked against
+// `out_def` first.
+std::vector<Array> vjp_apply(const FlatVjp& v, const std::vector<Array>& cts,
+                             const TreeDef* ct_def = nullptr, const TreeDef* out_def = nullptr);
+// JAX's checks on jvp's arguments: equal tree structures, and per leaf the tangent dtype
+// (the primal's for floats; parax has no float0, so an integer or bool primal takes a
+// tangent of its own dtype, which counts as zero) and shape.
+void check_jvp_args(const std::vector<Array>& primals, const std::vector<TreeDef>& defs,
+                    const std::vector<Array>& tangents, const std::vector<TreeDef>& tdefs);
+// grad's check on the leaves it differentiates with respect to (JAX's
+// _check_input_dtype_revderiv): floating dtypes only.
+void check_grad_inputs(const std::vector<Array>& leaves);
+
 std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const std::vector<Array>& leaves,
                                                            const std::vector<Array>& tangents,
                                                            const std::vector<TreeDef>& defs,
@@ -66,9 +81,7 @@ auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Args..
   std::vector<TreeDef> defs, tdefs;
   std::apply([&](const auto&... a) { detail::flatten_args(leaves, defs, a...); }, primals);
   std::apply([&](const auto&... a) { detail::flatten_args(tleaves, tdefs, a...); }, tangents);
-  if (defs != tdefs) {
-    throw TypeError("[jvp] primal and tangent arguments must have equal tree structures");
-  }
+  detail::check_jvp_args(leaves, defs, tleaves, tdefs);
   TreeDef out_def;
   auto [outs, touts] = detail::jvp_flat(leaves, tleaves, defs,
                                         detail::flat_fn<F, Args...>(f, defs), &out_def);
@@ -86,8 +99,9 @@ auto vjp(const F& f, const Args&... args) {
   TreeDef out_def;
   detail::FlatVjp v = detail::vjp_flat(leaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
   R out = tree::unflatten<R>(out_def, v.outs);
-  auto pullback = [v, defs](const R& ct) {
-    std::vector<Array> all = detail::vjp_apply(v, tree::leaves(ct));
+  auto pullback = [v, defs, out_def](const R& ct) {
+    auto [ct_leaves, ct_def] = tree::flatten(ct);
+    std::vector<Array> all = detail::vjp_apply(v, ct_leaves, &ct_def, &out_def);
     return [&]<size_t... I>(std::index_sequence<I...>) {
       return std::make_tuple(
           tree::unflatten<std::decay_t<Args>>(defs[I], detail::arg_leaves(all, defs, I))...);
@@ -106,15 +120,19 @@ auto value_and_grad_impl(const F& f, const Args&... args) {
   std::vector<TreeDef> defs;
   flatten_args(leaves, defs, args...);
   TreeDef out_def;
-  FlatVjp v = vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def, true);
+  std::vector<Array> wrt;
+  (
+      [&] {
+        std::vector<Array> part = arg_leaves(leaves, defs, I);
+        wrt.insert(wrt.end(), part.begin(), part.end());
+      }(),
+      ...);
+  check_grad_inputs(wrt);
+  FlatVjp v = vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def,
+                       kAux ? GradOutput::scalar_with_aux : GradOutput::scalar);
   // With aux, the function's first output leaf is the value.
   std::vector<Array> cts(v.outs.size());
   cts[0] = grad_seed(v.outs[0]);
-  if (!kAux && v.outs.size() != 1) {
-    throw TypeError("Gradient only defined for scalar-output functions. Output was a pytree "
-                    "with " + std::to_string(v.outs.size()) + " leaves; use has_aux for "
-                    "auxiliary outputs");
-  }
   std::vector<Array> all = vjp_apply(v, cts);
   using ArgsTuple = std::tuple<std::decay_t<Args>...>;
   auto grads = [&] {

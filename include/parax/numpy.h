@@ -17,7 +17,8 @@ namespace detail {
 // `dtype` (or the canonical form of `src` when absent).
 Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
                         std::optional<DType> dtype);
-Array arange_impl(double start, double stop, double step, DType dtype);
+// `inferred`: dtype is the default of its kind, canonicalized as JAX's int_ and float_ are.
+Array arange_impl(double start, double stop, double step, DType dtype, bool inferred);
 }  // namespace detail
 
 // Returns an array of `values` with `shape` (default: 1-D).
@@ -67,8 +68,9 @@ Array array(T value, std::optional<DType> dtype = std::nullopt) {
   return array(std::vector<T>{value}, Shape{}, dtype);
 }
 
-Array zeros(Shape shape, DType dtype = DType::float32);
-Array ones(Shape shape, DType dtype = DType::float32);
+// Without a dtype: float32, or float64 with jax_enable_x64 (JAX's float_).
+Array zeros(Shape shape, std::optional<DType> dtype = std::nullopt);
+Array ones(Shape shape, std::optional<DType> dtype = std::nullopt);
 
 // Returns an array of `shape` filled with `value` (dtype inferred from T unless given).
 template <class T>
@@ -85,29 +87,30 @@ Array full(Shape shape, T value, std::optional<DType> dtype = std::nullopt) {
 }
 
 // Returns [start, stop) in steps of `step`: int32 for integer arguments, float32 for
-// floating ones (unless `dtype` says otherwise).
+// floating ones, their 64-bit types with jax_enable_x64 (unless `dtype` says otherwise).
 template <class T>
   requires std::is_arithmetic_v<T>
 Array arange(T stop, std::optional<DType> dtype = std::nullopt) {
-  DType t = dtype ? *dtype : (std::is_floating_point_v<T> ? DType::float32 : DType::int32);
-  return detail::arange_impl(0.0, double(stop), 1.0, t);
+  DType t = dtype ? *dtype : (std::is_floating_point_v<T> ? DType::float64 : DType::int64);
+  return detail::arange_impl(0.0, double(stop), 1.0, t, !dtype);
 }
 template <class A, class B, class C = int>
   requires std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C>
 Array arange(A start, B stop, C step = 1, std::optional<DType> dtype = std::nullopt) {
   constexpr bool kFloat =
       std::is_floating_point_v<A> || std::is_floating_point_v<B> || std::is_floating_point_v<C>;
-  DType t = dtype ? *dtype : (kFloat ? DType::float32 : DType::int32);
-  return detail::arange_impl(double(start), double(stop), double(step), t);
+  DType t = dtype ? *dtype : (kFloat ? DType::float64 : DType::int64);
+  return detail::arange_impl(double(start), double(stop), double(step), t, !dtype);
 }
 
 // Returns `num` evenly spaced values from start to stop (inclusive when `endpoint`).
+// Without a dtype: float32, or float64 with jax_enable_x64.
 Array linspace(double start, double stop, int64_t num = 50, bool endpoint = true,
-               DType dtype = DType::float32);
+               std::optional<DType> dtype = std::nullopt);
 
 // Returns an n x m array with ones on the k-th diagonal.
 Array eye(int64_t n, std::optional<int64_t> m = std::nullopt, int64_t k = 0,
-          DType dtype = DType::float32);
+          std::optional<DType> dtype = std::nullopt);
 
 // Returns x with a new shape holding the same elements (one dimension may be -1).
 Array reshape(const ArrayLike& x, Shape shape);

@@ -58,16 +58,20 @@ Key wrap_key_data(const Array& data);
 Key split(const Key& key, int64_t num = 2);
 // Returns new keys of key array shape `shape`.
 Key split(const Key& key, const Shape& shape);
-// Returns a new key mixing in `data` (converted to uint32, wrapping); the same in both modes.
+// Returns a new key mixing in `data` (a C++ integer must lie in uint32's range; an array is
+// converted to uint32, wrapping); the same in both modes.
 Key fold_in(const Key& key, const ArrayLike& data);
 
-// Returns random bits of an unsigned dtype (uint64 needs jax_enable_x64, else uint32).
-Array bits(const Key& key, const Shape& shape = {}, DType dtype = DType::uint32);
+// Without a dtype, the samplers use JAX's defaults: uint32 bits, float32 values and int32
+// integers, their 64-bit types with jax_enable_x64. A dtype given is honoured in both modes.
+
+// Returns random bits of an unsigned dtype.
+Array bits(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 // Returns values uniform in [minval, maxval) of a floating dtype.
-Array uniform(const Key& key, const Shape& shape = {}, DType dtype = DType::float32,
+Array uniform(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt,
               const ArrayLike& minval = 0.0, const ArrayLike& maxval = 1.0);
 // Returns standard normal values (float32 runs XLA's erf_inv, FMA in its Horner steps).
-Array normal(const Key& key, const Shape& shape = {}, DType dtype = DType::float32);
+Array normal(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 // Returns true with probability p (bool array of `shape`, or p's shape).
 Array bernoulli(const Key& key, const ArrayLike& p = 0.5,
                 std::optional<Shape> shape = std::nullopt);
@@ -75,11 +79,12 @@ Array bernoulli(const Key& key, const ArrayLike& p = 0.5,
 // Returns integers uniform in [minval, maxval) of an integer dtype, with JAX's two draws
 // of bits; the bounds are clipped to the dtype, and maxval <= minval gives minval.
 Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
-              DType dtype = DType::int32);
+              std::optional<DType> dtype = std::nullopt);
 // Returns standard normal values truncated to (lower, upper), of `shape` (else the bounds'
 // broadcast shape). Requires: a float dtype (else ValueError).
 Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
-                       std::optional<Shape> shape = std::nullopt, DType dtype = DType::float32);
+                       std::optional<Shape> shape = std::nullopt,
+                       std::optional<DType> dtype = std::nullopt);
 // Returns x shuffled along `axis` (each slice on its own when `independent`), or a shuffled
 // arange(x) when x is an integer scalar.
 Array permutation(const Key& key, const ArrayLike& x, int64_t axis = 0, bool independent = false);

@@ -57,9 +57,13 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
                                   const std::vector<PartitionSpec>& in_specs,
                                   const std::vector<std::string>& leaf_names, const FlatFn& fn,
                                   TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
-                                  const ShardMapOptions& options);
+                                  const ShardMapOptions& options,
+                                  const std::vector<std::string>& spec_paths);
 // Returns one spec per leaf of the arguments `defs`.
 std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs);
+// Returns each leaf's key path in `specs`, for messages: in_specs[0][1] is "[0][1]", and a
+// spec covering all arguments is "".
+std::vector<std::string> leaf_spec_paths(const Specs& specs, const std::vector<TreeDef>& defs);
 // True while a transform that binds axis names traces its function: a trace made then
 // depends on those names, so it is not cached.
 bool axes_bound();
@@ -103,7 +107,7 @@ auto shard_map(F f, Mesh mesh, Specs in_specs, Specs out_specs, ShardMapOptions 
         [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
           return detail::shard_map_flat(leaves, detail::leaf_specs(in_specs, defs),
                                         detail::leaf_names(defs), fn, out_def, mesh, out_specs,
-                                        options);
+                                        options, detail::leaf_spec_paths(in_specs, defs));
         },
         args...);
   };

@@ -1,6 +1,7 @@
 #include "api/frontend.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "api/array_impl.h"
@@ -58,9 +59,24 @@ Array convert(const Array& x, DType dtype, bool weak) {
   if (is_literal(x)) {
     // Weak literals hold C++ ints (exact in int64) or floats (exact in double).
     if (is_floating(x.dtype())) return scalar(x.item<double>(), dtype, weak);
+    check_literal_fits(x, dtype);
     return scalar_int(x.item<int64_t>(), dtype, weak);
   }
   return lax::internal::convert_element_type(x, dtype, weak);
+}
+
+void check_literal_fits(const Array& x, DType dtype) {
+  // A weak int64 literal with x64 off holds a C++ integer beyond int32 (see
+  // detail::scalar_array); JAX cannot even form it, so narrowing it fails as JAX does.
+  if (!is_literal(x) || x.dtype() != DType::int64 || !is_integer(dtype) ||
+      dtype_itemsize(dtype) >= 8 || base::canonicalize_dtype(DType::int64) != DType::int32) {
+    return;
+  }
+  const int64_t v = x.item<int64_t>();
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    // JAX raises OverflowError here; parax has no such kind, and ValueError is closest.
+    throw ValueError("Python int " + std::to_string(v) + " too large to convert to int32");
+  }
 }
 
 std::vector<Array> promote_dtypes(std::vector<Array> xs) {

@@ -61,6 +61,11 @@ Array constant_like(const Array& x, double value);
 // literal for is_literal(x), else lax's convert_element_type with the weak flag.
 Array convert(const Array& x, DType dtype, bool weak = false);
 
+// With x64 off, a C++ integer beyond int32 is a weak int64 literal (JAX cannot form it at
+// all); throws JAX's OverflowError text (as ValueError) if such an `x` would become an
+// integer of `dtype` narrower than 64 bits. Anything else passes.
+void check_literal_fits(const Array& x, DType dtype);
+
 // Converts every operand to the promoted (dtype, weak) of all of them (jnp's
 // promote_dtypes), or to its inexact / numeric form.
 std::vector<Array> promote_dtypes(std::vector<Array> xs);

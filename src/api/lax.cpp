@@ -9,6 +9,7 @@
 #include "api/frontend.h"
 #include "base/promotion.h"
 #include "core/trace.h"
+#include "sharding/sharding_impl.h"
 
 namespace parax::lax {
 namespace {
@@ -118,8 +119,9 @@ Array integer_pow(const ArrayLike& x, int64_t y) {
   return core::bind1(Prim::integer_pow, {x.array()}, {{"y", y}});
 }
 Array convert_element_type(const ArrayLike& x, DType new_dtype) {
-  // JAX canonicalizes the requested dtype: int64 means int32 unless x64 is enabled.
-  return frontend::convert(x.array(), base::canonicalize_dtype(new_dtype), false);
+  // An explicitly requested dtype is honoured whatever jax_enable_x64 says (README,
+  // "dtypes"); JAX would narrow int64 to int32 with x64 off.
+  return frontend::convert(x.array(), new_dtype, false);
 }
 Array copy(const ArrayLike& x) { return unary(Prim::copy, x); }
 
@@ -174,7 +176,7 @@ Array iota(DType dtype, int64_t size) { return broadcasted_iota(dtype, Shape{siz
 
 Array broadcasted_iota(DType dtype, Shape shape, int64_t dimension) {
   return core::bind1(Prim::iota, {},
-               {{"dtype", base::canonicalize_dtype(dtype)},
+               {{"dtype", dtype},
                 {"shape", std::move(shape)},
                 {"dimension", dimension}});
 }
@@ -290,7 +292,7 @@ Array dot_general(const ArrayLike& lhs, const ArrayLike& rhs, DotDimensionNumber
                 {"rhs_batch_dimensions", std::move(dims.rhs_batch)}};
   // Absent (JAX's None), the result has the operands' dtype.
   if (preferred_element_type) {
-    params.set("preferred_element_type", base::canonicalize_dtype(*preferred_element_type));
+    params.set("preferred_element_type", *preferred_element_type);
   }
   return core::bind1(Prim::dot_general, {lhs.array(), rhs.array()}, std::move(params));
 }
@@ -329,12 +331,12 @@ Array reduce_or(const ArrayLike& x, std::vector<int64_t> axes) {
 Array argmax(const ArrayLike& x, int64_t axis, DType index_dtype) {
   return core::bind1(Prim::argmax, {x.array()},
                {{"axes", std::vector<int64_t>{axis}},
-                {"index_dtype", base::canonicalize_dtype(index_dtype)}});
+                {"index_dtype", index_dtype}});
 }
 Array argmin(const ArrayLike& x, int64_t axis, DType index_dtype) {
   return core::bind1(Prim::argmin, {x.array()},
                {{"axes", std::vector<int64_t>{axis}},
-                {"index_dtype", base::canonicalize_dtype(index_dtype)}});
+                {"index_dtype", index_dtype}});
 }
 
 Array cumsum(const ArrayLike& x, int64_t axis, bool reverse) {
@@ -358,6 +360,12 @@ std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, b
 }
 
 Array with_sharding_constraint(const Array& x, const Sharding& sharding) {
+  try {
+    sharding.impl().check_rank(x.ndim());
+  } catch (const ValueError& e) {
+    throw ValueError("One of with_sharding_constraint arguments is incompatible with its "
+                     "sharding annotation " + sharding.to_string() + ": " + e.what());
+  }
   return core::bind1(Prim::sharding_constraint, {x},
                {{"sharding", std::make_shared<const Sharding>(sharding)}});
 }

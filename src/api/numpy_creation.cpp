@@ -42,7 +42,8 @@ Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
   return parax::detail::array_from_host(host.data(), core::Aval{std::move(shape), dst, false});
 }
 
-Array arange_impl(double start, double stop, double step, DType dtype) {
+Array arange_impl(double start, double stop, double step, DType dtype, bool inferred) {
+  if (inferred) dtype = base::canonicalize_dtype(dtype);
   if (step == 0) throw ValueError("[arange] step must not be zero");
   int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
   std::vector<double> values(static_cast<size_t>(n));
@@ -52,10 +53,16 @@ Array arange_impl(double start, double stop, double step, DType dtype) {
 
 }  // namespace detail
 
-Array zeros(Shape shape, DType dtype) { return full(std::move(shape), 0, dtype); }
-Array ones(Shape shape, DType dtype) { return full(std::move(shape), 1, dtype); }
+Array zeros(Shape shape, std::optional<DType> dtype) {
+  return full(std::move(shape), 0, dtype.value_or(base::default_float_dtype()));
+}
+Array ones(Shape shape, std::optional<DType> dtype) {
+  return full(std::move(shape), 1, dtype.value_or(base::default_float_dtype()));
+}
 
-Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
+Array linspace(double start, double stop, int64_t num, bool endpoint,
+               std::optional<DType> requested) {
+  const DType dtype = requested.value_or(base::default_float_dtype());
   if (num < 0) throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
   // JAX interpolates start*(1-t) + stop*t with t = i/div in the computation dtype, and
   // puts `stop` itself last; do the same so values match bit for bit.
@@ -83,7 +90,8 @@ Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtyp
   return detail::array_from_values(values.data(), num, DType::float64, Shape{num}, dtype);
 }
 
-Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
+Array eye(int64_t n, std::optional<int64_t> m, int64_t k, std::optional<DType> requested) {
+  const DType dtype = requested.value_or(base::default_float_dtype());
   int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) throw ValueError("[eye] negative dimensions are not allowed");
   std::vector<uint8_t> ones(size_t(n * cols), 0);

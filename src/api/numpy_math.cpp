@@ -80,11 +80,12 @@ DType result_type(const ArrayLike& x, const ArrayLike& y) {
 
 Array asarray(const ArrayLike& x, std::optional<DType> dtype) {
   if (!dtype) return x.array();
-  return frontend::convert(x.array(), base::canonicalize_dtype(*dtype), false);
+  return frontend::convert(x.array(), *dtype, false);
 }
 
 Array astype(const ArrayLike& x, DType dtype) {
-  return frontend::convert(x.array(), base::canonicalize_dtype(dtype), false);
+  // The requested dtype is honoured even with x64 off (README, "dtypes").
+  return frontend::convert(x.array(), dtype, false);
 }
 
 Array negative(const ArrayLike& x) { return lax::neg(x); }

@@ -11,8 +11,6 @@
 namespace parax::numpy {
 namespace {
 
-using base::canonicalize_dtype;
-
 enum class Op { sum, prod, max, min, all, any };
 
 struct Reduction {
@@ -71,8 +69,9 @@ Array reduction(const Reduction& r, Array a, const Axes& axis, bool keepdims,
     }
   }
   DType result_dtype = dtype ? *dtype : a.dtype();
+  // Neither a requested dtype nor the operand's is narrowed with x64 off (README,
+  // "dtypes"): sum of int64 is int64; only the default accumulators follow x64.
   if (!dtype && r.promote_integers) result_dtype = promote_integer_dtype(result_dtype);
-  result_dtype = canonicalize_dtype(result_dtype);
   DType computation_dtype =
       r.upcast_f16 && is_floating(result_dtype) ? upcast_f16(result_dtype) : result_dtype;
   a = lax::convert_element_type(a, computation_dtype);
@@ -138,8 +137,8 @@ Array any(const ArrayLike& x, Axes axis, bool keepdims) {
 
 Array mean(const ArrayLike& x, Axes axis, bool keepdims, std::optional<DType> dtype) {
   const Array& a = x.array();
-  DType result_dtype = dtype ? canonicalize_dtype(*dtype)
-                             : base::to_inexact_dtype(canonicalize_dtype(a.dtype()));
+  // int64 gives float64 with x64 off too: its dtype was requested explicitly.
+  DType result_dtype = dtype ? *dtype : base::to_inexact_dtype(a.dtype());
   DType computation_dtype = is_floating(result_dtype) ? upcast_f16(result_dtype) : result_dtype;
   Array normalizer = frontend::scalar(double(axes_size(a, axis)), computation_dtype);
   Array total = sum(a, axis, keepdims, computation_dtype);
@@ -181,7 +180,6 @@ Array cumsum(const ArrayLike& x, std::optional<int64_t> axis, std::optional<DTyp
   DType result_dtype = dtype ? *dtype : a.dtype();
   // Booleans count in the default integer type (cumsum does not widen other integers).
   if (result_dtype == DType::bool_) result_dtype = promote_integer_dtype(result_dtype);
-  result_dtype = canonicalize_dtype(result_dtype);
   if (a.dtype() != DType::bool_ && dtype == DType::bool_) a = astype(a, DType::bool_);
   Array result = lax::cumsum(lax::convert_element_type(a, result_dtype), ax);
   if (dtype == DType::bool_) result = lax::convert_element_type(result, DType::bool_);

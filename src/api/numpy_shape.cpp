@@ -56,7 +56,7 @@ Array full_like(const ArrayLike& x, const ArrayLike& fill_value, std::optional<D
   }
   // lax.full_like: weak only when the dtype comes from a weak x.
   const bool weak = !dtype && a.weak_type();
-  const DType t = base::canonicalize_dtype(dtype ? *dtype : a.dtype());
+  const DType t = dtype ? *dtype : a.dtype();
   Array out = lax::broadcast(frontend::convert(fill, t, weak), a.shape());
   // Like JAX (lax.full's device_put), a committed x gives a result committed to x's layout.
   const bool keep_sharding = core::tracer_of(a) == nullptr && a.is_committed() && !weak;

@@ -33,17 +33,17 @@ Array scalar_array(const void* value, DType src, bool weak) {
       if (x > uint64_t(std::numeric_limits<int64_t>::max())) text = std::to_string(x);
     }
   });
-  const bool narrow = to == DType::int32;
-  if (text.empty() && narrow &&
-      (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())) {
-    text = std::to_string(v);
-  }
   if (!text.empty()) {
     // JAX raises OverflowError here; parax has no such kind, and ValueError is closest.
     throw ValueError("Python int " + text + " too large to convert to " +
                      std::string(dtype_name(to)));
   }
-  return frontend::scalar_int(v, to, true);
+  // With x64 off, a value beyond int32 stays a weak int64: an explicit int64 operand keeps
+  // it exact (int64 array + 2^40), and frontend::convert raises JAX's OverflowError text
+  // when it has to narrow it.
+  const bool fits = v >= std::numeric_limits<int32_t>::min() &&
+                    v <= std::numeric_limits<int32_t>::max();
+  return frontend::scalar_int(v, fits ? to : DType::int64, true);
 }
 
 }  // namespace detail

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 
 #include "api/frontend.h"
@@ -44,10 +45,9 @@ Array random_bits(const Array& key, int64_t bit_width, const Shape& shape, bool 
 // The key words of one key, checked: random functions take single keys so far.
 const Array& single_key(const Key& key, const char* fun) {
   if (key.ndim() != 0) {
-    throw NotImplementedError(std::string("[random.") + fun +
-                              "] batches of keys are not supported yet: got a key array of shape " +
-                              shape_str(key.shape()) + "; expected a single key (shape ()). " +
-                              "hint: index the key array, keys[i].");
+    // JAX's _check_prng_key text (a ValueError there too).
+    throw ValueError(std::string(fun) + " accepts a single key, but was given a key array of "
+                     "shape " + shape_str(key.shape()) + " != (). Use jax.vmap for batching.");
   }
   return key.data();
 }
@@ -406,10 +406,23 @@ Key split(const Key& key, const Shape& shape) {
 
 Key fold_in(const Key& key, const ArrayLike& data) {
   const Array& k = single_key(key, "fold_in");
-  const Array d = frontend::convert(data.array(), DType::uint32, false);
-  if (d.ndim() != 0) {
-    throw NotImplementedError("[random.fold_in] data must be a scalar; got " +
-                              core::aval_of(d).str() + ".");
+  const Array& given = data.array();
+  if (given.ndim() != 0) {
+    throw TypeError("fold_in accepts a scalar, but was given an array ofshape " +
+                    shape_str(given.shape()) + " != (). Use jax.vmap for batching.");
+  }
+  // JAX converts with jnp.uint32(data): a C++ integer must lie in uint32's range (2^32 - 2
+  // is valid data), and one outside it is numpy's OverflowError, not a silent wrap.
+  Array d;
+  if (frontend::is_literal(given) && is_integer(given.dtype())) {
+    const int64_t v = given.item<int64_t>();
+    if (v < 0 || v > int64_t(std::numeric_limits<uint32_t>::max())) {
+      // JAX raises OverflowError; parax has no such kind, and ValueError is closest.
+      throw ValueError("Python integer " + std::to_string(v) + " out of bounds for uint32");
+    }
+    d = frontend::scalar_int(v, DType::uint32);
+  } else {
+    d = frontend::convert(given, DType::uint32, false);
   }
   // TF(key; 0, data), i.e. H(key, [0, data]).
   static const auto jitted = jit(
@@ -440,21 +453,23 @@ Array erf_inv_f32(const Array& x) {
 }
 }  // namespace
 
-Array bits(const Key& key, const Shape& shape, DType dtype) {
-  const DType t = base::canonicalize_dtype(dtype);
+Array bits(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  // A given dtype is honoured with x64 off too (README, "dtypes"); the default follows x64.
+  const DType t = dtype.value_or(base::default_uint_dtype());
   if (!is_unsigned_integer(t)) {
-    throw TypeError("[random.bits] dtype argument of bits must be an unsigned int dtype, got " +
-                    std::string(dtype_name(dtype)) + ".");
+    throw ValueError("dtype argument to `bits` must be an unsigned int dtype, got " +
+                     std::string(dtype_name(t)));
   }
   return random_bits(single_key(key, "bits"), dtype_itemsize(t) * 8, shape, partitionable());
 }
 
-Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& minval,
-              const ArrayLike& maxval) {
-  const DType t = base::canonicalize_dtype(dtype);
+Array uniform(const Key& key, const Shape& shape, std::optional<DType> dtype,
+              const ArrayLike& minval, const ArrayLike& maxval) {
+  single_key(key, "uniform");
+  const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
   if (!is_floating(t)) {
-    throw TypeError("[random.uniform] dtype argument to `uniform` must be a float dtype, got " +
-                    std::string(dtype_name(dtype)) + ".");
+    throw ValueError("dtype argument to `uniform` must be a float dtype, got " +
+                     std::string(dtype_name(t)));
   }
   const Array lo = as_float(minval, t, shape);
   const Array hi = as_float(maxval, t, shape);
@@ -466,11 +481,13 @@ Array uniform(const Key& key, const Shape& shape, DType dtype, const ArrayLike& 
   return lax::max(lo, r);
 }
 
-Array normal(const Key& key, const Shape& shape, DType dtype) {
-  const DType t = base::canonicalize_dtype(dtype);
+Array normal(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "normal");
+  const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
   if (!is_floating(t)) {
-    throw TypeError("[random.normal] dtype argument to `normal` must be a float dtype, got " +
-                    std::string(dtype_name(dtype)) + ".");
+    // JAX's text names complex too; parax has no complex dtypes.
+    throw ValueError("dtype argument to `normal` must be a float or complex dtype, got " +
+                     std::string(dtype_name(t)));
   }
   // u is a multiple of 2^-24 in (-1, 1): uniform over [nextafter(-1, 0), 1).
   const float lo32 = std::nextafter(-1.0f, 0.0f);
@@ -490,6 +507,7 @@ Array normal(const Key& key, const Shape& shape, DType dtype) {
 }
 
 Array bernoulli(const Key& key, const ArrayLike& p, std::optional<Shape> shape) {
+  single_key(key, "bernoulli");
   Array pa = p.array();
   if (!is_floating(pa.dtype()) || pa.weak_type()) {
     pa = frontend::convert(
@@ -627,11 +645,15 @@ Array choice_indices_p(const Key& key, const Array& p, const Shape& shape, bool 
 }  // namespace
 
 Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
-              DType dtype) {
+              std::optional<DType> dtype) {
   single_key(key, "randint");
-  const DType t = base::canonicalize_dtype(dtype);
+  const DType t = dtype.value_or(base::default_int_dtype());  // given: honoured
   Array lo = integer_bound(minval);
   Array hi = integer_bound(maxval);
+  // Bounds are clipped to the dtype, but a C++ int beyond int32 cannot be parsed at all
+  // with x64 off unless the dtype is 64-bit (JAX's OverflowError).
+  frontend::check_literal_fits(lo, t);
+  frontend::check_literal_fits(hi, t);
   check_shape("randint", shape, {lo.shape(), hi.shape()});
   if (!is_integer(t)) {
     throw TypeError("randint only accepts integer dtypes, got " + std::string(dtype_name(t)));
@@ -665,13 +687,13 @@ Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const
 }
 
 Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
-                       std::optional<Shape> shape, DType dtype) {
+                       std::optional<Shape> shape, std::optional<DType> dtype) {
   single_key(key, "truncated_normal");
-  if (!is_floating(dtype)) {
+  const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
+  if (!is_floating(t)) {
     throw ValueError("dtype argument to `truncated_normal` must be a float dtype, got " +
-                     std::string(dtype_name(dtype)));
+                     std::string(dtype_name(t)));
   }
-  const DType t = base::canonicalize_dtype(dtype);
   const Array lo = frontend::convert(lower.array(), t);
   const Array hi = frontend::convert(upper.array(), t);
   if (shape) {

@@ -121,6 +121,21 @@ TypedDType raw_lattice_result_type(std::span<const TypedDType> in) {
   return out;
 }
 
+bool is_64bit(DType t) {
+  return t == DType::int64 || t == DType::uint64 || t == DType::float64;
+}
+
+// True when a strong operand is 64-bit. With x64 off, such a value can only come from an
+// explicitly requested dtype, and the README's rule honours it: the operation computes as
+// with x64 on instead of narrowing its result to 32 bits. Weak values (C++ scalars) never
+// count, so `int32 array + 2^40` still fails as in JAX.
+bool explicit_64bit(std::span<const TypedDType> in) {
+  for (const TypedDType& t : in) {
+    if (!t.weak && is_64bit(t.dtype)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 DType canonicalize_dtype(DType t) {
@@ -143,16 +158,18 @@ DType promote_types(DType a, DType b) {
 
 TypedDType lattice_result_type(std::span<const TypedDType> in) {
   TypedDType t = raw_lattice_result_type(in);
+  if (explicit_64bit(in)) return t;
   return {canonicalize_dtype(t.dtype), t.weak};
 }
 
 TypedDType result_type(std::span<const TypedDType> in) {
   TypedDType t = raw_lattice_result_type(in);
-  if (!t.weak) return {canonicalize_dtype(t.dtype), false};
+  const bool wide = explicit_64bit(in);
+  if (!t.weak) return {wide ? t.dtype : canonicalize_dtype(t.dtype), false};
   // A weak result takes its kind's default type, so weak int16 data reads as int32.
-  if (is_floating(t.dtype)) return {default_float_dtype(), true};
-  if (is_unsigned_integer(t.dtype)) return {default_uint_dtype(), true};
-  return {default_int_dtype(), true};
+  if (is_floating(t.dtype)) return {wide ? DType::float64 : default_float_dtype(), true};
+  if (is_unsigned_integer(t.dtype)) return {wide ? DType::uint64 : default_uint_dtype(), true};
+  return {wide ? DType::int64 : default_int_dtype(), true};
 }
 
 DType to_inexact_dtype(DType t) {

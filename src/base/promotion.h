@@ -22,12 +22,15 @@ struct TypedDType {
 DType promote_types(DType a, DType b);
 
 // Returns JAX's _lattice_result_type followed by canonicalize_dtype: the (dtype, weak)
-// that jnp's promote_dtypes converts every operand to. Requires: !in.empty().
+// that jnp's promote_dtypes converts every operand to. One departure from JAX (README,
+// "dtypes"): when a strong operand is 64-bit, the result is not canonicalized, so an
+// explicitly requested int64/uint64/float64 survives promotion with x64 off (int64 + int32
+// -> int64, int64 + 1.5 -> float64), exactly as JAX with x64 on. Requires: !in.empty().
 TypedDType lattice_result_type(std::span<const TypedDType> in);
 
 // Returns jax.dtypes.result_type(..., return_weak_type_flag=True): like
 // lattice_result_type, but a weak result takes its kind's default dtype (int32 or
-// float32 unless x64 is enabled). Requires: !in.empty().
+// float32 unless x64 is enabled, or a strong operand is 64-bit). Requires: !in.empty().
 TypedDType result_type(std::span<const TypedDType> in);
 
 // Returns the dtype JAX computes in for `t`: 64-bit types narrow to 32 bits unless

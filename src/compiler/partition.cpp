@@ -44,7 +44,10 @@ class Partitioner {
   }
   Atom reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to);
   // True when dimension d of a `global` value laid out as `s` does not divide: shards are
-  // then padded up to ceil(size / shards) and the last ones hold padding.
+  // then padded up to ceil(size / shards) and the last ones hold padding. This is a
+  // deliberate extension (README's decisions): for an argument whose jit in_shardings
+  // entry does not divide it, JAX raises "One of pjit arguments ... should be divisible by
+  // ..."; parax pads inside the program instead.
   bool padded(const Aval& global, const DimShard& s, size_t d) const {
     return global.shape[d] % mesh_.size_of(s.dims[d]) != 0;
   }

@@ -16,6 +16,8 @@
 #include "core/rules.h"
 #include "parax/config.h"
 #include "sharding/sharding_impl.h"
+#include "parax/vmap.h"
+#include "transforms/map_util.h"
 
 namespace parax {
 
@@ -63,6 +65,19 @@ Array constrain(const Array& x, const Sharding& s) {
                      {{"sharding", std::make_shared<const Sharding>(s)}});
 }
 
+// JAX's pjit_check_aval_sharding wording: `what` is "pjit arguments" or "pjit outputs",
+// `path` the value's key path (args[0]['w'], [1]; empty for a lone output).
+void check_rank(const Sharding& s, const core::Aval& aval, const std::string& what,
+                const std::string& path) {
+  try {
+    s.impl().check_rank(int64_t(aval.shape.size()));
+  } catch (const ValueError& e) {
+    throw ValueError("One of " + what + (path.empty() ? "" : " with pytree key path " + path) +
+                     " is incompatible with its sharding annotation " + s.to_string() + ": " +
+                     e.what());
+  }
+}
+
 }  // namespace
 
 struct Traced {
@@ -105,18 +120,28 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
   if (!options.in_shardings.empty() && options.in_shardings.size() != defs.size()) {
-    throw ValueError("[jit] in_shardings has " + std::to_string(options.in_shardings.size()) +
-                     " entries for a call with " + std::to_string(defs.size()) +
-                     " arguments; expected one per positional argument");
+    throw ValueError("pjit in_shardings specification must be a tree prefix of the positional "
+                     "arguments tuple passed to the `pjit`-decorated function. In particular, "
+                     "pjit in_shardings must either be a None, a PartitionSpec, or a tuple of "
+                     "length equal to the number of positional arguments. But pjit in_shardings "
+                     "is the wrong length: got a tuple or list of length " +
+                     std::to_string(options.in_shardings.size()) + " for an args tuple of "
+                     "length " + std::to_string(defs.size()) + ".");
   }
   auto traced = std::make_shared<Traced>();
   traced->closed = core::trace_to_program(avals, [&](std::vector<Array> args) {
-    // in_shardings and out_shardings are constraints at the program's boundary.
+    // in_shardings and out_shardings are constraints at the program's boundary. Unlike
+    // JAX, an argument whose dimension the sharding does not divide is accepted: parax pads
+    // it to even shards inside the program (a deliberate extension, README's decisions),
+    // where JAX raises "One of pjit arguments ... should be divisible by ...". A sharding of
+    // too high a rank is JAX's error.
+    const std::vector<std::string> names = leaf_names(defs);
     size_t next = 0;
     for (size_t i = 0; i < defs.size(); ++i) {
       const size_t n = size_t(defs[i].num_leaves());
       if (i < options.in_shardings.size() && options.in_shardings[i]) {
         for (size_t k = next; k < next + n; ++k) {
+          check_rank(*options.in_shardings[i], avals[k], "pjit arguments", names[k]);
           args[k] = constrain(args[k], *options.in_shardings[i]);
         }
       }
@@ -125,21 +150,31 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     std::vector<Array> outs = fn(args, &traced->out_def);
     const auto& os = options.out_shardings;
     if (!os.empty() && os.size() != 1 && os.size() != outs.size()) {
-      throw ValueError("[jit] out_shardings has " + std::to_string(os.size()) + " entries for " +
-                       std::to_string(outs.size()) + " outputs; expected one, or one per output");
+      // out_shardings is flat (one per output leaf, or one for all): JAX's prefix error, with
+      // the output's leaves as the full pytree's length.
+      const TreeDef& d = traced->out_def;
+      const std::string type = d.kind == TreeDef::Kind::list ? "list" : "tuple";
+      throw ValueError("pytree structure error: different lengths of " + type + " at key path\n"
+                       "    pjit out_shardings\nAt that key path, the prefix pytree pjit "
+                       "out_shardings has a subtree of type " + type + " of length " +
+                       std::to_string(os.size()) + ", but the full pytree has a subtree of the "
+                       "same type but of length " + std::to_string(outs.size()) + ".");
     }
+    // JAX names an output by its key path in the result ([1]; none for a lone array).
+    const std::vector<std::string> out_paths = leaf_key_paths(traced->out_def);
     for (size_t o = 0; o < outs.size() && !os.empty(); ++o) {
       const auto& s = os.size() == 1 ? os[0] : os[o];
       if (!s) continue;
       // Arrays hold even shards, so an output sharding must divide (JAX's error).
       const core::Aval& aval = core::aval_of(outs[o]);
-      s->impl().check_rank(int64_t(aval.shape.size()));
+      check_rank(*s, aval, "pjit outputs", out_paths[o]);
       const auto layout = s->impl().layout(int64_t(aval.shape.size()));
+      const std::string path =
+          out_paths[o].empty() ? "" : " with pytree key path " + out_paths[o];
       for (size_t d = 0; d < aval.shape.size(); ++d) {
         if (aval.shape[d] % layout.tiles[d] == 0) continue;
         throw ValueError(
-            "One of pjit outputs with pytree key path result[" + std::to_string(o) +
-            "] was given the sharding of " + s->to_string() +
+            "One of pjit outputs" + path + " was given the sharding of " + s->to_string() +
             ", which implies that the global size of its dimension " + std::to_string(d) +
             " should be divisible by " + std::to_string(layout.tiles[d]) + ", but it is equal to " +
             std::to_string(aval.shape[d]) + " (full shape: " + shape_str(aval.shape) + ")");

@@ -23,7 +23,8 @@ std::string spec_str(const PartitionSpec& s) { return s.to_ir_string(); }
 std::string Specs::to_string() const { return detail::prefix_str(*this, spec_str); }
 
 std::vector<PartitionSpec> Specs::leaves(const TreeDef& tree, const char* what) const {
-  return detail::expand_prefix(*this, tree, std::string("shard_map ") + what, spec_str);
+  return detail::expand_prefix(*this, tree, {std::string("shard_map ") + what, false, ""},
+                               spec_str);
 }
 
 namespace detail {
@@ -64,7 +65,8 @@ int64_t blocks_of(const Mesh& mesh, const PartitionSpec& spec, size_t d) {
   return n;
 }
 
-// `label` names the spec in messages: in_specs[0], or out_specs for a lone result.
+// `label` names the spec in messages by its key path: in_specs[0][1], or in_specs for one
+// spec covering every argument.
 void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, const char* what,
                 const std::string& label, const std::string& fname,
                 const std::string& value_desc) {
@@ -87,14 +89,17 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
         "shard_map applied to the function '" + fname + "' was given an " + what +
         " entry which is too long to be compatible with the corresponding " +
         (in ? "input" : "output") + " value from the function:\n\n" + label + " is " +
-        spec.to_ir_string() + " which has length " +
+        spec.to_string() + " which has length " +
         std::to_string(spec.size()) + ", but " + value_desc + " has shape " + aval.str() +
         ", which has rank " + std::to_string(aval.shape.size()) + " (and " +
         std::to_string(aval.shape.size()) + " < " + std::to_string(spec.size()) +
         ")\n\nEntries in " + what + " must be of length no greater than the number of axes in "
         "the corresponding " + (in ? "input" : "output") + " value.\n\nEither revise the spec "
         "to be shorter, or modify '" + fname + "' so that its " + (in ? "inputs" : "outputs") +
-        " have sufficient rank.");
+        " have sufficient rank." +
+        (aval.shape.empty() ? std::string("\n\nFor scalar values (rank 0), consider using an ") +
+                                  what + " entry of `P()`, where `P = jax.sharding.PartitionSpec`."
+                            : std::string()));
   }
 }
 
@@ -176,7 +181,8 @@ std::string axis_list(uint64_t m, const std::vector<std::string>& axes) {
 
 void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
                const std::vector<PartitionSpec>& out_specs, const Mesh& mesh,
-               const std::vector<std::string>& axes, const std::string& fname, bool lone) {
+               const std::vector<std::string>& axes, const std::string& fname,
+               const std::vector<std::string>& spec_paths) {
   std::vector<uint64_t> inputs;
   for (const PartitionSpec& s : in_specs) inputs.push_back(spec_mask(s, axes));
   std::vector<uint64_t> outs = varying(body, inputs, axes);
@@ -186,15 +192,15 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
     if (extra == 0) continue;
     const uint64_t all = (axes.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << axes.size()) - 1);
     const uint64_t unmentioned = all & ~allowed;
-    const std::string label = lone ? "out_specs" : "out_specs[" + std::to_string(o) + "]";
+    const std::string label = "out_specs" + spec_paths[o];
     std::string bullet;
     if (__builtin_popcountll(unmentioned) == 1) {
-      bullet = label + " is " + out_specs[o].to_ir_string() +
+      bullet = label + " is " + out_specs[o].to_string() +
                " which implies that the corresponding output value is replicated across mesh "
                "axis '" + axes[size_t(__builtin_ctzll(unmentioned))] +
                "', but could not infer replication over any axes";
     } else {
-      bullet = label + " is " + out_specs[o].to_ir_string() +
+      bullet = label + " is " + out_specs[o].to_string() +
                " which implies that the corresponding output value is replicated across mesh "
                "axes " + axis_set(unmentioned, axes) + ", but could only infer replication over " +
                axis_set(unmentioned & ~outs[o], axes) + ", which is missing the required axes " +
@@ -286,21 +292,20 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
     });
   }
   const Program& body = *closed.program;
-  std::vector<PartitionSpec> out_specs = out_specs_given.leaves(*out_def, "out_specs");
-  for (size_t o = 0; o < body.outvars.size(); ++o) {
-    if (mesh != nullptr) {
-      // A lone array result is `f(*args)` itself, as JAX names it.
-      const bool lone = out_def->kind == TreeDef::Kind::leaf;
-      const std::string index = lone ? "" : "[" + std::to_string(o) + "]";
-      check_spec(*mesh, out_specs.back(), body.aval_of(body.outvars[o]), "out_specs",
-                 "out_specs" + index, fname, fname + "(*args)" + index);
-    }
+  std::vector<std::string> spec_paths;
+  std::vector<PartitionSpec> out_specs = expand_prefix(
+      out_specs_given, *out_def, {"shard_map out_specs", false, ""}, spec_str, &spec_paths);
+  // JAX names a result by its key path in f's output: a lone array is `f(*args)` itself.
+  const std::vector<std::string> out_paths = leaf_key_paths(*out_def);
+  for (size_t o = 0; o < body.outvars.size() && mesh != nullptr; ++o) {
+    check_spec(*mesh, out_specs[o], body.aval_of(body.outvars[o]), "out_specs",
+               "out_specs" + spec_paths[o], fname, fname + "(*args)" + out_paths[o]);
   }
   std::vector<PartitionSpec> all_in(closed.consts.size(), PartitionSpec());
   all_in.insert(all_in.end(), in_specs.begin(), in_specs.end());
   if (vma && mesh != nullptr) {
     check_vma(*core::lift_consts(closed), all_in, out_specs, *mesh, region.axis_names, fname,
-              out_def->kind == TreeDef::Kind::leaf);
+              spec_paths);
   } else {
     closed = keep_one_instance(closed, all_in, out_specs, region);
   }
@@ -324,11 +329,19 @@ std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<Tree
   return specs.leaves(TreeDef{TreeDef::Kind::tuple, {}, {}, defs}, "in_specs");
 }
 
+std::vector<std::string> leaf_spec_paths(const Specs& specs, const std::vector<TreeDef>& defs) {
+  std::vector<std::string> paths;
+  expand_prefix(specs, TreeDef{TreeDef::Kind::tuple, {}, {}, defs},
+                {"shard_map in_specs", false, ""}, spec_str, &paths);
+  return paths;
+}
+
 std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
                                   const std::vector<PartitionSpec>& in_specs,
                                   const std::vector<std::string>& names, const FlatFn& fn,
                                   TreeDef* out_def, const Mesh& mesh, const Specs& out_specs,
-                                  const ShardMapOptions& options) {
+                                  const ShardMapOptions& options,
+                                  const std::vector<std::string>& spec_paths) {
   for (const std::string& a : mesh.axis_names()) {
     if (const core::AxisFrame* f = core::lookup_axis(a); f != nullptr && f->manual) {
       throw ValueError("shard_map applied to the function '" + options.name + "' maps mesh axis '" +
@@ -339,8 +352,10 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
   std::vector<Aval> local;
   for (size_t i = 0; i < leaves.size(); ++i) {
     Aval a = core::aval_of(leaves[i]);
-    check_spec(mesh, in_specs[i], a, "in_specs", "in_specs[" + std::to_string(i) + "]",
-               options.name, "the passed " + names[i]);
+    // JAX names the spec by its key path in in_specs and the value by its key path in
+    // args (no parameter names in C++, as JAX without a signature).
+    const std::string spec_label = "in_specs" + spec_paths[i];
+    check_spec(mesh, in_specs[i], a, "in_specs", spec_label, options.name, names[i]);
     for (size_t d = 0; d < a.shape.size(); ++d) {
       const int64_t n = blocks_of(mesh, in_specs[i], d);
       if (a.shape[d] % n == 0) {
@@ -358,9 +373,9 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
       throw ValueError(
           "shard_map applied to the function '" + options.name +
           "' was given argument arrays with axis sizes that are not evenly divisible by the "
-          "corresponding mesh axis sizes:\n\n" + mesh_line(mesh) + "\n\nthe passed " + names[i] +
-          " of shape " + core::aval_of(leaves[i]).str() + " corresponds to in_specs[" +
-          std::to_string(i) + "] of value " + in_specs[i].to_ir_string() + ", which maps array "
+          "corresponding mesh axis sizes:\n\n" + mesh_line(mesh) + "\n\n" + names[i] +
+          " of shape " + core::aval_of(leaves[i]).str() + " corresponds to " + spec_label +
+          " of value " + in_specs[i].to_string() + ", which maps array "
           "axis " + std::to_string(d) + " (of size " + std::to_string(a.shape[d]) + ") to " +
           which + ", but " + std::to_string(n) + " does not evenly divide " +
           std::to_string(a.shape[d]) + "\n\nArray arguments' axis sizes must be evenly divisible "

@@ -18,13 +18,95 @@ std::string MapAxes::to_string() const { return detail::prefix_str(*this, axis_s
 
 std::vector<std::optional<int>> MapAxes::leaves(const TreeDef& tree, const std::string& fn,
                                                 const char* what) const {
-  return detail::expand_prefix(*this, tree, fn + " " + what, axis_str);
+  // JAX's vmap words a bad prefix as a specification (flatten_axes); pmap uses tree_util's
+  // key-path form, explaining in_axes.
+  detail::PrefixError err{fn + " " + what, fn == "vmap", ""};
+  if (fn == "pmap" && std::string(what) == "in_axes") {
+    err.note = "The 'full pytree' here is the tuple of arguments passed positionally to the "
+               "pmapped function, and the value of `in_axes` must be a tree prefix of that "
+               "tuple. But it was not a prefix.\n\nCheck that the value of the `in_axes` "
+               "argument to `pmap` is a tree prefix of the tuple of arguments passed "
+               "positionally to the pmapped function.";
+  } else if (fn == "pmap") {
+    err.note = "The full pytree is the output of the pmapped function. Ensure that the "
+               "`out_axes` argument to `pmap` is a pytree prefix of the pmapped function's "
+               "output.";
+  }
+  return detail::expand_prefix(*this, tree, err, axis_str);
 }
 
 namespace detail {
 
+std::string child_key(const TreeDef& def, size_t i) {
+  if (def.kind == TreeDef::Kind::dict) return "['" + def.keys[i] + "']";
+  return "[" + std::to_string(i) + "]";
+}
+
+std::vector<std::string> leaf_key_paths(const TreeDef& tree) {
+  std::vector<std::string> out;
+  const auto visit = [&](const auto& self, const TreeDef& def, const std::string& path) -> void {
+    if (def.kind == TreeDef::Kind::leaf) {
+      out.push_back(path);
+      return;
+    }
+    for (size_t i = 0; i < def.children.size(); ++i) {
+      self(self, def.children[i], path + child_key(def, i));
+    }
+  };
+  visit(visit, tree, "");
+  return out;
+}
+
+namespace {
+// A pytree node's Python type name, as tree_util's errors print it.
+std::string kind_name(const TreeDef& d) {
+  switch (d.kind) {
+    case TreeDef::Kind::leaf: return "parax::Array";
+    case TreeDef::Kind::list: return "list";
+    case TreeDef::Kind::tuple: return "tuple";
+    case TreeDef::Kind::dict: return "dict";
+    case TreeDef::Kind::custom: return d.type_name;
+  }
+  return "";
+}
+}  // namespace
+
+void throw_prefix_error(const PrefixError& err, const std::string& spec, const TreeDef& tree,
+                        const std::string& path, const TreeDef& def, size_t n_prefix,
+                        int depth) {
+  if (err.spec_form) {
+    throw ValueError(err.what + " specification must be a tree prefix of the corresponding "
+                     "value, got specification " + spec + " for value tree " +
+                     tree.to_string() + ".");
+  }
+  // A braced list is the positional tuple at the top and a list below (as prefix_str).
+  const std::string list_type = depth == 0 ? "tuple" : "list";
+  std::string msg;
+  if (def.kind == TreeDef::Kind::leaf) {
+    msg = "pytree structure error: different types at key path\n    " + err.what + path +
+          "\nAt that key path, the prefix pytree " + err.what + " has a subtree of type\n    "
+          "<class '" + list_type + "'>\nbut at the same key path the full pytree has a subtree "
+          "of different type\n    <class '" + kind_name(def) + "'>.";
+  } else {
+    const std::string type = kind_name(def);
+    msg = "pytree structure error: different lengths of " + type + " at key path\n    " +
+          err.what + path + "\nAt that key path, the prefix pytree " + err.what +
+          " has a subtree of type " + type + " of length " + std::to_string(n_prefix) +
+          ", but the full pytree has a subtree of the same type but of length " +
+          std::to_string(def.children.size()) + ".";
+  }
+  if (!err.note.empty()) msg += "\n\n" + err.note;
+  throw ValueError(msg);
+}
+
 std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs,
                            const std::string& fn) {
+  if (fn == "vmap" && !axes.leaf_value() && axes.children().size() != defs.size()) {
+    throw ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
+                     "to the positional arguments passed to the function, but got "
+                     "len(in_axes)=" + std::to_string(axes.children().size()) +
+                     ", len(args)=" + std::to_string(defs.size()));
+  }
   // in_axes is a prefix of the tuple of positional arguments.
   TreeDef args{TreeDef::Kind::tuple, {}, {}, defs};
   std::vector<int> out;
@@ -35,9 +117,13 @@ std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs
 }
 
 std::vector<std::string> leaf_names(const std::vector<TreeDef>& defs) {
+  // JAX names leaves by the function's parameters ("argument a[1]"); C++ has no parameter
+  // names, so as JAX without a signature: args[0], args[1]['w'].
   std::vector<std::string> names;
   for (size_t i = 0; i < defs.size(); ++i) {
-    names.insert(names.end(), size_t(defs[i].num_leaves()), "args[" + std::to_string(i) + "]");
+    for (const std::string& p : leaf_key_paths(defs[i])) {
+      names.push_back("args[" + std::to_string(i) + "]" + p);
+    }
   }
   return names;
 }

@@ -388,7 +388,7 @@ std::vector<Case> cases(const Inputs& in) {
       CASE("lax_convert_f_i", lax::convert_element_type(f, DType::int32)),
       CASE("lax_convert_f_b", lax::convert_element_type(f, DType::bool_)),
       CASE("lax_convert_weak", lax::convert_element_type(ws, DType::float32)),
-      CASE("lax_convert_i64", lax::convert_element_type(j, DType::int64)),
+      // lax_convert_i64 is JAX's int32 without x64; parax honours int64 (test below).
       CASE("lax_rsqrt", lax::rsqrt(m)),
       CASE("lax_logistic", lax::logistic(f)),
       CASE("lax_erf", lax::erf(f)),
@@ -633,10 +633,15 @@ void check_promotion_tables(const std::string& prefix) {
           const std::string key = std::string(dtype_name(a)) + (wa ? "w" : "s") + "/" +
                                   std::string(dtype_name(c)) + (wc ? "w" : "s");
           std::vector<base::TypedDType> in = {{a, wa}, {c, wc}};
-          EXPECT_EQ(typed_str(base::lattice_result_type(in)), g.at(prefix + "lattice/" + key))
-              << prefix << key;
-          EXPECT_EQ(typed_str(base::result_type(in)), g.at(prefix + "result/" + key))
-              << prefix << key;
+          // parax's one departure (README, "dtypes"): a strong 64-bit operand is an explicit
+          // request for 64 bits, so the result is JAX's with x64 on in both modes.
+          auto wide = [](DType t, bool weak) {
+            return !weak && (t == DType::int64 || t == DType::uint64 || t == DType::float64);
+          };
+          const std::string p = wide(a, wa) || wide(c, wc) ? "x64/" : prefix;
+          EXPECT_EQ(typed_str(base::lattice_result_type(in)), g.at(p + "lattice/" + key))
+              << p << key;
+          EXPECT_EQ(typed_str(base::result_type(in)), g.at(p + "result/" + key)) << p << key;
         }
       }
     }
@@ -652,6 +657,13 @@ TEST(Promotion, MatchesJaxLatticeWithX64) {
 }
 
 // ---- where parax differs from JAX, on purpose ----------------------------------------------
+
+TEST(LaxNumpy, ExplicitInt64IsHonouredWithoutX64) {
+  // JAX narrows convert_element_type(x, int64) to int32 without x64 (its golden
+  // lax_convert_i64); parax honours an explicitly requested dtype (README, "dtypes").
+  Array x = lax::convert_element_type(jnp::array({2, -3, 4}), DType::int64);
+  EXPECT_EQ(x.to_string(), "Array([ 2, -3,  4], dtype=int64)");
+}
 
 TEST(LaxNumpy, IndexOutOfRangeRaises) {
   // JAX clamps x[7]; parax keeps numpy's IndexError (Array::operator[]'s contract).
@@ -703,8 +715,13 @@ TEST(LaxNumpy, ScalarLiteralsAreWeak) {
   Array half = ArrayLike(float16_t(1.5f)).array();
   EXPECT_EQ(half.dtype(), DType::float16);
   EXPECT_FALSE(half.weak_type());
+  // Beyond int32 the weak value stays int64, so an explicit int64 operand keeps it exact;
+  // narrowing it to int32 fails as JAX's OverflowError does.
+  Array big = ArrayLike(int64_t(3000000000)).array();
+  EXPECT_EQ(big.dtype(), DType::int64);
+  EXPECT_TRUE(big.weak_type());
   try {
-    (void)ArrayLike(int64_t(3000000000)).array();
+    (void)jnp::add(jnp::array({1, 2}), int64_t(3000000000));
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
     EXPECT_STREQ(e.what(), "Python int 3000000000 too large to convert to int32");

@@ -1,2 +1,440 @@
-// Issue 11 regression tests: see the file's tests below.
+// Issue 11: mismatched inputs to transforms raise JAX's errors (jvp, vjp, grad,
+// value_and_grad), and random raises JAX's kinds and texts.
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "parax/parax.h"
+#include "support/errors.h"
+
+namespace parax {
+namespace {
+
+namespace np = numpy;
+namespace rnd = random;
+
+Array twice(const Array& x) { return x * 2; }
+
+// ---- jvp ----
+
+TEST(TransformChecks, JvpTangentShapeMismatchRaises) {
+  EXPECT_THROW_MSG(jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({3}))),
+                   ValueError,
+                   "jvp called with different primal and tangent shapes;Got primal shape (2,) "
+                   "and tangent shape as (3,)");
+}
+
+TEST(TransformChecks, JvpTangentDtypeMismatchRaises) {
+  EXPECT_THROW_MSG(
+      jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({2}, int32))),
+      TypeError,
+      "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case "
+      "of int/bool primal dtype the tangent dtype must be float0.Got primal dtype float32 and "
+      "so expected tangent dtype float32, but got tangent dtype int32 instead.");
+  EXPECT_THROW(
+      jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({2}, float64))),
+      TypeError);
+}
+
+TEST(TransformChecks, JvpOfIntegerPrimalTakesItsOwnDtypeAsZeroTangent) {
+  // parax has no float0: an integer primal's tangent has its dtype and counts as zero.
+  const Array x = np::array({1, 2});
+  auto [y, t] = jvp(twice, std::make_tuple(x), std::make_tuple(np::array({5, 7})));
+  EXPECT_EQ(y.to_vector<int32_t>(), (std::vector<int32_t>{2, 4}));
+  EXPECT_EQ(t.to_vector<int32_t>(), (std::vector<int32_t>{0, 0}));
+  EXPECT_THROW_MSG(
+      jvp(twice, std::make_tuple(x), std::make_tuple(np::ones({2}))), TypeError,
+      "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case "
+      "of int/bool primal dtype the tangent dtype must be float0.Got primal dtype int32 and so "
+      "expected tangent dtype int32 (parax's stand-in for float0), but got tangent dtype "
+      "float32 instead.");
+  // A float output of an integer input: zero tangent, as JAX's float0 gives.
+  auto [z, dz] = jvp([](const Array& i, const Array& f) { return np::astype(i, float32) * f; },
+                     std::make_tuple(x, np::ones({2})),
+                     std::make_tuple(np::array({9, 9}), np::ones({2})));
+  EXPECT_EQ(dz.to_vector<float>(), (std::vector<float>{1, 2}));
+}
+
+TEST(TransformChecks, JvpTreeStructureMismatchRaises) {
+  auto f = [](const std::vector<Array>& xs) { return xs[0]; };
+  const std::vector<Array> two = {np::ones({2}), np::ones({2})};
+  const std::vector<Array> one = {np::ones({2})};
+  EXPECT_THROW_MSG(jvp(f, std::make_tuple(two), std::make_tuple(one)), TypeError,
+                   "primal and tangent arguments to jax.jvp must have the same tree structure; "
+                   "primals have tree structure PyTreeDef(([*, *],)) whereas tangents have tree "
+                   "structure PyTreeDef(([*],)).");
+}
+
+// ---- grad ----
+
+TEST(TransformChecks, GradOfIntegerInputRaises) {
+  auto f = [](const Array& x) { return np::sum(np::astype(x, float32)); };
+  EXPECT_THROW_MSG(grad(f)(np::array({1, 2})), TypeError,
+                   "grad requires real- or complex-valued inputs (input dtype that is a "
+                   "sub-dtype of np.inexact), but got int32. If you want to use Boolean- or "
+                   "integer-valued inputs, use vjp or set allow_int to True.");
+  EXPECT_THROW_MSG(value_and_grad(f)(np::array({true})), TypeError,
+                   "grad requires real- or complex-valued inputs (input dtype that is a "
+                   "sub-dtype of np.inexact), but got bool. If you want to use Boolean- or "
+                   "integer-valued inputs, use vjp or set allow_int to True.");
+  // An integer argument not differentiated is fine.
+  auto g = [](const Array& x, const Array& i) { return np::sum(x * np::astype(i, float32)); };
+  EXPECT_EQ(grad(g)(np::ones({2}), np::array({3, 4})).to_vector<float>(),
+            (std::vector<float>{3, 4}));
+  EXPECT_THROW(grad(g, argnums<0, 1>)(np::ones({2}), np::array({3, 4})), TypeError);
+  // vjp still accepts integer inputs (JAX's advice).
+  auto [y, pull] = vjp(g, np::ones({2}), np::array({3, 4}));
+  EXPECT_EQ(std::get<0>(pull(np::array(1.0f))).to_vector<float>(), (std::vector<float>{3, 4}));
+}
+
+TEST(TransformChecks, GradOfNonScalarTreeOutputRaises) {
+  auto pair = [](const Array& x) { return std::vector<Array>{np::sum(x), np::sum(x)}; };
+  EXPECT_THROW_MSG(grad(pair)(np::ones({2})), TypeError,
+                   "Gradient only defined for scalar-output functions. Output was "
+                   "PyTreeDef([*, *]).");
+  auto none = [](const Array&) { return std::vector<Array>{}; };
+  EXPECT_THROW_MSG(grad(none)(np::ones({2})), TypeError,
+                   "Gradient only defined for scalar-output functions. Output was "
+                   "PyTreeDef([]).");
+}
+
+TEST(TransformChecks, HasAuxMisuseRaises) {
+  auto three = [](const Array& x) {
+    return std::make_tuple(np::sum(x), np::sum(x), np::sum(x));
+  };
+  EXPECT_THROW_MSG(value_and_grad(three, argnums<0>, has_aux)(np::ones({2})), TypeError,
+                   "expected function with aux output to return a two-element tuple, but got "
+                   "PyTreeDef((*, *, *))");
+  auto vec_value = [](const Array& x) {
+    return std::make_pair(std::vector<Array>{np::sum(x), np::sum(x)}, x);
+  };
+  EXPECT_THROW_MSG(value_and_grad(vec_value, argnums<0>, has_aux)(np::ones({2})), TypeError,
+                   "Gradient only defined for scalar-output functions. Output was "
+                   "PyTreeDef([*, *]).");
+  auto ok = [](const Array& x) { return std::make_pair(np::sum(x * x), x); };
+  auto [va, g] = value_and_grad(ok, argnums<0>, has_aux)(np::ones({2}));
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+// ---- vjp ----
+
+TEST(TransformChecks, VjpCotangentShapeOrDtypeMismatchRaises) {
+  auto [y, pull] = vjp(twice, np::ones({2}));
+  EXPECT_THROW_MSG(pull(np::ones({3})), ValueError,
+                   "unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
+                   "float32[3], but expected float32[2] because the corresponding output of the "
+                   "function had JAX type float32[2] (output leaf 0 of 1)");
+  EXPECT_THROW_MSG(pull(np::ones({2}, int32)), ValueError,
+                   "unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
+                   "int32[2], but expected float32[2] because the corresponding output of the "
+                   "function had JAX type float32[2] (output leaf 0 of 1)");
+  EXPECT_EQ(std::get<0>(pull(np::ones({2}))).to_vector<float>(), (std::vector<float>{2, 2}));
+  // Which leaf of a pytree output is wrong.
+  auto two = [](const Array& x) { return std::make_pair(x * 2, np::sum(x)); };
+  auto [z, pull2] = vjp(two, np::ones({2}));
+  EXPECT_THROW_MSG(pull2(std::make_pair(np::ones({2}), np::ones({1}))), ValueError,
+                   "unexpected JAX type (e.g. shape/dtype) for argument to vjp function: got "
+                   "float32[1], but expected float32[] because the corresponding output of the "
+                   "function had JAX type float32[] (output leaf 1 of 2)");
+}
+
+TEST(TransformChecks, VjpCotangentTreeMismatchRaises) {
+  auto f = [](const Array& x) { return std::vector<Array>{x, x}; };
+  auto [y, pull] = vjp(f, np::ones({2}));
+  EXPECT_THROW_MSG(pull(std::vector<Array>{np::ones({2})}), ValueError,
+                   "unexpected tree structure of argument to vjp function: got PyTreeDef([*]), "
+                   "but expected to match PyTreeDef([*, *])");
+}
+
+TEST(TransformChecks, VjpOfIntegerOutputTakesAnyCotangentDtype) {
+  // JAX: an integer output's tangent type is float0, and any same-shape cotangent passes.
+  auto f = [](const Array& x) { return std::make_pair(x * 2, np::astype(x, int32)); };
+  auto [y, pull] = vjp(f, np::ones({2}));
+  const Array g = std::get<0>(pull(std::make_pair(np::ones({2}), np::zeros({2}, int32))));
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{2, 2}));
+  EXPECT_THROW(pull(std::make_pair(np::ones({2}), np::zeros({3}, int32))), ValueError);
+}
+
+// ---- random ----
+
+TEST(RandomChecks, DtypeErrorsAreValueErrorsWithJaxText) {
+  EXPECT_THROW_MSG(rnd::bits(rnd::key(0), {2}, int32), ValueError,
+                   "dtype argument to `bits` must be an unsigned int dtype, got int32");
+  EXPECT_THROW_MSG(rnd::bits(rnd::key(0), {2}, float32), ValueError,
+                   "dtype argument to `bits` must be an unsigned int dtype, got float32");
+  EXPECT_THROW_MSG(rnd::uniform(rnd::key(0), {2}, int32), ValueError,
+                   "dtype argument to `uniform` must be a float dtype, got int32");
+  EXPECT_THROW_MSG(rnd::normal(rnd::key(0), {2}, int32), ValueError,
+                   "dtype argument to `normal` must be a float or complex dtype, got int32");
+  EXPECT_THROW_MSG(rnd::truncated_normal(rnd::key(0), -1.0, 1.0, Shape{2}, int32), ValueError,
+                   "dtype argument to `truncated_normal` must be a float dtype, got int32");
+  // randint is JAX's one TypeError here.
+  EXPECT_THROW_MSG(rnd::randint(rnd::key(0), {2}, 0, 3, float32), TypeError,
+                   "randint only accepts integer dtypes, got float32");
+}
+
+TEST(RandomChecks, KeyArraysAreValueErrorsWithJaxText) {
+  const rnd::Key keys = rnd::split(rnd::key(0), 3);
+  EXPECT_THROW_MSG(rnd::bits(keys, {2}), ValueError,
+                   "bits accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::normal(keys, {2}), ValueError,
+                   "normal accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::bernoulli(keys), ValueError,
+                   "bernoulli accepts a single key, but was given a key array of shape (3,) != "
+                   "(). Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::split(keys), ValueError,
+                   "split accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  EXPECT_THROW_MSG(rnd::fold_in(keys, 1), ValueError,
+                   "fold_in accepts a single key, but was given a key array of shape (3,) != (). "
+                   "Use jax.vmap for batching.");
+  // vmap is the way to batch, as the message says.
+  const Array b = vmap([](const Array& k) { return rnd::bits(rnd::wrap_key_data(k), {2}); })(
+      rnd::key_data(keys));
+  EXPECT_EQ(b.shape(), (Shape{3, 2}));
+  EXPECT_EQ(b.to_vector<uint32_t>()[0], rnd::bits(keys[0], {2}).to_vector<uint32_t>()[0]);
+}
+
+TEST(RandomChecks, SamplerDtypesAreHonouredWithoutX64) {
+  // The dtype rule: uniform(..., float64) is float64 in both modes, with JAX's x64 values.
+  const Array off = rnd::uniform(rnd::key(0), {3}, float64);
+  EXPECT_EQ(off.dtype(), float64);
+  config::update("jax_enable_x64", true);
+  const Array on = rnd::uniform(rnd::key(0), {3}, float64);
+  config::update("jax_enable_x64", false);
+  EXPECT_EQ(off.to_vector<double>(), on.to_vector<double>());
+  EXPECT_EQ(rnd::randint(rnd::key(0), {2}, 0, int64_t(1) << 40, int64).dtype(), int64);
+}
+
+TEST(RandomChecks, RandintBoundBeyondInt32NeedsA64BitDtypeWithoutX64) {
+  const int64_t big = int64_t(1) << 40;
+  EXPECT_THROW_MSG(rnd::randint(rnd::key(0), {2}, 0, big), ValueError,
+                   "Python int 1099511627776 too large to convert to int32");
+  const Array r = rnd::randint(rnd::key(0), {64}, 0, big, int64);
+  EXPECT_EQ(r.dtype(), int64);
+  EXPECT_GE(np::min(r).item<int64_t>(), 0);
+  EXPECT_LT(np::max(r).item<int64_t>(), big);
+  EXPECT_GT(np::max(r).item<int64_t>(), int64_t(1) << 32);  // uses the whole range
+}
+
+TEST(RandomChecks, FoldInTakesTheWholeUint32Range) {
+  // Values from JAX 0.4.35: key_data(fold_in(key(0), d)).
+  auto words = [](const rnd::Key& k) { return rnd::key_data(k).to_vector<uint32_t>(); };
+  EXPECT_EQ(words(rnd::fold_in(rnd::key(0), 4294967294u)),
+            (std::vector<uint32_t>{844240965, 2082719024}));
+  EXPECT_EQ(words(rnd::fold_in(rnd::key(0), int64_t(4294967294))),
+            (std::vector<uint32_t>{844240965, 2082719024}));
+  EXPECT_EQ(words(rnd::fold_in(rnd::key(0), 3.7)), (std::vector<uint32_t>{2467461003, 3840466878}));
+  EXPECT_EQ(words(rnd::fold_in(rnd::key(0), np::array(4294967294u))),
+            (std::vector<uint32_t>{844240965, 2082719024}));
+  // Outside uint32: numpy's OverflowError (ValueError in parax).
+  EXPECT_THROW_MSG(rnd::fold_in(rnd::key(0), -1), ValueError,
+                   "Python integer -1 out of bounds for uint32");
+  EXPECT_THROW_MSG(rnd::fold_in(rnd::key(0), int64_t(1) << 32), ValueError,
+                   "Python integer 4294967296 out of bounds for uint32");
+  EXPECT_THROW_MSG(rnd::fold_in(rnd::key(0), np::array({1u, 2u})), TypeError,
+                   "fold_in accepts a scalar, but was given an array ofshape (2,) != (). Use "
+                   "jax.vmap "
+"for batching.");
+}
+
+// ---- error texts: JAX's wording, with key paths ----
+
+namespace error_texts {
+
+Array id(const Array& x) { return x; }
+
+const char* const kPmapNote =
+    "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the pmapped "
+    "function, and the value of `in_axes` must be a tree prefix of that tuple. But it was not "
+    "a prefix.\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree prefix of "
+    "the tuple of arguments passed positionally to the pmapped function.";
+
+TEST(ErrorTexts, VmapInAxesPrintNestedListsAsLists) {
+  EXPECT_THROW_MSG(vmap(id, {.in_axes = {{0}}})(np::ones({2})), ValueError,
+                   "vmap in_axes specification must be a tree prefix of the corresponding value, "
+                   "got specification ([0],) for value tree PyTreeDef((*,)).");
+  EXPECT_THROW_MSG(vmap(id, {.in_axes = {0, 1}})(np::ones({2})), ValueError,
+                   "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                   "the positional arguments passed to the function, but got len(in_axes)=2, "
+                   "len(args)=1");
+}
+
+TEST(ErrorTexts, VmapAxisSizeErrorsNameLeavesByKeyPath) {
+  using Tree = std::pair<Array, std::map<std::string, Array>>;
+  auto f = [](const Tree& t) { return t.first; };
+  const Tree t{np::ones({2}), {{"w", np::ones({3})}}};
+  EXPECT_THROW_MSG(vmap(f)(t), ValueError,
+                   "vmap got inconsistent sizes for array axes to be mapped:\n"
+                   "  * one axis had size 2: axis 0 of args[0][0] of type float32[2];\n"
+                   "  * one axis had size 3: axis 0 of args[0][1]['w'] of type float32[3]");
+}
+
+TEST(ErrorTexts, PmapInAxesPrefixErrorHasKeyPath) {
+  EXPECT_THROW_MSG(pmap(id, {.in_axes = {0, 1}})(np::ones({8})), ValueError,
+                   std::string("pytree structure error: different lengths of tuple at key path\n"
+                               "    pmap in_axes\n"
+                               "At that key path, the prefix pytree pmap in_axes has a subtree "
+                               "of type tuple of length 2, but the full pytree has a subtree of "
+                               "the same type but of length 1.") +
+                       kPmapNote);
+  auto pair = [](const Array& a) { return std::make_pair(a, a); };
+  EXPECT_THROW_MSG(pmap(pair, {.out_axes = {0, 0, 0}})(np::ones({8})), ValueError,
+                   "pytree structure error: different lengths of tuple at key path\n"
+                   "    pmap out_axes\n"
+                   "At that key path, the prefix pytree pmap out_axes has a subtree of type "
+                   "tuple of length 3, but the full pytree has a subtree of the same type but of "
+                   "length 2.\n\nThe full pytree is the output of the pmapped function. Ensure "
+                   "that the `out_axes` argument to `pmap` is a pytree prefix of the pmapped "
+                   "function's output.");
+}
+
+TEST(ErrorTexts, ShardMapPrefixErrorsHaveKeyPaths) {
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"});
+  EXPECT_THROW_MSG(shard_map(id, mesh, {P("x"), P("x")}, P())(np::ones({8})), ValueError,
+                   "pytree structure error: different lengths of tuple at key path\n"
+                   "    shard_map in_specs\n"
+                   "At that key path, the prefix pytree shard_map in_specs has a subtree of type "
+                   "tuple of length 2, but the full pytree has a subtree of the same type but of "
+                   "length 1.");
+  auto first = [](const Array& a, const Array&) { return a; };
+  EXPECT_THROW_MSG(shard_map(first, mesh, {{P("x"), P("x")}, P()}, P())(np::ones({8}),
+                                                                         np::ones({8})),
+                   ValueError,
+                   "pytree structure error: different types at key path\n"
+                   "    shard_map in_specs[0]\n"
+                   "At that key path, the prefix pytree shard_map in_specs has a subtree of "
+                   "type\n    <class 'list'>\n"
+                   "but at the same key path the full pytree has a subtree of different type\n"
+                   "    <class 'parax::Array'>.");
+  auto pair = [](const Array& a) { return std::make_pair(a, a); };
+  EXPECT_THROW_MSG(shard_map(pair, mesh, P("x"), {P("x"), P("x"), P()})(np::ones({8})),
+                   ValueError,
+                   "pytree structure error: different lengths of tuple at key path\n"
+                   "    shard_map out_specs\n"
+                   "At that key path, the prefix pytree shard_map out_specs has a subtree of "
+                   "type tuple of length 3, but the full pytree has a subtree of the same type "
+                   "but of length 2.");
+}
+
+std::string rank_error(const std::string& label, const std::string& spec, const std::string& value,
+                       int rank, int length) {
+  const std::string r = std::to_string(rank), l = std::to_string(length);
+  return "shard_map applied to the function 'f' was given an in_specs entry which is too long "
+         "to be compatible with the corresponding input value from the function:\n\n" +
+         label + " is " + spec + " which has length " + l + ", but " + value +
+         ", which has rank " + r + " (and " + r + " < " + l + ")\n\nEntries in in_specs must be "
+         "of length no greater than the number of axes in the corresponding input value.\n\n"
+         "Either revise the spec to be shorter, or modify 'f' so that its inputs have "
+         "sufficient rank.";
+}
+
+TEST(ErrorTexts, ShardMapRankErrorsNameSpecAndValueByKeyPath) {
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"});
+  EXPECT_THROW_MSG(
+      shard_map(id, mesh, {P("x")}, P())(np::ones({})), ValueError,
+      rank_error("in_specs[0]", "PartitionSpec('x',)", "args[0] has shape float32[]", 0, 1) +
+          "\n\nFor scalar values (rank 0), consider using an in_specs entry of `P()`, where "
+          "`P = jax.sharding.PartitionSpec`.");
+  using Pair = std::pair<Array, Array>;
+  auto first = [](const Pair& p) { return p.first; };
+  const Pair two{np::ones({8}), np::ones({8})};
+  EXPECT_THROW_MSG(shard_map(first, mesh, {{P("x"), P("x", "y")}}, P("x"))(two), ValueError,
+                   rank_error("in_specs[0][1]", "PartitionSpec('x', 'y')",
+                              "args[0][1] has shape float32[8]", 1, 2));
+}
+
+TEST(ErrorTexts, ShardMapReplicationErrorNamesTheSpecByKeyPath) {
+  Mesh mesh = make_mesh({4, 2}, {"i", "j"});
+  auto pair = [](const Array& b) { return std::make_pair(b * 2.0f, b); };
+  // One spec for both results: JAX's label is out_specs (its key path is empty).
+  try {
+    shard_map(pair, mesh, P("i", "j"), P("i"))(np::ones({8, 4}));
+    ADD_FAILURE() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("\n\nout_specs is PartitionSpec('i',) which implies "
+                                         "that the corresponding output value is replicated "
+                                         "across mesh axis 'j'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ErrorTexts, JitShardingErrorsArePjits) {
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"});
+  const NamedSharding s2(mesh, P("x", "y")), s1(mesh, P("x"));
+  const std::string s2_str = "NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=PartitionSpec('x', "
+                             "'y'))";
+  const std::string s1_str = "NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=PartitionSpec('x',))";
+  EXPECT_THROW_MSG(jit(id, {.in_shardings = {s2}})(np::ones({8})), ValueError,
+                   "One of pjit arguments with pytree key path args[0] is incompatible with its "
+                   "sharding annotation " + s2_str + ": Sharding " + s2_str +
+                       " is only valid for values of rank at least 2, but was applied to a "
+                       "value of rank 1.");
+  auto second = [](const Array&, const std::vector<Array>& b) { return b[1]; };
+  EXPECT_THROW_MSG(
+      jit(second, {.in_shardings = {std::nullopt, s1}})(np::ones({}),
+                                                         std::vector<Array>{np::ones({8}),
+                                                                            np::ones({})}),
+      ValueError,
+      "One of pjit arguments with pytree key path args[1][1] is incompatible with its sharding "
+      "annotation " + s1_str + ": Sharding " + s1_str + " is only valid for values of rank at "
+      "least 1, but was applied to a value of rank 0. For scalars the PartitionSpec should be "
+      "P()");
+  auto pair = [](const Array& a) { return std::make_pair(a, a); };
+  EXPECT_THROW_MSG(jit(pair, {.out_shardings = {std::nullopt, s2}})(np::ones({8})), ValueError,
+                   "One of pjit outputs with pytree key path [1] is incompatible with its "
+                   "sharding annotation " + s2_str + ": Sharding " + s2_str +
+                       " is only valid for values of rank at least 2, but was applied to a "
+                       "value of rank 1.");
+  EXPECT_THROW_MSG(jit(pair, {.out_shardings = {std::nullopt, s1}})(np::ones({6})), ValueError,
+                   "One of pjit outputs with pytree key path [1] was given the sharding of " +
+                       s1_str + ", which implies that the global size of its dimension 0 "
+                       "should be divisible by 4, but it is equal to 6 (full shape: (6,))");
+  EXPECT_THROW_MSG(jit(id, {.out_shardings = {s1}})(np::ones({6})), ValueError,
+                   "One of pjit outputs was given the sharding of " + s1_str +
+                       ", which implies that the global size of its dimension 0 should be "
+                       "divisible by 4, but it is equal to 6 (full shape: (6,))");
+  const NamedSharding r(mesh, P());
+  EXPECT_THROW_MSG(jit(id, {.in_shardings = {r, r}})(np::ones({2})), ValueError,
+                   "pjit in_shardings specification must be a tree prefix of the positional "
+                   "arguments tuple passed to the `pjit`-decorated function. In particular, "
+                   "pjit in_shardings must either be a None, a PartitionSpec, or a tuple of "
+                   "length equal to the number of positional arguments. But pjit in_shardings "
+                   "is the wrong length: got a tuple or list of length 2 for an args tuple of "
+                   "length 1.");
+  EXPECT_THROW_MSG(jit(pair, {.out_shardings = {r, r, r}})(np::ones({2})), ValueError,
+                   "pytree structure error: different lengths of tuple at key path\n"
+                   "    pjit out_shardings\n"
+                   "At that key path, the prefix pytree pjit out_shardings has a subtree of type "
+                   "tuple of length 3, but the full pytree has a subtree of the same type but of "
+                   "length 2.");
+  EXPECT_THROW_MSG(jit([&](const Array& x) { return lax::with_sharding_constraint(x, s2); })(
+                       np::ones({8})),
+                   ValueError,
+                   "One of with_sharding_constraint arguments is incompatible with its sharding "
+                   "annotation " + s2_str + ": Sharding " + s2_str + " is only valid for values "
+                   "of rank at least 2, but was applied to a value of rank 1.");
+}
+
+TEST(ErrorTexts, JitPadsAnArgumentItsShardingDoesNotDivide) {
+  // A deliberate extension (README's decisions): JAX raises "One of pjit arguments ... should
+  // be divisible by 4"; parax pads the argument to even shards inside the program.
+  Mesh mesh = make_mesh({4, 2}, {"x", "y"});
+  const NamedSharding s1(mesh, P("x"));
+  const Array y = jit([](const Array& x) { return x * 2; }, {.in_shardings = {s1}})(
+      np::arange(6.0f));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 2, 4, 6, 8, 10}));
+}
+
+}  // namespace error_texts
+
+}  // namespace
+}  // namespace parax

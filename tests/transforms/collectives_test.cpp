@@ -1256,7 +1256,7 @@ TEST(CollectiveErrors, ShardMapSpecs) {
       shard_map(id, mesh, P("i", "j"), P("i"))(jnp::ones({8})), ValueError,
       "shard_map applied to the function 'f' was given an in_specs entry which is too long to "
       "be compatible with the corresponding input value from the function:\n\n"
-      "in_specs[0] is P('i', 'j') which has length 2, but the passed args[0] has shape "
+      "in_specs is PartitionSpec('i', 'j') which has length 2, but args[0] has shape "
       "float32[8], which has rank 1 (and 1 < 2)\n\n"
       "Entries in in_specs must be of length no greater than the number of axes in the "
       "corresponding input value.\n\n"
@@ -1264,7 +1264,7 @@ TEST(CollectiveErrors, ShardMapSpecs) {
       "rank.");
   EXPECT_THROW_MSG(shard_map(id, mesh, P("k"), P("i"))(jnp::ones({8})), ValueError,
                    "shard_map in_specs argument must refer to an axis marked as manual "
-                   "({i, j}), but:\n\n  in_specs[0] refers to 'k'\n\nCheck the in_specs values "
+                   "({i, j}), but:\n\n  in_specs refers to 'k'\n\nCheck the in_specs values "
                    "passed to shard_map.");
   EXPECT_THROW_MSG(shard_map(id, mesh, P("i"), P(None, "k"))(jnp::ones({8, 2})), ValueError,
                    "shard_map out_specs argument must refer to an axis marked as manual "
@@ -1277,7 +1277,8 @@ TEST(CollectiveErrors, ShardMapOutSpecsTooLong) {
   const std::string rank_error =
       "shard_map applied to the function 'f' was given an out_specs entry which is too long to "
       "be compatible with the corresponding output value from the function:\n\n"
-      "out_specs is P('i', 'j') which has length 2, but f(*args) has shape float32[2], "
+      "out_specs is PartitionSpec('i', 'j') which has length 2, but f(*args) has shape "
+      "float32[2], "
       "which has rank 1 (and 1 < 2)\n\n"
       "Entries in out_specs must be of length no greater than the number of axes in the "
       "corresponding output value.\n\n"
@@ -1303,15 +1304,16 @@ TEST(CollectiveErrors, ShardMapDivisibility) {
       "else padding the input and adapting 'f' appropriately.";
   EXPECT_THROW_MSG(shard_map(id, mesh, P("i"), P("i"))(jnp::ones({10})), ValueError,
                    head +
-                       "the passed args[0] of shape float32[10] corresponds to in_specs[0] of "
-                       "value P('i',), which maps array axis 0 (of size 10) to mesh axis 'i' "
+                       "args[0] of shape float32[10] corresponds to in_specs of "
+                       "value PartitionSpec('i',), which maps array axis 0 (of size 10) to "
+                       "mesh axis 'i' "
                        "(of size 4), but 4 does not evenly divide 10" +
                        tail);
   EXPECT_THROW_MSG(
       shard_map(id, mesh, P(None, {"i", "j"}), P(None, {"i", "j"}))(jnp::ones({3, 12})), ValueError,
       head +
-          "the passed args[0] of shape float32[3,12] corresponds to in_specs[0] of "
-          "value P(None, ('i', 'j')), which maps array axis 1 (of size 12) to mesh "
+          "args[0] of shape float32[3,12] corresponds to in_specs of "
+          "value PartitionSpec(None, ('i', 'j')), which maps array axis 1 (of size 12) to mesh "
           "axes ('i', 'j') (of total size 8), but 8 does not evenly divide 12" +
           tail);
 }
@@ -1331,8 +1333,9 @@ TEST(CollectiveErrors, ShardMapCheckVma) {
                              P("i"))(jnp::ones({8, 4})),
                    ValueError,
                    head +
-                       "out_specs is P('i',) which implies that the corresponding output value "
-                       "is replicated across mesh axis 'j', but could not infer replication "
+                       "out_specs is PartitionSpec('i',) which implies that the corresponding "
+                       "output value is replicated across mesh axis 'j', but could not infer "
+                       "replication "
                        "over any axes" +
                        tail);
   // A collective that leaves the value varying (ppermute, axis_index) is no psum.
@@ -1355,7 +1358,8 @@ TEST(CollectiveErrors, ShardMapCheckVma) {
       "shard_map applied to the function 'f' was given out_specs which require replication "
       "which can't be statically inferred given the mesh:\n\n"
       "The mesh given has shape (2, 2, 2) with corresponding axis names ('i', 'j', 'k').\n\n"
-      "out_specs is P('i',) which implies that the corresponding output value is replicated "
+      "out_specs is PartitionSpec('i',) which implies that the corresponding output value is "
+      "replicated "
       "across mesh axes {j,k}, but could only infer replication over {j}, which is missing "
       "the required axes k" +
           tail);

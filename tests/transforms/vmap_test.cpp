@@ -80,7 +80,7 @@ TEST(Vmap, AxesArePrefixesOfTheArgumentTrees) {
   EXPECT_EQ(values(c), (std::vector<float>{2, 4, 6, 8}));
   EXPECT_THROW_MSG(vmap(f, {.in_axes = {0, {None, 1, 0}}})(xs, pair), ValueError,
                    "vmap in_axes specification must be a tree prefix of the corresponding "
-                   "value, got specification (0, (None, 1, 0)) for value tree "
+                   "value, got specification (0, [None, 1, 0]) for value tree "
                    "PyTreeDef((*, (*, *))).");
 }
 
