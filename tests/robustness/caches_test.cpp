@@ -31,6 +31,14 @@ int64_t rss_bytes() {
 
 constexpr int64_t kMiB = int64_t(1) << 20;
 
+// Under AddressSanitizer buffers come from malloc (for its redzones) and its quarantine
+// holds freed memory: the buffer cache and RSS bounds are not this build's to check.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+
 // Restores an integer setting at the end of a test.
 class SettingGuard {
  public:
@@ -48,13 +56,14 @@ class SettingGuard {
 // The workload with the default settings: every op has a new shape (from 256 B to
 // 1.6 MB, so both malloc's sizes and mapped blocks churn), so every one compiles. Before,
 // the eager cache kept all 20,000 executables and freed blocks of every size stayed
-// cached or stranded in the heap: RSS reached gigabytes.
+// cached or stranded in the heap: RSS reached 14 GB.
 TEST(Caches, TenThousandEagerOpsOnDistinctShapesStayUnder300MiB) {
   const int64_t capacity = config::read_int("parax_eager_cache_size");
   ASSERT_EQ(capacity, 4096);
   const auto before = debug::cache_info("eager");
-  for (int64_t i = 0; i < 10000; ++i) {
-    Array x = jnp::ones({i + 1, 40});
+  const int64_t ops = kAsan ? 2000 : 10000;  // sanitized ops are slow
+  for (int64_t i = 0; i < ops; ++i) {
+    Array x = jnp::broadcast_to(jnp::array(1.0f), {i + 1, 40});
     Array y = jnp::sin(x);
     if (i % 1000 == 999) {
       EXPECT_NEAR(y.to_vector<float>()[size_t(i)], std::sin(1.0f), 1e-6);
@@ -64,8 +73,9 @@ TEST(Caches, TenThousandEagerOpsOnDistinctShapesStayUnder300MiB) {
   const auto after = debug::cache_info("eager");
   EXPECT_EQ(after.capacity, capacity);
   EXPECT_LE(after.size, capacity);
-  EXPECT_GE(after.misses - before.misses, 10000);  // sin's, at least, all compiled
+  EXPECT_GE(after.misses - before.misses, 2 * ops);  // broadcast and sin: all compiled
   EXPECT_GE(after.evictions - before.evictions, after.misses - before.misses - capacity);
+  if (kAsan) return;
   const auto blocks = debug::buffer_cache_info();
   EXPECT_LE(blocks.cached_bytes, blocks.capacity_bytes);
   EXPECT_GT(blocks.reused, 0);  // size classes: distinct shapes still share blocks
@@ -90,7 +100,7 @@ TEST(Caches, EagerCacheSizeKnobBoundsTheCache) {
   const auto after = debug::cache_info("eager");
   EXPECT_EQ(after.capacity, 16);
   EXPECT_EQ(after.size, 16);
-  EXPECT_GE(after.evictions - before.evictions, 100 + 100 - 16);  // zeros and cos
+  EXPECT_GE(after.evictions - before.evictions, 100 - 16);  // cos's (zeros is a host copy)
   // The most recent entry is still there: running it again is a hit, not a compile.
   Array again = jnp::cos(jnp::zeros({102, 7}));
   const auto last = debug::cache_info("eager");
@@ -198,7 +208,18 @@ TEST(Caches, JitProgramsAreFreedWhenTheJitDies) {
   }
   EXPECT_EQ(debug::cache_info("jit_trace").size, traces0.size);
   EXPECT_EQ(debug::cache_info("jit_compile").size, exes0.size);
-  EXPECT_LT(rss_bytes() - rss0, 32 * kMiB);
+  if (!kAsan) {
+    EXPECT_LT(rss_bytes() - rss0, 32 * kMiB);
+  }
+  // Differentiating through one jit again and again leaves a bounded number of programs.
+  auto h = jit([](const Array& x) { return jnp::sin(x); });
+  Array x = jnp::ones({5});
+  for (int i = 0; i < 200; ++i) {
+    Array g = grad([&](const Array& y) { return jnp::sum(h(y)); })(x);
+    EXPECT_FLOAT_EQ(g.to_vector<float>()[4], std::cos(1.0f));
+  }
+  EXPECT_LE(debug::cache_info("jit_compile").size - exes0.size, 4);
+  EXPECT_LE(debug::cache_info("jit_trace").size - traces0.size, 4);
 }
 
 TEST(Caches, RetracesOnConfigChangesAreBounded) {
@@ -215,6 +236,7 @@ TEST(Caches, RetracesOnConfigChangesAreBounded) {
 }
 
 TEST(Caches, BufferCacheIsBoundedAndReturnsMemory) {
+  if (kAsan) GTEST_SKIP() << "buffers come from malloc under AddressSanitizer";
   debug::clear_caches();
   const int64_t rss0 = rss_bytes();
   {
@@ -228,7 +250,7 @@ TEST(Caches, BufferCacheIsBoundedAndReturnsMemory) {
     EXPECT_EQ(b1.mapped, b0.mapped);
     // Many sizes: the cache never holds more than its cap.
     for (int64_t i = 1; i <= 40; ++i) {
-      Array a = jnp::ones({i * 300000});  // 1.2 MB .. 48 MB
+      Array a = jnp::broadcast_to(jnp::array(1.0f), {i * 300000});  // 1.2 MB .. 48 MB
       EXPECT_FLOAT_EQ(a.to_vector<float>()[size_t(i)], 1.0f);
       EXPECT_LE(debug::buffer_cache_info().cached_bytes, 64 * kMiB);
     }
@@ -237,11 +259,11 @@ TEST(Caches, BufferCacheIsBoundedAndReturnsMemory) {
     EXPECT_GT(b2.released, b1.released);
     EXPECT_LT(rss_bytes() - rss0, 160 * kMiB);
     // A block bigger than the cap goes straight back.
-    { Array big = jnp::ones({int64_t(80) << 20 >> 2}); }
+    { Array big = jnp::broadcast_to(jnp::array(1.0f), {int64_t(80) << 20 >> 2}); }
     EXPECT_LE(debug::buffer_cache_info().cached_bytes, 64 * kMiB);
   }
   // With the default cap a 200 MB array's block is kept; clearing returns it.
-  { Array a = jnp::ones({50'000'000}); }
+  { Array a = jnp::broadcast_to(jnp::array(1.0f), {50'000'000}); }
   EXPECT_GE(debug::buffer_cache_info().cached_bytes, 200'000'000);
   debug::clear_caches();
   EXPECT_EQ(debug::buffer_cache_info().cached_bytes, 0);
