@@ -49,11 +49,12 @@ Rows rows(const Array& a) {
   return r;
 }
 
-enum class Map { pmap, vmap, shard_map };
+enum class Map { pmap, vmap, shard_map, pmap_in_jit };
 const char* name(Map m) {
-  return m == Map::pmap ? "pmap" : m == Map::vmap ? "vmap" : "shard_map";
+  return m == Map::pmap ? "pmap" : m == Map::vmap ? "vmap" : m == Map::shard_map ? "shard_map"
+                                                                                 : "pmap in jit";
 }
-constexpr Map kMaps[] = {Map::pmap, Map::vmap, Map::shard_map};
+constexpr Map kMaps[] = {Map::pmap, Map::vmap, Map::shard_map, Map::pmap_in_jit};
 
 // Runs f per instance of x's leading axis "i" (size 8).
 Array run(Map m, const Fn& f, const Array& x) {
@@ -68,6 +69,8 @@ Array run(Map m, const Fn& f, const Array& x) {
           [f](const Array& b) { return jnp::expand_dims(f(jnp::squeeze(b, {0})), {0}); }, mesh,
           P("i"), P("i"))(x);
     }
+    case Map::pmap_in_jit:
+      return jit([f](const Array& a) { return pmap(f, {.axis_name = "i"})(a); })(x);
   }
   return Array();
 }
@@ -615,6 +618,51 @@ TEST(AxisIndexGroups, GradInsidePmapMatchesJax) {
     return grad([&](const Array& b) { return jnp::sum(lax::psum(b, "i", groups)); })(a);
   }, {.axis_name = "i"})(x);
   expect_rows(g, Rows(kN, {4, 4}), {2}, "grad inside pmap");
+}
+
+// Over several names the groups index the instances row-major (the first name major), as
+// axis_index over those names numbers them: a 4x2 mesh, groups over ('i', 'j').
+TEST(AxisIndexGroups, OverSeveralNames) {
+  const AxisIndexGroups groups = {{0, 7}, {1, 6}, {2, 5}, {3, 4}};
+  Array x = input({3}, 15);  // instance (i, j) holds row 2 * i + j
+  const Rows xs = rows(x);
+  Rows sum(kN), gathered(kN);
+  for (const auto& g : groups) {
+    for (int64_t me : g) {
+      for (size_t e = 0; e < 3; ++e) sum[size_t(me)].push_back(xs[size_t(g[0])][e] + xs[size_t(g[1])][e]);
+      gathered[size_t(me)] = xs[size_t(g[0])];
+      gathered[size_t(me)].insert(gathered[size_t(me)].end(), xs[size_t(g[1])].begin(),
+                                  xs[size_t(g[1])].end());
+    }
+  }
+  const Mesh mesh = make_mesh({4, 2}, {"i", "j"});
+  auto per_device = [&](const Array& b) {
+    Array v = jnp::squeeze(b, {0});
+    return std::vector<Array>{jnp::expand_dims(lax::psum(v, {"i", "j"}, groups), {0}),
+                              jnp::expand_dims(lax::all_gather(v, {"i", "j"}, 0, false, groups),
+                                               {0})};
+  };
+  std::vector<Array> outs =
+      shard_map(per_device, mesh, P({"i", "j"}), P({"i", "j"}))(x);
+  expect_rows(outs[0], sum, {3}, "shard_map psum over (i, j)");
+  expect_rows(outs[1], gathered, {2, 3}, "shard_map all_gather over (i, j)");
+  // The same with nested pmaps (i outer) and nested vmaps.
+  Array x2 = x.reshape({4, 2, 3});
+  auto inner = [&](const Array& v) {
+    return std::vector<Array>{lax::psum(v, {"i", "j"}, groups),
+                              lax::all_gather(v, {"i", "j"}, 0, false, groups)};
+  };
+  std::vector<Array> by_pmap =
+      pmap([&](const Array& r) { return pmap(inner, {.axis_name = "j"})(r); },
+           {.axis_name = "i"})(x2);
+  std::vector<Array> by_vmap =
+      vmap([&](const Array& r) { return vmap(inner, {.axis_name = "j"})(r); },
+           {.axis_name = "i"})(x2);
+  for (const auto& [outs2, how] : {std::pair{by_pmap, "pmap"}, std::pair{by_vmap, "vmap"}}) {
+    expect_rows(outs2[0].reshape({kN, 3}), sum, {3}, std::string(how) + " psum over (i, j)");
+    expect_rows(outs2[1].reshape({kN, 2, 3}), gathered, {2, 3},
+                std::string(how) + " all_gather over (i, j)");
+  }
 }
 
 // ---------------------------------------------------------------------------------------
