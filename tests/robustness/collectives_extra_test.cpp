@@ -35,7 +35,9 @@ Array input(const Shape& per_instance, int64_t seed = 0) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float((i * 389 + 17 + seed * 101) % 1009 - 504) / 8;
+  for (int64_t i = 0; i < n; ++i) {
+    v[size_t(i)] = float((i * 389 + 17 + seed * 101) % 1009 - 504) / 8;
+  }
   return jnp::array(v, s);
 }
 
@@ -629,7 +631,9 @@ TEST(AxisIndexGroups, OverSeveralNames) {
   Rows sum(kN), gathered(kN);
   for (const auto& g : groups) {
     for (int64_t me : g) {
-      for (size_t e = 0; e < 3; ++e) sum[size_t(me)].push_back(xs[size_t(g[0])][e] + xs[size_t(g[1])][e]);
+      for (size_t e = 0; e < 3; ++e) {
+        sum[size_t(me)].push_back(xs[size_t(g[0])][e] + xs[size_t(g[1])][e]);
+      }
       gathered[size_t(me)] = xs[size_t(g[0])];
       gathered[size_t(me)].insert(gathered[size_t(me)].end(), xs[size_t(g[1])].begin(),
                                   xs[size_t(g[1])].end());
@@ -716,7 +720,9 @@ TEST(AxisIndexGroups, Errors) {
                    }),
                    ValueError, "reduce_scatter operand scatter dimension size 8 must match "
                                "shard count 2");
-  EXPECT_THROW_MSG(under_pmap([](const Array& a) { return lax::pswapaxes(a, "i", 0, {{0, 1}, {2, 3}, {4, 5}, {6, 7}}); }),
+  EXPECT_THROW_MSG(under_pmap([](const Array& a) {
+                     return lax::pswapaxes(a, "i", 0, {{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+                   }),
                    ValueError,
                    "all_to_all requires the size of the mapped axis axis_name to equal "
                    "x.shape[split_axis], but they are 2 and 8 respectively.");
