@@ -1,6 +1,8 @@
 // Process-wide settings: the number of virtual CPU devices and JAX-style config flags.
 #pragma once
 
+#include <concepts>
+#include <cstdint>
 #include <string_view>
 
 namespace parax::config {
@@ -15,6 +17,27 @@ void update(std::string_view name, bool value);
 
 // Returns the current value of a boolean flag.
 bool read(std::string_view name);
+
+// Sets an integer setting (non-negative, else ValueError; a boolean flag's name raises
+// TypeError). Each starts from the environment variable in brackets when it is set:
+//   "parax_eager_cache_size"   [PARAX_EAGER_CACHE_SIZE]   executables of eager operations
+//                                                          kept, least recently used evicted
+//                                                          (default 4096)
+//   "parax_jit_cache_size"     [PARAX_JIT_CACHE_SIZE]     traces per jit object, and
+//                                                          executables per traced program
+//                                                          (default 1024)
+//   "parax_buffer_cache_bytes" [PARAX_BUFFER_CACHE_BYTES] bytes of freed large buffers kept
+//                                                          for reuse (default 1 GiB)
+// A smaller bound takes effect at the cache's next insertion.
+void update(std::string_view name, int64_t value);
+template <std::integral T>
+  requires(!std::same_as<T, bool> && !std::same_as<T, int64_t>)
+void update(std::string_view name, T value) {
+  update(name, static_cast<int64_t>(value));
+}
+
+// Returns the current value of an integer setting.
+int64_t read_int(std::string_view name);
 
 // Returns a number that changes whenever a flag that affects tracing changes, so compile
 // caches can include the configuration in their keys.

@@ -1,7 +1,9 @@
 // Debugging aids: drawing how an array is laid out over devices, as JAX draws it.
 #pragma once
 
+#include <cstdint>
 #include <iostream>
+#include <string_view>
 
 #include "parax/array.h"
 
@@ -23,5 +25,39 @@ void visualize_sharding(const Shape& shape, const Sharding& sharding,
 void visualize_array_sharding(const Array& x, const VisualizeOptions& options = {});
 void visualize_array_sharding(const Array& x, std::ostream& os,
                               const VisualizeOptions& options = {});
+
+// What one of parax's compile caches holds (size, capacity: now) and has done since the
+// process started. Each evicts its least recently used entries beyond its capacity.
+struct CacheInfo {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t evictions = 0;
+  int64_t size = 0;
+  int64_t capacity = 0;
+};
+
+// Returns the counters of a cache:
+//   "eager"        executables of eager operations (capacity: config parax_eager_cache_size)
+//   "jit_trace"    traces held by all live jit objects (capacity: per object,
+//                  parax_jit_cache_size)
+//   "jit_compile"  executables of the traced programs of live jit objects (capacity: per
+//                  program, parax_jit_cache_size)
+// Other names raise ValueError.
+CacheInfo cache_info(std::string_view cache);
+
+// What the cache of freed large device buffers holds and has done.
+struct BufferCacheInfo {
+  int64_t cached_bytes = 0;
+  int64_t cached_blocks = 0;
+  int64_t capacity_bytes = 0;  // config parax_buffer_cache_bytes
+  int64_t reused = 0;          // allocations served from the cache
+  int64_t mapped = 0;          // allocations that took fresh memory from the system
+  int64_t released = 0;        // blocks returned to the system
+};
+BufferCacheInfo buffer_cache_info();
+
+// Empties the eager and jit_compile caches and returns cached buffers and free heap memory
+// to the system (as jax.clear_caches; jit objects keep their traces and recompile).
+void clear_caches();
 
 }  // namespace parax::debug

@@ -98,6 +98,7 @@ class JitCore {
                 const FlatFn& fn);
   Jaxpr make_jaxpr(const std::vector<Array>& leaves, const std::vector<TreeDef>& arg_defs,
                    const FlatFn& fn);
+  int64_t cache_size() const;
 
  private:
   struct Impl;
@@ -178,6 +179,11 @@ class Jitted {
     detail::flatten_args(leaves, defs, args...);
     return core_->lower(leaves, defs, detail::flat_fn<F, Args...>(f_, defs));
   }
+
+  // Returns how many argument signatures this jit holds a trace for (JAX's _cache_size);
+  // at most config "parax_jit_cache_size". The traces, their programs and executables are
+  // freed with the last copy of this object.
+  int64_t cache_size() const { return core_->cache_size(); }
 
  private:
   F f_;

@@ -6,8 +6,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <malloc.h>
+
 #include "api/debug_internal.h"
+#include "compiler/caches.h"
+#include "runtime/buffer.h"
 #include "sharding/visualize.h"
+#include "transforms/jit_cache.h"
 
 namespace parax::debug {
 namespace {
@@ -66,6 +71,32 @@ void visualize_array_sharding(const Array& x, const VisualizeOptions& options) {
 
 void visualize_array_sharding(const Array& x, std::ostream& os, const VisualizeOptions& options) {
   visualize_sharding(x.shape(), x.sharding(), options, os);
+}
+
+CacheInfo cache_info(std::string_view cache) {
+  detail::CacheCounters c;
+  if (cache == "eager") {
+    c = compiler::eager_cache_counters();
+  } else if (cache == "jit_trace") {
+    c = detail::jit_trace_counters();
+  } else if (cache == "jit_compile") {
+    c = compiler::program_cache_counters();
+  } else {
+    throw ValueError("[cache_info] unknown cache '" + std::string(cache) +
+                     "'; expected 'eager', 'jit_trace' or 'jit_compile'");
+  }
+  return {c.hits, c.misses, c.evictions, c.size, c.capacity};
+}
+
+BufferCacheInfo buffer_cache_info() {
+  const runtime::BufferCacheStats s = runtime::buffer_cache_stats();
+  return {s.cached_bytes, s.cached_blocks, s.capacity_bytes, s.reused, s.mapped, s.released};
+}
+
+void clear_caches() {
+  compiler::clear_compile_caches();
+  runtime::trim_buffer_cache();
+  malloc_trim(0);  // the freed executables' heap pages
 }
 
 }  // namespace parax::debug

@@ -1,6 +1,8 @@
 #include "parax/config.h"
 
 #include <atomic>
+#include <cerrno>
+#include <iterator>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -21,6 +23,50 @@ Flag g_flags[] = {
     {"jax_enable_x64", false},
 };
 std::atomic<unsigned long long> g_epoch{0};
+
+// Integer settings: the bounds of the caches that long runs would otherwise grow without
+// limit. Each starts from its PARAX_* environment variable when set.
+struct IntSetting {
+  std::string_view name;
+  const char* env;
+  int64_t fallback;
+  std::atomic<int64_t> value{-1};  // -1: not read yet
+};
+
+IntSetting g_ints[] = {
+    {"parax_eager_cache_size", "PARAX_EAGER_CACHE_SIZE", 4096},
+    {"parax_jit_cache_size", "PARAX_JIT_CACHE_SIZE", 1024},
+    {"parax_buffer_cache_bytes", "PARAX_BUFFER_CACHE_BYTES", int64_t(1) << 30},
+};
+static_assert(std::size(g_ints) == size_t(detail::IntSettingId::kCount));
+
+int64_t parse_setting(std::string_view name, const std::string& text, const char* origin) {
+  char* end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || n < 0) {
+    throw ValueError(std::string(origin) + " must be a non-negative integer for " +
+                     std::string(name) + "; got '" + text + "'");
+  }
+  return int64_t(n);
+}
+
+IntSetting* find_int(std::string_view name) {
+  for (IntSetting& s : g_ints) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+int64_t load(IntSetting& s) {
+  int64_t v = s.value.load(std::memory_order_relaxed);
+  if (v >= 0) return v;
+  v = s.fallback;
+  if (const char* env = std::getenv(s.env); env && *env) v = parse_setting(s.name, env, s.env);
+  int64_t expected = -1;
+  s.value.compare_exchange_strong(expected, v);
+  return s.value.load();
+}
 std::mutex g_devices_mu;
 int g_requested_devices = 0;  // 0: not set by set_num_cpu_devices
 bool g_devices_frozen = false;
@@ -28,6 +74,19 @@ bool g_devices_frozen = false;
 Flag& find(std::string_view name) {
   for (Flag& f : g_flags) {
     if (f.name == name) return f;
+  }
+  if (find_int(name)) {
+    throw TypeError("config option " + std::string(name) + " takes an integer, not a bool");
+  }
+  throw ValueError("Unrecognized config option: " + std::string(name));
+}
+
+IntSetting& find_setting(std::string_view name) {
+  if (IntSetting* s = find_int(name)) return *s;
+  for (Flag& f : g_flags) {
+    if (f.name == name) {
+      throw TypeError("config option " + std::string(name) + " takes a bool, not an integer");
+    }
   }
   throw ValueError("Unrecognized config option: " + std::string(name));
 }
@@ -80,6 +139,17 @@ void update(std::string_view name, bool value) {
 
 bool read(std::string_view name) { return find(name).value.load(); }
 
+void update(std::string_view name, int64_t value) {
+  IntSetting& s = find_setting(name);
+  if (value < 0) {
+    throw ValueError("config option " + std::string(name) +
+                     " must be a non-negative integer; got " + std::to_string(value));
+  }
+  s.value.store(value);
+}
+
+int64_t read_int(std::string_view name) { return load(find_setting(name)); }
+
 unsigned long long epoch() { return g_epoch.load(); }
 
 }  // namespace parax::config
@@ -96,5 +166,7 @@ int freeze_num_cpu_devices() {
 }
 
 bool x64_enabled() { return config::read("jax_enable_x64"); }
+
+int64_t int_setting(IntSettingId id) { return config::load(config::g_ints[size_t(id)]); }
 
 }  // namespace parax::detail

@@ -1,9 +1,16 @@
 // Config internals shared with the runtime.
 #pragma once
 
+#include <cstdint>
+
 namespace parax::detail {
 // Decides the CPU device count (set_num_cpu_devices, PARAX_NUM_CPU_DEVICES, XLA_FLAGS, 1)
 // and forbids changing it afterwards. Called once, when the devices are created.
 int freeze_num_cpu_devices();
 bool x64_enabled();
+
+// The integer settings, in config.cpp's table order.
+enum class IntSettingId { kEagerCacheSize, kJitCacheSize, kBufferCacheBytes, kCount };
+// Returns a setting's current value (cheap: an atomic load once read).
+int64_t int_setting(IntSettingId id);
 }  // namespace parax::detail

@@ -1,10 +1,20 @@
 // Eager execution is jit of one primitive: an equation on concrete arrays becomes a
 // one-equation program, compiled once per operand types, shardings and commitment, and
 // cached. A pjit equation runs its program the same way.
+//
+// Both caches are bounded (least recently used evicted), so a long run over many distinct
+// shapes keeps a fixed number of executables. The eager cache holds its one-equation
+// programs (and through their params any sub-program, so a cached key's pointers stay
+// valid). A pjit program's executables are kept with the program, not for it: its entry
+// watches the program through a weak pointer and goes when the program dies (a jit object
+// and the traces it owns), so a dead jit's executables do not outlive it.
 #include <mutex>
 #include <unordered_map>
 
 #include "api/array_impl.h"
+#include "base/config_internal.h"
+#include "base/lru_cache.h"
+#include "compiler/caches.h"
 #include "compiler/compile.h"
 #include "core/rules.h"
 #include "core/trace.h"
@@ -12,10 +22,45 @@
 namespace parax::core {
 namespace {
 
+using ExeRef = std::shared_ptr<const compiler::Executable>;
+using detail::IntSettingId;
+using detail::LruCache;
+
 struct Entry {
   std::shared_ptr<const Program> program;
-  std::shared_ptr<const compiler::Executable> exe;
+  ExeRef exe;
 };
+
+// One traced program's executables, one per argument signature.
+struct ProgramEntry {
+  std::weak_ptr<const Program> program;
+  LruCache<std::string, ExeRef> exes{0};
+};
+
+struct Caches {
+  std::mutex mu;
+  LruCache<std::string, Entry> eager{0};
+  std::unordered_map<const Program*, ProgramEntry> programs;
+  // Totals over `programs`, including entries already dropped.
+  int64_t program_hits = 0, program_misses = 0, program_evictions = 0;
+
+  // Drops the executables of programs nobody holds any more. Requires: mu held.
+  void release_dead() {
+    for (auto it = programs.begin(); it != programs.end();) {
+      if (it->second.program.expired()) {
+        program_evictions += it->second.exes.size();
+        it = programs.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+};
+
+Caches& caches() {
+  static Caches* c = new Caches;  // never destroyed: arrays may be freed after statics
+  return *c;
+}
 
 std::string sharding_key(const Sharding& s) {
   std::string key = s.to_string() + "@";
@@ -23,9 +68,11 @@ std::string sharding_key(const Sharding& s) {
   return key;
 }
 
-std::string params_key(const Params& params) {
+// `skip` names a param left out (a pjit's program, whose cache the key is for).
+std::string params_key(const Params& params, std::string_view skip = {}) {
   std::string key;
   for (const auto& [name, value] : params.items()) {
+    if (name == skip) continue;
     key += name + "=";
     if (auto* s = std::get_if<std::shared_ptr<const Sharding>>(&value)) {
       key += *s ? sharding_key(**s) : "None";
@@ -51,9 +98,15 @@ std::vector<std::string> operand_names(Prim p, size_t n) {
 }  // namespace
 
 std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, Entry> cache;
-  std::string key = std::string(prim_name(p)) + "[" + params_key(params) + "]";
+  Caches& c = caches();
+  std::shared_ptr<const Program> called;  // a pjit's program: its executables live with it
+  std::string key;
+  if (p == Prim::pjit) {
+    called = params.get<std::shared_ptr<const Program>>("jaxpr");
+    key = params_key(params, "jaxpr");
+  } else {
+    key = std::string(prim_name(p)) + "[" + params_key(params) + "]";
+  }
   std::vector<compiler::ArgInfo> args;
   for (const Array& x : in) {
     const detail::ArrayImpl& impl = detail::concrete_of(x, prim_name(p).data());
@@ -61,17 +114,31 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
     key += "|" + impl.aval.short_str() + (impl.aval.weak_type ? "w" : "") +
            (impl.committed ? "c" : "u") + sharding_key(*impl.sharding);
   }
-  std::shared_ptr<const compiler::Executable> exe;
+  ExeRef exe;
   {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) exe = it->second.exe;
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (called) {
+      auto it = c.programs.find(called.get());
+      // A dead program's address may be reused by a new one: its entry is stale.
+      if (it != c.programs.end() && it->second.program.lock() == called) {
+        it->second.exes.set_capacity(detail::int_setting(IntSettingId::kJitCacheSize));
+        if (ExeRef* e = it->second.exes.find(key)) exe = *e;
+      }
+      if (exe) {
+        ++c.program_hits;
+      } else {
+        ++c.program_misses;
+      }
+    } else {
+      c.eager.set_capacity(detail::int_setting(IntSettingId::kEagerCacheSize));
+      if (Entry* e = c.eager.find(key)) exe = e->exe;
+    }
   }
   if (!exe) {
     std::shared_ptr<const Program> program;
     compiler::CompileOptions opts;
-    if (p == Prim::pjit) {
-      program = params.get<std::shared_ptr<const Program>>("jaxpr");
+    if (called) {
+      program = called;
       opts.name = params.has("name") ? params.get<std::string>("name") : "jit";
     } else {
       Program one;
@@ -94,10 +161,56 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
       opts.arg_names = operand_names(p, in.size());
     }
     exe = compiler::compile(program, args, opts);
-    std::lock_guard<std::mutex> lock(mu);
-    cache.emplace(key, Entry{program, exe});
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (called) {
+      c.release_dead();
+      ProgramEntry& entry = c.programs[called.get()];
+      if (entry.program.lock() != called) {  // new, or a dead program's at the same address
+        c.program_evictions += entry.exes.size();
+        entry = ProgramEntry{called, LruCache<std::string, ExeRef>(0)};
+      }
+      const int64_t before = entry.exes.counters().evictions;
+      entry.exes.set_capacity(detail::int_setting(IntSettingId::kJitCacheSize));
+      entry.exes.put(key, exe);
+      c.program_evictions += entry.exes.counters().evictions - before;
+    } else {
+      c.eager.put(key, Entry{program, exe});
+    }
   }
   return exe->run(in);
 }
 
 }  // namespace parax::core
+
+namespace parax::compiler {
+
+detail::CacheCounters eager_cache_counters() {
+  core::Caches& c = core::caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.eager.counters();
+}
+
+detail::CacheCounters program_cache_counters() {
+  core::Caches& c = core::caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.release_dead();
+  detail::CacheCounters out{c.program_hits, c.program_misses, c.program_evictions, 0,
+                            detail::int_setting(detail::IntSettingId::kJitCacheSize)};
+  for (const auto& [ptr, entry] : c.programs) out.size += entry.exes.size();
+  return out;
+}
+
+void release_dead_programs() {
+  core::Caches& c = core::caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.release_dead();
+}
+
+void clear_compile_caches() {
+  core::Caches& c = core::caches();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.eager.clear();
+  c.programs.clear();
+}
+
+}  // namespace parax::compiler

@@ -46,4 +46,17 @@ struct MemoryStats {
 MemoryStats memory_stats();
 void reset_peak_memory();
 
+// The cache of freed large blocks (buffer.cpp): what it holds and has done.
+struct BufferCacheStats {
+  int64_t cached_bytes = 0;
+  int64_t cached_blocks = 0;
+  int64_t capacity_bytes = 0;  // config "parax_buffer_cache_bytes"
+  int64_t reused = 0;          // allocations served from the cache
+  int64_t mapped = 0;          // allocations that mapped fresh memory
+  int64_t released = 0;        // blocks returned to the system
+};
+BufferCacheStats buffer_cache_stats();
+// Returns every cached block to the system.
+void trim_buffer_cache();
+
 }  // namespace parax::runtime

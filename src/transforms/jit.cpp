@@ -3,6 +3,7 @@
 // and an eager call compiles and runs it (compiler/eager.cpp).
 #include "parax/jit.h"
 
+#include <atomic>
 #include <mutex>
 #include <ostream>
 #include <sstream>
@@ -10,6 +11,8 @@
 
 #include "api/array_impl.h"
 #include "base/config_internal.h"
+#include "base/lru_cache.h"
+#include "compiler/caches.h"
 #include "compiler/compile.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
@@ -17,6 +20,7 @@
 #include "parax/config.h"
 #include "sharding/sharding_impl.h"
 #include "parax/vmap.h"
+#include "transforms/jit_cache.h"
 #include "transforms/map_util.h"
 
 namespace parax {
@@ -86,19 +90,58 @@ struct Traced {
   TreeDef out_def;
 };
 
+namespace {
+
+// Totals over every jit object's trace cache, for debug::cache_info("jit_trace").
+struct TraceTotals {
+  std::atomic<int64_t> hits{0}, misses{0}, evictions{0}, size{0};
+};
+TraceTotals& totals() {
+  static TraceTotals* t = new TraceTotals;
+  return *t;
+}
+
+}  // namespace
+
+detail::CacheCounters jit_trace_counters() {
+  TraceTotals& t = totals();
+  return {t.hits.load(), t.misses.load(), t.evictions.load(), t.size.load(),
+          int_setting(IntSettingId::kJitCacheSize)};
+}
+
+// Each jit object owns its traces (least recently used evicted beyond parax_jit_cache_size);
+// their programs own their executables (compiler/eager.cpp), so all go when it dies.
 struct JitCore::Impl {
   JitOptions options;
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<const Traced>> cache;
+  LruCache<std::string, std::shared_ptr<const Traced>> cache{0};
 
   std::shared_ptr<const Traced> trace(const std::vector<Array>& leaves,
                                       const std::vector<TreeDef>& defs, const FlatFn& fn);
+  // Inserts under mu, keeping the totals.
+  void remember(const std::string& key, std::shared_ptr<const Traced> traced) {
+    const int64_t size = cache.size(), evicted = cache.counters().evictions;
+    cache.set_capacity(int_setting(IntSettingId::kJitCacheSize));
+    cache.put(key, std::move(traced));
+    totals().evictions += cache.counters().evictions - evicted;
+    totals().size += cache.size() - size;
+  }
 };
 
 JitCore::JitCore(JitOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
 }
-JitCore::~JitCore() = default;
+
+JitCore::~JitCore() {
+  totals().size -= impl_->cache.size();
+  impl_.reset();
+  compiler::release_dead_programs();
+}
+
+int64_t JitCore::cache_size() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->cache.size();
+}
 
 std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& leaves,
                                                    const std::vector<TreeDef>& defs,
@@ -117,7 +160,11 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
   }
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    if (auto* hit = cache.find(key)) {
+      ++totals().hits;
+      return *hit;
+    }
+    ++totals().misses;
   }
   if (!options.in_shardings.empty() && options.in_shardings.size() != defs.size()) {
     throw ValueError("pjit in_shardings specification must be a tree prefix of the positional "
@@ -185,7 +232,7 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
   });
   traced->lifted = core::lift_consts(traced->closed);
   std::lock_guard<std::mutex> lock(mu);
-  cache.emplace(key, traced);
+  remember(key, traced);
   return traced;
 }
 
