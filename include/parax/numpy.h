@@ -67,6 +67,32 @@ Array array(T value, std::optional<DType> dtype = std::nullopt) {
   return array(std::vector<T>{value}, Shape{}, dtype);
 }
 
+namespace detail {
+// device_put(x, sharding), for the array overloads below.
+Array place(const Array& x, const Sharding& sharding);
+}  // namespace detail
+
+// Returns array(values, shape, dtype) laid out as `sharding` (committed), as
+// jax.device_put(jnp.array(values), sharding) is.
+template <class T>
+  requires is_scalar_type_v<T>
+Array array(const std::vector<T>& values, const Sharding& sharding,
+            std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt) {
+  return detail::place(array(values, std::move(shape), dtype), sharding);
+}
+template <class T>
+  requires is_scalar_type_v<T>
+Array array(std::initializer_list<T> values, const Sharding& sharding,
+            std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt) {
+  return detail::place(array(std::vector<T>(values), std::move(shape), dtype), sharding);
+}
+template <class T>
+  requires is_scalar_type_v<T>
+Array array(std::initializer_list<std::initializer_list<T>> rows, const Sharding& sharding,
+            std::optional<DType> dtype = std::nullopt) {
+  return detail::place(array(rows, dtype), sharding);
+}
+
 Array zeros(Shape shape, DType dtype = DType::float32);
 Array ones(Shape shape, DType dtype = DType::float32);
 

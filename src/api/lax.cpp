@@ -9,6 +9,7 @@
 #include "api/frontend.h"
 #include "base/promotion.h"
 #include "core/trace.h"
+#include "sharding/sharding_impl.h"
 
 namespace parax::lax {
 namespace {
@@ -358,8 +359,15 @@ std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, b
 }
 
 Array with_sharding_constraint(const Array& x, const Sharding& sharding) {
+  const std::optional<Sharding> resolved = parax::detail::try_resolve_spec(sharding);
+  if (!resolved) {
+    throw RuntimeError("with_sharding_constraint requires a non-empty mesh if you are passing "
+                       "`PartitionSpec`s or `None` to shardings! Is a mesh defined at the call "
+                       "site? Alternatively, provide `Sharding`s to shardings and then the mesh "
+                       "context manager is not required.");
+  }
   return core::bind1(Prim::sharding_constraint, {x},
-               {{"sharding", std::make_shared<const Sharding>(sharding)}});
+                     {{"sharding", std::make_shared<const Sharding>(*resolved)}});
 }
 
 }  // namespace parax::lax

@@ -412,7 +412,7 @@ void Partitioner::partition_eqn(size_t e) {
                                 layout_[size_t(in.var)], required_operand(global_, prop_, e, 0));
     return;
   }
-  if (eqn.prim == Prim::sharding_constraint) {
+  if (core::has_trait(eqn.prim, core::kLayout)) {
     const Atom& in = eqn.inputs[0];
     const int out = eqn.outputs[0];
     DimShard from = in.is_literal() ? DimShard::replicated(0) : layout_[size_t(in.var)];
@@ -422,14 +422,20 @@ void Partitioner::partition_eqn(size_t e) {
   }
   std::vector<Atom> inputs;
   std::vector<Aval> in_avals;
+  std::vector<Aval> global_in;
+  std::vector<std::vector<AxisList>> in_axes;
   for (size_t i = 0; i < eqn.inputs.size(); ++i) {
     const Atom& a = eqn.inputs[i];
     if (a.is_literal()) {
       inputs.push_back(a);
       in_avals.push_back(a.literal->aval);
+      global_in.push_back(a.literal->aval);
+      in_axes.push_back(DimShard::replicated(a.literal->aval.shape.size()).dims);
       continue;
     }
     DimShard need = required_operand(global_, prop_, e, i);
+    global_in.push_back(global_.avals[size_t(a.var)]);
+    in_axes.push_back(need.dims);
     const Aval& g = global_.avals[size_t(a.var)];
     Atom in = reshard(map_[size_t(a.var)], g, layout_[size_t(a.var)], need);
     const Aval local = mesh_.local_aval(g, need);
@@ -458,6 +464,20 @@ void Partitioner::partition_eqn(size_t e) {
                               in_avals.empty() ? out_avals[0] : in_avals[0], out_avals[0]);
     map_[size_t(eqn.outputs[0])] = reshard(Atom::of(v), global_.avals[size_t(eqn.outputs[0])],
                                            computed[0], layout_[size_t(eqn.outputs[0])]);
+    return;
+  }
+  if (const auto lower = core::rules(eqn.prim).lower_local) {
+    // The primitive emits its own per-device equations (its rule says why).
+    const core::LowerContext ctx{global_in, in_avals, out_avals, in_axes, mesh_.axis_sizes,
+                                 [&](Prim p, std::vector<Atom> in, core::Params params, Aval out) {
+                                   return Atom::of(emit(p, std::move(in), std::move(params),
+                                                        std::move(out)));
+                                 }};
+    const std::vector<Atom> res = lower(inputs, eqn.params, ctx);
+    for (size_t r = 0; r < res.size(); ++r) {
+      const int v = eqn.outputs[r];
+      map_[size_t(v)] = reshard(res[r], global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
+    }
     return;
   }
   core::Params params = eqn.params;

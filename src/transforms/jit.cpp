@@ -42,10 +42,32 @@ struct Lowered::Impl {
 
 std::string Lowered::as_text() const { return core::to_string(*impl_->closed.program); }
 
+ShapeDtypeStruct::ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Sharding> sharding)
+    : Array(std::make_shared<detail::ArrayImpl>()) {
+  auto& impl = const_cast<detail::ArrayImpl&>(*this->impl());
+  for (int64_t d : shape) {
+    if (d < 0) throw ValueError("ShapeDtypeStruct: negative dimension in shape " + shape_str(shape));
+  }
+  impl.aval = core::Aval{std::move(shape), dtype, false};
+  impl.abstract = true;
+  if (sharding) {
+    const std::optional<Sharding> s = detail::try_resolve_spec(*sharding);
+    if (!s) {
+      throw RuntimeError("ShapeDtypeStruct: the bare " + sharding->to_string() + " needs an "
+                         "enclosing parax::sharding::use_mesh scope");
+    }
+    (void)s->shard_shape(impl.aval.shape);  // JAX's error for a sharding that does not fit
+    impl.sharding = *s;
+    impl.committed = true;
+  }
+}
+
 Compiled Lowered::compile() const {
   std::vector<compiler::ArgInfo> infos;
   auto add = [&](const Array& x) {
-    const detail::ArrayImpl& impl = detail::concrete_of(x, "Lowered::compile");
+    // A ShapeDtypeStruct gives its type and sharding, which is all compiling needs.
+    const detail::ArrayImpl& impl = detail::impl_of(x);
+    if (!impl.abstract) detail::concrete_of(x, "Lowered::compile");
     infos.push_back({impl.aval, impl.sharding, impl.committed});
   };
   for (const Array& c : impl_->closed.consts) add(c);
@@ -69,7 +91,41 @@ struct Traced {
   core::ClosedProgram closed;
   std::shared_ptr<const core::Program> lifted;
   TreeDef out_def;
+  std::vector<std::optional<Sharding>> leaf_in_shardings;  // resolved, one per input leaf
 };
+
+// Resolves bare PartitionSpecs of in_shardings or out_shardings on the context mesh, with
+// JAX's error outside one.
+std::vector<std::optional<Sharding>> resolve_all(const std::vector<std::optional<Sharding>>& in,
+                                                 const char* which, std::string* key) {
+  std::vector<std::optional<Sharding>> out;
+  for (const auto& s : in) {
+    if (!s || !is_bare_spec(*s)) {
+      out.push_back(s);
+      continue;
+    }
+    std::optional<Sharding> r = try_resolve_spec(*s);
+    if (!r) {
+      const bool in_s = std::string(which) == "in_shardings";
+      throw RuntimeError(
+          std::string("jax.jit only supports `Sharding`s being passed to ") + which +
+          ". Looks like you are passing either `PartitionSpec` or `None` which is not allowed "
+          "in jax.jit.\n" +
+          (in_s ? "Note that in_shardings argument is optional. JAX will infer the shardings "
+                  "from the input jax.Array's and will default to replicating the input if the "
+                  "sharding cannot be inferred."
+                : "Note that out_shardings is optional. If not specified, jax.jit will use "
+                  "GSPMD's sharding propagation to figure out what the sharding of the "
+                  "output(s) should be.") +
+          " (parax reads a bare PartitionSpec inside a parax::sharding::use_mesh scope.)");
+    }
+    // The trace depends on the context mesh: key it by the mesh's layout.
+    *key += "|" + r->to_string() + "@";
+    for (const Device& d : r->device_assignment()) *key += std::to_string(d.id()) + ",";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 struct JitCore::Impl {
   JitOptions options;
@@ -95,6 +151,10 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     key += avals.back().short_str() + (avals.back().weak_type ? "w," : ",");
   }
   for (const TreeDef& d : defs) key += d.to_string();
+  const std::vector<std::optional<Sharding>> in_shardings =
+      resolve_all(options.in_shardings, "in_shardings", &key);
+  const std::vector<std::optional<Sharding>> out_shardings =
+      resolve_all(options.out_shardings, "out_shardings", &key);
   // A trace made inside vmap, pmap or shard_map may name their axes: it is only valid
   // where the same names are bound.
   for (const core::AxisFrame& f : core::bound_axes()) {
@@ -104,26 +164,31 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  if (!options.in_shardings.empty() && options.in_shardings.size() != defs.size()) {
-    throw ValueError("[jit] in_shardings has " + std::to_string(options.in_shardings.size()) +
+  if (!in_shardings.empty() && in_shardings.size() != defs.size()) {
+    throw ValueError("[jit] in_shardings has " + std::to_string(in_shardings.size()) +
                      " entries for a call with " + std::to_string(defs.size()) +
                      " arguments; expected one per positional argument");
   }
   auto traced = std::make_shared<Traced>();
+  for (size_t i = 0; i < defs.size(); ++i) {
+    const auto& s = i < in_shardings.size() ? in_shardings[i] : std::nullopt;
+    traced->leaf_in_shardings.insert(traced->leaf_in_shardings.end(),
+                                     size_t(defs[i].num_leaves()), s);
+  }
   traced->closed = core::trace_to_program(avals, [&](std::vector<Array> args) {
     // in_shardings and out_shardings are constraints at the program's boundary.
     size_t next = 0;
     for (size_t i = 0; i < defs.size(); ++i) {
       const size_t n = size_t(defs[i].num_leaves());
-      if (i < options.in_shardings.size() && options.in_shardings[i]) {
+      if (i < in_shardings.size() && in_shardings[i]) {
         for (size_t k = next; k < next + n; ++k) {
-          args[k] = constrain(args[k], *options.in_shardings[i]);
+          args[k] = constrain(args[k], *in_shardings[i]);
         }
       }
       next += n;
     }
     std::vector<Array> outs = fn(args, &traced->out_def);
-    const auto& os = options.out_shardings;
+    const auto& os = out_shardings;
     if (!os.empty() && os.size() != 1 && os.size() != outs.size()) {
       throw ValueError("[jit] out_shardings has " + std::to_string(os.size()) + " entries for " +
                        std::to_string(outs.size()) + " outputs; expected one, or one per output");
@@ -158,6 +223,18 @@ std::vector<Array> JitCore::call(const std::vector<Array>& leaves, const std::ve
                                  const FlatFn& fn, TreeDef* out_def) {
   auto traced = impl_->trace(leaves, defs, fn);
   *out_def = traced->out_def;
+  // A committed argument was placed deliberately: jit does not move it to another layout
+  // (uncommitted ones move), as JAX's pjit checks.
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const auto& want = traced->leaf_in_shardings[i];
+    const ArrayImpl& x = impl_of(leaves[i]);
+    if (!want || x.tracer || x.abstract || !x.committed || !x.sharding) continue;
+    const int64_t rank = int64_t(x.aval.shape.size());
+    if (x.sharding->is_equivalent_to(*want, rank)) continue;
+    throw ValueError("Sharding passed to pjit does not match the sharding on the respective "
+                     "arg. Got pjit sharding: " + want->to_string() + ",\narg sharding: " +
+                     x.sharding->to_string() + " for arg shape: " + x.aval.str());
+  }
   std::vector<Array> inputs = traced->closed.consts;
   inputs.insert(inputs.end(), leaves.begin(), leaves.end());
   core::Params params{{"jaxpr", traced->lifted}, {"name", impl_->options.name}};
@@ -173,6 +250,20 @@ Lowered JitCore::lower(const std::vector<Array>& leaves, const std::vector<TreeD
   impl->args = leaves;
   impl->name = impl_->options.name;
   return Lowered(std::move(impl));
+}
+
+std::vector<Array> JitCore::eval_shape(const std::vector<Array>& leaves,
+                                       const std::vector<TreeDef>& defs, const FlatFn& fn,
+                                       TreeDef* out_def) {
+  auto traced = impl_->trace(leaves, defs, fn);
+  *out_def = traced->out_def;
+  std::vector<Array> outs;
+  const core::Program& p = *traced->closed.program;
+  for (const core::Atom& a : p.outvars) {
+    const core::Aval& aval = p.aval_of(a);
+    outs.push_back(ShapeDtypeStruct(aval.shape, aval.dtype));
+  }
+  return outs;
 }
 
 Jaxpr JitCore::make_jaxpr(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
