@@ -139,7 +139,8 @@ TEST(JaxParityRev, PaddedDimensionsInsideJit) {
   // 6, 5 and 3 rows over 4 devices do not divide: inside jit the dimension is padded.
   const std::vector<Device> all = devices();
   Mesh mesh = make_mesh({4}, {"x"}, std::vector<Device>(all.begin(), all.begin() + 4));
-  for (int64_t n : {6, 5, 3, 9}) {
+  // Padding 2, 3, 1, 3, 1, 2 rows: shifts of whole blocks, of parts, and of both.
+  for (int64_t n : {6, 5, 3, 9, 7, 10}) {
     Array host = jnp::arange(float(n * 3)).reshape({n, 3});
     auto f = jit([&](const Array& a) {
       Array s = lax::with_sharding_constraint(a + 1.0f, NamedSharding(mesh, P("x")));
@@ -147,6 +148,8 @@ TEST(JaxParityRev, PaddedDimensionsInsideJit) {
     });
     Array expected = jnp::flip(host + 1.0f, 0) * 2.0f;
     EXPECT_EQ(f(host).to_vector<float>(), expected.to_vector<float>()) << n;
+    const std::string text = f.lower(host).compile().as_text();
+    EXPECT_NE(text.find("collective-permute"), std::string::npos) << text;
   }
 }
 
