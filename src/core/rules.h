@@ -139,10 +139,18 @@ struct LowerContext {
   std::span<const int64_t> axis_sizes;  // the mesh's, in its axis order
   // Appends an equation to the per-device program; returns its (single) result.
   std::function<Atom(Prim, std::vector<Atom>, Params, Aval)> emit;
+  // Moves blocks between devices (the partitioner makes the collective, as reshard does):
+  // the block `x` (type `local`) of the device at tile t over `axes` goes to the device
+  // at tile to(t), all other coordinates equal; to(t) < 0 sends nothing, and a device
+  // that receives nothing holds zeros.
+  std::function<Atom(Atom x, const Aval& local, const std::vector<int64_t>& axes,
+                     const std::function<int64_t(int64_t)>& to)>
+      move_blocks;
 };
 // lower_local: emits the per-device equations of one global equation whose sharded form
 // needs more than its kernel on each block (rev of a sharded dimension trades blocks
-// between mirror devices); returns the results, laid out as the sharding rule says.
+// between mirror devices, through move_blocks); returns the results, laid out as the
+// sharding rule says.
 using LowerLocalFn = std::vector<Atom> (*)(std::span<const Atom> in, const Params& params,
                                           const LowerContext& ctx);
 using LocalizeFn = Params (*)(const Params& params, const LocalizeInfo& info);

@@ -31,42 +31,13 @@ ShardingRule rev_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
                                const Params&) {
   ShardingRule rule;
   std::vector<int> result;
-  for (size_t d = 0; d < in[0].shape.size(); ++d) result.push_back(add_factor(rule, in[0].shape[d]));
+  for (size_t d = 0; d < in[0].shape.size(); ++d) {
+    result.push_back(add_factor(rule, in[0].shape[d]));
+  }
   rule.operands.push_back(result);
   rule.results.push_back(result);
   rule.runs_padded = true;
   return rule;
-}
-
-// The flat mesh positions (row-major over the axis sizes) of every device, as pairs
-// (source, target) for a collective-permute that sends the block of tile t along
-// dimension-axes `axes` to tile `to(t)` (skipped where `to` gives -1).
-template <class To>
-std::vector<int64_t> tile_pairs(std::span<const int64_t> sizes, const std::vector<int64_t>& axes,
-                                To to) {
-  int64_t devices = 1;
-  for (int64_t s : sizes) devices *= s;
-  std::vector<int64_t> pairs;
-  for (int64_t pos = 0; pos < devices; ++pos) {
-    std::vector<int64_t> c(sizes.size());
-    for (size_t a = sizes.size(), rest = size_t(pos); a-- > 0;) {
-      c[a] = int64_t(rest) % sizes[a];
-      rest /= size_t(sizes[a]);
-    }
-    int64_t t = 0;
-    for (int64_t a : axes) t = t * sizes[size_t(a)] + c[size_t(a)];
-    int64_t u = to(t);
-    if (u < 0) continue;
-    for (size_t k = axes.size(); k-- > 0;) {
-      c[size_t(axes[k])] = u % sizes[size_t(axes[k])];
-      u /= sizes[size_t(axes[k])];
-    }
-    int64_t dst = 0;
-    for (size_t a = 0; a < sizes.size(); ++a) dst = dst * sizes[a] + c[a];
-    pairs.push_back(pos);
-    pairs.push_back(dst);
-  }
-  return pairs;
 }
 
 // Per device: reverse the block, then for each reversed sharded dimension take the
@@ -102,14 +73,10 @@ std::vector<core::Atom> rev_lower_local(std::span<const core::Atom> in, const Pa
                    part);
       }
       // Tile t's piece goes to the device whose result block needs it.
-      auto to = [&](int64_t t) {
+      return c.move_blocks(x, part, axes, [&](int64_t t) {
         const int64_t k = n - 1 - shift - t;
         return k >= 0 ? k : int64_t(-1);
-      };
-      return c.emit(Prim::collective_permute, {x},
-                    {{"source_target_pairs", tile_pairs(c.axis_sizes, axes, to)},
-                     {"zero_others", true}},
-                    part);
+      });
     };
     Atom tail = piece(cur, r, b, q);
     if (r == 0) {
