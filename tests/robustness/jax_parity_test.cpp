@@ -100,6 +100,19 @@ TEST(JaxParityDevicePut, GradThroughDevicePutUnderJit) {
   Array g = jit(grad(f))(x);
   Array expected = jnp::cos(jnp::arange(16.0f));
   EXPECT_LT(jnp::max(jnp::abs(g - expected)).item<float>(), 1e-6f);
+  // The tangent's device_put (which carries its primal along) compiles too.
+  auto tangent = jit([&](const Array& v) {
+    return jvp([&](const Array& w) { return device_put(w, NamedSharding(mesh, P())) * 2.0f; },
+               std::make_tuple(v), std::make_tuple(jnp::ones({16})))
+        .second;
+  });
+  Array t = tangent(x);
+  EXPECT_EQ(t.to_vector<float>(), std::vector<float>(16, 2.0f));
+  EXPECT_EQ(t.sharding(), Sharding(NamedSharding(mesh, P())));
+  // vmap of grad: the source layout of a batched value is not known; values still right.
+  Array rows = jnp::arange(32.0f).reshape({2, 16});
+  Array gv = vmap(grad(f))(rows);
+  EXPECT_LT(jnp::max(jnp::abs(gv - jnp::cos(rows))).item<float>(), 1e-6f);
 }
 
 // --- rev of a sharded dimension ---------------------------------------------------------
