@@ -140,7 +140,7 @@ FlatFn flat_fn(const F& f, const std::vector<TreeDef>& defs) {
   return [&f, &defs](const std::vector<Array>& leaves, TreeDef* out_def) {
     size_t next = 0;
     size_t i = 0;
-    auto take = [&](auto tag) {
+    [[maybe_unused]] auto take = [&](auto tag) {  // unused for a function of no arguments
       using T = typename decltype(tag)::type;
       const TreeDef& def = defs[i++];
       std::vector<Array> part(leaves.begin() + long(next),

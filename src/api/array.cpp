@@ -26,8 +26,9 @@ const ArrayImpl& concrete_of(const Array& x, const char* what) {
                      "; a transpose rule may read only its type");
   }
   if (impl.abstract) {
-    throw ValueError(std::string(what) + " needs data, but the array is a ShapeDtypeStruct of type " +
-                     impl.aval.str() + " (a shape and dtype only); pass a concrete array");
+    throw ValueError(std::string(what) + " needs data, but the array is a ShapeDtypeStruct of " +
+                     "type " + impl.aval.str() + " (a shape and dtype only); pass a concrete "
+                     "array");
   }
   if (impl.tracer) {
     throw ConcretizationError(

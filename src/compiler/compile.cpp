@@ -123,7 +123,10 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     // A region's boundaries carry its mesh (a region without array arguments has only exits).
     if (e.prim == Prim::manual_enter || e.prim == Prim::manual_exit) {
       const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh");
-      if (mesh) consider(mesh->device_assignment(), "shard_map mesh " + mesh->as_named()->mesh().to_string());
+      if (mesh) {
+        consider(mesh->device_assignment(),
+                 "shard_map mesh " + mesh->as_named()->mesh().to_string());
+      }
     }
     if (!core::has_trait(e.prim, core::kLayout)) continue;
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");

@@ -12,12 +12,6 @@ namespace {
 
 namespace jnp = numpy;
 
-std::vector<float> iota_values(int64_t n) {
-  std::vector<float> v(size_t(n), 0.0f);
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = float(i);
-  return v;
-}
-
 // --- jit in_shardings vs committed arguments -------------------------------------------
 
 TEST(JaxParityInShardings, CommittedArgumentOfAnotherShardingRaises) {
@@ -87,7 +81,8 @@ TEST(JaxParityDevicePut, JvpAndVmapThroughDevicePut) {
   EXPECT_EQ(t.to_vector<float>(), std::vector<float>(8, 3.0f));
   EXPECT_EQ(t.sharding(), Sharding(NamedSharding(b, P("b"))));
   Array batch = jnp::arange(32.0f).reshape({4, 8});
-  Array v = vmap([&](const Array& row) { return device_put(row, NamedSharding(b, P("b"))); })(batch);
+  Array v =
+      vmap([&](const Array& row) { return device_put(row, NamedSharding(b, P("b"))); })(batch);
   EXPECT_EQ(v.to_vector<float>(), batch.to_vector<float>());
 }
 
@@ -135,7 +130,8 @@ TEST(JaxParityRev, ReverseKeepsTheDimensionSharded) {
 TEST(JaxParityRev, TwoMeshAxesAndSeveralDimensions) {
   Mesh mesh = make_mesh({4, 2}, {"a", "b"});
   Array host = jnp::arange(8.0f * 8 * 4).reshape({8, 8, 4});
-  for (const PartitionSpec& spec : {P("a", "b"), P({"a", "b"}), P(None, "a", "b"), P("b", None, "a")}) {
+  for (const PartitionSpec& spec :
+       {P("a", "b"), P({"a", "b"}), P(None, "a", "b"), P("b", None, "a")}) {
     Array x = device_put(host, NamedSharding(mesh, spec));
     for (const std::vector<int64_t>& dims :
          std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 1}, {0, 1, 2}}) {
@@ -223,12 +219,13 @@ TEST(JaxParityShards, ShardsAreCommittedAsTheirArrayIs) {
 
 TEST(JaxParityShardMap, NoArrayArgumentsFindsTheMesh) {
   Mesh mesh = make_mesh({8}, {"x"});
-  auto f = shard_map([]() { return lax::axis_index("x").reshape({1}); }, mesh, Specs(std::vector<PartitionSpec>{}), P("x"));
+  const Specs none(std::vector<PartitionSpec>{});  // in_specs=()
+  auto f = shard_map([]() { return lax::axis_index("x").reshape({1}); }, mesh, none, P("x"));
   Array y = f();
   EXPECT_EQ(y.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(y.sharding(), Sharding(NamedSharding(mesh, P("x"))));
   auto g = shard_map([]() { return jnp::ones({2}) * lax::axis_index("x").astype(DType::float32); },
-                     mesh, Specs(std::vector<PartitionSpec>{}), P("x"));
+                     mesh, none, P("x"));
   EXPECT_EQ(g().to_vector<float>()[15], 7.0f);
 }
 

@@ -101,7 +101,9 @@ TEST(ShardingApiCallback, BuildsShardsFromTheirIndices) {
     seen.push_back(index);
     std::vector<float> block;
     for (int64_t i = index[0].begin(8); i < index[0].end(8); ++i) {
-      for (int64_t j = index[1].begin(4); j < index[1].end(4); ++j) block.push_back(float(i * 4 + j));
+      for (int64_t j = index[1].begin(4); j < index[1].end(4); ++j) {
+        block.push_back(float(i * 4 + j));
+      }
     }
     return block;
   });
