@@ -43,6 +43,14 @@ struct JitOptions {
   std::string name = "f";
 };
 
+// An array's type without data (jax.ShapeDtypeStruct): pass it where jit(f).lower(...) or
+// eval_shape takes an argument, to lower and compile ahead of time for arguments of that
+// shape, dtype and (if given, committed) sharding. Using its data raises ValueError.
+class ShapeDtypeStruct : public Array {
+ public:
+  ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Sharding> sharding = std::nullopt);
+};
+
 // A traced program with its constants, printed as JAX prints a ClosedJaxpr.
 class Jaxpr {
  public:
@@ -99,11 +107,22 @@ class JitCore {
   Jaxpr make_jaxpr(const std::vector<Array>& leaves, const std::vector<TreeDef>& arg_defs,
                    const FlatFn& fn);
   int64_t cache_size() const;
+  // Returns the outputs' types as data-less arrays (eval_shape).
+  std::vector<Array> eval_shape(const std::vector<Array>& leaves,
+                                const std::vector<TreeDef>& arg_defs, const FlatFn& fn,
+                                TreeDef* out_def);
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// lower() and eval_shape() take ShapeDtypeStructs where arrays go: they are Arrays.
+template <class T>
+const T& as_arg(const T& x) {
+  return x;
+}
+inline const Array& as_arg(const ShapeDtypeStruct& x) { return x; }
 
 template <class... Args>
 void flatten_args(std::vector<Array>& leaves, std::vector<TreeDef>& defs, const Args&... args) {
@@ -122,7 +141,7 @@ FlatFn flat_fn(const F& f, const std::vector<TreeDef>& defs) {
   return [&f, &defs](const std::vector<Array>& leaves, TreeDef* out_def) {
     size_t next = 0;
     size_t i = 0;
-    auto take = [&](auto tag) {
+    [[maybe_unused]] auto take = [&](auto tag) {  // unused for a function of no arguments
       using T = typename decltype(tag)::type;
       const TreeDef& def = defs[i++];
       std::vector<Array> part(leaves.begin() + long(next),
@@ -171,13 +190,10 @@ class Jitted {
         args...);
   }
 
-  // Traces for these arguments without running.
+  // Traces for these arguments (arrays, or ShapeDtypeStructs) without running.
   template <class... Args>
   Lowered lower(const Args&... args) const {
-    std::vector<Array> leaves;
-    std::vector<TreeDef> defs;
-    detail::flatten_args(leaves, defs, args...);
-    return core_->lower(leaves, defs, detail::flat_fn<F, Args...>(f_, defs));
+    return lower_args(detail::as_arg(args)...);
   }
 
   // Returns how many argument signatures this jit holds a trace for (JAX's _cache_size);
@@ -186,6 +202,14 @@ class Jitted {
   int64_t cache_size() const { return core_->cache_size(); }
 
  private:
+  template <class... Args>
+  Lowered lower_args(const Args&... args) const {
+    std::vector<Array> leaves;
+    std::vector<TreeDef> defs;
+    detail::flatten_args(leaves, defs, args...);
+    return core_->lower(leaves, defs, detail::flat_fn<F, Args...>(f_, defs));
+  }
+
   F f_;
   std::shared_ptr<detail::JitCore> core_;
 };
@@ -195,6 +219,21 @@ class Jitted {
 template <class F>
 Jitted<std::decay_t<F>> jit(F&& f, JitOptions options = {}) {
   return Jitted<std::decay_t<F>>(std::forward<F>(f), std::move(options));
+}
+
+// Returns f's result with every leaf a data-less array (a ShapeDtypeStruct: shape and dtype),
+// tracing f on the types of `args` (arrays or ShapeDtypeStructs) without computing.
+template <class F, class... Args>
+auto eval_shape(const F& f, const Args&... args) {
+  return [&](const auto&... xs) {
+    detail::JitCore core(JitOptions{.name = "eval_shape"});
+    return detail::call_flattened(
+        f,
+        [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
+          return core.eval_shape(leaves, defs, fn, out_def);
+        },
+        xs...);
+  }(detail::as_arg(args)...);
 }
 
 // make_jaxpr(f)(args...) returns the program f traces to.

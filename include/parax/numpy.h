@@ -68,6 +68,32 @@ Array array(T value, std::optional<DType> dtype = std::nullopt) {
   return array(std::vector<T>{value}, Shape{}, dtype);
 }
 
+namespace detail {
+// device_put(x, sharding), for the array overloads below.
+Array place(const Array& x, const Sharding& sharding);
+}  // namespace detail
+
+// Returns array(values, shape, dtype) laid out as `sharding` (committed), as
+// jax.device_put(jnp.array(values), sharding) is.
+template <class T>
+  requires is_scalar_type_v<T>
+Array array(const std::vector<T>& values, const Sharding& sharding,
+            std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt) {
+  return detail::place(array(values, std::move(shape), dtype), sharding);
+}
+template <class T>
+  requires is_scalar_type_v<T>
+Array array(std::initializer_list<T> values, const Sharding& sharding,
+            std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt) {
+  return detail::place(array(std::vector<T>(values), std::move(shape), dtype), sharding);
+}
+template <class T>
+  requires is_scalar_type_v<T>
+Array array(std::initializer_list<std::initializer_list<T>> rows, const Sharding& sharding,
+            std::optional<DType> dtype = std::nullopt) {
+  return detail::place(array(rows, dtype), sharding);
+}
+
 // Without a dtype: float32, or float64 with jax_enable_x64 (JAX's float_).
 Array zeros(Shape shape, std::optional<DType> dtype = std::nullopt);
 Array ones(Shape shape, std::optional<DType> dtype = std::nullopt);

@@ -67,17 +67,21 @@ std::vector<std::string> leaf_spec_paths(const Specs& specs, const std::vector<T
 // True while a transform that binds axis names traces its function: a trace made then
 // depends on those names, so it is not cached.
 bool axes_bound();
+// Returns x marked as a pmap result: x[i] is then device i's shard (JAX's PmapSharding).
+Array as_pmap_result(const Array& x);
 // `call` compiled and cached per signature through jit, except while axis names are bound
 // (see axes_bound), when it is traced in place. lower() gives the jitted program.
 template <class G>
 class Cached {
  public:
-  Cached(G call, std::string name)
-      : call_(call), jitted_(std::move(call), JitOptions{.name = std::move(name)}) {}
+  Cached(G call, std::string name, bool pmap = false)
+      : call_(call), jitted_(std::move(call), JitOptions{.name = std::move(name)}), pmap_(pmap) {}
   template <class... Args>
   auto operator()(const Args&... args) const {
     if (axes_bound()) return call_(args...);
-    return jitted_(args...);
+    auto out = jitted_(args...);
+    if (pmap_) for_each_leaf(out, [](Array& leaf) { leaf = as_pmap_result(leaf); });
+    return out;
   }
   template <class... Args>
   Lowered lower(const Args&... args) const {
@@ -87,10 +91,11 @@ class Cached {
  private:
   G call_;
   Jitted<G> jitted_;
+  bool pmap_ = false;
 };
 template <class G>
-Cached<G> cached(G call, std::string name) {
-  return Cached<G>(std::move(call), std::move(name));
+Cached<G> cached(G call, std::string name, bool pmap = false) {
+  return Cached<G>(std::move(call), std::move(name), pmap);
 }
 std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& leaf_names, const FlatFn& fn,
@@ -127,7 +132,7 @@ auto pmap(F f, PmapOptions options = {}) {
         },
         args...);
   };
-  return detail::cached(std::move(per_call), "pmap");
+  return detail::cached(std::move(per_call), "pmap", true);
 }
 
 }  // namespace parax

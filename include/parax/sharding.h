@@ -146,6 +146,10 @@ struct ShardingImpl;
 // Shardings with extra accessors.
 class Sharding {
  public:
+  // A bare PartitionSpec, which jit's in/out_shardings, device_put and
+  // with_sharding_constraint read on the mesh of the enclosing sharding::use_mesh scope
+  // (outside one they raise JAX's error). Other uses raise RuntimeError.
+  Sharding(const PartitionSpec& spec);  // NOLINT(google-explicit-constructor)
   // Returns the devices in device-assignment order (a mesh's flat order).
   const std::vector<Device>& device_assignment() const;
   // Returns the set of devices, sorted by id.
@@ -220,5 +224,26 @@ class PositionalSharding : public Sharding {
   explicit PositionalSharding(std::shared_ptr<const detail::ShardingImpl> impl)
       : Sharding(std::move(impl)) {}
 };
+
+namespace sharding {
+
+// Makes a mesh the context mesh of this thread while it lives (jax.sharding.use_mesh, or
+// `with mesh:`); scopes nest, the innermost wins.
+class [[nodiscard]] MeshScope {
+ public:
+  explicit MeshScope(const Mesh& mesh);
+  ~MeshScope();
+  MeshScope(const MeshScope&) = delete;
+  MeshScope& operator=(const MeshScope&) = delete;
+};
+
+// Returns a scope under which a bare PartitionSpec means NamedSharding(mesh, spec):
+// `auto scope = parax::sharding::use_mesh(mesh);`.
+[[nodiscard]] inline MeshScope use_mesh(const Mesh& mesh) { return MeshScope(mesh); }
+
+// Returns the mesh of this thread's innermost use_mesh scope, or nullopt outside any.
+std::optional<Mesh> get_mesh();
+
+}  // namespace sharding
 
 }  // namespace parax

@@ -25,6 +25,11 @@ const ArrayImpl& concrete_of(const Array& x, const char* what) {
     throw ValueError(std::string("[autodiff] the value of a linear operand was used by ") + what +
                      "; a transpose rule may read only its type");
   }
+  if (impl.abstract) {
+    throw ValueError(std::string(what) + " needs data, but the array is a ShapeDtypeStruct of " +
+                     "type " + impl.aval.str() + " (a shape and dtype only); pass a concrete "
+                     "array");
+  }
   if (impl.tracer) {
     throw ConcretizationError(
         "Abstract tracer value encountered where concrete value is expected: traced array "
@@ -49,6 +54,29 @@ Array array_from_host(const void* data, const core::Aval& aval) {
   auto buf = runtime::Buffer::allocate(d, aval.nbytes());
   if (aval.nbytes()) std::memcpy(buf->data(), data, aval.nbytes());
   return make_array(aval, SingleDeviceSharding(d), false, {std::move(buf)});
+}
+
+std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
+  if (!x.sharding) return std::nullopt;
+  const auto map = x.sharding->devices_indices_map(x.aval.shape);
+  size_t next = 0;
+  for (const auto& [device, index] : map) {
+    if (!runtime::is_local(device)) continue;
+    const size_t b = next++;
+    const int64_t n = x.aval.shape[0];
+    if (index[0].is_full()) return std::nullopt;  // dimension 0 is not mapped
+    if (index[0].begin(n) != i || index[0].end(n) != i + 1) continue;
+    bool whole = true;
+    for (size_t d = 1; d < index.size(); ++d) {
+      whole = whole && index[d].begin(x.aval.shape[d]) == 0 &&
+              index[d].end(x.aval.shape[d]) == x.aval.shape[d];
+    }
+    if (!whole) continue;
+    core::Aval piece = x.aval;
+    piece.shape.erase(piece.shape.begin());  // [1, ...] and [...] share their bytes
+    return make_array(piece, SingleDeviceSharding(device), false, {x.buffers[b]});
+  }
+  return std::nullopt;
 }
 
 DType canonicalize_dtype(DType t) {
@@ -86,7 +114,11 @@ const Array& Array::block_until_ready() const {
   return *this;
 }
 
-Sharding Array::sharding() const { return *detail::concrete_of(*this, "Array::sharding()").sharding; }
+Sharding Array::sharding() const {
+  // A ShapeDtypeStruct given a sharding has one, as JAX's does.
+  if (const detail::ArrayImpl& x = impl_of(*this); x.abstract && x.sharding) return *x.sharding;
+  return *detail::concrete_of(*this, "Array::sharding()").sharding;
+}
 
 std::vector<Device> Array::devices() const { return sharding().device_set(); }
 
@@ -103,7 +135,8 @@ std::vector<Shard> Array::addressable_shards() const {
     for (size_t d = 0; d < piece.shape.size(); ++d) {
       piece.shape[d] = index[d].end(x.aval.shape[d]) - index[d].begin(x.aval.shape[d]);
     }
-    Array data = detail::make_array(piece, SingleDeviceSharding(device), true,
+    // A shard is committed as its array is (JAX's Shard.data).
+    Array data = detail::make_array(piece, SingleDeviceSharding(device), x.committed,
                                     {x.buffers[next++]});
     out.push_back(Shard{device, index, replica, std::move(data)});
   }
@@ -144,6 +177,11 @@ Array Array::operator[](int64_t i) const {
     throw IndexError("index " + std::to_string(i) + " is out of bounds for axis 0 with size " +
                      std::to_string(n));
   }
+  if (const detail::ArrayImpl& x = impl_of(*this); x.pmapped && i >= 0) {
+    // As JAX indexes a pmap result: device i's shard itself, on device i, uncommitted
+    // (a negative index takes the general path, as in JAX).
+    if (auto shard = detail::pmap_shard(x, i)) return *shard;
+  }
   if (i < 0) i += n;
   // x[i] is squeeze(slice(x)), as JAX rewrites static indexing; the layout of the other
   // dimensions follows from the primitives' sharding rules.
@@ -159,11 +197,19 @@ std::string tracer_repr(const detail::ArrayImpl& x) {
   std::string weak = x.aval.weak_type ? ", weak_type=True" : "";
   return "Traced<ShapedArray(" + x.aval.str() + weak + ")>with<DynamicJaxprTrace>";
 }
+
+std::string abstract_repr(const detail::ArrayImpl& x) {
+  std::string s = "ShapeDtypeStruct(shape=" + shape_str(x.aval.shape) +
+                  ", dtype=" + std::string(dtype_name(x.aval.dtype));
+  if (x.sharding) s += ", sharding=" + x.sharding->to_string();
+  return s + ")";
+}
 }  // namespace
 
 std::string Array::to_string() const {
   const detail::ArrayImpl& x = impl_of(*this);
   if (x.tracer) return tracer_repr(x);
+  if (x.abstract) return abstract_repr(x);
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_repr({x.aval.dtype, x.aval.shape, bytes.data()}, x.aval.weak_type);
 }
@@ -171,6 +217,7 @@ std::string Array::to_string() const {
 std::string Array::str() const {
   const detail::ArrayImpl& x = impl_of(*this);
   if (x.tracer) return tracer_repr(x);
+  if (x.abstract) return abstract_repr(x);
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_str({x.aval.dtype, x.aval.shape, bytes.data()});
 }

@@ -360,14 +360,21 @@ std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, b
 }
 
 Array with_sharding_constraint(const Array& x, const Sharding& sharding) {
+  const std::optional<Sharding> resolved = parax::detail::try_resolve_spec(sharding);
+  if (!resolved) {
+    throw RuntimeError("with_sharding_constraint requires a non-empty mesh if you are passing "
+                       "`PartitionSpec`s or `None` to shardings! Is a mesh defined at the call "
+                       "site? Alternatively, provide `Sharding`s to shardings and then the mesh "
+                       "context manager is not required.");
+  }
   try {
-    sharding.impl().check_rank(x.ndim());
+    resolved->impl().check_rank(x.ndim());
   } catch (const ValueError& e) {
     throw ValueError("One of with_sharding_constraint arguments is incompatible with its "
-                     "sharding annotation " + sharding.to_string() + ": " + e.what());
+                     "sharding annotation " + resolved->to_string() + ": " + e.what());
   }
   return core::bind1(Prim::sharding_constraint, {x},
-               {{"sharding", std::make_shared<const Sharding>(sharding)}});
+                     {{"sharding", std::make_shared<const Sharding>(*resolved)}});
 }
 
 }  // namespace parax::lax

@@ -120,11 +120,15 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     }
   }
   for (const core::Eqn& e : p.eqns) {
-    if (e.prim == Prim::manual_enter) {
+    // A region's boundaries carry its mesh (a region without array arguments has only exits).
+    if (e.prim == Prim::manual_enter || e.prim == Prim::manual_exit) {
       const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh");
-      if (mesh) consider(mesh->device_assignment(), "shard_map mesh " + mesh->as_named()->mesh().to_string());
+      if (mesh) {
+        consider(mesh->device_assignment(),
+                 "shard_map mesh " + mesh->as_named()->mesh().to_string());
+      }
     }
-    if (e.prim != Prim::sharding_constraint) continue;
+    if (!core::has_trait(e.prim, core::kLayout)) continue;
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
     consider(s.device_assignment(), "sharding constraint " + s.to_string());
   }
@@ -139,7 +143,7 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
   std::vector<std::pair<Sharding, size_t>> explicit_shardings;
   // A shard_map's mesh first: its per-device code names that mesh's axes.
   for (const core::Eqn& e : p.eqns) {
-    if (e.prim != Prim::manual_enter) continue;
+    if (e.prim != Prim::manual_enter && e.prim != Prim::manual_exit) continue;
     if (const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh")) {
       explicit_shardings.push_back({*mesh, 0});
     }
@@ -150,7 +154,7 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
     }
   }
   for (const core::Eqn& e : p.eqns) {
-    if (e.prim != Prim::sharding_constraint) continue;
+    if (!core::has_trait(e.prim, core::kLayout)) continue;
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
     explicit_shardings.push_back({s, p.aval_of(e.inputs[0]).shape.size()});
   }
@@ -270,7 +274,8 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
     std::vector<Sharding> candidates;
     const Atom& out = flat.outvars[o];
     for (const core::Eqn& e : flat.eqns) {
-      if (e.prim == Prim::sharding_constraint && !out.is_literal() && e.outputs[0] == out.var) {
+      if (core::has_trait(e.prim, core::kLayout) && !out.is_literal() &&
+          e.outputs[0] == out.var) {
         candidates.push_back(*e.params.get<std::shared_ptr<const Sharding>>("sharding"));
       }
     }
@@ -295,7 +300,7 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   exe->committed_ =
       std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
       std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
-        return e.prim == Prim::sharding_constraint || e.prim == Prim::manual_exit;
+        return core::has_trait(e.prim, core::kLayout) || e.prim == Prim::manual_exit;
       });
   exe->cost_ = analyze(part.local, mesh);
   exe->local_ = std::make_shared<const Program>(std::move(part.local));

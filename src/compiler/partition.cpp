@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "base/check.h"
 #include "parax/errors.h"
@@ -52,6 +53,10 @@ class Partitioner {
     return global.shape[d] % mesh_.size_of(s.dims[d]) != 0;
   }
   Atom gather_dimension(Atom cur, const Aval& global, DimShard& from, size_t d);
+  // A collective-permute sending the block of tile t over `axes` to tile to(t) (for a
+  // primitive's lower_local); devices that receive nothing get zeros.
+  Atom move_blocks(Atom x, const Aval& local, const AxisList& axes,
+                   const std::function<int64_t(int64_t)>& to);
   Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s, size_t d,
                     double fill);
   void partition_eqn(size_t e);
@@ -229,6 +234,28 @@ Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, cons
     }
   }
   return cur;
+}
+
+Atom Partitioner::move_blocks(Atom x, const Aval& local, const AxisList& axes,
+                              const std::function<int64_t(int64_t)>& to) {
+  std::vector<int64_t> pairs;
+  for (int64_t src = 0; src < mesh_.num_devices(); ++src) {
+    std::vector<int64_t> c = mesh_.coords(src);
+    int64_t t = 0;
+    for (int64_t a : axes) t = t * mesh_.axis_sizes[size_t(a)] + c[size_t(a)];
+    int64_t u = to(t);
+    if (u < 0) continue;
+    for (size_t k = axes.size(); k-- > 0;) {
+      c[size_t(axes[k])] = u % mesh_.axis_sizes[size_t(axes[k])];
+      u /= mesh_.axis_sizes[size_t(axes[k])];
+    }
+    int64_t dst = 0;
+    for (size_t a = 0; a < c.size(); ++a) dst = dst * mesh_.axis_sizes[a] + c[a];
+    pairs.push_back(src);
+    pairs.push_back(dst);
+  }
+  core::Params params{{"source_target_pairs", pairs}, {"zero_others", true}};
+  return Atom::of(emit(Prim::collective_permute, {x}, std::move(params), local));
 }
 
 Atom Partitioner::gather_dimension(Atom cur, const Aval& global, DimShard& from, size_t d) {
@@ -415,7 +442,7 @@ void Partitioner::partition_eqn(size_t e) {
                                 layout_[size_t(in.var)], required_operand(global_, prop_, e, 0));
     return;
   }
-  if (eqn.prim == Prim::sharding_constraint) {
+  if (core::has_trait(eqn.prim, core::kLayout)) {
     const Atom& in = eqn.inputs[0];
     const int out = eqn.outputs[0];
     DimShard from = in.is_literal() ? DimShard::replicated(0) : layout_[size_t(in.var)];
@@ -425,14 +452,20 @@ void Partitioner::partition_eqn(size_t e) {
   }
   std::vector<Atom> inputs;
   std::vector<Aval> in_avals;
+  std::vector<Aval> global_in;
+  std::vector<std::vector<AxisList>> in_axes;
   for (size_t i = 0; i < eqn.inputs.size(); ++i) {
     const Atom& a = eqn.inputs[i];
     if (a.is_literal()) {
       inputs.push_back(a);
       in_avals.push_back(a.literal->aval);
+      global_in.push_back(a.literal->aval);
+      in_axes.push_back(DimShard::replicated(a.literal->aval.shape.size()).dims);
       continue;
     }
     DimShard need = required_operand(global_, prop_, e, i);
+    global_in.push_back(global_.avals[size_t(a.var)]);
+    in_axes.push_back(need.dims);
     const Aval& g = global_.avals[size_t(a.var)];
     Atom in = reshard(map_[size_t(a.var)], g, layout_[size_t(a.var)], need);
     const Aval local = mesh_.local_aval(g, need);
@@ -461,6 +494,24 @@ void Partitioner::partition_eqn(size_t e) {
                               in_avals.empty() ? out_avals[0] : in_avals[0], out_avals[0]);
     map_[size_t(eqn.outputs[0])] = reshard(Atom::of(v), global_.avals[size_t(eqn.outputs[0])],
                                            computed[0], layout_[size_t(eqn.outputs[0])]);
+    return;
+  }
+  if (const auto lower = core::rules(eqn.prim).lower_local) {
+    // The primitive emits its own per-device equations (its rule says why).
+    auto emit_one = [&](Prim p, std::vector<Atom> in, core::Params params, Aval out) {
+      return Atom::of(emit(p, std::move(in), std::move(params), std::move(out)));
+    };
+    auto move = [&](Atom x, const Aval& local, const AxisList& axes,
+                    const std::function<int64_t(int64_t)>& to) {
+      return move_blocks(x, local, axes, to);
+    };
+    const core::LowerContext ctx{global_in, in_avals, out_avals, in_axes, mesh_.axis_sizes,
+                                 emit_one, move};
+    const std::vector<Atom> res = lower(inputs, eqn.params, ctx);
+    for (size_t r = 0; r < res.size(); ++r) {
+      const int v = eqn.outputs[r];
+      map_[size_t(v)] = reshard(res[r], global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
+    }
     return;
   }
   core::Params params = eqn.params;

@@ -54,9 +54,9 @@ DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mes
 // Primitives that run on padded shards: elementwise ones ignore the padding, reductions
 // and contractions mask it with their identity (partition.cpp). Others need a dimension
 // that does not divide gathered first.
-bool runs_padded(core::Prim p) {
-  return core::has_trait(p, core::kElementwise) || core::has_trait(p, core::kReduction) ||
-         p == core::Prim::dot_general;
+bool runs_padded(core::Prim p, const ShardingRule& rule) {
+  return rule.runs_padded || core::has_trait(p, core::kElementwise) ||
+         core::has_trait(p, core::kReduction) || p == core::Prim::dot_general;
 }
 
 // Chooses mesh axes for each factor of `rule` from the operands' known layouts. As GSPMD
@@ -91,7 +91,7 @@ std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
         if (appears_in_results(rule, f) == contracted) continue;
         if (contracted && rule.reduction == core::ReduceOp::none) continue;
         const bool divides = rule.factor_sizes[size_t(f)] % mesh.size_of(axes) == 0;
-        if (!divides && !runs_padded(prim)) continue;
+        if (!divides && !runs_padded(prim, rule)) continue;
         if (std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return used[size_t(a)]; })) {
           continue;
         }
@@ -247,7 +247,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     for (int v : e.outputs) producer[size_t(v)] = e.prim;
     prop.computed.emplace_back(e.outputs.size());
     for (size_t r = 0; r < e.outputs.size(); ++r) {
-      if (e.prim == Prim::sharding_constraint) {
+      if (core::has_trait(e.prim, core::kLayout)) {
         known[size_t(e.outputs[r])] = constraint_of(e, p, mesh, operands[0]);
         continue;
       }
@@ -273,7 +273,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
   }
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const core::Eqn& eqn = p.eqns[e];
-    if (eqn.prim == Prim::sharding_constraint || is_boundary(eqn.prim) ||
+    if (core::has_trait(eqn.prim, core::kLayout) || is_boundary(eqn.prim) ||
         prop.computed[e].size() != eqn.outputs.size())
       continue;
     const ShardingRule& rule = prop.rules[e];
@@ -281,7 +281,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     bool changed = false;
     for (size_t r = 0; r < eqn.outputs.size(); ++r) {
       const auto [c, i] = first_use[size_t(eqn.outputs[r])];
-      if (c == SIZE_MAX || p.eqns[c].prim == Prim::sharding_constraint || prop.computed[e][r])
+      if (c == SIZE_MAX || core::has_trait(p.eqns[c].prim, core::kLayout) || prop.computed[e][r])
         continue;
       const DimShard need = required_operand(p, prop, c, i);
       AxisList used;
@@ -312,7 +312,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     for (size_t i = 0; i < p.eqns[e].inputs.size(); ++i) {
       const core::Atom& a = p.eqns[e].inputs[i];
       if (a.is_literal() || known[size_t(a.var)]) continue;
-      known[size_t(a.var)] = p.eqns[e].prim == Prim::sharding_constraint
+      known[size_t(a.var)] = core::has_trait(p.eqns[e].prim, core::kLayout)
                                  ? constraint_of(p.eqns[e], p, mesh, nullptr)
                                  : required_operand(p, prop, e, i);
     }

@@ -19,6 +19,7 @@ enum Trait : uint32_t {
   kHasProgram = 1u << 7,    // holds a sub-program (jit, control flow, fused kernels)
   kNamedAxes = 1u << 8,     // a collective over named axes (param `axes`): psum, ...
   kReadsDevice = 1u << 9,   // its kernel reads where its device sits (DeviceContext coords)
+  kLayout = 1u << 10,       // the identity with a layout (param `sharding`) its result must have
 };
 
 // clang-format off
@@ -110,7 +111,8 @@ enum Trait : uint32_t {
   X(cumsum, "cumsum", kUnary | kLinear)                                      \
   X(sort, "sort", 0)                                                         \
   /* sharding and programs */                                                \
-  X(sharding_constraint, "sharding_constraint", kUnary | kLinear)            \
+  X(sharding_constraint, "sharding_constraint", kUnary | kLinear | kLayout)  \
+  X(device_put, "device_put", kLinear | kLayout)                             \
   X(pjit, "pjit", kHasProgram)                                               \
   /* a chain of elementwise equations run tile by tile (compiler's fusion) */ \
   X(fusion, "fusion", kHasProgram)                                           \

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ struct ShardingRule {
   // The primitive computes along dimensions it needs whole (kNone), yet its results keep
   // the operand's layout there, as JAX's do: each device then slices its part locally.
   bool keeps_operand_layout = false;
+  // The primitive runs on shards of dimensions that do not divide (padded at the end),
+  // its lower_local taking care of where the padding goes.
+  bool runs_padded = false;
 
   int num_factors() const { return int(factor_sizes.size()); }
   // Returns the rule in Shardy's notation, e.g. `([i, k], [k, j]) -> ([i, j]) {k: sum}`.
@@ -120,6 +124,35 @@ using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> in, const Par
 using ShardingRuleFn = ShardingRule (*)(std::span<const Aval> in, std::span<const Aval> out,
                                         const Params& params);
 using KernelFn = void (*)(const KernelCall& call);
+// eager: runs the primitive on concrete arrays itself, instead of through a compiled
+// one-equation program (device_put moves data between any devices, which one program,
+// laid out over one mesh, cannot).
+using EagerFn = std::vector<Array> (*)(std::span<const Array> in, const Params& params);
+
+// What a primitive that lowers itself to several per-device equations sees (lower_local).
+struct LowerContext {
+  std::span<const Aval> global_in;   // global operand types
+  std::span<const Aval> in_avals;    // per-device operand types
+  std::span<const Aval> out_avals;   // per-device result types
+  // Mesh axes sharding each dimension of each operand, major to minor.
+  std::span<const std::vector<std::vector<int64_t>>> in_dim_axes;
+  std::span<const int64_t> axis_sizes;  // the mesh's, in its axis order
+  // Appends an equation to the per-device program; returns its (single) result.
+  std::function<Atom(Prim, std::vector<Atom>, Params, Aval)> emit;
+  // Moves blocks between devices (the partitioner makes the collective, as reshard does):
+  // the block `x` (type `local`) of the device at tile t over `axes` goes to the device
+  // at tile to(t), all other coordinates equal; to(t) < 0 sends nothing, and a device
+  // that receives nothing holds zeros.
+  std::function<Atom(Atom x, const Aval& local, const std::vector<int64_t>& axes,
+                     const std::function<int64_t(int64_t)>& to)>
+      move_blocks;
+};
+// lower_local: emits the per-device equations of one global equation whose sharded form
+// needs more than its kernel on each block (rev of a sharded dimension trades blocks
+// between mirror devices, through move_blocks); returns the results, laid out as the
+// sharding rule says.
+using LowerLocalFn = std::vector<Atom> (*)(std::span<const Atom> in, const Params& params,
+                                          const LowerContext& ctx);
 using LocalizeFn = Params (*)(const Params& params, const LocalizeInfo& info);
 
 struct PrimRules {
@@ -131,6 +164,10 @@ struct PrimRules {
   KernelFn kernel = nullptr;
   // Rewrites shape-carrying params for per-device shapes. Null: params unchanged.
   LocalizeFn localize = nullptr;
+  // Null: the kernel runs on each device's blocks.
+  LowerLocalFn lower_local = nullptr;
+  // Null: eager calls compile a one-equation program.
+  EagerFn eager = nullptr;
   JvpFn jvp = nullptr;
   TransposeFn transpose = nullptr;
   // Null: a loop over the batch, one application per element (correct and slow).

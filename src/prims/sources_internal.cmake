@@ -7,4 +7,5 @@ target_sources(parax PRIVATE
   prims/random_bits.cpp
   prims/shard_slice.cpp
   prims/stop_gradient.cpp
-  prims/sharding_constraint.cpp)
+  prims/sharding_constraint.cpp
+  prims/device_put.cpp)

@@ -3,6 +3,7 @@
 // from which shard indices, shard shapes and equivalence follow generically.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct TileLayout {
 };
 
 struct ShardingImpl {
-  enum class Kind { named, single_device, positional };
+  enum class Kind { named, single_device, positional, bare_spec };
 
   ShardingImpl(Kind k, std::vector<Device> a) : kind(k), assignment(std::move(a)) {}
   virtual ~ShardingImpl() = default;
@@ -40,6 +41,13 @@ struct ShardingImpl {
   const Kind kind;
   const std::vector<Device> assignment;
 };
+
+// Returns `s` itself, or for a bare PartitionSpec the NamedSharding of that spec on the mesh
+// of this thread's innermost sharding::use_mesh scope; nullopt for a bare spec outside any
+// (the caller raises its API's error).
+std::optional<Sharding> try_resolve_spec(const Sharding& s);
+// True for a Sharding made from a bare PartitionSpec.
+bool is_bare_spec(const Sharding& s);
 
 // Returns axis names as a Python tuple: `('a', 'b')`, `('x',)`.
 std::string names_tuple(const std::vector<std::string>& names);

@@ -1,5 +1,6 @@
 target_sources(parax PRIVATE
   sharding/mesh.cpp
+  sharding/mesh_context.cpp
   sharding/named_sharding.cpp
   sharding/partition_spec.cpp
   sharding/positional_sharding.cpp

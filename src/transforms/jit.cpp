@@ -48,10 +48,41 @@ struct Lowered::Impl {
 
 std::string Lowered::as_text() const { return core::to_string(*impl_->closed.program); }
 
+namespace {
+
+std::shared_ptr<detail::ArrayImpl> abstract_impl(Shape shape, DType dtype,
+                                                 const std::optional<Sharding>& sharding) {
+  for (int64_t d : shape) {
+    if (d >= 0) continue;
+    throw ValueError("ShapeDtypeStruct: negative dimension in shape " + shape_str(shape));
+  }
+  auto impl = std::make_shared<detail::ArrayImpl>();
+  impl->aval = core::Aval{std::move(shape), dtype, false};
+  impl->abstract = true;
+  if (sharding) {
+    const std::optional<Sharding> s = detail::try_resolve_spec(*sharding);
+    if (!s) {
+      throw RuntimeError("ShapeDtypeStruct: the bare " + sharding->to_string() + " needs an "
+                         "enclosing parax::sharding::use_mesh scope");
+    }
+    (void)s->shard_shape(impl->aval.shape);  // JAX's error for a sharding that does not fit
+    impl->sharding = *s;
+    impl->committed = true;
+  }
+  return impl;
+}
+
+}  // namespace
+
+ShapeDtypeStruct::ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Sharding> sharding)
+    : Array(abstract_impl(std::move(shape), dtype, sharding)) {}
+
 Compiled Lowered::compile() const {
   std::vector<compiler::ArgInfo> infos;
   auto add = [&](const Array& x) {
-    const detail::ArrayImpl& impl = detail::concrete_of(x, "Lowered::compile");
+    // A ShapeDtypeStruct gives its type and sharding, which is all compiling needs.
+    const detail::ArrayImpl& impl = detail::impl_of(x);
+    if (!impl.abstract) detail::concrete_of(x, "Lowered::compile");
     infos.push_back({impl.aval, impl.sharding, impl.committed});
   };
   for (const Array& c : impl_->closed.consts) add(c);
@@ -88,6 +119,7 @@ struct Traced {
   core::ClosedProgram closed;
   std::shared_ptr<const core::Program> lifted;
   TreeDef out_def;
+  std::vector<std::optional<Sharding>> leaf_in_shardings;  // resolved, one per input leaf
 };
 
 namespace {
@@ -111,6 +143,39 @@ detail::CacheCounters jit_trace_counters() {
 
 // Each jit object owns its traces (least recently used evicted beyond parax_jit_cache_size);
 // their programs own their executables (compiler/eager.cpp), so all go when it dies.
+// Resolves bare PartitionSpecs of in_shardings or out_shardings on the context mesh, with
+// JAX's error outside one.
+std::vector<std::optional<Sharding>> resolve_all(const std::vector<std::optional<Sharding>>& in,
+                                                 const char* which, std::string* key) {
+  std::vector<std::optional<Sharding>> out;
+  for (const auto& s : in) {
+    if (!s || !is_bare_spec(*s)) {
+      out.push_back(s);
+      continue;
+    }
+    std::optional<Sharding> r = try_resolve_spec(*s);
+    if (!r) {
+      const bool in_s = std::string(which) == "in_shardings";
+      throw RuntimeError(
+          std::string("jax.jit only supports `Sharding`s being passed to ") + which +
+          ". Looks like you are passing either `PartitionSpec` or `None` which is not allowed "
+          "in jax.jit.\n" +
+          (in_s ? "Note that in_shardings argument is optional. JAX will infer the shardings "
+                  "from the input jax.Array's and will default to replicating the input if the "
+                  "sharding cannot be inferred."
+                : "Note that out_shardings is optional. If not specified, jax.jit will use "
+                  "GSPMD's sharding propagation to figure out what the sharding of the "
+                  "output(s) should be.") +
+          " (parax reads a bare PartitionSpec inside a parax::sharding::use_mesh scope.)");
+    }
+    // The trace depends on the context mesh: key it by the mesh's layout.
+    *key += "|" + r->to_string() + "@";
+    for (const Device& d : r->device_assignment()) *key += std::to_string(d.id()) + ",";
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 struct JitCore::Impl {
   JitOptions options;
   std::mutex mu;
@@ -153,6 +218,10 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     key += avals.back().short_str() + (avals.back().weak_type ? "w," : ",");
   }
   for (const TreeDef& d : defs) key += d.to_string();
+  const std::vector<std::optional<Sharding>> in_shardings =
+      resolve_all(options.in_shardings, "in_shardings", &key);
+  const std::vector<std::optional<Sharding>> out_shardings =
+      resolve_all(options.out_shardings, "out_shardings", &key);
   // A trace made inside vmap, pmap or shard_map may name their axes: it is only valid
   // where the same names are bound.
   for (const core::AxisFrame& f : core::bound_axes()) {
@@ -166,16 +235,21 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     }
     ++totals().misses;
   }
-  if (!options.in_shardings.empty() && options.in_shardings.size() != defs.size()) {
+  if (!in_shardings.empty() && in_shardings.size() != defs.size()) {
     throw ValueError("pjit in_shardings specification must be a tree prefix of the positional "
                      "arguments tuple passed to the `pjit`-decorated function. In particular, "
                      "pjit in_shardings must either be a None, a PartitionSpec, or a tuple of "
                      "length equal to the number of positional arguments. But pjit in_shardings "
                      "is the wrong length: got a tuple or list of length " +
-                     std::to_string(options.in_shardings.size()) + " for an args tuple of "
+                     std::to_string(in_shardings.size()) + " for an args tuple of "
                      "length " + std::to_string(defs.size()) + ".");
   }
   auto traced = std::make_shared<Traced>();
+  for (size_t i = 0; i < defs.size(); ++i) {
+    const auto& s = i < in_shardings.size() ? in_shardings[i] : std::nullopt;
+    traced->leaf_in_shardings.insert(traced->leaf_in_shardings.end(),
+                                     size_t(defs[i].num_leaves()), s);
+  }
   traced->closed = core::trace_to_program(avals, [&](std::vector<Array> args) {
     // in_shardings and out_shardings are constraints at the program's boundary. Unlike
     // JAX, an argument whose dimension the sharding does not divide is accepted: parax pads
@@ -186,16 +260,16 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     size_t next = 0;
     for (size_t i = 0; i < defs.size(); ++i) {
       const size_t n = size_t(defs[i].num_leaves());
-      if (i < options.in_shardings.size() && options.in_shardings[i]) {
+      if (i < in_shardings.size() && in_shardings[i]) {
         for (size_t k = next; k < next + n; ++k) {
-          check_rank(*options.in_shardings[i], avals[k], "pjit arguments", names[k]);
-          args[k] = constrain(args[k], *options.in_shardings[i]);
+          check_rank(*in_shardings[i], avals[k], "pjit arguments", names[k]);
+          args[k] = constrain(args[k], *in_shardings[i]);
         }
       }
       next += n;
     }
     std::vector<Array> outs = fn(args, &traced->out_def);
-    const auto& os = options.out_shardings;
+    const auto& os = out_shardings;
     if (!os.empty() && os.size() != 1 && os.size() != outs.size()) {
       // out_shardings is flat (one per output leaf, or one for all): JAX's prefix error, with
       // the output's leaves as the full pytree's length.
@@ -240,6 +314,18 @@ std::vector<Array> JitCore::call(const std::vector<Array>& leaves, const std::ve
                                  const FlatFn& fn, TreeDef* out_def) {
   auto traced = impl_->trace(leaves, defs, fn);
   *out_def = traced->out_def;
+  // A committed argument was placed deliberately: jit does not move it to another layout
+  // (uncommitted ones move), as JAX's pjit checks.
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const auto& want = traced->leaf_in_shardings[i];
+    const ArrayImpl& x = impl_of(leaves[i]);
+    if (!want || x.tracer || x.abstract || !x.committed || !x.sharding) continue;
+    const int64_t rank = int64_t(x.aval.shape.size());
+    if (x.sharding->is_equivalent_to(*want, rank)) continue;
+    throw ValueError("Sharding passed to pjit does not match the sharding on the respective "
+                     "arg. Got pjit sharding: " + want->to_string() + ",\narg sharding: " +
+                     x.sharding->to_string() + " for arg shape: " + x.aval.str());
+  }
   std::vector<Array> inputs = traced->closed.consts;
   inputs.insert(inputs.end(), leaves.begin(), leaves.end());
   core::Params params{{"jaxpr", traced->lifted}, {"name", impl_->options.name}};
@@ -255,6 +341,20 @@ Lowered JitCore::lower(const std::vector<Array>& leaves, const std::vector<TreeD
   impl->args = leaves;
   impl->name = impl_->options.name;
   return Lowered(std::move(impl));
+}
+
+std::vector<Array> JitCore::eval_shape(const std::vector<Array>& leaves,
+                                       const std::vector<TreeDef>& defs, const FlatFn& fn,
+                                       TreeDef* out_def) {
+  auto traced = impl_->trace(leaves, defs, fn);
+  *out_def = traced->out_def;
+  std::vector<Array> outs;
+  const core::Program& p = *traced->closed.program;
+  for (const core::Atom& a : p.outvars) {
+    const core::Aval& aval = p.aval_of(a);
+    outs.push_back(ShapeDtypeStruct(aval.shape, aval.dtype));
+  }
+  return outs;
 }
 
 Jaxpr JitCore::make_jaxpr(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "api/array_impl.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
@@ -323,6 +324,14 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
 }  // namespace
 
 bool axes_bound() { return !core::bound_axes().empty(); }
+
+Array as_pmap_result(const Array& x) {
+  const ArrayImpl& impl = impl_of(x);
+  if (impl.tracer || impl.abstract || !impl.sharding || impl.aval.shape.empty()) return x;
+  auto marked = std::make_shared<ArrayImpl>(impl);
+  marked->pmapped = true;
+  return Array(std::move(marked));
+}
 
 std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs) {
   // in_specs is a prefix of the tuple of positional arguments.

@@ -233,6 +233,11 @@ std::vector<Case> linear_cases() {
        {{"axis", int64_t{0}}, {"reverse", true}}, {true}},
       {"sharding_constraint", Prim::sharding_constraint, {random({2, 3})},
        {{"sharding", one_device_sharding()}}, {true}},
+      {"device_put", Prim::device_put, {random({2, 3})}, {{"sharding", one_device_sharding()}},
+       {true}},
+      // The tangent's form: the primal rides along so that the transpose knows its layout.
+      {"device_put with source", Prim::device_put, {random({2, 3}), random({2, 3})},
+       {{"sharding", one_device_sharding()}}, {true, false}},
   };
 }
 
@@ -280,7 +285,7 @@ TEST_F(StructuralGrad, TransposeWithoutPlaceholders) {
   for (const Case& c : linear_cases()) {
     if (c.prim == Prim::transpose || c.prim == Prim::squeeze || c.prim == Prim::rev ||
         c.prim == Prim::expand_dims || c.prim == Prim::pad || c.prim == Prim::cumsum ||
-        c.prim == Prim::sharding_constraint) {
+        c.prim == Prim::sharding_constraint || c.prim == Prim::device_put) {
       check_transpose(c, true);
     }
   }

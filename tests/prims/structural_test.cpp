@@ -432,7 +432,8 @@ TEST(StructuralShardingRule, FactorMaps) {
        "([i, _], [i, _]) -> ([i, _])", {2}},
       {Prim::pad, {f32({2, 3}), f32({})}, P({{"padding_config", Ints{0, 0, 0, 1, 0, 0}}}),
        "([i, _], []) -> ([i, _])", {2}},
-      {Prim::rev, {f32({2, 3})}, P({{"dimensions", Ints{1}}}), "([i, _]) -> ([i, _])", {2}},
+      // A reversed dimension keeps its layout: rev's lower_local trades mirror blocks.
+      {Prim::rev, {f32({2, 3})}, P({{"dimensions", Ints{1}}}), "([i, j]) -> ([i, j])", {2, 3}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.rule);
