@@ -82,7 +82,8 @@ ShardingTree::ShardingTree(const std::map<std::string, ShardingTree>& children) 
 }
 
 std::vector<Sharding> ShardingTree::leaves(const TreeDef& tree) const {
-  return detail::expand_prefix(*this, tree, "device_put device", sharding_str);
+  const detail::PrefixError err{.what = "device_put device", .spec_form = true};
+  return detail::expand_prefix(*this, tree, err, sharding_str);
 }
 
 namespace detail {
