@@ -3,6 +3,7 @@
 #include "api/array_impl.h"
 #include "api/frontend.h"
 #include "base/dtype_dispatch.h"
+#include "base/sizes.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 #include "runtime/transfer.h"
@@ -28,11 +29,21 @@ std::vector<uint8_t> convert(const void* values, int64_t n, DType src, DType dst
 
 }  // namespace
 
+void check_host_array(std::string_view api, const Shape& shape, DType dtype,
+                      int64_t staging_itemsize) {
+  base::check_array_shape(api, shape, dtype);
+  // Staging values, their converted copy and the device buffer are all live at once.
+  const unsigned __int128 bytes = (unsigned __int128)shape_size(shape) *
+                                  unsigned(staging_itemsize + 2 * dtype_itemsize(dtype));
+  base::check_allocation(api, bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes));
+}
+
 Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
                         std::optional<DType> dtype) {
   for (int64_t d : shape) {
     if (d < 0) throw ValueError("[array] negative dimensions are not allowed: " + shape_str(shape));
   }
+  check_host_array("array", shape, dtype.value_or(src), dtype_itemsize(src));
   if (shape_size(shape) != n) {
     throw ValueError("[array] cannot reshape " + std::to_string(n) + " values into shape " +
                      shape_str(shape));
@@ -44,7 +55,14 @@ Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
 
 Array arange_impl(double start, double stop, double step, DType dtype) {
   if (step == 0) throw ValueError("[arange] step must not be zero");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  const double length = std::ceil((stop - start) / step);
+  if (std::isnan(length)) throw ValueError("[arange] cannot compute length: " + std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step));
+  if (length >= 0x1p63) {
+    throw ValueError("[arange] array is too big: " + std::to_string(length) +
+                     " elements overflow a 64-bit size");
+  }
+  const int64_t n = std::max<int64_t>(0, int64_t(length));
+  check_host_array("arange", Shape{n}, dtype, sizeof(double));
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[size_t(i)] = start + double(i) * step;
   return array_from_values(values.data(), n, DType::float64, Shape{n}, dtype);
@@ -52,14 +70,21 @@ Array arange_impl(double start, double stop, double step, DType dtype) {
 
 }  // namespace detail
 
-Array zeros(Shape shape, DType dtype) { return full(std::move(shape), 0, dtype); }
-Array ones(Shape shape, DType dtype) { return full(std::move(shape), 1, dtype); }
+Array zeros(Shape shape, DType dtype) {
+  detail::check_host_array("zeros", shape, dtype, sizeof(int));
+  return full(std::move(shape), 0, dtype);
+}
+Array ones(Shape shape, DType dtype) {
+  detail::check_host_array("ones", shape, dtype, sizeof(int));
+  return full(std::move(shape), 1, dtype);
+}
 
 Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtype) {
   if (num < 0) throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
   // JAX interpolates start*(1-t) + stop*t with t = i/div in the computation dtype, and
   // puts `stop` itself last; do the same so values match bit for bit.
   const bool wide = dtype == DType::float64;
+  detail::check_host_array("linspace", Shape{num}, dtype, sizeof(double));
   std::vector<double> values(static_cast<size_t>(num));
   const int64_t div = endpoint ? num - 1 : num;
   for (int64_t i = 0; i < num; ++i) {
@@ -86,6 +111,7 @@ Array linspace(double start, double stop, int64_t num, bool endpoint, DType dtyp
 Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
   int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) throw ValueError("[eye] negative dimensions are not allowed");
+  detail::check_host_array("eye", Shape{n, cols}, dtype, 1);
   std::vector<uint8_t> ones(size_t(n * cols), 0);
   for (int64_t i = 0; i < n; ++i) {
     int64_t j = i + k;

@@ -1,11 +1,15 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
+
+#include "base/sizes.h"
 
 namespace parax::runtime {
 
@@ -72,10 +76,16 @@ MemoryStats memory_stats() { return {g_live.load(), g_peak.load(), g_allocations
 void reset_peak_memory() { g_peak.store(g_live.load()); }
 
 std::shared_ptr<Buffer> Buffer::allocate(Device device, size_t nbytes) {
+  // Refused up front when the machine cannot back it: overcommit would let a huge request
+  // succeed and then thrash (or meet the OOM killer) while it is filled.
+  if (!base::allocation_fits(nbytes, uint64_t(std::max<int64_t>(0, g_live.load()))) ||
+      nbytes > SIZE_MAX - kAlignment) {
+    base::throw_out_of_memory("device " + std::to_string(device.id()), nbytes);
+  }
   const size_t rounded = rounded_size(nbytes);
   void* data = cache().take(rounded);
   if (data == nullptr) data = std::aligned_alloc(kAlignment, rounded);
-  if (!data) throw std::bad_alloc();
+  if (!data) base::throw_out_of_memory("device " + std::to_string(device.id()), nbytes);
   note_alloc(int64_t(nbytes));
   return std::shared_ptr<Buffer>(new Buffer(device, nbytes, data, true));
 }
