@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "api/array_impl.h"
@@ -43,12 +44,14 @@ Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
   for (int64_t d : shape) {
     if (d < 0) throw ValueError("[array] negative dimensions are not allowed: " + shape_str(shape));
   }
-  check_host_array("array", shape, dtype.value_or(src), dtype_itemsize(src));
-  if (shape_size(shape) != n) {
+  std::optional<int64_t> size = 1;
+  for (int64_t d : shape) size = size ? base::mul_exact(*size, d) : size;
+  if (size != n) {
     throw ValueError("[array] cannot reshape " + std::to_string(n) + " values into shape " +
                      shape_str(shape));
   }
   DType dst = dtype ? *dtype : parax::detail::canonicalize_dtype(src);
+  check_host_array("array", shape, dst, dtype_itemsize(src));
   std::vector<uint8_t> host = convert(values, n, src, dst);
   return parax::detail::array_from_host(host.data(), core::Aval{std::move(shape), dst, false});
 }
@@ -56,7 +59,10 @@ Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
 Array arange_impl(double start, double stop, double step, DType dtype) {
   if (step == 0) throw ValueError("[arange] step must not be zero");
   const double length = std::ceil((stop - start) / step);
-  if (std::isnan(length)) throw ValueError("[arange] cannot compute length: " + std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step));
+  if (std::isnan(length)) {
+    throw ValueError("[arange] cannot compute length from start " + std::to_string(start) +
+                     ", stop " + std::to_string(stop) + ", step " + std::to_string(step));
+  }
   if (length >= 0x1p63) {
     throw ValueError("[arange] array is too big: " + std::to_string(length) +
                      " elements overflow a 64-bit size");
@@ -113,10 +119,11 @@ Array eye(int64_t n, std::optional<int64_t> m, int64_t k, DType dtype) {
   if (n < 0 || cols < 0) throw ValueError("[eye] negative dimensions are not allowed");
   detail::check_host_array("eye", Shape{n, cols}, dtype, 1);
   std::vector<uint8_t> ones(size_t(n * cols), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t j = i + k;
-    if (j >= 0 && j < cols) ones[size_t(i * cols + j)] = 1;
-  }
+  // Only the rows the diagonal crosses (in 128 bits, as k may be anything): an empty
+  // eye(2^45, 0) must not loop 2^45 times.
+  const __int128 first = std::max<__int128>(0, -__int128(k));
+  const __int128 last = std::min<__int128>(n, __int128(cols) - k);
+  for (__int128 i = first; i < last; ++i) ones[size_t(i * cols + i + k)] = 1;
   return detail::array_from_values(ones.data(), n * cols, DType::uint8, Shape{n, cols}, dtype);
 }
 

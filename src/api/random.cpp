@@ -395,7 +395,8 @@ Key split(const Key& key, const Shape& shape) {
   data_shape.push_back(2);
   if (!partitionable()) {
     // H(key, iota(2n)) taken in consecutive pairs.
-    const int64_t words = base::checked_mul(n, 2, "split", "the key count of shape " + shape_str(shape));
+    const int64_t words =
+        base::checked_mul(n, 2, "split", "the key count of shape " + shape_str(shape));
     return Key(lax::reshape(random_bits(k, 32, {words}, false), data_shape));
   }
   // Key i is TF(key; hi(i), lo(i)), which is random_bits' 64-bit value (a << 32) | b.
