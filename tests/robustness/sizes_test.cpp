@@ -123,6 +123,27 @@ TEST(SizesOverflow, UnderJit) {
                    "array is too big: shape (8, 2147483648, 268435456) of float32");
 }
 
+// Empty arrays may have huge dimensions; making them must not loop over those (found by
+// the fuzz test: both ran for hours).
+TEST(SizesOverflow, EmptyArraysWithHugeDimensionsAreCheap) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t k45 = int64_t(1) << 45;
+  EXPECT_EQ(jnp::eye(k45, 0).shape(), (Shape{k45, 0}));
+  EXPECT_EQ(jnp::eye(2, 3, std::numeric_limits<int64_t>::min()).shape(), (Shape{2, 3}));
+  EXPECT_EQ(jnp::eye(2, 3, 1).astype(DType::int32).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(lax::broadcasted_iota(DType::int32, {2, int64_t(1) << 40, 0}, 0).shape(),
+            (Shape{2, int64_t(1) << 40, 0}));
+  EXPECT_EQ(lax::broadcasted_iota(DType::int32, {2, 3}, 1).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  // A count mismatch is reported as such, not as memory the shape would need.
+  EXPECT_THROW_HAS(jnp::array(std::vector<float>{1, 2, 3}, Shape{int64_t(1) << 40}), ValueError,
+                   "[array] cannot reshape 3 values into shape (1099511627776,)");
+  EXPECT_THROW_HAS(jnp::arange(0.0, std::nan(""), 1.0), ValueError,
+                   "[arange] cannot compute length");
+}
+
 // ---------------------------------------------------------------------------------------
 // 2. Meshes of no devices and negative axis sizes.
 
