@@ -278,7 +278,7 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
 
 // A random case: what it does, and the work itself.
 std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
-  switch (f.pick(0, 13)) {
+  switch (f.pick(0, 14)) {
     case 0: {  // creation with any shape
       const Shape s = f.shape(4);
       const DType t = f.dtype();
@@ -389,6 +389,23 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 if (which == 2) (void)grad([](Array v) { return std::vector<Array>{v, v}; })(x);
               }};
     }
+    case 13: {  // printing, and visualising shardings at any scale
+      const Array x = f.array();
+      const double scale = f.one_of<double>({0.0, 0.3, 1.0, -1.0, 1e9, 1e300,
+                                             std::numeric_limits<double>::quiet_NaN()});
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      return {"print " + shape_str(x.shape()), [=] {
+                std::ostringstream os;
+                os << x << x.sharding().to_string();
+                Fuzz g(seed);
+                const Array y = device_put(x, NamedSharding(g.mesh(), g.spec(x.ndim())));
+                os << y;
+                debug::VisualizeOptions o;
+                o.use_color = false;
+                o.scale = scale;
+                debug::visualize_array_sharding(y, os, o);
+              }};
+    }
     default: {  // meshes of any shape
       const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
       return {"mesh", [seed] {
@@ -396,6 +413,10 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 const Mesh m = g.mesh();
                 std::ostringstream os;
                 os << m << m.repr();
+                const Shape s = g.shape(3);
+                const NamedSharding n(m, g.spec(int64_t(s.size())));
+                (void)n.shard_shape(s);
+                (void)n.devices_indices_map(s);
                 const Array x = g.array();
                 (void)device_put(x, NamedSharding(m, g.spec(x.ndim())));
               }};
