@@ -278,7 +278,7 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
 
 // A random case: what it does, and the work itself.
 std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
-  switch (f.pick(0, 14)) {
+  switch (f.pick(0, 16)) {
     case 0: {  // creation with any shape
       const Shape s = f.shape(4);
       const DType t = f.dtype();
@@ -404,6 +404,35 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 o.use_color = false;
                 o.scale = scale;
                 debug::visualize_array_sharding(y, os, o);
+              }};
+    }
+    case 14: {  // shard_map with random specs, an op and a psum over a random axis
+      const Array x = f.array();
+      auto [name, op] = unary(f, x.ndim(), true);
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      const bool reduce = f.coin();
+      return {"shard_map " + name + " of " + shape_str(x.shape()), [=] {
+                Fuzz g(seed);
+                const Mesh m = g.mesh();
+                const std::string axis = g.one_of<std::string>({"a", "b", "z"});
+                auto body = [=](Array v) {
+                  Array r = op(v);
+                  return reduce ? lax::psum(r, axis) : r;
+                };
+                (void)shard_map(body, m, g.spec(x.ndim()), g.spec(x.ndim()))(x)
+                    .block_until_ready();
+              }};
+    }
+    case 15: {  // pmap over a random axis
+      const Array x = f.array();
+      auto [name, op] = unary(f, std::max<int64_t>(0, x.ndim() - 1), true);
+      const int in_axis = int(f.axis(x.ndim()));
+      return {"pmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()),
+              [=] {
+                PmapOptions o;
+                o.in_axes = in_axis;
+                o.axis_name = "i";
+                (void)pmap(op, o)(x).block_until_ready();
               }};
     }
     default: {  // meshes of any shape
