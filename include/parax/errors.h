@@ -43,5 +43,9 @@ class RuntimeError : public Error {
 class DistributedError : public RuntimeError {
   using RuntimeError::RuntimeError;
 };
+// Memory ran out (JAX's RESOURCE_EXHAUSTED): the message names the bytes requested.
+class ResourceExhaustedError : public RuntimeError {
+  using RuntimeError::RuntimeError;
+};
 
 }  // namespace parax

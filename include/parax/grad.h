@@ -49,6 +49,9 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const std::vector<Arr
                                                            const FlatFn& fn, TreeDef* out_def);
 // Checks that a grad output is a real scalar (JAX's TypeError) and returns ones like it.
 Array grad_seed(const Array& out);
+// Raises TypeError (JAX's "Gradient only defined for scalar-output functions") when the
+// function's output has no array leaves to differentiate.
+void check_grad_has_output(size_t leaves, const TreeDef& out_def);
 Array stop_gradient(const Array& x);
 
 // The leaves of argument `i` out of the flat cotangents of all arguments.
@@ -131,6 +134,7 @@ auto value_and_grad_impl(const F& f, const Args&... args) {
   FlatVjp v = vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def,
                        kAux ? GradOutput::scalar_with_aux : GradOutput::scalar);
   // With aux, the function's first output leaf is the value.
+  check_grad_has_output(v.outs.size(), out_def);
   std::vector<Array> cts(v.outs.size());
   cts[0] = grad_seed(v.outs[0]);
   std::vector<Array> all = vjp_apply(v, cts);

@@ -5,6 +5,7 @@
 
 #include <initializer_list>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -19,6 +20,10 @@ Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
                         std::optional<DType> dtype);
 // `inferred`: dtype is the default of its kind, canonicalized as JAX's int_ and float_ are.
 Array arange_impl(double start, double stop, double step, DType dtype, bool inferred);
+// Raises ValueError for a shape whose size overflows, ResourceExhaustedError when the
+// array (staged on the host as `staging_itemsize`-byte values) cannot fit in memory.
+void check_host_array(std::string_view api, const Shape& shape, DType dtype,
+                      int64_t staging_itemsize);
 }  // namespace detail
 
 // Returns an array of `values` with `shape` (default: 1-D).
@@ -102,6 +107,7 @@ Array ones(Shape shape, std::optional<DType> dtype = std::nullopt);
 template <class T>
   requires is_scalar_type_v<T>
 Array full(Shape shape, T value, std::optional<DType> dtype = std::nullopt) {
+  detail::check_host_array("full", shape, dtype.value_or(dtype_of<T>()), sizeof(T));
   int64_t n = shape_size(shape);
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> v(size_t(n), value ? 1 : 0);

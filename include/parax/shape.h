@@ -35,7 +35,7 @@ std::ostream& operator<<(std::ostream& os, const Slice& s);
 std::string index_str(const Index& index);
 // Prints a shape as a Python tuple: `(8, 2)`, `(10,)`, `()`.
 std::string shape_str(const Shape& shape);
-// Returns the number of elements.
+// Returns the number of elements. Raises ValueError when it does not fit in int64.
 int64_t shape_size(const Shape& shape);
 
 }  // namespace parax

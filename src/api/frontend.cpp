@@ -6,6 +6,7 @@
 
 #include "api/array_impl.h"
 #include "base/dtype_dispatch.h"
+#include "base/sizes.h"
 #include "core/trace.h"
 #include "parax/lax.h"
 
@@ -210,11 +211,22 @@ Shape compute_newshape(const Array& a, Shape shape) {
     throw TypeError("can only specify one unknown axis size with a `-1` value, got " +
                     shape_str(shape));
   }
-  if (!unknown.empty()) {
-    int64_t others = 1;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (d != unknown[0]) others *= shape[d];
+  // The product of the given sizes, or nothing when it overflows (then it cannot match).
+  auto product = [&](std::optional<size_t> skip) {
+    std::optional<int64_t> n = 1;
+    for (size_t d = 0; d < shape.size() && n; ++d) {
+      if (d != skip) n = base::mul_exact(*n, shape[d]);
     }
+    return n;
+  };
+  if (!unknown.empty()) {
+    const std::optional<int64_t> known = product(unknown[0]);
+    if (!known) {
+      throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
+                      std::to_string(size) + ") into shape " + shape_str(shape) +
+                      " because the product of specified axis sizes overflows a 64-bit size");
+    }
+    const int64_t others = *known;
     if (others == 0 || size % others != 0) {
       throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
                       std::to_string(size) + ") into shape " + shape_str(shape) +
@@ -223,10 +235,10 @@ Shape compute_newshape(const Array& a, Shape shape) {
                       std::to_string(size));
     }
     shape[unknown[0]] = size / others;
-  } else if (shape_size(shape) != size) {
+  } else if (const auto n = product(std::nullopt); n != size) {
     throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
                     std::to_string(size) + ") into shape " + shape_str(shape) + " (size " +
-                    std::to_string(shape_size(shape)) + ")");
+                    (n ? std::to_string(*n) : std::string("beyond 2^63 - 1")) + ")");
   }
   return shape;
 }

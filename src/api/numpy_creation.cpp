@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cmath>
 
 #include "api/array_impl.h"
 #include "api/frontend.h"
 #include "base/dtype_dispatch.h"
+#include "base/sizes.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 #include "runtime/transfer.h"
@@ -28,16 +30,28 @@ std::vector<uint8_t> convert(const void* values, int64_t n, DType src, DType dst
 
 }  // namespace
 
+void check_host_array(std::string_view api, const Shape& shape, DType dtype,
+                      int64_t staging_itemsize) {
+  base::check_array_shape(api, shape, dtype);
+  // Staging values, their converted copy and the device buffer are all live at once.
+  const unsigned __int128 bytes = (unsigned __int128)shape_size(shape) *
+                                  unsigned(staging_itemsize + 2 * dtype_itemsize(dtype));
+  base::check_allocation(api, bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes));
+}
+
 Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
                         std::optional<DType> dtype) {
   for (int64_t d : shape) {
     if (d < 0) throw ValueError("[array] negative dimensions are not allowed: " + shape_str(shape));
   }
-  if (shape_size(shape) != n) {
+  std::optional<int64_t> size = 1;
+  for (int64_t d : shape) size = size ? base::mul_exact(*size, d) : size;
+  if (size != n) {
     throw ValueError("[array] cannot reshape " + std::to_string(n) + " values into shape " +
                      shape_str(shape));
   }
   DType dst = dtype ? *dtype : parax::detail::canonicalize_dtype(src);
+  check_host_array("array", shape, dst, dtype_itemsize(src));
   std::vector<uint8_t> host = convert(values, n, src, dst);
   return parax::detail::array_from_host(host.data(), core::Aval{std::move(shape), dst, false});
 }
@@ -45,7 +59,17 @@ Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
 Array arange_impl(double start, double stop, double step, DType dtype, bool inferred) {
   if (inferred) dtype = base::canonicalize_dtype(dtype);
   if (step == 0) throw ValueError("[arange] step must not be zero");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((stop - start) / step)));
+  const double length = std::ceil((stop - start) / step);
+  if (std::isnan(length)) {
+    throw ValueError("[arange] cannot compute length from start " + std::to_string(start) +
+                     ", stop " + std::to_string(stop) + ", step " + std::to_string(step));
+  }
+  if (length >= 0x1p63) {
+    throw ValueError("[arange] array is too big: " + std::to_string(length) +
+                     " elements overflow a 64-bit size");
+  }
+  const int64_t n = std::max<int64_t>(0, int64_t(length));
+  check_host_array("arange", Shape{n}, dtype, sizeof(double));
   std::vector<double> values(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) values[size_t(i)] = start + double(i) * step;
   return array_from_values(values.data(), n, DType::float64, Shape{n}, dtype);
@@ -54,10 +78,14 @@ Array arange_impl(double start, double stop, double step, DType dtype, bool infe
 }  // namespace detail
 
 Array zeros(Shape shape, std::optional<DType> dtype) {
-  return full(std::move(shape), 0, dtype.value_or(base::default_float_dtype()));
+  const DType t = dtype.value_or(base::default_float_dtype());
+  detail::check_host_array("zeros", shape, t, sizeof(int));
+  return full(std::move(shape), 0, t);
 }
 Array ones(Shape shape, std::optional<DType> dtype) {
-  return full(std::move(shape), 1, dtype.value_or(base::default_float_dtype()));
+  const DType t = dtype.value_or(base::default_float_dtype());
+  detail::check_host_array("ones", shape, t, sizeof(int));
+  return full(std::move(shape), 1, t);
 }
 
 Array linspace(double start, double stop, int64_t num, bool endpoint,
@@ -67,6 +95,7 @@ Array linspace(double start, double stop, int64_t num, bool endpoint,
   // JAX interpolates start*(1-t) + stop*t with t = i/div in the computation dtype, and
   // puts `stop` itself last; do the same so values match bit for bit.
   const bool wide = dtype == DType::float64;
+  detail::check_host_array("linspace", Shape{num}, dtype, sizeof(double));
   std::vector<double> values(static_cast<size_t>(num));
   const int64_t div = endpoint ? num - 1 : num;
   for (int64_t i = 0; i < num; ++i) {
@@ -94,11 +123,13 @@ Array eye(int64_t n, std::optional<int64_t> m, int64_t k, std::optional<DType> r
   const DType dtype = requested.value_or(base::default_float_dtype());
   int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) throw ValueError("[eye] negative dimensions are not allowed");
+  detail::check_host_array("eye", Shape{n, cols}, dtype, 1);
   std::vector<uint8_t> ones(size_t(n * cols), 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t j = i + k;
-    if (j >= 0 && j < cols) ones[size_t(i * cols + j)] = 1;
-  }
+  // Only the rows the diagonal crosses (in 128 bits, as k may be anything): an empty
+  // eye(2^45, 0) must not loop 2^45 times.
+  const __int128 first = std::max<__int128>(0, -__int128(k));
+  const __int128 last = std::min<__int128>(n, __int128(cols) - k);
+  for (__int128 i = first; i < last; ++i) ones[size_t(i * cols + i + k)] = 1;
   return detail::array_from_values(ones.data(), n * cols, DType::uint8, Shape{n, cols}, dtype);
 }
 

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "api/frontend.h"
+#include "base/sizes.h"
 #include "core/trace.h"
 #include "parax/device_put.h"
 #include "parax/lax.h"
@@ -222,7 +223,12 @@ Array tile(const ArrayLike& x, Shape reps) {
   for (size_t d = 0; d < a_shape.size(); ++d) {
     interleaved.insert(interleaved.end(), {1, a_shape[d]});
     broadcast.insert(broadcast.end(), {reps[d], a_shape[d]});
-    result.push_back(reps[d] * a_shape[d]);
+    const std::optional<int64_t> n = base::mul_exact(reps[d], a_shape[d]);
+    if (!n) {
+      throw ValueError("[tile] array is too big: tiling shape " + shape_str(a.shape()) +
+                       " by reps " + shape_str(reps) + " overflows a 64-bit size");
+    }
+    result.push_back(*n);
   }
   return reshape(broadcast_to(reshape(a, interleaved), broadcast), result);
 }
@@ -239,7 +245,13 @@ Array repeat(const ArrayLike& x, int64_t repeats, std::optional<int64_t> axis) {
     if (d != ax + 1) dims.push_back(d);
   }
   Shape result = a.shape();
-  result[size_t(ax)] *= repeats;
+  const std::optional<int64_t> n = base::mul_exact(result[size_t(ax)], repeats);
+  if (!n) {
+    throw ValueError("[repeat] array is too big: repeating axis " + std::to_string(ax) +
+                     " of shape " + shape_str(a.shape()) + " " + std::to_string(repeats) +
+                     " times overflows a 64-bit size");
+  }
+  result[size_t(ax)] = *n;
   return reshape(lax::broadcast_in_dim(a, aux, dims), result);
 }
 

@@ -13,6 +13,7 @@
 
 #include "api/frontend.h"
 #include "base/promotion.h"
+#include "base/sizes.h"
 #include "core/trace.h"
 #include "parax/config.h"
 #include "parax/grad.h"
@@ -394,7 +395,9 @@ Key split(const Key& key, const Shape& shape) {
   data_shape.push_back(2);
   if (!partitionable()) {
     // H(key, iota(2n)) taken in consecutive pairs.
-    return Key(lax::reshape(random_bits(k, 32, {2 * n}, false), data_shape));
+    const int64_t words =
+        base::checked_mul(n, 2, "split", "the key count of shape " + shape_str(shape));
+    return Key(lax::reshape(random_bits(k, 32, {words}, false), data_shape));
   }
   // Key i is TF(key; hi(i), lo(i)), which is random_bits' 64-bit value (a << 32) | b.
   const Array b = random_bits(k, 64, shape, true);

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "parax/errors.h"
+
 namespace parax {
 
 std::ostream& operator<<(std::ostream& os, const Slice& s) {
@@ -37,8 +39,16 @@ std::string shape_str(const Shape& shape) {
 }
 
 int64_t shape_size(const Shape& shape) {
+  for (int64_t d : shape) {
+    if (d == 0) return 0;  // zero whatever the other dimensions, as the product is
+  }
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw ValueError("[shape_size] the number of elements of shape " + shape_str(shape) +
+                       " overflows a 64-bit size");
+    }
+  }
   return n;
 }
 

@@ -5,4 +5,5 @@ target_sources(parax PRIVATE
   base/dtype.cpp
   base/nested_format.cpp
   base/shape.cpp
+  base/sizes.cpp
   base/thread_pool.cpp)

@@ -104,7 +104,8 @@ core::Aval MeshInfo::local_aval(const core::Aval& global, const DimShard& s) con
   core::Aval local = global;
   for (size_t d = 0; d < s.dims.size(); ++d) {
     const int64_t n = size_of(s.dims[d]);
-    local.shape[d] = (global.shape[d] + n - 1) / n;
+    // Ceiling division without `size + n - 1`, which wraps for sizes near the int64 limit.
+    local.shape[d] = global.shape[d] / n + (global.shape[d] % n != 0 ? 1 : 0);
   }
   return local;
 }

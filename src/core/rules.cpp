@@ -1,6 +1,7 @@
 #include "core/rules.h"
 
 #include "base/check.h"
+#include "base/sizes.h"
 
 namespace parax::core {
 
@@ -60,7 +61,11 @@ int64_t DeviceContext::linear_index(std::span<const int64_t> axes) const {
 std::vector<Aval> abstract_eval(Prim p, std::span<const Aval> in, const Params& params) {
   const PrimRules& r = rules(p);
   PARAX_CHECK(r.abstract_eval != nullptr, "no shape rule for " << prim_name(p));
-  return r.abstract_eval(in, params);
+  std::vector<Aval> out = r.abstract_eval(in, params);
+  // Every array a program can make passes here, so kernels, strides and buffer sizes may
+  // multiply dimensions freely: none of their products overflows.
+  for (const Aval& a : out) base::check_array_shape(prim_name(p), a.shape, a.dtype);
+  return out;
 }
 
 ShardingRule sharding_rule(Prim p, std::span<const Aval> in, std::span<const Aval> out,

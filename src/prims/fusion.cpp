@@ -121,11 +121,11 @@ class FusionRun {
     const core::Eqn& red = p_.eqns.back();
     const int v = red.inputs[0].var;
     const Shape& shape = p_.avals[size_t(v)].shape;
-    int64_t inner = 1;
-    for (size_t k = 0; k < red.params.get<std::vector<int64_t>>("axes").size(); ++k) {
-      inner *= shape[shape.size() - 1 - k];
-    }
-    const int64_t rows = inner == 0 ? 0 : shape_size(shape) / inner;
+    const size_t reduced = red.params.get<std::vector<int64_t>>("axes").size();
+    // rows from the kept dimensions themselves: with an empty reduced extent (inner == 0)
+    // every row still needs the identity written.
+    const int64_t rows = shape_size(Shape(shape.begin(), shape.end() - long(reduced)));
+    const int64_t inner = shape_size(Shape(shape.end() - long(reduced), shape.end()));
     const DType dtype = p_.avals[size_t(v)].dtype;
     auto* out = static_cast<unsigned char*>(c_.outputs[size_t(output_of_[size_t(red.outputs[0])])]);
     const size_t item = size_t(dtype_itemsize(dtype));

@@ -1,6 +1,7 @@
 // pad: surrounds each dimension with `low` and `high` copies of padding_value and puts
 // `interior` copies between elements. padding_config is flat (low, high, interior) per
 // dimension; negative low/high crop.
+#include "base/sizes.h"
 #include "prims/batching_util.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
@@ -39,8 +40,17 @@ std::vector<Aval> pad_abstract_eval(std::span<const Aval> in, const Params& para
   Shape shape;
   for (size_t d = 0; d < x.shape.size(); ++d) {
     const int64_t n = x.shape[d];
-    const int64_t dilated = n == 0 ? 0 : n + (n - 1) * config[3 * d + 2];
-    shape.push_back(config[3 * d] + config[3 * d + 1] + dilated);
+    // low + high + n + (n - 1) * interior, each step checked: huge configs must not wrap.
+    std::optional<int64_t> size = n == 0 ? 0 : base::mul_exact(n - 1, config[3 * d + 2]);
+    if (size && n > 0) size = base::add_exact(*size, n);
+    if (size) size = base::add_exact(*size, config[3 * d]);
+    if (size) size = base::add_exact(*size, config[3 * d + 1]);
+    if (!size) {
+      throw ValueError("[pad] the padded size of dimension " + std::to_string(d) +
+                       " overflows a 64-bit size, for padding_config " + config_str(config) +
+                       " and operand shape " + shape_str(x.shape));
+    }
+    shape.push_back(*size);
   }
   for (int64_t size : shape) {
     if (size >= 0) continue;
@@ -83,16 +93,18 @@ void pad_kernel(const KernelCall& c) {
   const std::vector<int64_t> out_strides = strides_of(out_shape);
   StridedCopy copy{Shape(shape.size()), in_strides, out_strides, 0, 0};
   for (size_t d = 0; d < shape.size(); ++d) {
-    const int64_t low = config[3 * d];
-    const int64_t step = config[3 * d + 2] + 1;
+    // 128-bit: a config near the int64 limits (its result size is checked) must not wrap.
+    const __int128 low = config[3 * d];
+    const __int128 step = __int128(config[3 * d + 2]) + 1;
     // Operand index i lands at low + i * step; keep the i with 0 <= low + i * step < size.
-    const int64_t first = low >= 0 ? 0 : (-low + step - 1) / step;
-    const int64_t room = out_shape[d] - low;
-    const int64_t end = room <= 0 ? 0 : std::min(shape[d], (room + step - 1) / step);
-    copy.shape[d] = std::max<int64_t>(0, end - first);
-    copy.src_offset += first * in_strides[d];
-    copy.dst_offset += (low + first * step) * out_strides[d];
-    copy.dst_strides[d] *= step;
+    const __int128 first = low >= 0 ? 0 : std::min<__int128>(shape[d], (-low + step - 1) / step);
+    const __int128 room = out_shape[d] - low;
+    const __int128 end = room <= 0 ? 0 : std::min<__int128>(shape[d], (room + step - 1) / step);
+    copy.shape[d] = int64_t(std::max<__int128>(0, end - first));
+    if (copy.shape[d] == 0) continue;
+    copy.src_offset += int64_t(first) * in_strides[d];
+    copy.dst_offset += int64_t(low + first * step) * out_strides[d];
+    copy.dst_strides[d] = int64_t(copy.dst_strides[d] * step);
   }
   strided_copy(c.inputs[0], c.outputs[0], itemsize, copy);
 }

@@ -2,15 +2,18 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <list>
 #include <mutex>
 #include <new>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "base/config_internal.h"
+#include "base/sizes.h"
 
 namespace parax::runtime {
 
@@ -157,10 +160,16 @@ BufferCacheStats buffer_cache_stats() { return cache().stats(); }
 void trim_buffer_cache() { cache().trim(); }
 
 std::shared_ptr<Buffer> Buffer::allocate(Device device, size_t nbytes) {
+  // Refused up front when the machine cannot back it: overcommit would let a huge request
+  // succeed and then thrash (or meet the OOM killer) while it is filled.
+  if (!base::allocation_fits(nbytes, uint64_t(std::max<int64_t>(0, g_live.load()))) ||
+      nbytes > SIZE_MAX - kAlignment) {
+    base::throw_out_of_memory("device " + std::to_string(device.id()), nbytes);
+  }
   const size_t rounded = rounded_size(nbytes);
   void* data = is_mapped(rounded) ? map_block(BlockCache::size_class(rounded))
                                   : std::aligned_alloc(kAlignment, rounded);
-  if (!data) throw std::bad_alloc();
+  if (!data) base::throw_out_of_memory("device " + std::to_string(device.id()), nbytes);
   note_alloc(int64_t(nbytes));
   return std::shared_ptr<Buffer>(new Buffer(device, nbytes, data, true));
 }

@@ -21,11 +21,36 @@ std::string names_tuple(const std::vector<std::string>& names) {
 
 using detail::names_tuple;
 
+namespace {
+
+// Axis sizes are positive (nonnegative where `allow_zero`: an empty grid, which no mesh
+// accepts). A negative size whose product matches the device count would otherwise pass
+// and leave every shard empty.
+void check_axis_sizes(const char* api, const char* arg, const Shape& sizes,
+                      bool allow_zero = false) {
+  for (int64_t s : sizes) {
+    if (s > 0 || (allow_zero && s == 0)) continue;
+    throw ValueError(std::string("[") + api + "] mesh axis sizes must be " +
+                     (allow_zero ? "nonnegative" : "positive") + "; got " + arg + " " +
+                     shape_str(sizes));
+  }
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    if (__builtin_mul_overflow(n, s, &n)) {
+      throw ValueError(std::string("[") + api + "] the product of " + arg + " " +
+                       shape_str(sizes) + " overflows a 64-bit size");
+    }
+  }
+}
+
+}  // namespace
+
 DeviceGrid::DeviceGrid(std::vector<Device> devices)
     : devices_(std::move(devices)), shape_{int64_t(devices_.size())} {}
 
 DeviceGrid::DeviceGrid(std::vector<Device> devices, Shape shape)
     : devices_(std::move(devices)), shape_(std::move(shape)) {
+  check_axis_sizes("DeviceGrid", "shape", shape_, true);
   if (shape_size(shape_) != int64_t(devices_.size())) {
     throw ValueError("cannot arrange " + std::to_string(devices_.size()) +
                      " devices into shape " + shape_str(shape_));
@@ -33,6 +58,7 @@ DeviceGrid::DeviceGrid(std::vector<Device> devices, Shape shape)
 }
 
 DeviceGrid DeviceGrid::reshape(Shape shape) const {
+  check_axis_sizes("DeviceGrid.reshape", "shape", shape, true);
   if (shape_size(shape) != size()) {
     throw ValueError("cannot reshape a device grid of size " + std::to_string(size()) +
                      " into shape " + shape_str(shape));
@@ -47,6 +73,11 @@ struct Mesh::Data {
 };
 
 Mesh::Mesh(const DeviceGrid& grid, std::vector<std::string> axis_names) {
+  if (grid.size() == 0) {
+    throw ValueError("[Mesh] a mesh needs at least one device; got an empty device grid of "
+                     "shape " + shape_str(grid.shape()) + " for axis_names " +
+                     names_tuple(axis_names));
+  }
   if (grid.ndim() != int64_t(axis_names.size())) {
     throw ValueError(
         "Mesh requires the ndim of its first argument (`devices`) to equal the length of its "
@@ -147,6 +178,7 @@ std::ostream& operator<<(std::ostream& os, const Mesh& m) { return os << m.to_st
 Mesh make_mesh(std::vector<int64_t> axis_shapes, std::vector<std::string> axis_names,
                std::vector<Device> devices) {
   if (devices.empty()) devices = parax::devices();
+  check_axis_sizes("make_mesh", "axis_shapes", axis_shapes);
   int64_t n = shape_size(axis_shapes);
   if (n > int64_t(devices.size())) {
     throw ValueError("Number of devices " + std::to_string(devices.size()) +
@@ -161,6 +193,7 @@ namespace mesh_utils {
 
 DeviceGrid create_device_mesh(Shape mesh_shape, std::vector<Device> devices) {
   if (devices.empty()) devices = parax::devices();
+  check_axis_sizes("create_device_mesh", "mesh_shape", mesh_shape);
   if (shape_size(mesh_shape) != int64_t(devices.size())) {
     throw ValueError("Number of devices " + std::to_string(devices.size()) +
                      " must equal the product of mesh_shape " + shape_str(mesh_shape));

@@ -107,11 +107,18 @@ PositionalSharding PositionalSharding::reshape(Shape shape) const {
   int64_t unknown = -1;
   int64_t known = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == -1 && unknown < 0) unknown = int64_t(d);
-    else known *= shape[d];
+    if (shape[d] == -1 && unknown < 0) {
+      unknown = int64_t(d);
+    } else if (shape[d] < 0) {
+      // Sizes like (-2, -4) multiply to the device count but are no arrangement of it.
+      throw ValueError("cannot reshape array of size " + std::to_string(size) + " into shape " +
+                       shape_str(shape) + ": sizes must be nonnegative, with at most one -1");
+    } else if (__builtin_mul_overflow(known, shape[d], &known)) {
+      known = -1;  // overflowed: matches no device count
+    }
   }
   if (unknown >= 0 && known > 0 && size % known == 0) shape[size_t(unknown)] = size / known;
-  if (shape_size(shape) != size) {
+  if (known < 0 || shape_size(shape) != size) {
     throw ValueError("cannot reshape array of size " + std::to_string(size) + " into shape " +
                      shape_str(shape));
   }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 
+#include "base/sizes.h"
 #include "parax/errors.h"
 
 namespace parax::detail {
@@ -198,9 +199,22 @@ Layout build_layout(const Shape& shape, std::string_view platform,
   for (Int dim : shape) {
     if (dim <= 0) throw ValueError("`visualize_sharding`: division by zero (empty shape)");
   }
+  if (!std::isfinite(params.scale)) {
+    throw ValueError("`visualize_sharding`: scale must be a finite number; got " +
+                     std::to_string(params.scale));
+  }
+  // The text has about 10 * scale lines of up to max_width cells, held a few times over
+  // (4-byte cells) while laid out: refuse what memory cannot hold instead of bad_alloc.
+  const double lines = std::abs(10 * params.scale) + 4;
+  const double bytes = lines * (double(std::max(params.max_width, 1)) + 8) * 4 * 4;
+  if (bytes >= double(base::memory_limit_bytes())) {
+    base::throw_out_of_memory("visualize_sharding", bytes >= 0x1p64 ? UINT64_MAX : uint64_t(bytes));
+  }
   Int base_height = Int(10 * params.scale);
   double aspect = double(shape.size() == 2 ? shape[1] : 1) / double(shape[0]);
-  Int base_width = Int(double(base_height) * aspect);
+  // Cells are at most max_width wide anyway; the clamp keeps a long thin shape's width
+  // (say (1, 2^62)) inside Int.
+  Int base_width = Int(std::min(double(base_height) * aspect, 0x1p52));
 
   ChunkMap chunks = collect_chunks(shape, devices_indices);
   Layout layout;

@@ -181,6 +181,12 @@ Array grad_seed(const Array& out) {
   return core::ones(one);
 }
 
+void check_grad_has_output(size_t leaves, const TreeDef& out_def) {
+  if (leaves > 0) return;
+  throw TypeError("Gradient only defined for scalar-output functions. Output was a pytree "
+                  "with no arrays: " + out_def.to_string() + ".");
+}
+
 Array stop_gradient(const Array& x) { return core::bind1(core::Prim::stop_gradient, {x}); }
 
 }  // namespace parax::detail

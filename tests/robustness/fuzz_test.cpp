@@ -1,2 +1,561 @@
-// Issue 11 regression tests: see the file's tests below.
+// Seeded, time-bounded fuzzing of the public API: random meshes (bad ones included),
+// specs, shapes (zero, negative, overflowing), dtypes, ops and transforms. Every case
+// must end in a result or a parax::Error; any other exception fails the test with the
+// case's seed, and a crash prints the case before the process dies.
+//   PARAX_FUZZ_SEED     the master seed (default fixed, so runs repeat)
+//   PARAX_FUZZ_SECONDS  the time budget (default 20)
+//   PARAX_FUZZ_CASE     replay one case by the seed a failure printed
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <typeinfo>
+#include <vector>
+
+#include "parax/parax.h"
+
+namespace parax {
+namespace {
+
+namespace jnp = parax::numpy;
+
+constexpr uint64_t kDefaultSeed = 20261124;
+
+uint64_t env_u64(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::strtoull(v, nullptr, 10) : fallback;
+}
+
+// One case's random source, and a log of what it drew (printed on failure).
+class Fuzz {
+ public:
+  explicit Fuzz(uint64_t seed) : rng_(seed) {}
+
+  int64_t pick(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool coin(double p = 0.5) { return std::bernoulli_distribution(p)(rng_); }
+  template <class T>
+  const T& one_of(const std::vector<T>& v) {
+    return v[size_t(pick(0, int64_t(v.size()) - 1))];
+  }
+
+  // A dimension: mostly small, sometimes zero, negative or beyond any memory. Huge sizes
+  // start at 2^40 so that nothing the fuzzer makes is ever really allocated.
+  int64_t dim() {
+    const int64_t r = pick(0, 99);
+    if (r < 70) return pick(1, 4);
+    if (r < 82) return 0;
+    if (r < 88) return one_of<int64_t>({-1, -2, -7, std::numeric_limits<int64_t>::min()});
+    return one_of<int64_t>({int64_t(1) << 40, int64_t(1) << 45, int64_t(1) << 62,
+                            std::numeric_limits<int64_t>::max(),
+                            std::numeric_limits<int64_t>::max() / 3});
+  }
+  Shape shape(int64_t max_rank = 3) {
+    Shape s(size_t(pick(0, max_rank)));
+    for (int64_t& d : s) d = dim();
+    return s;
+  }
+  // A shape that makes a real (tiny) array.
+  Shape small_shape(int64_t max_rank = 3) {
+    Shape s(size_t(pick(0, max_rank)));
+    for (int64_t& d : s) d = pick(0, 3) == 0 ? pick(0, 1) : pick(1, 4);
+    return s;
+  }
+  DType dtype() {
+    return one_of<DType>({DType::bool_, DType::int8, DType::int16, DType::int32, DType::int64,
+                          DType::uint8, DType::uint16, DType::uint32, DType::uint64,
+                          DType::float16, DType::bfloat16, DType::float32, DType::float64});
+  }
+  DType float_dtype() {
+    return one_of<DType>({DType::float16, DType::bfloat16, DType::float32, DType::float64});
+  }
+  int64_t axis(int64_t rank) { return pick(-rank - 1, rank); }  // sometimes out of range
+
+  // A tiny array with varied values.
+  Array array(const Shape& s, DType t) {
+    const int64_t n = shape_size(s);
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = float(pick(-8, 8)) * (coin(0.3) ? 0.37f : 1.0f);
+    return jnp::array(v, s, t);
+  }
+  Array array() {
+    if (coin(0.08)) {  // empty, but with a dimension no memory could hold were it not
+      Shape s = small_shape(2);
+      s.insert(s.begin() + pick(0, int64_t(s.size())), 0);
+      s.insert(s.begin() + pick(0, int64_t(s.size())), one_of<int64_t>({int64_t(1) << 40,
+                                                                        int64_t(1) << 58}));
+      return jnp::zeros(s, coin(0.6) ? DType::float32 : DType::int8);
+    }
+    return array(small_shape(), coin(0.6) ? DType::float32 : dtype());
+  }
+
+  std::vector<std::string> names(size_t n) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < n; ++i) out.push_back(one_of<std::string>({"a", "b", "c", "a"}));
+    return out;
+  }
+  Mesh mesh() {
+    if (coin(0.7)) {  // usually a valid one, so the sharded paths get exercised
+      return one_of<std::function<Mesh()>>(
+          {[] { return make_mesh({8}, {"a"}); }, [] { return make_mesh({4, 2}, {"a", "b"}); },
+           [] { return make_mesh({2, 2, 2}, {"a", "b", "c"}); },
+           [] { return make_mesh({2}, {"a"}); }, [] { return make_mesh({1, 8}, {"a", "b"}); }})();
+    }
+    Shape sizes(size_t(pick(0, 3)));
+    for (int64_t& s : sizes) s = one_of<int64_t>({-4, -2, -1, 0, 1, 2, 3, 4, 8, 16});
+    const int64_t n = int64_t(sizes.size()) + (coin(0.8) ? 0 : pick(-1, 1));
+    return make_mesh(sizes, names(size_t(std::max<int64_t>(0, n))));
+  }
+  PartitionSpec spec(int64_t rank) {
+    std::vector<SpecEntry> entries;
+    const int64_t n = std::max<int64_t>(0, rank + pick(-1, 1));
+    for (int64_t i = 0; i < n && i < 8; ++i) {
+      switch (pick(0, 6)) {
+        case 0:
+        case 1:
+          entries.emplace_back(None);
+          break;
+        case 2:
+          entries.emplace_back("a");
+          break;
+        case 3:
+          entries.emplace_back("b");
+          break;
+        case 4:
+          entries.emplace_back("c");
+          break;
+        case 5:
+          entries.emplace_back(std::vector<std::string>{"a", "b"});
+          break;
+        default:
+          entries.emplace_back(coin() ? "z" : "a");
+      }
+    }
+    return PartitionSpec::from_entries(entries);
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+using Unary = std::function<Array(const Array&)>;
+
+// Under jit a broadcast feeding a reduction fuses and never materialises, so a valid
+// (2^45,) broadcast is a legitimately long loop, not a bug: traced shapes keep huge sizes
+// only where their product overflows (and so is rejected while tracing).
+Shape traced_shape(Shape s) {
+  constexpr int64_t kHuge = int64_t(1) << 40;
+  const auto huge = std::count_if(s.begin(), s.end(), [](int64_t d) { return d >= kHuge; });
+  if (huge != 1) return s;
+  for (int64_t& d : s) {
+    if (s.size() == 1 || d < kHuge) {
+      d = s.size() == 1 ? 3 : kHuge;
+      break;
+    }
+  }
+  return s;
+}
+
+// A random op of one array, its parameters drawn now (so tracing it is deterministic).
+std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) {
+  const int64_t a = f.axis(rank);
+  const int64_t b = f.axis(rank);
+  switch (f.pick(0, 27)) {
+    case 0:
+      return {"sin", [](const Array& x) { return jnp::sin(x); }};
+    case 1:
+      return {"exp*2", [](const Array& x) { return jnp::exp(x) * 2; }};
+    case 2:
+      return {"sum", [a](const Array& x) { return jnp::sum(x * 2, a); }};
+    case 3:
+      return {"prod", [a](const Array& x) { return jnp::prod(x + 1, a); }};
+    case 4:
+      return {"max", [a](const Array& x) { return jnp::max(x, a); }};
+    case 5:
+      return {"min_all", [](const Array& x) { return jnp::min(x); }};
+    case 6:
+      return {"mean", [a](const Array& x) { return jnp::mean(x, a); }};
+    case 7:
+      return {"argmax", [a](const Array& x) { return jnp::argmax(x, a); }};
+    case 8: {
+      Shape s = f.shape(3);
+      if (f.coin(0.3) && !s.empty()) s[size_t(f.pick(0, int64_t(s.size()) - 1))] = -1;
+      return {"reshape" + shape_str(s), [s](const Array& x) { return jnp::reshape(x, s); }};
+    }
+    case 9: {
+      std::vector<int64_t> perm;
+      for (int64_t i = 0; i < rank; ++i) perm.push_back(i);
+      if (f.coin(0.3)) perm.push_back(f.pick(-2, rank));
+      std::shuffle(perm.begin(), perm.end(), std::mt19937(uint32_t(f.pick(0, 1000))));
+      return {"transpose", [perm](const Array& x) { return jnp::transpose(x, perm); }};
+    }
+    case 10: {
+      std::vector<int64_t> start, limit, strides;
+      for (int64_t i = 0; i < rank + f.pick(-1, 1) && i < 6; ++i) {
+        start.push_back(f.pick(-2, 4));
+        limit.push_back(f.coin(0.1) ? f.dim() : f.pick(-1, 5));
+        strides.push_back(f.coin(0.1) ? f.dim() : f.pick(1, 3));
+      }
+      return {"slice", [=](const Array& x) { return lax::slice(x, start, limit, strides); }};
+    }
+    case 11: {
+      std::vector<lax::PadConfig> cfg;
+      for (int64_t i = 0; i < rank + (f.coin(0.1) ? 1 : 0); ++i) {
+        cfg.push_back({f.coin(0.2) ? f.dim() : f.pick(-3, 3),
+                       f.coin(0.2) ? f.dim() : f.pick(-3, 3),
+                       f.coin(0.2) ? f.dim() : f.pick(0, 2)});
+      }
+      return {"pad", [cfg](const Array& x) {
+                return lax::pad(x, jnp::array(0.0f).astype(x.dtype()), cfg);
+              }};
+    }
+    case 12: {
+      Shape reps = f.shape(3);
+      return {"tile" + shape_str(reps), [reps](const Array& x) { return jnp::tile(x, reps); }};
+    }
+    case 13: {
+      const int64_t n = f.coin(0.3) && !traced ? f.dim() : f.pick(-1, 3);
+      const bool flat = f.coin(0.3);
+      return {"repeat", [=](const Array& x) {
+                return flat ? jnp::repeat(x, n) : jnp::repeat(x, n, a);
+              }};
+    }
+    case 14: {
+      Shape s = traced ? traced_shape(f.shape(4)) : f.shape(4);
+      return {"broadcast_to" + shape_str(s),
+              [s](const Array& x) { return jnp::broadcast_to(x, s); }};
+    }
+    case 15:
+      return {"expand_dims", [a](const Array& x) { return jnp::expand_dims(x, a); }};
+    case 16:
+      return {"squeeze", [a](const Array& x) { return jnp::squeeze(x, a); }};
+    case 17:
+      return {"cumsum", [a](const Array& x) { return jnp::cumsum(x, a); }};
+    case 18:
+      return {"sort", [a](const Array& x) { return jnp::sort(x, a); }};
+    case 19: {
+      const DType t = f.dtype();
+      return {"astype", [t](const Array& x) { return x.astype(t); }};
+    }
+    case 20:
+      return {"concat", [a](const Array& x) { return jnp::concatenate({x, x}, a); }};
+    case 21:
+      return {"rev", [a, b](const Array& x) { return lax::rev(x, {a, b}); }};
+    case 22: {
+      std::vector<int64_t> sizes;
+      for (int64_t i = 0; i < rank; ++i) sizes.push_back(f.coin(0.1) ? f.dim() : f.pick(0, 2));
+      const int64_t at = f.pick(-3, 5);
+      return {"dynamic_slice", [=](const Array& x) {
+                std::vector<Array> starts(sizes.size(), jnp::array(int32_t(at)));
+                return lax::dynamic_slice(x, starts, sizes);
+              }};
+    }
+    case 23:
+      return {"all", [a](const Array& x) { return jnp::all(x > 0, a); }};
+    case 24:
+      return {"swapaxes", [a, b](const Array& x) { return jnp::swapaxes(x, a, b); }};
+    case 25:
+      return {"index", [a](const Array& x) { return x[a]; }};
+    case 26:
+      return {"var", [a](const Array& x) { return jnp::var(x, a); }};
+    default:
+      return {"matmul", [](const Array& x) { return jnp::matmul(x, jnp::swapaxes(x, -1, -2)); }};
+  }
+}
+
+// A random case: what it does, and the work itself.
+std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
+  switch (f.pick(0, 16)) {
+    case 0: {  // creation with any shape
+      const Shape s = f.shape(4);
+      const DType t = f.dtype();
+      const int64_t which = f.pick(0, 5);
+      const int64_t d = f.axis(int64_t(s.size()));
+      return {"create" + std::to_string(which) + shape_str(s), [=] {
+                switch (which) {
+                  case 0: return (void)jnp::zeros(s, t);
+                  case 1: return (void)jnp::full(s, 2.5, t);
+                  case 2: return (void)lax::broadcasted_iota(t, s, d);
+                  case 3: return (void)jnp::eye(s.empty() ? 0 : s[0], s.size() > 1 ? s[1] : 1);
+                  case 4: return (void)lax::iota(t, s.empty() ? 1 : s[0]);
+                  default: return (void)jnp::linspace(0, 1, s.empty() ? 1 : s[0]);
+                }
+              }};
+    }
+    case 1:
+    case 2:
+    case 3: {  // an eager op
+      const Array x = f.array();
+      auto [name, op] = unary(f, x.ndim());
+      return {"eager " + name + " of " + std::string(dtype_name(x.dtype())) + shape_str(x.shape()),
+              [x, op] { (void)op(x).block_until_ready(); }};
+    }
+    case 4: {  // the same under jit
+      const Array x = f.array();
+      auto [name, op] = unary(f, x.ndim(), true);
+      return {"jit " + name + " of " + shape_str(x.shape()),
+              [x, op] { (void)jit(op)(x).block_until_ready(); }};
+    }
+    case 5: {  // grad of the op's sum
+      const Array x = f.array(f.small_shape(), f.float_dtype());
+      auto [name, op] = unary(f, x.ndim(), true);
+      const bool jitted = f.coin();
+      return {"grad " + name + " of " + shape_str(x.shape()), [=] {
+                auto g = grad([op](const Array& v) { return jnp::sum(op(v).astype(v.dtype())); });
+                (void)(jitted ? jit(g)(x) : g(x)).block_until_ready();
+              }};
+    }
+    case 6: {  // vmap over a random axis
+      const Array x = f.array();
+      auto [name, op] = unary(f, std::max<int64_t>(0, x.ndim() - 1));
+      const int in_axis = int(f.axis(x.ndim()));
+      return {"vmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()),
+              [=] {
+                VmapOptions o;
+                o.in_axes = in_axis;
+                (void)vmap(op, o)(x).block_until_ready();
+              }};
+    }
+    case 7:
+    case 8: {  // device_put onto a random mesh and spec, then an op
+      const Array x = f.array();
+      const int64_t rank = x.ndim();
+      auto [name, op] = unary(f, rank, true);
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      return {"device_put then " + name + " of " + shape_str(x.shape()), [=] {
+                Fuzz g(seed);
+                const Mesh m = g.mesh();
+                const Array y = device_put(x, NamedSharding(m, g.spec(rank)));
+                (void)op(y).block_until_ready();
+                (void)jit(op)(y).block_until_ready();
+              }};
+    }
+    case 9: {  // positional shardings reshaped at random
+      const Shape s = f.shape(3);
+      const Array x = f.array();
+      return {"PositionalSharding.reshape" + shape_str(s), [=] {
+                const PositionalSharding p = PositionalSharding(devices()).reshape(s);
+                (void)device_put(x, p).block_until_ready();
+              }};
+    }
+    case 10: {  // random numbers of any shape and dtype
+      const Shape s = f.shape(3);
+      const DType t = f.coin(0.7) ? f.float_dtype() : f.dtype();
+      const int64_t which = f.pick(0, 4);
+      return {"random" + std::to_string(which) + shape_str(s), [=] {
+                const random::Key k = random::key(7);
+                switch (which) {
+                  case 0: return (void)random::uniform(k, s, t);
+                  case 1: return (void)random::normal(k, s, t);
+                  case 2: return (void)random::bits(k, s);
+                  case 3: return (void)random::split(k, s);
+                  default: return (void)random::randint(k, s, 0, 10);
+                }
+              }};
+    }
+    case 11: {  // binary ops with broadcasting between two shapes
+      const Array x = f.array();
+      const Array y = f.coin(0.5) ? f.array(f.small_shape(), x.dtype()) : f.array();
+      const int64_t which = f.pick(0, 3);
+      return {"binary" + std::to_string(which) + shape_str(x.shape()) + shape_str(y.shape()),
+              [=] {
+                switch (which) {
+                  case 0: return (void)(x + y).block_until_ready();
+                  case 1: return (void)jnp::maximum(x, y).block_until_ready();
+                  case 2: return (void)jit([](Array p, Array q) { return p * q - 1; })(x, y);
+                  default: return (void)jnp::where(x > 0, x, y).block_until_ready();
+                }
+              }};
+    }
+    case 12: {  // grad of outputs that are not one scalar
+      const Array x = f.array(f.small_shape(), DType::float32);
+      const int64_t which = f.pick(0, 2);
+      return {"grad of odd output " + std::to_string(which), [=] {
+                if (which == 0) (void)grad([](Array) { return std::vector<Array>{}; })(x);
+                if (which == 1) (void)grad([](Array v) { return v * 2; })(x);
+                if (which == 2) (void)grad([](Array v) { return std::vector<Array>{v, v}; })(x);
+              }};
+    }
+    case 13: {  // printing, and visualising shardings at any scale
+      const Array x = f.array();
+      const double scale = f.one_of<double>({0.0, 0.3, 1.0, -1.0, 1e9, 1e300,
+                                             std::numeric_limits<double>::quiet_NaN()});
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      return {"print " + shape_str(x.shape()), [=] {
+                std::ostringstream os;
+                os << x << x.sharding().to_string();
+                Fuzz g(seed);
+                const Array y = device_put(x, NamedSharding(g.mesh(), g.spec(x.ndim())));
+                os << y;
+                debug::VisualizeOptions o;
+                o.use_color = false;
+                o.scale = scale;
+                debug::visualize_array_sharding(y, os, o);
+              }};
+    }
+    case 14: {  // shard_map with random specs, an op and a psum over a random axis
+      const Array x = f.array();
+      auto [name, op] = unary(f, x.ndim(), true);
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      const bool reduce = f.coin();
+      return {"shard_map " + name + " of " + shape_str(x.shape()), [=] {
+                Fuzz g(seed);
+                const Mesh m = g.mesh();
+                const std::string axis = g.one_of<std::string>({"a", "b", "z"});
+                auto body = [=](Array v) {
+                  Array r = op(v);
+                  return reduce ? lax::psum(r, axis) : r;
+                };
+                (void)shard_map(body, m, g.spec(x.ndim()), g.spec(x.ndim()))(x)
+                    .block_until_ready();
+              }};
+    }
+    case 15: {  // pmap over a random axis
+      const Array x = f.array();
+      auto [name, op] = unary(f, std::max<int64_t>(0, x.ndim() - 1), true);
+      const int in_axis = int(f.axis(x.ndim()));
+      return {"pmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()),
+              [=] {
+                PmapOptions o;
+                o.in_axes = in_axis;
+                o.axis_name = "i";
+                (void)pmap(op, o)(x).block_until_ready();
+              }};
+    }
+    default: {  // meshes of any shape
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      return {"mesh", [seed] {
+                Fuzz g(seed);
+                const Mesh m = g.mesh();
+                std::ostringstream os;
+                os << m << m.repr();
+                const Shape s = g.shape(3);
+                const NamedSharding n(m, g.spec(int64_t(s.size())));
+                (void)n.shard_shape(s);
+                (void)n.devices_indices_map(s);
+                const Array x = g.array();
+                (void)device_put(x, NamedSharding(m, g.spec(x.ndim())));
+              }};
+    }
+  }
+}
+
+// What the signal handler prints when a case crashes the process.
+char g_current[512];
+
+void on_crash(int sig) {
+  const char head[] = "\nparax fuzz: crashed in case ";
+  (void)!write(2, head, sizeof head - 1);
+  (void)!write(2, g_current, strnlen(g_current, sizeof g_current));
+  (void)!write(2, "\n", 1);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+// A hang is a failure too: a watchdog thread aborts (printing the case) when one case
+// runs longer than PARAX_FUZZ_CASE_SECONDS (default 30).
+std::atomic<int64_t> g_case_started_ms{0};
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void start_watchdog() {
+  const int64_t limit_ms = int64_t(env_u64("PARAX_FUZZ_CASE_SECONDS", 30)) * 1000;
+  std::thread([limit_ms] {
+    while (true) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const int64_t started = g_case_started_ms.load();
+      if (started > 0 && now_ms() - started > limit_ms) {
+        const char head[] = "\nparax fuzz: case timed out: ";
+        (void)!write(2, head, sizeof head - 1);
+        (void)!write(2, g_current, strnlen(g_current, sizeof g_current));
+        (void)!write(2, "\n", 1);
+        std::_Exit(3);
+      }
+    }
+  }).detach();
+}
+
+int64_t g_errors = 0;  // cases that ended in a parax::Error (the rest gave a result)
+
+// Runs one case; returns the failure text, or "" for a result or a parax::Error.
+std::string run_case(uint64_t case_seed) {
+  Fuzz f(case_seed);
+  std::string what = "?";
+  try {
+    auto [name, work] = make_case(f);
+    what = name;
+    std::snprintf(g_current, sizeof g_current, "PARAX_FUZZ_CASE=%llu (%s)",
+                  static_cast<unsigned long long>(case_seed), what.c_str());
+    if (std::getenv("PARAX_FUZZ_VERBOSE")) std::fprintf(stderr, "%s\n", g_current);
+    g_case_started_ms = now_ms();
+    work();
+    g_case_started_ms = 0;
+    return "";
+  } catch (const Error& e) {
+    g_case_started_ms = 0;
+    ++g_errors;
+    if (std::getenv("PARAX_FUZZ_VERBOSE")) std::fprintf(stderr, "  -> %s\n", e.what());
+    return "";
+  } catch (const std::exception& e) {
+    g_case_started_ms = 0;
+    return "PARAX_FUZZ_CASE=" + std::to_string(case_seed) + " (" + what + "): " +
+           typeid(e).name() + ": " + e.what();
+  } catch (...) {
+    g_case_started_ms = 0;
+    return "PARAX_FUZZ_CASE=" + std::to_string(case_seed) + " (" + what +
+           "): a non-standard exception";
+  }
+}
+
+TEST(Fuzz, PublicApiGivesAResultOrAParaxError) {
+  for (int sig : {SIGSEGV, SIGABRT, SIGFPE, SIGBUS, SIGILL}) std::signal(sig, on_crash);
+  start_watchdog();
+  if (const uint64_t replay = env_u64("PARAX_FUZZ_CASE", 0)) {
+    const std::string failure = run_case(replay);
+    EXPECT_EQ(failure, "");
+    return;
+  }
+  const uint64_t seed = env_u64("PARAX_FUZZ_SEED", kDefaultSeed);
+  const double budget = double(env_u64("PARAX_FUZZ_SECONDS", 20));
+  std::mt19937_64 master(seed);
+  const auto start = std::chrono::steady_clock::now();
+  int64_t cases = 0;
+  int64_t failures = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+         budget) {
+    const uint64_t case_seed = master();
+    const std::string failure = run_case(case_seed);
+    ++cases;
+    if (!failure.empty()) {
+      ++failures;
+      ADD_FAILURE() << "seed " << seed << ", " << failure;
+      if (failures >= 20) break;  // enough to act on
+    }
+  }
+  std::printf("parax fuzz: seed %llu, %lld cases in %.0f s (%lld results, %lld parax errors), "
+              "%lld failures\n",
+              static_cast<unsigned long long>(seed), static_cast<long long>(cases), budget,
+              static_cast<long long>(cases - g_errors - failures),
+              static_cast<long long>(g_errors), static_cast<long long>(failures));
+  EXPECT_GT(cases, 0);
+}
+
+}  // namespace
+}  // namespace parax

@@ -1,2 +1,350 @@
-// Issue 11 regression tests: see the file's tests below.
+// Issue 11, sizes and crashes: shapes whose element or byte count overflows 64 bits,
+// meshes of no devices or negative axis sizes, grad of an output with no leaves,
+// absurd allocations (ResourceExhaustedError, fast) and reductions over empty axes
+// (fused, unfused, eager, jitted, sharded).
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <typeinfo>
+#include <vector>
+
+#include "parax/parax.h"
+
+namespace parax {
+namespace {
+
+namespace jnp = parax::numpy;
+
+constexpr int64_t k31 = int64_t(1) << 31;
+
+// Checks that `stmt` throws exactly E (or a subclass) with `text` in its message, and
+// reports any other exception by its type and message.
+#define EXPECT_THROW_HAS(stmt, E, text)                                              \
+  do {                                                                               \
+    try {                                                                            \
+      (void)(stmt);                                                                  \
+      ADD_FAILURE() << "expected " #E " from " #stmt;                                \
+    } catch (const E& e_) {                                                          \
+      EXPECT_NE(std::string(e_.what()).find(text), std::string::npos)                \
+          << #stmt << " threw: " << e_.what();                                       \
+    } catch (const std::exception& e_) {                                             \
+      ADD_FAILURE() << #stmt << " threw " << typeid(e_).name() << ": " << e_.what(); \
+    }                                                                                \
+  } while (0)
+
+// ---------------------------------------------------------------------------------------
+// 1. Sizes that overflow 64 bits: ValueError naming the shape, eager and under jit.
+
+TEST(SizesOverflow, IotaOfTwoToThe62Int32) {
+  EXPECT_THROW_HAS(lax::iota(DType::int32, int64_t(1) << 62), ValueError,
+                   "[iota] array is too big: shape (4611686018427387904,) of int32");
+}
+
+TEST(SizesOverflow, BroadcastToOverflowsBytes) {
+  EXPECT_THROW_HAS(jnp::broadcast_to(jnp::array(1.0f), {k31, k31}), ValueError,
+                   "array is too big: shape (2147483648, 2147483648) of float32");
+}
+
+TEST(SizesOverflow, RandomUniformOverflows) {
+  EXPECT_THROW_HAS(random::uniform(random::key(0), {k31, k31}), ValueError,
+                   "array is too big: shape (2147483648, 2147483648)");
+  EXPECT_THROW_HAS(random::normal(random::key(0), {k31, k31, 4}), ValueError,
+                   "array is too big");
+  EXPECT_THROW_HAS(random::split(random::key(0), {int64_t(1) << 62}), ValueError,
+                   "array is too big");
+}
+
+TEST(SizesOverflow, ZerosElementCountOverflows) {
+  EXPECT_THROW_HAS(jnp::zeros({int64_t(1) << 40, int64_t(1) << 30}), ValueError,
+                   "[zeros] array is too big: shape (1099511627776, 1073741824) of float32");
+  // numpy's rule: a zero dimension does not excuse the others (their strides overflow).
+  EXPECT_THROW_HAS(jnp::zeros({0, int64_t(1) << 40, int64_t(1) << 30}), ValueError,
+                   "array is too big: shape (0, 1099511627776, 1073741824)");
+  EXPECT_THROW_HAS(jnp::ones({int64_t(1) << 62, 4}, DType::int8), ValueError, "[ones]");
+  EXPECT_THROW_HAS(jnp::full({int64_t(1) << 62, 4}, 2.5), ValueError, "[full]");
+  EXPECT_THROW_HAS(shape_size({int64_t(1) << 40, int64_t(1) << 30}), ValueError,
+                   "[shape_size] the number of elements of shape (1099511627776, 1073741824) "
+                   "overflows a 64-bit size");
+  EXPECT_EQ(shape_size({0, int64_t(1) << 40, int64_t(1) << 30}), 0);
+  EXPECT_EQ(shape_size({int64_t(1) << 31, int64_t(1) << 31}), int64_t(1) << 62);
+}
+
+TEST(SizesOverflow, PadTileRepeatBroadcastedIota) {
+  const Array x = jnp::zeros({2, 2});
+  const Array zero = jnp::array(0.0f);
+  EXPECT_THROW_HAS(lax::pad(x, zero, {{k31 * k31, 0, 0}, {k31 * k31, 0, 0}}), ValueError,
+                   "[pad] array is too big: shape (4611686018427387906, 4611686018427387906)");
+  EXPECT_THROW_HAS(lax::pad(x, zero, {{std::numeric_limits<int64_t>::max(), 1, 0}, {0, 0, 0}}),
+                   ValueError, "[pad] the padded size of dimension 0 overflows a 64-bit size");
+  EXPECT_THROW_HAS(lax::pad(x, zero, {{0, 0, std::numeric_limits<int64_t>::max()}, {0, 0, 0}}),
+                   ValueError, "[pad] the padded size of dimension 0 overflows");
+  EXPECT_THROW_HAS(jnp::tile(x, {int64_t(1) << 40, int64_t(1) << 40}), ValueError,
+                   "array is too big");
+  EXPECT_THROW_HAS(jnp::tile(x, {std::numeric_limits<int64_t>::max(), 1}), ValueError,
+                   "[tile] array is too big: tiling shape (2, 2) by reps "
+                   "(9223372036854775807, 1) overflows a 64-bit size");
+  EXPECT_THROW_HAS(jnp::repeat(x, std::numeric_limits<int64_t>::max(), 0), ValueError,
+                   "[repeat] array is too big: repeating axis 0 of shape (2, 2) "
+                   "9223372036854775807 times overflows a 64-bit size");
+  EXPECT_THROW_HAS(jnp::repeat(x, int64_t(1) << 61), ValueError, "array is too big");
+  EXPECT_THROW_HAS(lax::broadcasted_iota(DType::float32, {k31, k31}, 1), ValueError,
+                   "array is too big: shape (2147483648, 2147483648) of float32");
+  EXPECT_THROW_HAS(jnp::reshape(jnp::zeros({4}), {int64_t(1) << 32, int64_t(1) << 32, -1}),
+                   TypeError, "because the product of specified axis sizes overflows");
+  EXPECT_THROW_HAS(jnp::reshape(jnp::zeros({4}), {int64_t(1) << 32, int64_t(1) << 32, 4}),
+                   TypeError, "(size beyond 2^63 - 1)");
+  EXPECT_THROW_HAS(jnp::linspace(0, 1, std::numeric_limits<int64_t>::max()), ValueError,
+                   "[linspace] array is too big");
+  EXPECT_THROW_HAS(jnp::arange(0.0, 1e300), ValueError, "[arange] array is too big");
+  EXPECT_THROW_HAS(jnp::eye(int64_t(1) << 40, int64_t(1) << 40), ValueError,
+                   "[eye] array is too big");
+}
+
+TEST(SizesOverflow, UnderJit) {
+  auto bcast = jit([](Array a) { return jnp::broadcast_to(a, {k31, k31}); });
+  EXPECT_THROW_HAS(bcast(jnp::array(1.0f)), ValueError,
+                   "array is too big: shape (2147483648, 2147483648) of float32");
+  auto tiled = jit([](Array a) { return jnp::tile(a, {int64_t(1) << 40, int64_t(1) << 40}); });
+  EXPECT_THROW_HAS(tiled(jnp::zeros({2, 2})), ValueError, "array is too big");
+  auto padded = jit([](Array a) {
+    return lax::pad(a, jnp::array(0.0f), {{k31 * k31, 0, 0}, {k31 * k31, 0, 0}});
+  });
+  EXPECT_THROW_HAS(padded(jnp::zeros({2, 2})), ValueError, "[pad] array is too big");
+  auto iota = jit([](Array a) { return a + lax::iota(DType::int32, int64_t(1) << 62); });
+  EXPECT_THROW_HAS(iota(jnp::array(1)), ValueError, "[iota] array is too big");
+  // vmap adds a batch dimension to an already large shape.
+  auto big = vmap([](Array a) { return jnp::broadcast_to(a, {k31, k31 / 8}); });
+  EXPECT_THROW_HAS(big(jnp::zeros({8})), ValueError,
+                   "array is too big: shape (8, 2147483648, 268435456) of float32");
+}
+
+// Empty arrays may have huge dimensions; making them must not loop over those (found by
+// the fuzz test: both ran for hours).
+TEST(SizesOverflow, EmptyArraysWithHugeDimensionsAreCheap) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t k45 = int64_t(1) << 45;
+  EXPECT_EQ(jnp::eye(k45, 0).shape(), (Shape{k45, 0}));
+  EXPECT_EQ(jnp::eye(2, 3, std::numeric_limits<int64_t>::min()).shape(), (Shape{2, 3}));
+  EXPECT_EQ(jnp::eye(2, 3, 1).astype(DType::int32).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(lax::broadcasted_iota(DType::int32, {2, int64_t(1) << 40, 0}, 0).shape(),
+            (Shape{2, int64_t(1) << 40, 0}));
+  EXPECT_EQ(lax::broadcasted_iota(DType::int32, {2, 3}, 1).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  // A count mismatch is reported as such, not as memory the shape would need.
+  EXPECT_THROW_HAS(jnp::array(std::vector<float>{1, 2, 3}, Shape{int64_t(1) << 40}), ValueError,
+                   "[array] cannot reshape 3 values into shape (1099511627776,)");
+  EXPECT_THROW_HAS(jnp::arange(0.0, std::nan(""), 1.0), ValueError,
+                   "[arange] cannot compute length");
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. Meshes of no devices and negative axis sizes.
+
+TEST(SizesMesh, EmptyMeshIsRejected) {
+  EXPECT_THROW_HAS(Mesh(std::vector<Device>{}, "a"), ValueError,
+                   "[Mesh] a mesh needs at least one device; got an empty device grid of "
+                   "shape (0,) for axis_names ('a',)");
+  EXPECT_THROW_HAS(Mesh(DeviceGrid({}, {0, 4}), {"a", "b"}), ValueError,
+                   "[Mesh] a mesh needs at least one device; got an empty device grid of "
+                   "shape (0, 4) for axis_names ('a', 'b')");
+  EXPECT_THROW_HAS(make_mesh({0}, {"a"}), ValueError,
+                   "[make_mesh] mesh axis sizes must be positive; got axis_shapes (0,)");
+  EXPECT_THROW_HAS(PositionalSharding(std::vector<Device>{}), ValueError,
+                   "requires at least one device");
+}
+
+TEST(SizesMesh, NegativeAxisSizesAreRejected) {
+  EXPECT_THROW_HAS(make_mesh({-2, -4}, {"a", "b"}), ValueError,
+                   "[make_mesh] mesh axis sizes must be positive; got axis_shapes (-2, -4)");
+  EXPECT_THROW_HAS(make_mesh({8, -1}, {"a", "b"}), ValueError,
+                   "[make_mesh] mesh axis sizes must be positive; got axis_shapes (8, -1)");
+  EXPECT_THROW_HAS(mesh_utils::create_device_mesh({-2, -4}), ValueError,
+                   "[create_device_mesh] mesh axis sizes must be positive; got mesh_shape "
+                   "(-2, -4)");
+  EXPECT_THROW_HAS(DeviceGrid(devices(), {-2, -4}), ValueError,
+                   "[DeviceGrid] mesh axis sizes must be nonnegative; got shape (-2, -4)");
+  EXPECT_THROW_HAS(DeviceGrid(devices()).reshape({-2, -4}), ValueError,
+                   "[DeviceGrid.reshape] mesh axis sizes must be nonnegative");
+  EXPECT_THROW_HAS(PositionalSharding(devices()).reshape({-2, -4}), ValueError,
+                   "cannot reshape array of size 8 into shape (-2, -4): sizes must be "
+                   "nonnegative, with at most one -1");
+  EXPECT_THROW_HAS(PositionalSharding(devices()).reshape({k31 * k31, 4, 0}), ValueError,
+                   "cannot reshape array of size 8");
+  EXPECT_THROW_HAS(make_mesh({k31 * 2, k31 * 2, 2}, {"a", "b", "c"}), ValueError,
+                   "[make_mesh] the product of axis_shapes");
+  // Valid ones still work, -1 included where numpy allows it.
+  EXPECT_EQ(PositionalSharding(devices()).reshape({-1, 2}).shape(), (Shape{4, 2}));
+  EXPECT_EQ(make_mesh({4, 2}, {"a", "b"}).size(), 8);
+  EXPECT_EQ(make_mesh({2}, {"a"}).size(), 2);
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. grad of a function whose output has no leaves.
+
+TEST(SizesGrad, OutputWithNoLeavesRaisesTypeError) {
+  auto empty_tuple = [](Array) { return std::tuple<>{}; };
+  EXPECT_THROW_HAS(grad(empty_tuple)(jnp::array(1.0f)), TypeError,
+                   "Gradient only defined for scalar-output functions. Output was a pytree "
+                   "with no arrays: PyTreeDef(())");
+  auto empty_vector = [](Array) { return std::vector<Array>{}; };
+  EXPECT_THROW_HAS(value_and_grad(empty_vector)(jnp::array(1.0f)), TypeError,
+                   "Gradient only defined for scalar-output functions. Output was a pytree "
+                   "with no arrays: PyTreeDef([])");
+  EXPECT_THROW_HAS(jit(grad(empty_vector))(jnp::array(1.0f)), TypeError,
+                   "Gradient only defined for scalar-output functions");
+  // One leaf still differentiates.
+  auto one = [](Array x) { return std::vector<Array>{x * x}; };
+  EXPECT_FLOAT_EQ(grad(one)(jnp::array(3.0f)).item<float>(), 6.0f);
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Absurd sizes that fit in 64 bits but not in memory: ResourceExhaustedError naming
+// the bytes, raised before anything is filled.
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+TEST(SizesMemory, ResourceExhaustedIsARuntimeError) {
+  static_assert(std::is_base_of_v<RuntimeError, ResourceExhaustedError>);
+  static_assert(std::is_base_of_v<Error, ResourceExhaustedError>);
+}
+
+TEST(SizesMemory, HugeArraysFailFast) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t k38 = int64_t(1) << 38;
+  EXPECT_THROW_HAS(jnp::zeros({k38}), ResourceExhaustedError,
+                   "RESOURCE_EXHAUSTED: [zeros] Out of memory while trying to allocate "
+                   "3298534883328 bytes (3.0 TiB)");
+  EXPECT_THROW_HAS(jnp::eye(int64_t(1) << 32, 3), ResourceExhaustedError,
+                   "RESOURCE_EXHAUSTED: [eye] Out of memory while trying to allocate");
+  EXPECT_THROW_HAS(jnp::linspace(0, 1, k38), ResourceExhaustedError, "[linspace] Out of memory");
+  EXPECT_THROW_HAS(jnp::arange(k38), ResourceExhaustedError, "[arange] Out of memory");
+  EXPECT_THROW_HAS(jnp::full({k38, 4}, 1.5f), ResourceExhaustedError, "[full] Out of memory");
+  // Device buffers: the allocator refuses what memory and swap cannot back.
+  EXPECT_THROW_HAS(jnp::broadcast_to(jnp::array(1.0f), {k38}), ResourceExhaustedError,
+                   "Out of memory while trying to allocate 1099511627776 bytes (1.0 TiB)");
+  EXPECT_THROW_HAS(jnp::tile(jnp::zeros({2}), {k38}), ResourceExhaustedError,
+                   "Out of memory while trying to allocate 2199023255552 bytes");
+  EXPECT_THROW_HAS(lax::pad(jnp::zeros({2}), jnp::array(0.0f), {{k38, 0, 0}}),
+                   ResourceExhaustedError, "Out of memory");
+  EXPECT_THROW_HAS(random::uniform(random::key(0), {k38}), ResourceExhaustedError,
+                   "Out of memory");
+  EXPECT_THROW_HAS(jit([](Array a) { return jnp::broadcast_to(a, {k38}) * 2; })(jnp::array(1.f)),
+                   ResourceExhaustedError, "Out of memory");
+  auto m = make_mesh({8}, {"x"});
+  EXPECT_THROW_HAS(device_put(jnp::broadcast_to(jnp::array(1.0f), {k38}), NamedSharding(m, P("x"))),
+                   ResourceExhaustedError, "Out of memory");
+  EXPECT_LT(seconds_since(start), 10.0);
+  // Nothing leaked: ordinary work goes on.
+  EXPECT_EQ(jnp::sum(jnp::ones({1000})).item<float>(), 1000.0f);
+}
+
+TEST(SizesMemory, VisualizeHugeScale) {
+  const Array x = device_put(jnp::zeros({8, 8}), NamedSharding(make_mesh({8}, {"x"}), P("x")));
+  std::ostringstream os;
+  debug::VisualizeOptions big;
+  big.use_color = false;
+  big.scale = 1e15;
+  EXPECT_THROW_HAS(debug::visualize_array_sharding(x, os, big), ResourceExhaustedError,
+                   "RESOURCE_EXHAUSTED: [visualize_sharding] Out of memory");
+  big.scale = std::numeric_limits<double>::infinity();
+  EXPECT_THROW_HAS(debug::visualize_array_sharding(x, os, big), ValueError,
+                   "`visualize_sharding`: scale must be a finite number");
+  big.scale = std::nan("");
+  EXPECT_THROW_HAS(debug::visualize_array_sharding(x, os, big), ValueError,
+                   "scale must be a finite number");
+  // A sane scale still renders.
+  debug::VisualizeOptions plain;
+  plain.use_color = false;
+  plain.scale = 0.5;
+  std::ostringstream text;
+  debug::visualize_array_sharding(x, text, plain);
+  EXPECT_NE(text.str().find("CPU 7"), std::string::npos) << text.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Reductions over empty axes: identities (sum 0, prod 1, all true, any false), mean
+// nan, and max/min/argmax errors; eager, jitted (fused with an elementwise producer),
+// and sharded.
+
+std::vector<float> fvec(const Array& a) { return a.astype(DType::float32).to_vector<float>(); }
+
+TEST(SizesEmptyReduce, FusedProdAndSumWriteTheIdentity) {
+  const Array z = jnp::zeros({2, 0});
+  auto prod = jit([](Array a) { return jnp::prod(a * 2, 1); });
+  auto sum = jit([](Array a) { return jnp::sum(a * 2 + 1, 1); });
+  auto all = jit([](Array a) { return jnp::all(a > 1, 1); });
+  auto any = jit([](Array a) { return jnp::any(a > 1, 1); });
+  auto prod3 = jit([](Array a) { return jnp::prod(a * 2, 2); });
+  EXPECT_EQ(fvec(prod(z)), (std::vector<float>{1, 1}));
+  EXPECT_EQ(fvec(sum(z)), (std::vector<float>{0, 0}));
+  EXPECT_EQ(fvec(all(z)), (std::vector<float>{1, 1}));
+  EXPECT_EQ(fvec(any(z)), (std::vector<float>{0, 0}));
+  // Run twice more: uninitialised memory differs from call to call.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(fvec(prod(jnp::zeros({5, 0}))), (std::vector<float>(5, 1.0f)));
+    EXPECT_EQ(fvec(prod3(jnp::zeros({5, 3, 0}))), (std::vector<float>(15, 1.0f)));
+    EXPECT_EQ(fvec(sum(jnp::ones({7, 0}))), (std::vector<float>(7, 0.0f)));
+  }
+  // Several reduced axes, one of them empty.
+  auto sum2 = jit([](Array a) { return jnp::sum(jnp::exp(a), {1, 2}); });
+  EXPECT_EQ(fvec(sum2(jnp::zeros({3, 0, 4}))), (std::vector<float>(3, 0.0f)));
+  EXPECT_EQ(fvec(sum2(jnp::zeros({3, 4, 0}))), (std::vector<float>(3, 0.0f)));
+}
+
+TEST(SizesEmptyReduce, EagerAndUnfused) {
+  const Array z = jnp::zeros({2, 0});
+  EXPECT_EQ(fvec(jnp::prod(z, 1)), (std::vector<float>{1, 1}));
+  EXPECT_EQ(fvec(jnp::sum(z, 1)), (std::vector<float>{0, 0}));
+  EXPECT_EQ(fvec(jnp::sum(z, 0)), (std::vector<float>{}));
+  EXPECT_EQ(jnp::sum(z).item<float>(), 0.0f);
+  EXPECT_EQ(jnp::prod(z).item<float>(), 1.0f);
+  for (float v : fvec(jnp::mean(z, 1))) EXPECT_TRUE(std::isnan(v));
+  EXPECT_TRUE(std::isnan(jit([](Array a) { return jnp::mean(a * 3, 1); })(z)
+                             .to_vector<float>()[0]));
+  EXPECT_EQ(fvec(jnp::all(z, 1)), (std::vector<float>{1, 1}));
+  EXPECT_EQ(fvec(jnp::any(z, 1)), (std::vector<float>{0, 0}));
+  EXPECT_EQ(fvec(jnp::sum(jnp::zeros({2, 0}, DType::int32), 1)), (std::vector<float>{0, 0}));
+}
+
+TEST(SizesEmptyReduce, MaxMinArgmaxOfEmptyRaise) {
+  const Array z = jnp::zeros({2, 0});
+  EXPECT_THROW_HAS(jnp::max(z, 1), ValueError,
+                   "zero-size array to reduction operation max which has no identity");
+  EXPECT_THROW_HAS(jnp::min(z, 1), ValueError,
+                   "zero-size array to reduction operation min which has no identity");
+  EXPECT_THROW_HAS(jit([](Array a) { return jnp::max(a * 2, 1); })(z), ValueError,
+                   "zero-size array to reduction operation max which has no identity");
+  EXPECT_THROW_HAS(jnp::argmax(z, 1), ValueError, "attempt to get argmax of an empty sequence");
+  EXPECT_THROW_HAS(jnp::argmin(z, 1), ValueError, "attempt to get argmin of an empty sequence");
+  // Reducing a nonempty axis of an empty array is fine: the result is empty.
+  EXPECT_EQ(jnp::max(z, 0).shape(), (Shape{0}));
+  EXPECT_EQ(jnp::argmax(z, 0).shape(), (Shape{0}));
+}
+
+TEST(SizesEmptyReduce, Sharded) {
+  auto m = make_mesh({8}, {"x"});
+  const Array z = device_put(jnp::zeros({8, 0}), NamedSharding(m, P("x")));
+  auto prod = jit([](Array a) { return jnp::prod(a * 2, 1); });
+  auto sum = jit([](Array a) { return jnp::sum(a + 1, 1); });
+  EXPECT_EQ(fvec(prod(z)), (std::vector<float>(8, 1.0f)));
+  EXPECT_EQ(fvec(sum(z)), (std::vector<float>(8, 0.0f)));
+  EXPECT_EQ(fvec(jnp::prod(z, 1)), (std::vector<float>(8, 1.0f)));
+  EXPECT_EQ(jnp::sum(z).item<float>(), 0.0f);
+  // The empty axis sharded: every shard is empty, the reduction still has its identity.
+  const Array zt = device_put(jnp::zeros({0, 8}), NamedSharding(m, P(None, "x")));
+  EXPECT_EQ(fvec(jit([](Array a) { return jnp::prod(a * 2, 0); })(zt)),
+            (std::vector<float>(8, 1.0f)));
+  EXPECT_EQ(fvec(jnp::sum(zt, 0)), (std::vector<float>(8, 0.0f)));
+}
+
+}  // namespace
+}  // namespace parax
