@@ -141,6 +141,15 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const std::vector<Arr
 }
 
 namespace {
+// JAX prints the output's value. Without data, a tree with no arrays prints as that value
+// does (PyTreeDef(((), [])) is "((), [])"); other trees print their structure.
+std::string output_str(const TreeDef& def) {
+  const std::string s = def.to_string();
+  const std::string head = "PyTreeDef(";
+  if (def.num_leaves() > 0 || s.rfind(head, 0) != 0) return s;
+  return s.substr(head.size(), s.size() - head.size() - 1);
+}
+
 void check_grad_output_tree(const TreeDef& out_def, bool aux) {
   if (aux) {
     if (out_def.kind != TreeDef::Kind::tuple || out_def.children.size() != 2) {
@@ -149,14 +158,13 @@ void check_grad_output_tree(const TreeDef& out_def, bool aux) {
     }
     if (out_def.children[0].num_leaves() != 1) {
       throw TypeError("Gradient only defined for scalar-output functions. Output was " +
-                      out_def.children[0].to_string() + ".");
+                      output_str(out_def.children[0]) + ".");
     }
     return;
   }
   if (out_def.num_leaves() != 1) {
-    // JAX prints the output's value; the tree structure says the same without data.
     throw TypeError("Gradient only defined for scalar-output functions. Output was " +
-                    out_def.to_string() + ".");
+                    output_str(out_def) + ".");
   }
 }
 
@@ -183,8 +191,8 @@ Array grad_seed(const Array& out) {
 
 void check_grad_has_output(size_t leaves, const TreeDef& out_def) {
   if (leaves > 0) return;
-  throw TypeError("Gradient only defined for scalar-output functions. Output was a pytree "
-                  "with no arrays: " + out_def.to_string() + ".");
+  throw TypeError("Gradient only defined for scalar-output functions. Output was " +
+                  output_str(out_def) + ".");
 }
 
 Array stop_gradient(const Array& x) { return core::bind1(core::Prim::stop_gradient, {x}); }

@@ -191,12 +191,10 @@ TEST(SizesMesh, NegativeAxisSizesAreRejected) {
 TEST(SizesGrad, OutputWithNoLeavesRaisesTypeError) {
   auto empty_tuple = [](Array) { return std::tuple<>{}; };
   EXPECT_THROW_HAS(grad(empty_tuple)(jnp::array(1.0f)), TypeError,
-                   "Gradient only defined for scalar-output functions. Output was a pytree "
-                   "with no arrays: PyTreeDef(())");
+                   "Gradient only defined for scalar-output functions. Output was ().");
   auto empty_vector = [](Array) { return std::vector<Array>{}; };
   EXPECT_THROW_HAS(value_and_grad(empty_vector)(jnp::array(1.0f)), TypeError,
-                   "Gradient only defined for scalar-output functions. Output was a pytree "
-                   "with no arrays: PyTreeDef([])");
+                   "Gradient only defined for scalar-output functions. Output was [].");
   EXPECT_THROW_HAS(jit(grad(empty_vector))(jnp::array(1.0f)), TypeError,
                    "Gradient only defined for scalar-output functions");
   // One leaf still differentiates.
