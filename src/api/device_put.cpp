@@ -1,6 +1,7 @@
 #include "parax/device_put.h"
 
 #include "api/array_impl.h"
+#include "base/sizes.h"
 #include "core/trace.h"
 #include "parax/numpy.h"
 #include "runtime/client.h"
@@ -82,7 +83,7 @@ ShardingTree::ShardingTree(const std::map<std::string, ShardingTree>& children) 
 }
 
 std::vector<Sharding> ShardingTree::leaves(const TreeDef& tree) const {
-  const detail::PrefixError err{.what = "device_put device", .spec_form = true};
+  const detail::PrefixError err{.what = "device_put device", .spec_form = true, .note = {}};
   return detail::expand_prefix(*this, tree, err, sharding_str);
 }
 
@@ -95,6 +96,8 @@ Array host_vector_array(const void* values, int64_t n, DType src, const Shape& b
 
 Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
                              const std::function<Array(const Index&, const Shape&)>& callback) {
+  // The dtype comes with the first block; a shape no dtype could hold fails before any call.
+  base::check_array_shape("make_array_from_callback", shape, DType::bool_);
   const core::Aval probe{shape, DType::float32, false};
   check_fits(probe, sharding);
   const Shape block = sharding.shard_shape(shape);

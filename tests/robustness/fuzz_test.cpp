@@ -278,7 +278,7 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
 
 // A random case: what it does, and the work itself.
 std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
-  switch (f.pick(0, 16)) {
+  switch (f.pick(0, 21)) {
     case 0: {  // creation with any shape
       const Shape s = f.shape(4);
       const DType t = f.dtype();
@@ -433,6 +433,89 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 o.in_axes = in_axis;
                 o.axis_name = "i";
                 (void)pmap(op, o)(x).block_until_ready();
+              }};
+    }
+    case 16: {  // a bare spec under a mesh context: device_put, a constraint in jit, lowering
+      const Array x = f.array();
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      return {"use_mesh of " + shape_str(x.shape()), [=] {
+                Fuzz g(seed);
+                auto scope = sharding::use_mesh(g.mesh());
+                const PartitionSpec p = g.spec(x.ndim()), q = g.spec(x.ndim());
+                const Array y = device_put(x, p);
+                auto f2 = jit([q](Array v) { return lax::with_sharding_constraint(v * 2, q); });
+                (void)f2(y).block_until_ready();
+                (void)f2.lower(ShapeDtypeStruct(x.shape(), x.dtype(), p)).compile().as_text();
+              }};
+    }
+    case 17: {  // make_array_from_callback with blocks of the right or a wrong size
+      const Shape s = f.coin(0.8) ? f.small_shape() : f.shape();
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      const int64_t skew = f.coin(0.8) ? 0 : f.pick(-2, 2);
+      return {"make_array_from_callback" + shape_str(s), [=] {
+                Fuzz g(seed);
+                const NamedSharding n(g.mesh(), g.spec(int64_t(s.size())));
+                (void)make_array_from_callback(s, n, [&](const Index& index) {
+                  int64_t count = 1;
+                  for (size_t d = 0; d < index.size(); ++d) {
+                    const Slice& sl = index[d];
+                    count *= (sl.stop ? *sl.stop : s[d]) - (sl.start ? *sl.start : 0);
+                  }
+                  // A block no test should allocate comes back short (parax's error).
+                  if (count > (int64_t(1) << 20)) count = 1;
+                  return std::vector<float>(size_t(std::max<int64_t>(0, count + skew)), 1.5f);
+                }).block_until_ready();
+              }};
+    }
+    case 18: {  // a grouped collective under pmap, with valid or broken groups
+      const int64_t n = f.one_of<int64_t>({2, 4, 8});
+      const Array x = f.array(Shape{n, f.pick(1, 3)}, DType::float32);
+      std::vector<std::vector<int64_t>> groups;
+      const int64_t size = f.one_of<int64_t>({1, 2, n, 3});
+      for (int64_t i = 0; i < n; i += size) {
+        std::vector<int64_t> grp;
+        for (int64_t k = i; k < std::min(n, i + size); ++k) grp.push_back(f.coin(0.9) ? k : 0);
+        groups.push_back(grp);
+      }
+      const int64_t which = f.pick(0, 3);
+      return {"grouped collective " + std::to_string(which), [=] {
+                PmapOptions o;
+                o.axis_name = "i";
+                (void)pmap(
+                    [=](const Array& v) {
+                      switch (which) {
+                        case 0: return lax::psum(v, "i", groups);
+                        case 1: return lax::pmax(v, "i", groups);
+                        case 2: return jnp::sum(lax::all_gather(v, "i", 0, false, groups), 0);
+                        default: return lax::pmean(v, "i", groups);
+                      }
+                    },
+                    o)(x)
+                    .block_until_ready();
+              }};
+    }
+    case 19: {  // jvp with tangents of the primal's type, or of another
+      const Array x = f.array();
+      auto [name, op] = unary(f, x.ndim(), true);
+      const Array t = f.coin(0.7) ? jnp::ones_like(x) : f.array();
+      return {"jvp " + name + " of " + shape_str(x.shape()), [=] {
+                auto [y, ty] = jvp(op, std::make_tuple(x), std::make_tuple(t));
+                (void)ty.block_until_ready();
+              }};
+    }
+    case 20: {  // device_put of a pytree with a pytree (or prefix) of shardings
+      const Array x = f.array(), y = f.array();
+      const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
+      const bool prefix = f.coin();
+      return {"device_put tree", [=] {
+                Fuzz g(seed);
+                const Mesh m = g.mesh();
+                const Sharding a = NamedSharding(m, g.spec(x.ndim()));
+                const Sharding b = NamedSharding(m, g.spec(y.ndim()));
+                const std::vector<Array> tree{x, y};
+                const auto out = prefix ? device_put(tree, ShardingTree(a))
+                                        : device_put(tree, ShardingTree(std::vector<Sharding>{a, b}));
+                for (const Array& o : out) (void)o.block_until_ready();
               }};
     }
     default: {  // meshes of any shape
