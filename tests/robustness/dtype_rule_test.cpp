@@ -103,7 +103,9 @@ TEST_P(DtypeRule, EveryPairOfDtypesComputesInItsResultType) {
       const bool wide = a == int64 || a == uint64 || a == float64 || c == int64 ||
                         c == uint64 || c == float64;
       const bool wide_result = want == int64 || want == uint64 || want == float64;
-      if (!x64() && wide_result) EXPECT_TRUE(wide);
+      if (!x64() && wide_result) {
+        EXPECT_TRUE(wide);
+      }
       if (a != bool_ || c != bool_) {
         const Array s = x + y;
         EXPECT_EQ(s.dtype(), want);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "parax/parax.h"
+#include "support/errors.h"
 
 namespace parax {
 namespace {
@@ -22,20 +23,6 @@ namespace jnp = parax::numpy;
 
 constexpr int64_t k31 = int64_t(1) << 31;
 
-// Checks that `stmt` throws exactly E (or a subclass) with `text` in its message, and
-// reports any other exception by its type and message.
-#define EXPECT_THROW_HAS(stmt, E, text)                                              \
-  do {                                                                               \
-    try {                                                                            \
-      (void)(stmt);                                                                  \
-      ADD_FAILURE() << "expected " #E " from " #stmt;                                \
-    } catch (const E& e_) {                                                          \
-      EXPECT_NE(std::string(e_.what()).find(text), std::string::npos)                \
-          << #stmt << " threw: " << e_.what();                                       \
-    } catch (const std::exception& e_) {                                             \
-      ADD_FAILURE() << #stmt << " threw " << typeid(e_).name() << ": " << e_.what(); \
-    }                                                                                \
-  } while (0)
 
 // ---------------------------------------------------------------------------------------
 // 1. Sizes that overflow 64 bits: ValueError naming the shape, eager and under jit.
