@@ -7,6 +7,12 @@
 namespace parax::prims {
 namespace {
 
+// Elements a positive stride picks from `len` (>= 0) consecutive ones: ceil(len / stride),
+// written so that a huge user stride cannot overflow.
+int64_t strided_count(int64_t len, int64_t stride) {
+  return len == 0 ? 0 : (len - 1) / stride + 1;
+}
+
 // Returns the strides param, with the empty (or absent) list meaning all ones.
 std::vector<int64_t> slice_strides(const Params& params, size_t rank) {
   if (!params.has("strides") || param_ints(params, "strides").empty()) {
@@ -60,7 +66,7 @@ std::vector<Aval> slice_abstract_eval(std::span<const Aval> in, const Params& pa
   const std::vector<int64_t> strides = slice_strides(params, x.shape.size());
   Shape out;
   for (size_t d = 0; d < start.size(); ++d) {
-    out.push_back((limit[d] - start[d] + strides[d] - 1) / strides[d]);
+    out.push_back(strided_count(limit[d] - start[d], strides[d]));
   }
   return {Aval{out, x.dtype, x.weak_type}};
 }
@@ -104,7 +110,7 @@ Params slice_localize(const Params& params, const core::LocalizeInfo& info) {
   const std::vector<int64_t> strides = slice_strides(params, start.size());
   const Shape& local = info.out_avals[0].shape;
   for (size_t d = 0; d < start.size(); ++d) {
-    const int64_t global = (limit[d] - start[d] + strides[d] - 1) / strides[d];
+    const int64_t global = strided_count(limit[d] - start[d], strides[d]);
     if (local[d] != global) limit[d] = start[d] + local[d];
   }
   Params out = params;

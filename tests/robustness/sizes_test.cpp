@@ -112,6 +112,18 @@ TEST(SizesOverflow, UnderJit) {
 
 // Empty arrays may have huge dimensions; making them must not loop over those (found by
 // the fuzz test: both ran for hours).
+// A stride as large as int64 allows picks one element (found by the fuzzer under UBSan: the
+// count was computed as (len + stride - 1) / stride), eagerly, under jit and in grad.
+TEST(SizesOverflow, HugeSliceStride) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Array x = jnp::array(std::vector<float>{1, 2, 3});
+  auto f = [](const Array& v) { return lax::slice(v, {1}, {3}, {kMax}); };
+  EXPECT_EQ(f(x).to_vector<float>(), (std::vector<float>{2}));
+  EXPECT_EQ(jit(f)(x).to_vector<float>(), (std::vector<float>{2}));
+  auto g = grad([&](const Array& v) { return jnp::sum(f(v)); })(x);
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 1, 0}));
+}
+
 TEST(SizesOverflow, EmptyArraysWithHugeDimensionsAreCheap) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t k45 = int64_t(1) << 45;
