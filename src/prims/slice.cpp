@@ -97,7 +97,8 @@ void slice_kernel(const KernelCall& c) {
   StridedCopy copy = dense_copy(c.out_avals[0].shape, in_strides);
   for (size_t d = 0; d < start.size(); ++d) {
     copy.src_offset += start[d] * in_strides[d];
-    copy.src_strides[d] *= strides[d];
+    // One element taken needs no step (and a huge stride times the row size would overflow).
+    copy.src_strides[d] = c.out_avals[0].shape[d] > 1 ? copy.src_strides[d] * strides[d] : 0;
   }
   strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
 }

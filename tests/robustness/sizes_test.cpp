@@ -122,6 +122,10 @@ TEST(SizesOverflow, HugeSliceStride) {
   EXPECT_EQ(jit(f)(x).to_vector<float>(), (std::vector<float>{2}));
   auto g = grad([&](const Array& v) { return jnp::sum(f(v)); })(x);
   EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 1, 0}));
+  // In a later dimension the stride multiplies the row length.
+  const Array m = jnp::reshape(jnp::arange(28 * 3), {28, 3});
+  EXPECT_EQ(lax::slice(m, {2, 0}, {28, 3}, {kMax / 2 + 1, 1}).to_vector<int32_t>(),
+            (std::vector<int32_t>{6, 7, 8}));
 }
 
 TEST(SizesOverflow, EmptyArraysWithHugeDimensionsAreCheap) {
