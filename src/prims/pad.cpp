@@ -1,6 +1,9 @@
 // pad: surrounds each dimension with `low` and `high` copies of padding_value and puts
 // `interior` copies between elements. padding_config is flat (low, high, interior) per
 // dimension; negative low/high crop.
+#include <algorithm>
+#include <limits>
+
 #include "base/sizes.h"
 #include "prims/batching_util.h"
 #include "prims/structural.h"
@@ -132,7 +135,10 @@ std::vector<Array> pad_transpose(std::span<const Array> cts, std::span<const Arr
   std::vector<int64_t> strides;
   for (size_t d = 0; d < size_t(ct.ndim()); ++d) {
     unpad.push_back({-config[3 * d], -config[3 * d + 1], 0});
-    strides.push_back(config[3 * d + 2] + 1);
+    // Saturated: an interior this large only pads a dimension of one element, where any
+    // stride that steps past it picks the same element.
+    const int64_t interior = std::min(config[3 * d + 2], std::numeric_limits<int64_t>::max() - 1);
+    strides.push_back(interior + 1);
   }
   const Array unpadded = lax::pad(ct, constant(0, ct.dtype()), unpad);
   const Array operand_ct = lax::slice(unpadded, std::vector<int64_t>(strides.size(), 0),

@@ -128,6 +128,18 @@ TEST(SizesOverflow, HugeSliceStride) {
             (std::vector<int32_t>{6, 7, 8}));
 }
 
+// The transpose of pad strides over the interior: an interior as large as int64 allows (one
+// element, so nothing lands between) must not overflow that stride (found under UBSan).
+TEST(SizesOverflow, GradOfPadWithHugeInterior) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto f = [](const Array& v) {
+    return jnp::sum(lax::pad(v, jnp::array(0.0f), {{1, 1, kMax}}) * 2.0f);
+  };
+  const Array x = jnp::array(std::vector<float>{3});
+  EXPECT_EQ(grad(f)(x).to_vector<float>(), (std::vector<float>{2}));
+  EXPECT_EQ(jit(grad(f))(x).to_vector<float>(), (std::vector<float>{2}));
+}
+
 TEST(SizesOverflow, EmptyArraysWithHugeDimensionsAreCheap) {
   const auto start = std::chrono::steady_clock::now();
   const int64_t k45 = int64_t(1) << 45;
