@@ -24,6 +24,9 @@ Array arange_impl(double start, double stop, double step, DType dtype, bool infe
 // array (staged on the host as `staging_itemsize`-byte values) cannot fit in memory.
 void check_host_array(std::string_view api, const Shape& shape, DType dtype,
                       int64_t staging_itemsize);
+// Returns the 0-d `scalar` broadcast to `shape` (jnp.full: one value, no host copy of the
+// whole array).
+Array broadcast_scalar(const Array& scalar, Shape shape);
 }  // namespace detail
 
 // Returns an array of `values` with `shape` (default: 1-D).
@@ -108,14 +111,7 @@ template <class T>
   requires is_scalar_type_v<T>
 Array full(Shape shape, T value, std::optional<DType> dtype = std::nullopt) {
   detail::check_host_array("full", shape, dtype.value_or(dtype_of<T>()), sizeof(T));
-  int64_t n = shape_size(shape);
-  if constexpr (std::is_same_v<T, bool>) {
-    std::vector<uint8_t> v(size_t(n), value ? 1 : 0);
-    return detail::array_from_values(v.data(), n, DType::bool_, std::move(shape), dtype);
-  } else {
-    std::vector<T> v(size_t(n), value);
-    return detail::array_from_values(v.data(), n, dtype_of<T>(), std::move(shape), dtype);
-  }
+  return detail::broadcast_scalar(array(value, dtype), std::move(shape));
 }
 
 // Returns [start, stop) in steps of `step`: int32 for integer arguments, float32 for

@@ -75,6 +75,10 @@ Array arange_impl(double start, double stop, double step, DType dtype, bool infe
   return array_from_values(values.data(), n, DType::float64, Shape{n}, dtype);
 }
 
+Array broadcast_scalar(const Array& scalar, Shape shape) {
+  return lax::broadcast_in_dim(scalar, std::move(shape), {});
+}
+
 }  // namespace detail
 
 Array zeros(Shape shape, std::optional<DType> dtype) {
