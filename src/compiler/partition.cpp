@@ -396,29 +396,16 @@ int Partitioner::lower_named(const core::Eqn& eqn, const Atom& operand, const Av
     }
     case Prim::ppermute: {
       // Index pairs along the axes become device pairs: every device whose index is a
-      // source sends to the device that differs from it only in those axes' coordinates.
+      // source sends to the device that differs from it only in those axes' coordinates
+      // (sources are unique: lax::ppermute checks).
       const auto& perm = p.get<std::vector<int64_t>>("perm");
-      std::vector<int64_t> pairs;
-      for (int64_t src = 0; src < mesh_.num_devices(); ++src) {
-        const std::vector<int64_t> c = mesh_.coords(src);
-        int64_t index = 0;
-        for (int64_t a : axes) index = index * mesh_.axis_sizes[size_t(a)] + c[size_t(a)];
+      const auto to = [&](int64_t index) -> int64_t {
         for (size_t k = 0; k + 1 < perm.size(); k += 2) {
-          if (perm[k] != index) continue;
-          std::vector<int64_t> t = c;
-          int64_t rest = perm[k + 1];
-          for (size_t j = axes.size(); j-- > 0;) {
-            t[size_t(axes[j])] = rest % mesh_.axis_sizes[size_t(axes[j])];
-            rest /= mesh_.axis_sizes[size_t(axes[j])];
-          }
-          int64_t dst = 0;
-          for (size_t a = 0; a < t.size(); ++a) dst = dst * mesh_.axis_sizes[a] + t[a];
-          pairs.push_back(src);
-          pairs.push_back(dst);
+          if (perm[k] == index) return perm[k + 1];
         }
-      }
-      return emit(Prim::collective_permute, {x},
-                  {{"source_target_pairs", pairs}, {"zero_others", true}}, out);
+        return -1;
+      };
+      return move_blocks(x, out, axes, to).var;
     }
     case Prim::axis_index:
       return emit(Prim::axis_index, {}, {{"mesh_axes", axes}}, out);
