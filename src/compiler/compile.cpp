@@ -5,6 +5,7 @@
 
 #include "api/array_impl.h"
 #include "base/check.h"
+#include "compiler/cost.h"
 #include "compiler/fuse.h"
 #include "compiler/partition.h"
 #include "compiler/propagate.h"
@@ -31,7 +32,7 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
   for (const core::Eqn& e : callee.eqns) {
     std::vector<Atom> in;
     for (const Atom& a : e.inputs) in.push_back(sub(a));
-    if (e.prim == Prim::pjit) {
+    if (core::has_trait(e.prim, core::kCall)) {
       const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
       std::vector<Atom> res = inline_into(out, body, in);
       for (size_t r = 0; r < e.outputs.size(); ++r) map[size_t(e.outputs[r])] = res[r];
@@ -39,7 +40,9 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
     }
     if (e.prim == Prim::shard_map) {
       // The region's per-device code sits between manual-enter and manual-exit equations,
-      // which relabel each value's layout between its global and per-device views.
+      // which relabel each value's layout between its global and per-device views. (The
+      // one primitive a pass names: what a region boundary means is the compiler's own
+      // contract, read back by propagation and partitioning, as collectives are reshard's.)
       const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
       const auto& in_specs = e.params.get<std::vector<PartitionSpec>>("in_specs");
       const auto& out_specs = e.params.get<std::vector<PartitionSpec>>("out_specs");
@@ -74,6 +77,10 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
   std::vector<Atom> results;
   for (const Atom& a : callee.outvars) results.push_back(sub(a));
   return results;
+}
+
+bool is_region_boundary(Prim p) {
+  return core::has_trait(p, core::kRegionEnter) || core::has_trait(p, core::kRegionExit);
 }
 
 std::string ids_str(const std::vector<Device>& devices) {
@@ -121,7 +128,7 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
   }
   for (const core::Eqn& e : p.eqns) {
     // A region's boundaries carry its mesh (a region without array arguments has only exits).
-    if (e.prim == Prim::manual_enter || e.prim == Prim::manual_exit) {
+    if (is_region_boundary(e.prim)) {
       const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh");
       if (mesh) {
         consider(mesh->device_assignment(),
@@ -143,7 +150,7 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
   std::vector<std::pair<Sharding, size_t>> explicit_shardings;
   // A shard_map's mesh first: its per-device code names that mesh's axes.
   for (const core::Eqn& e : p.eqns) {
-    if (e.prim != Prim::manual_enter && e.prim != Prim::manual_exit) continue;
+    if (!is_region_boundary(e.prim)) continue;
     if (const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh")) {
       explicit_shardings.push_back({*mesh, 0});
     }
@@ -169,44 +176,11 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
   return Mesh(devices, "_");
 }
 
-CostAnalysis analyze(const Program& local, const MeshInfo& mesh) {
-  CostAnalysis c;
-  for (const core::Eqn& e : local.eqns) {
-    const core::Aval& out = local.avals[size_t(e.outputs[0])];
-    const core::Aval& in = e.inputs.empty() ? out : local.aval_of(e.inputs[0]);
-    if (core::has_trait(e.prim, core::kCollective)) {
-      c.collectives[std::string(core::prim_name(e.prim))]++;
-      double bytes = double(out.nbytes());
-      if (e.prim == Prim::all_gather) bytes = double(out.nbytes() - in.nbytes());
-      if (e.prim == Prim::reduce_scatter) bytes = double(in.nbytes() - out.nbytes());
-      if (e.prim == Prim::all_reduce || e.prim == Prim::all_to_all) {
-        const double n = double(mesh.size_of(e.params.get<std::vector<int64_t>>("mesh_axes")));
-        bytes = double(in.nbytes()) * (n - 1) / n * (e.prim == Prim::all_reduce ? 2 : 1);
-      }
-      c.collective_bytes += bytes;
-    } else if (e.prim == Prim::dot_general) {
-      int64_t k = 1;
-      for (int64_t d : e.params.get<std::vector<int64_t>>("lhs_contracting_dimensions")) {
-        k *= in.shape[size_t(d)];
-      }
-      c.flops += 2.0 * double(out.size()) * double(k);
-    } else if (core::has_trait(e.prim, core::kElementwise)) {
-      c.flops += double(out.size());
-    } else if (e.prim == Prim::fusion) {
-      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
-      c.flops += double(out.size()) * double(body.eqns.size());
-    } else if (core::has_trait(e.prim, core::kReduction) || e.prim == Prim::cumsum) {
-      c.flops += double(in.size());
-    }
-  }
-  return c;
-}
-
 }  // namespace
 
 Program inline_calls(const Program& p) {
   const bool has_calls = std::any_of(p.eqns.begin(), p.eqns.end(), [](const core::Eqn& e) {
-    return e.prim == Prim::pjit || e.prim == Prim::shard_map;
+    return core::has_trait(e.prim, core::kHasProgram);
   });
   if (!has_calls) return p;
   // The caller's inputs keep their numbers; inlined equations get fresh variables.
@@ -300,7 +274,7 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
   exe->committed_ =
       std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
       std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
-        return core::has_trait(e.prim, core::kLayout) || e.prim == Prim::manual_exit;
+        return core::has_trait(e.prim, core::kLayout) || core::has_trait(e.prim, core::kRegionExit);
       });
   exe->cost_ = analyze(part.local, mesh);
   exe->local_ = std::make_shared<const Program>(std::move(part.local));

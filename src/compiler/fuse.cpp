@@ -17,13 +17,14 @@ using core::Program;
 // The array shape an elementwise equation runs over, or nullopt if it cannot join a
 // fusion (not elementwise, or a result of rank 0).
 std::optional<Shape> fusible_shape(const Program& p, const Eqn& e) {
-  // A broadcast joins too: the fusion reads its (small) operand in place, tile by tile.
-  const bool broadcast = e.prim == Prim::broadcast_in_dim && !e.inputs[0].is_literal();
-  if (!broadcast && !core::has_trait(e.prim, core::kElementwise)) return std::nullopt;
+  // A primitive with a tile kernel (a broadcast) joins too: the fusion reads its (small)
+  // operand in place, tile by tile.
+  const bool tiled = core::rules(e.prim).tile_kernel != nullptr && !e.inputs[0].is_literal();
+  if (!tiled && !core::has_trait(e.prim, core::kElementwise)) return std::nullopt;
   if (e.outputs.size() != 1 || e.inputs.size() > core::kMaxFusedOperands) return std::nullopt;
   const Shape& shape = p.avals[size_t(e.outputs[0])].shape;
   if (shape.empty()) return std::nullopt;
-  if (broadcast) return shape;
+  if (tiled) return shape;
   for (const Atom& a : e.inputs) {
     const Shape& s = p.aval_of(a).shape;
     if (!s.empty() && s != shape) return std::nullopt;
@@ -31,13 +32,22 @@ std::optional<Shape> fusible_shape(const Program& p, const Eqn& e) {
   return shape;
 }
 
+// True when the partial results of reduction `e` combine with its own op (its sharding
+// rule's reduction), as the fusion kernel's partials of long rows must; argmax's, indices,
+// do not.
+bool partials_combine(const Program& p, const Eqn& e) {
+  const core::Aval in[] = {p.aval_of(e.inputs[0])};
+  const core::Aval out[] = {p.avals[size_t(e.outputs[0])]};
+  return core::sharding_rule(e.prim, in, out, e.params).reduction != core::ReduceOp::none;
+}
+
 // True when equation `r` reduces the result of the run [begin, r) over trailing axes (or
 // all of them), and nothing after it needs the full array: the fusion kernel then reduces
 // each tile as it is made.
 bool reduction_joins(const Program& p, size_t begin, size_t r, const std::vector<int>& last_use) {
   const Eqn& e = p.eqns[r];
-  if (!core::has_trait(e.prim, core::kReduction) || e.prim == Prim::argmax ||
-      e.prim == Prim::argmin || e.inputs[0].is_literal()) {
+  if (!core::has_trait(e.prim, core::kReduction) || e.inputs[0].is_literal() ||
+      e.outputs.size() != 1 || !partials_combine(p, e)) {
     return false;
   }
   const int v = e.inputs[0].var;
@@ -114,7 +124,7 @@ Program fold_scalar_broadcasts(const Program& p) {
         if (shaped) e.inputs[i] = it->second;
       }
     }
-    if (e.prim == Prim::broadcast_in_dim && out.aval_of(e.inputs[0]).shape.empty() &&
+    if (core::has_trait(e.prim, core::kBroadcast) && out.aval_of(e.inputs[0]).shape.empty() &&
         out.aval_of(e.inputs[0]).dtype == out.avals[size_t(e.outputs[0])].dtype) {
       filled.emplace(e.outputs[0], e.inputs[0]);
     }

@@ -60,8 +60,6 @@ class Partitioner {
   Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s, size_t d,
                     double fill);
   void partition_eqn(size_t e);
-  // Emits the per-device collective(s) for a named-axis collective; returns the result.
-  int lower_named(const core::Eqn& eqn, const Atom& x, const Aval& in, const Aval& out);
 
   const core::Program& global_;
   const MeshInfo& mesh_;
@@ -317,107 +315,10 @@ double identity_of(core::ReduceOp op, DType dtype) {
   }
 }
 
-int Partitioner::lower_named(const core::Eqn& eqn, const Atom& operand, const Aval& in,
-                             const Aval& out) {
-  const AxisList axes = mesh_.axes_named(eqn.params.get<std::vector<std::string>>("axes"),
-                                         std::string(core::prim_name(eqn.prim)));
-  // Collectives exchange buffers: a literal operand (psum(1.0), a gradient's seed) gets one.
-  const Atom x = operand.is_literal() ? Atom::of(emit(Prim::copy, {operand}, {}, in)) : operand;
-  const core::Params& p = eqn.params;
-  auto shape_with = [&](Shape s, size_t d, int64_t size) {
-    s[d] = size;
-    return Aval{std::move(s), in.dtype, in.weak_type};
-  };
-  auto insert_one = [&](const Aval& a, int64_t d) {
-    Aval r = a;
-    r.shape.insert(r.shape.begin() + d, 1);
-    return r;
-  };
-  const int64_t n = mesh_.size_of(axes);
-  switch (eqn.prim) {
-    case Prim::psum:
-    case Prim::pmax:
-    case Prim::pmin: {
-      const core::ReduceOp op = eqn.prim == Prim::psum   ? core::ReduceOp::sum
-                                : eqn.prim == Prim::pmax ? core::ReduceOp::max
-                                                         : core::ReduceOp::min;
-      return emit(Prim::all_reduce, {x},
-                  {{"mesh_axes", axes}, {"op", std::string(core::reduce_op_name(op))}}, out);
-    }
-    case Prim::pall_gather: {
-      const int64_t d = p.get<int64_t>("all_gather_dimension");
-      Atom cur = x;
-      if (!p.get<bool>("tiled")) {
-        cur = Atom::of(emit(Prim::expand_dims, {cur}, {{"dimensions", std::vector<int64_t>{d}}},
-                            insert_one(in, d)));
-      }
-      return emit(Prim::all_gather, {cur}, {{"mesh_axes", axes}, {"dimension", d}}, out);
-    }
-    case Prim::psum_scatter: {
-      const int64_t d = p.get<int64_t>("scatter_dimension");
-      core::Params params{{"mesh_axes", axes}, {"dimension", d}, {"op", std::string("sum")}};
-      if (p.get<bool>("tiled")) return emit(Prim::reduce_scatter, {x}, std::move(params), out);
-      Atom one = Atom::of(emit(Prim::reduce_scatter, {x}, std::move(params),
-                               shape_with(in.shape, size_t(d), 1)));
-      return emit(Prim::squeeze, {one}, {{"dimensions", std::vector<int64_t>{d}}}, out);
-    }
-    case Prim::pall_to_all: {
-      const int64_t split = p.get<int64_t>("split_axis");
-      const int64_t concat = p.get<int64_t>("concat_axis");
-      // Untiled (x's split axis has n elements): a unit axis receives the pieces, and the
-      // emptied split axis goes.
-      auto untiled = [&](const Atom& v, const Aval& a, int64_t sp, int64_t cc, const Aval& res) {
-        const int64_t q = cc < sp ? cc : cc + 1;
-        if (q <= sp) ++sp;
-        Aval grown = insert_one(a, q);
-        Atom cur = Atom::of(emit(Prim::expand_dims, {v},
-                                 {{"dimensions", std::vector<int64_t>{q}}}, grown));
-        Aval moved = grown;
-        moved.shape[size_t(q)] = n;
-        moved.shape[size_t(sp)] /= n;
-        cur = Atom::of(emit(Prim::all_to_all, {cur},
-                            {{"mesh_axes", axes}, {"split_dimension", sp}, {"concat_dimension", q}},
-                            moved));
-        return emit(Prim::squeeze, {cur}, {{"dimensions", std::vector<int64_t>{sp}}}, res);
-      };
-      if (!p.get<bool>("tiled")) return untiled(x, in, split, concat, out);
-      if (split != concat) {
-        return emit(Prim::all_to_all, {x},
-                    {{"mesh_axes", axes}, {"split_dimension", split}, {"concat_dimension", concat}},
-                    out);
-      }
-      // Split and concatenated along one axis: as (n, block), the n pieces trade places.
-      Aval blocks = in;
-      blocks.shape[size_t(split)] /= n;
-      blocks.shape.insert(blocks.shape.begin() + split, n);
-      Atom cur = Atom::of(emit(Prim::reshape, {x}, {{"new_sizes", blocks.shape}}, blocks));
-      cur = Atom::of(untiled(cur, blocks, split, split, blocks));
-      return emit(Prim::reshape, {cur}, {{"new_sizes", out.shape}}, out);
-    }
-    case Prim::ppermute: {
-      // Index pairs along the axes become device pairs: every device whose index is a
-      // source sends to the device that differs from it only in those axes' coordinates
-      // (sources are unique: lax::ppermute checks).
-      const auto& perm = p.get<std::vector<int64_t>>("perm");
-      const auto to = [&](int64_t index) -> int64_t {
-        for (size_t k = 0; k + 1 < perm.size(); k += 2) {
-          if (perm[k] == index) return perm[k + 1];
-        }
-        return -1;
-      };
-      return move_blocks(x, out, axes, to).var;
-    }
-    case Prim::axis_index:
-      return emit(Prim::axis_index, {}, {{"mesh_axes", axes}}, out);
-    default:
-      PARAX_CHECK(false, "not a named collective: " << core::prim_name(eqn.prim));
-  }
-  PARAX_UNREACHABLE();
-}
-
 void Partitioner::partition_eqn(size_t e) {
   const core::Eqn& eqn = global_.eqns[e];
-  if (eqn.prim == Prim::manual_enter || eqn.prim == Prim::manual_exit) {
+  if (core::has_trait(eqn.prim, core::kRegionEnter) ||
+      core::has_trait(eqn.prim, core::kRegionExit)) {
     // A region boundary: the per-device value is the operand laid out as the region needs.
     const Atom& in = eqn.inputs[0];
     const int out = eqn.outputs[0];
@@ -461,7 +362,7 @@ void Partitioner::partition_eqn(size_t e) {
     for (size_t d = 0; d < need.dims.size(); ++d) {
       const int f = rule.operands[i][d];
       if (need.dims[d].empty() || !padded(g, need, d) || appears_in_results(rule, f)) continue;
-      if (eqn.prim == Prim::dot_general && i != 0) continue;
+      if (i < 32 && (rule.masked_operands >> i & 1u) == 0) continue;
       in = mask_padding(in, local, g, need, d, identity_of(rule.reduction, g.dtype));
     }
     inputs.push_back(in);
@@ -476,15 +377,14 @@ void Partitioner::partition_eqn(size_t e) {
     computed.push_back(c ? *c : layout_[size_t(eqn.outputs[r])]);
     out_avals.push_back(mesh_.local_aval(global_.avals[size_t(eqn.outputs[r])], computed.back()));
   }
-  if (core::has_trait(eqn.prim, core::kNamedAxes)) {
-    const int v = lower_named(eqn, inputs.empty() ? Atom() : inputs[0],
-                              in_avals.empty() ? out_avals[0] : in_avals[0], out_avals[0]);
-    map_[size_t(eqn.outputs[0])] = reshard(Atom::of(v), global_.avals[size_t(eqn.outputs[0])],
-                                           computed[0], layout_[size_t(eqn.outputs[0])]);
-    return;
-  }
   if (const auto lower = core::rules(eqn.prim).lower_local) {
-    // The primitive emits its own per-device equations (its rule says why).
+    // The primitive emits its own per-device equations (its rule says why); a named-axis
+    // collective learns the mesh axes of its names.
+    AxisList named;
+    if (core::has_trait(eqn.prim, core::kNamedAxes)) {
+      named = mesh_.axes_named(eqn.params.get<std::vector<std::string>>("axes"),
+                               std::string(core::prim_name(eqn.prim)));
+    }
     auto emit_one = [&](Prim p, std::vector<Atom> in, core::Params params, Aval out) {
       return Atom::of(emit(p, std::move(in), std::move(params), std::move(out)));
     };
@@ -493,7 +393,7 @@ void Partitioner::partition_eqn(size_t e) {
       return move_blocks(x, local, axes, to);
     };
     const core::LowerContext ctx{global_in, in_avals, out_avals, in_axes, mesh_.axis_sizes,
-                                 emit_one, move};
+                                 emit_one, move, named};
     const std::vector<Atom> res = lower(inputs, eqn.params, ctx);
     for (size_t r = 0; r < res.size(); ++r) {
       const int v = eqn.outputs[r];

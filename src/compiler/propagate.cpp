@@ -52,11 +52,11 @@ DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mes
 }
 
 // Primitives that run on padded shards: elementwise ones ignore the padding, reductions
-// and contractions mask it with their identity (partition.cpp). Others need a dimension
-// that does not divide gathered first.
+// mask it with their identity (partition.cpp), others say so in their rule (a contraction
+// masks one operand). The rest need a dimension that does not divide gathered first.
 bool runs_padded(core::Prim p, const ShardingRule& rule) {
   return rule.runs_padded || core::has_trait(p, core::kElementwise) ||
-         core::has_trait(p, core::kReduction) || p == core::Prim::dot_general;
+         core::has_trait(p, core::kReduction);
 }
 
 // Chooses mesh axes for each factor of `rule` from the operands' known layouts. As GSPMD
@@ -146,7 +146,9 @@ DimShard result_of(const ShardingRule& rule, const std::vector<AxisList>& fa, si
   return s;
 }
 
-bool is_boundary(Prim p) { return p == Prim::manual_enter || p == Prim::manual_exit; }
+bool is_boundary(Prim p) {
+  return core::has_trait(p, core::kRegionEnter) || core::has_trait(p, core::kRegionExit);
+}
 
 // Returns the mesh axes a shard_map spec splits dimension d by.
 AxisList spec_axes(const MeshInfo& mesh, const PartitionSpec& spec, size_t d) {
@@ -167,7 +169,7 @@ std::pair<DimShard, DimShard> boundary_layouts(const Eqn& e, const core::Program
   const AxisList manual =
       mesh.axes_named(e.params.get<std::vector<std::string>>("axes"), "shard_map");
   DimShard need = DimShard::replicated(rank), result = DimShard::replicated(rank);
-  if (e.prim == Prim::manual_enter) {
+  if (core::has_trait(e.prim, core::kRegionEnter)) {
     AxisList used = manual;
     for (size_t d = 0; d < rank; ++d) {
       need.dims[d] = spec_axes(mesh, spec, d);
@@ -219,7 +221,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
   PARAX_CHECK(seeds.size() == inputs.size(), "one seed per program input");
   for (size_t i = 0; i < inputs.size(); ++i) known[size_t(inputs[i])] = seeds[i];
 
-  std::vector<Prim> producer(p.avals.size(), Prim::pjit);  // pjit: an input
+  std::vector<bool> broadcast_made(p.avals.size(), false);  // by a broadcast
   // Forward: each equation's factors come from its operands' layouts.
   for (const Eqn& e : p.eqns) {
     std::vector<core::Aval> in, out;
@@ -229,14 +231,13 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
       in.push_back(p.aval_of(a));
       const bool has = !a.is_literal() && known[size_t(a.var)].has_value();
       operands.push_back(has ? &*known[size_t(a.var)] : nullptr);
-      broadcast.push_back(!a.is_literal() && producer[size_t(a.var)] == Prim::broadcast_in_dim);
+      broadcast.push_back(!a.is_literal() && broadcast_made[size_t(a.var)]);
     }
     for (int v : e.outputs) out.push_back(p.avals[size_t(v)]);
     if (is_boundary(e.prim)) {
       auto [need, result] = boundary_layouts(e, p, mesh, operands[0]);
       prop.boundary.emplace(size_t(&e - p.eqns.data()), std::move(need));
       known[size_t(e.outputs[0])] = std::move(result);
-      producer[size_t(e.outputs[0])] = e.prim;
       prop.computed.emplace_back(1);
       prop.rules.emplace_back();
       prop.factor_axes.emplace_back();
@@ -244,7 +245,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
     }
     ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
     std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands, broadcast);
-    for (int v : e.outputs) producer[size_t(v)] = e.prim;
+    for (int v : e.outputs) broadcast_made[size_t(v)] = core::has_trait(e.prim, core::kBroadcast);
     prop.computed.emplace_back(e.outputs.size());
     for (size_t r = 0; r < e.outputs.size(); ++r) {
       if (core::has_trait(e.prim, core::kLayout)) {

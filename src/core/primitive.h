@@ -12,14 +12,19 @@ enum Trait : uint32_t {
   kUnary = 1u << 0,
   kBinary = 1u << 1,
   kElementwise = 1u << 2,   // output element i depends on input elements i only
-  kLinear = 1u << 3,        // has a transpose rule (linear in its array inputs)
-  kComparison = 1u << 4,    // elementwise with a bool result
-  kReduction = 1u << 5,
-  kCollective = 1u << 6,    // communicates across devices; created only by reshard
-  kHasProgram = 1u << 7,    // holds a sub-program (jit, control flow, fused kernels)
-  kNamedAxes = 1u << 8,     // a collective over named axes (param `axes`): psum, ...
-  kReadsDevice = 1u << 9,   // its kernel reads where its device sits (DeviceContext coords)
-  kLayout = 1u << 10,       // the identity with a layout (param `sharding`) its result must have
+  kLinear = 1u << 3,        // has a transpose rule (linear in some array inputs; a test checks)
+  kReduction = 1u << 4,
+  kCollective = 1u << 5,    // communicates across devices; created only by reshard
+  kHasProgram = 1u << 6,    // holds a sub-program (param `jaxpr`): jit, shard_map, fusion
+  kNamedAxes = 1u << 7,     // a collective over named axes (param `axes`): psum, ...
+  kReadsDevice = 1u << 8,   // its kernel reads where its device sits (DeviceContext coords)
+  kLayout = 1u << 9,        // the identity with a layout (param `sharding`) its result must have
+  kCall = 1u << 10,         // runs its program where it stands: inlining it changes nothing
+  kBroadcast = 1u << 11,    // repeats its operand along new dimensions (rank 0: a filled array)
+  // A manual region's boundary (params `mesh`, `axes`, `spec`): the identity that
+  // relabels a value between its global view and the region's per-device view.
+  kRegionEnter = 1u << 12,
+  kRegionExit = 1u << 13,
 };
 
 // clang-format off
@@ -51,7 +56,7 @@ enum Trait : uint32_t {
   X(logistic, "logistic", kUnary | kElementwise)                             \
   X(erf, "erf", kUnary | kElementwise)                                       \
   X(erf_inv, "erf_inv", kUnary | kElementwise)                               \
-  X(is_finite, "is_finite", kUnary | kElementwise | kComparison)             \
+  X(is_finite, "is_finite", kUnary | kElementwise)                           \
   X(not_, "not", kUnary | kElementwise)                                      \
   /* elementwise binary */                                                   \
   X(add, "add", kBinary | kElementwise | kLinear)                            \
@@ -70,12 +75,12 @@ enum Trait : uint32_t {
   X(shift_left, "shift_left", kBinary | kElementwise)                        \
   X(shift_right_logical, "shift_right_logical", kBinary | kElementwise)      \
   X(shift_right_arithmetic, "shift_right_arithmetic", kBinary | kElementwise) \
-  X(eq, "eq", kBinary | kElementwise | kComparison)                          \
-  X(ne, "ne", kBinary | kElementwise | kComparison)                          \
-  X(lt, "lt", kBinary | kElementwise | kComparison)                          \
-  X(le, "le", kBinary | kElementwise | kComparison)                          \
-  X(gt, "gt", kBinary | kElementwise | kComparison)                          \
-  X(ge, "ge", kBinary | kElementwise | kComparison)                          \
+  X(eq, "eq", kBinary | kElementwise)                                        \
+  X(ne, "ne", kBinary | kElementwise)                                        \
+  X(lt, "lt", kBinary | kElementwise)                                        \
+  X(le, "le", kBinary | kElementwise)                                        \
+  X(gt, "gt", kBinary | kElementwise)                                        \
+  X(ge, "ge", kBinary | kElementwise)                                        \
   /* other elementwise */                                                    \
   X(select_n, "select_n", kElementwise | kLinear)                            \
   X(clamp, "clamp", kElementwise)                                            \
@@ -87,7 +92,7 @@ enum Trait : uint32_t {
   /* structure */                                                            \
   X(iota, "iota", kReadsDevice)                                              \
   X(random_bits, "random_bits", kReadsDevice)                                \
-  X(broadcast_in_dim, "broadcast_in_dim", kUnary | kLinear)                  \
+  X(broadcast_in_dim, "broadcast_in_dim", kUnary | kLinear | kBroadcast)     \
   X(reshape, "reshape", kUnary | kLinear)                                    \
   X(transpose, "transpose", kUnary | kLinear)                                \
   X(squeeze, "squeeze", kUnary | kLinear)                                    \
@@ -109,21 +114,21 @@ enum Trait : uint32_t {
   X(argmax, "argmax", kUnary | kReduction)                                   \
   X(argmin, "argmin", kUnary | kReduction)                                   \
   X(cumsum, "cumsum", kUnary | kLinear)                                      \
-  X(sort, "sort", 0)                                                         \
+  X(sort, "sort", kLinear)                                                   \
   /* sharding and programs */                                                \
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear | kLayout)  \
   X(device_put, "device_put", kLinear | kLayout)                             \
-  X(pjit, "pjit", kHasProgram)                                               \
+  X(pjit, "pjit", kHasProgram | kCall)                                       \
   /* a chain of elementwise equations run tile by tile (compiler's fusion) */ \
   X(fusion, "fusion", kHasProgram)                                           \
   /* per-device programs only: made by the partitioner's reshard */          \
-  X(all_gather, "all-gather", kUnary | kLinear | kCollective)                \
+  X(all_gather, "all-gather", kUnary | kCollective)                          \
   X(all_reduce, "all-reduce", kUnary | kCollective)                          \
   X(reduce_scatter, "reduce-scatter", kUnary | kCollective)                  \
-  X(all_to_all, "all-to-all", kUnary | kLinear | kCollective)                \
-  X(collective_permute, "collective-permute", kUnary | kLinear | kCollective) \
-  X(shard_slice, "shard-slice", kUnary | kLinear | kReadsDevice)             \
-  /* named-axis collectives of per-device code (vmap, pmap, shard_map) */   \
+  X(all_to_all, "all-to-all", kUnary | kCollective)                          \
+  X(collective_permute, "collective-permute", kUnary | kCollective)          \
+  X(shard_slice, "shard-slice", kUnary | kReadsDevice)                       \
+  /* named-axis collectives of per-device code (vmap, pmap, shard_map) */    \
   X(psum, "psum", kUnary | kLinear | kNamedAxes)                             \
   X(pmax, "pmax", kUnary | kNamedAxes)                                       \
   X(pmin, "pmin", kUnary | kNamedAxes)                                       \
@@ -132,11 +137,11 @@ enum Trait : uint32_t {
   X(ppermute, "ppermute", kUnary | kLinear | kNamedAxes)                     \
   X(pall_to_all, "all_to_all", kUnary | kLinear | kNamedAxes)                \
   X(axis_index, "axis_index", kNamedAxes | kReadsDevice)                     \
-  /* a per-device program over mesh axes (shard_map, pmap) */               \
-  X(shard_map, "shard_map", kHasProgram)                                     \
+  /* a per-device program over mesh axes (shard_map, pmap) */                \
+  X(shard_map, "shard_map", kHasProgram | kLinear)                           \
   /* a shard_map inlined by the compiler: where its region begins and ends */ \
-  X(manual_enter, "manual-enter", kUnary)                                    \
-  X(manual_exit, "manual-exit", kUnary)
+  X(manual_enter, "manual-enter", kUnary | kRegionEnter)                     \
+  X(manual_exit, "manual-exit", kUnary | kRegionExit)
 // clang-format on
 
 enum class Prim : uint16_t {

@@ -36,9 +36,15 @@ struct ShardingRule {
   // The primitive computes along dimensions it needs whole (kNone), yet its results keep
   // the operand's layout there, as JAX's do: each device then slices its part locally.
   bool keeps_operand_layout = false;
-  // The primitive runs on shards of dimensions that do not divide (padded at the end),
-  // its lower_local taking care of where the padding goes.
+  // The primitive runs on shards of dimensions that do not divide (padded at the end):
+  // its kernel or lower_local takes care of where the padding goes. Elementwise
+  // primitives and reductions run padded without saying so; others see such a dimension
+  // gathered first.
   bool runs_padded = false;
+  // Operands (bit i: operand i) whose padding along a reduced factor is filled with the
+  // reduction's identity before the primitive runs, so it adds nothing. A product needs
+  // only one factor zeroed: dot_general masks its lhs.
+  uint32_t masked_operands = ~0u;
 
   int num_factors() const { return int(factor_sizes.size()); }
   // Returns the rule in Shardy's notation, e.g. `([i, k], [k, j]) -> ([i, j]) {k: sum}`.
@@ -146,14 +152,47 @@ struct LowerContext {
   std::function<Atom(Atom x, const Aval& local, const std::vector<int64_t>& axes,
                      const std::function<int64_t(int64_t)>& to)>
       move_blocks;
+  // For a named-axis collective (kNamedAxes): the mesh axes its `axes` names stand for,
+  // major to minor.
+  std::span<const int64_t> named_axes;
 };
 // lower_local: emits the per-device equations of one global equation whose sharded form
 // needs more than its kernel on each block (rev of a sharded dimension trades blocks
-// between mirror devices, through move_blocks); returns the results, laid out as the
-// sharding rule says.
+// between mirror devices, through move_blocks; psum becomes an all-reduce over the mesh
+// axes of its names); returns the results, laid out as the sharding rule says. It asks
+// the context for every equation, so the partitioner stays the one maker of collectives.
 using LowerLocalFn = std::vector<Atom> (*)(std::span<const Atom> in, const Params& params,
                                           const LowerContext& ctx);
 using LocalizeFn = Params (*)(const Params& params, const LocalizeInfo& info);
+
+// What one equation of a per-device program costs its device (cost_analysis).
+struct Cost {
+  double flops = 0;
+  double collective_bytes = 0;  // bytes each device receives through collectives
+};
+// cost: given the per-device operand and result types and the mesh's axis sizes (in its
+// axis order).
+using CostFn = Cost (*)(std::span<const Aval> in, std::span<const Aval> out,
+                        const Params& params, std::span<const int64_t> axis_sizes);
+
+// vma (JAX's check_vma inside shard_map): given, per operand, the manual axes it varies
+// over (bit a: `axis_names[a]`), returns each result's.
+using VaryingFn = std::vector<uint64_t> (*)(std::span<const uint64_t> in, const Params& params,
+                                           std::span<const std::string> axis_names);
+
+// One tile of a fusion for a primitive that joins fusions without being elementwise
+// (broadcast_in_dim reads its smaller operand in place).
+struct TileCall {
+  // The operand's elements of this tile when it has the result's shape, else all of it.
+  const void* operand;
+  const Aval& in;
+  const Shape& out_shape;
+  int64_t begin = 0;  // the tile is elements [begin, begin + len) of the result
+  int64_t len = 0;
+  void* out;
+  const Params& params;
+};
+using TileKernelFn = void (*)(const TileCall& call);
 
 struct PrimRules {
   // Checks operand types (throwing TypeError/ValueError with the api's message) and
@@ -172,6 +211,14 @@ struct PrimRules {
   TransposeFn transpose = nullptr;
   // Null: a loop over the batch, one application per element (correct and slow).
   BatchFn batch = nullptr;
+  // Null: by traits: an elementwise primitive costs a flop per result element, a
+  // reduction one per operand element, a collective moves its result's bytes.
+  CostFn cost = nullptr;
+  // Null: every result varies over the axes any operand varies over.
+  VaryingFn vma = nullptr;
+  // Null: the primitive joins a fusion only if it is elementwise (its kernel runs on
+  // each tile).
+  TileKernelFn tile_kernel = nullptr;
 };
 
 // Returns the rules of `p`.

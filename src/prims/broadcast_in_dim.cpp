@@ -1,6 +1,8 @@
 // broadcast_in_dim: places operand dimension i at result dimension
-// broadcast_dimensions[i]; operand dimensions of size 1 and new dimensions repeat.
+// broadcast_dimensions[i]; operand dimensions of size 1 and new dimensions repeat. It joins
+// fusions, reading its (small) operand in place tile by tile (kernels/broadcast_tile.cpp).
 #include "prims/batching_util.h"
+#include "prims/kernels/broadcast_tile.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -142,6 +144,7 @@ extern const core::PrimRules broadcast_in_dim_rules = {
     .jvp = unary_linear_jvp<core::Prim::broadcast_in_dim>,
     .transpose = broadcast_in_dim_transpose,
     .batch = broadcast_in_dim_batch,
+    .tile_kernel = kernels::broadcast_tile,
 };
 
 }  // namespace parax::prims

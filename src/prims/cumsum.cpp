@@ -139,6 +139,12 @@ Batched cumsum_batch(std::span<const Array> in, std::span<const int> dims, const
   return Batched{{core::bind1(core::Prim::cumsum, {in[0]}, p)}, {dims[0]}};
 }
 
+// One add per operand element, as a reduction's.
+core::Cost cumsum_cost(std::span<const Aval> in, std::span<const Aval>, const Params&,
+                       std::span<const int64_t>) {
+  return {.flops = double(in[0].size())};
+}
+
 }  // namespace
 
 extern const core::PrimRules cumsum_rules = {
@@ -148,6 +154,7 @@ extern const core::PrimRules cumsum_rules = {
     .jvp = unary_linear_jvp<core::Prim::cumsum>,
     .transpose = cumsum_transpose,
     .batch = cumsum_batch,
+    .cost = cumsum_cost,
 };
 
 }  // namespace parax::prims

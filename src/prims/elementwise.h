@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "prims/batching_util.h"
+#include "prims/kernels/simd.h"
 #include "prims/prim_util.h"
-#include "prims/simd.h"
 
 namespace parax::prims {
 

@@ -1,9 +1,10 @@
 // The named-axis collectives of per-device code (JAX's lax.parallel): psum, pmax, pmin,
 // all_gather, reduce_scatter (psum_scatter), ppermute, all_to_all and axis_index. Param
 // `axes` names the axes they act over, bound by an enclosing vmap, pmap or shard_map. Under
-// vmap their batching rules act along the batch dimension; inside pmap and shard_map the
-// partitioner lowers them to the collectives of the mesh axes of those names
-// (compiler/partition.cpp), so they have no kernel of their own.
+// vmap their batching rules act along the batch dimension; inside pmap and shard_map their
+// lower_local rules make them the collectives of the mesh axes of those names (through the
+// partitioner's context), so they have no kernel of their own. Their vma rules are
+// shard_map's check_vma.
 #include <algorithm>
 
 #include "core/batching.h"
@@ -529,43 +530,218 @@ Batched axis_index_batch(std::span<const Array>, std::span<const int>, const Par
   return Batched{{index}, {0}};
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Inside pmap and shard_map regions the partitioner lowers each one (lower_local) to the
+// collectives of the mesh axes its names stand for, asking it for every equation.
+
+using core::Atom;
+using core::LowerContext;
+
+std::vector<int64_t> mesh_axes(const LowerContext& c) {
+  return std::vector<int64_t>(c.named_axes.begin(), c.named_axes.end());
+}
+
+// Devices along the named axes.
+int64_t group_size(const LowerContext& c) {
+  int64_t n = 1;
+  for (int64_t a : c.named_axes) n *= c.axis_sizes[size_t(a)];
+  return n;
+}
+
+// Collectives exchange buffers: a literal operand (psum(1.0), a gradient's seed) gets one.
+Atom buffer_of(std::span<const Atom> in, const LowerContext& c) {
+  return in[0].is_literal() ? c.emit(Prim::copy, {in[0]}, {}, c.in_avals[0]) : in[0];
+}
+
+Aval insert_one(const Aval& a, int64_t d) {
+  Aval r = a;
+  r.shape.insert(r.shape.begin() + d, 1);
+  return r;
+}
+
+template <core::ReduceOp kOp>
+std::vector<Atom> all_reduce_lower(std::span<const Atom> in, const Params&,
+                                   const LowerContext& c) {
+  const Atom x = buffer_of(in, c);
+  Params params{{"mesh_axes", mesh_axes(c)}, {"op", std::string(core::reduce_op_name(kOp))}};
+  return {c.emit(Prim::all_reduce, {x}, std::move(params), c.out_avals[0])};
+}
+
+// Untiled: each block gets a unit dimension to be gathered along.
+std::vector<Atom> all_gather_lower(std::span<const Atom> in, const Params& p,
+                                   const LowerContext& c) {
+  Atom cur = buffer_of(in, c);
+  const int64_t d = int_param(p, "all_gather_dimension");
+  if (!p.get<bool>("tiled")) {
+    cur = c.emit(Prim::expand_dims, {cur}, {{"dimensions", std::vector<int64_t>{d}}},
+                 insert_one(c.in_avals[0], d));
+  }
+  return {c.emit(Prim::all_gather, {cur}, {{"mesh_axes", mesh_axes(c)}, {"dimension", d}},
+                 c.out_avals[0])};
+}
+
+// Untiled: a unit block is scattered, and its dimension goes.
+std::vector<Atom> reduce_scatter_lower(std::span<const Atom> in, const Params& p,
+                                       const LowerContext& c) {
+  const Atom x = buffer_of(in, c);
+  const int64_t d = int_param(p, "scatter_dimension");
+  Params params{{"mesh_axes", mesh_axes(c)}, {"dimension", d}, {"op", std::string("sum")}};
+  if (p.get<bool>("tiled")) {
+    return {c.emit(Prim::reduce_scatter, {x}, std::move(params), c.out_avals[0])};
+  }
+  Aval unit = c.in_avals[0];
+  unit.shape[size_t(d)] = 1;
+  const Atom one = c.emit(Prim::reduce_scatter, {x}, std::move(params), unit);
+  return {c.emit(Prim::squeeze, {one}, {{"dimensions", std::vector<int64_t>{d}}},
+                 c.out_avals[0])};
+}
+
+// Untiled (the split axis has n elements): a unit axis receives the pieces, and the
+// emptied split axis goes.
+Atom untiled_all_to_all(const Atom& v, const Aval& a, int64_t split, int64_t concat,
+                        const Aval& res, const LowerContext& c) {
+  const int64_t n = group_size(c);
+  const int64_t q = concat < split ? concat : concat + 1;
+  if (q <= split) ++split;
+  Aval grown = insert_one(a, q);
+  Atom cur = c.emit(Prim::expand_dims, {v}, {{"dimensions", std::vector<int64_t>{q}}}, grown);
+  Aval moved = grown;
+  moved.shape[size_t(q)] = n;
+  moved.shape[size_t(split)] /= n;
+  cur = c.emit(Prim::all_to_all, {cur},
+               {{"mesh_axes", mesh_axes(c)}, {"split_dimension", split}, {"concat_dimension", q}},
+               moved);
+  return c.emit(Prim::squeeze, {cur}, {{"dimensions", std::vector<int64_t>{split}}}, res);
+}
+
+std::vector<Atom> all_to_all_lower(std::span<const Atom> in, const Params& p,
+                                   const LowerContext& c) {
+  const Atom x = buffer_of(in, c);
+  const Aval& a = c.in_avals[0];
+  const Aval& out = c.out_avals[0];
+  const int64_t split = int_param(p, "split_axis");
+  const int64_t concat = int_param(p, "concat_axis");
+  if (!p.get<bool>("tiled")) return {untiled_all_to_all(x, a, split, concat, out, c)};
+  if (split != concat) {
+    Params params{{"mesh_axes", mesh_axes(c)},
+                  {"split_dimension", split},
+                  {"concat_dimension", concat}};
+    return {c.emit(Prim::all_to_all, {x}, std::move(params), out)};
+  }
+  // Split and concatenated along one axis: as (n, block), the n pieces trade places.
+  const int64_t n = group_size(c);
+  Aval blocks = a;
+  blocks.shape[size_t(split)] /= n;
+  blocks.shape.insert(blocks.shape.begin() + split, n);
+  Atom cur = c.emit(Prim::reshape, {x}, {{"new_sizes", blocks.shape}}, blocks);
+  cur = untiled_all_to_all(cur, blocks, split, split, blocks, c);
+  return {c.emit(Prim::reshape, {cur}, {{"new_sizes", out.shape}}, out)};
+}
+
+// Index pairs along the axes become device pairs: every device whose index is a source
+// sends to the device that differs from it only in those axes' coordinates (sources are
+// unique: lax::ppermute checks).
+std::vector<Atom> ppermute_lower(std::span<const Atom> in, const Params& p,
+                                 const LowerContext& c) {
+  const Atom x = buffer_of(in, c);
+  const auto& perm = p.get<std::vector<int64_t>>("perm");
+  const auto to = [&](int64_t index) -> int64_t {
+    for (size_t k = 0; k + 1 < perm.size(); k += 2) {
+      if (perm[k] == index) return perm[k + 1];
+    }
+    return -1;
+  };
+  return {c.move_blocks(x, c.out_avals[0], mesh_axes(c), to)};
+}
+
+std::vector<Atom> axis_index_lower(std::span<const Atom>, const Params&, const LowerContext& c) {
+  return {c.emit(Prim::axis_index, {}, {{"mesh_axes", mesh_axes(c)}}, c.out_avals[0])};
+}
+
+// ---------------------------------------------------------------------------------------
+// check_vma: which manual axes of a shard_map region a result varies over.
+
+uint64_t mask_of(const Params& p, std::span<const std::string> axis_names) {
+  uint64_t m = 0;
+  for (const std::string& n : axes_of(p)) {
+    auto it = std::find(axis_names.begin(), axis_names.end(), n);
+    if (it != axis_names.end()) m |= uint64_t{1} << (it - axis_names.begin());
+  }
+  return m;
+}
+
+uint64_t any_of(std::span<const uint64_t> in) {
+  uint64_t any = 0;
+  for (uint64_t m : in) any |= m;
+  return any;
+}
+
+// psum-like collectives make their result the same on every instance along their axes.
+std::vector<uint64_t> invariant_vma(std::span<const uint64_t> in, const Params& p,
+                                    std::span<const std::string> axis_names) {
+  return {any_of(in) & ~mask_of(p, axis_names)};
+}
+
+// Collectives handing each instance different data (and axis_index) make it vary.
+std::vector<uint64_t> varying_vma(std::span<const uint64_t> in, const Params& p,
+                                  std::span<const std::string> axis_names) {
+  return {any_of(in) | mask_of(p, axis_names)};
+}
+
 }  // namespace
 
 extern const PrimRules psum_rules = {.abstract_eval = same_eval,
                                      .sharding_rule = elementwise_sharding_rule,
+                                     .lower_local = all_reduce_lower<core::ReduceOp::sum>,
                                      .jvp = unary_linear_jvp<Prim::psum>,
                                      .transpose = psum_transpose,
-                                     .batch = reduce_batch<Prim::psum>};
+                                     .batch = reduce_batch<Prim::psum>,
+                                     .vma = invariant_vma};
 extern const PrimRules pmax_rules = {.abstract_eval = same_eval,
                                      .sharding_rule = elementwise_sharding_rule,
+                                     .lower_local = all_reduce_lower<core::ReduceOp::max>,
                                      .jvp = extreme_jvp<Prim::pmax>,
-                                     .batch = reduce_batch<Prim::pmax>};
+                                     .batch = reduce_batch<Prim::pmax>,
+                                     .vma = invariant_vma};
 extern const PrimRules pmin_rules = {.abstract_eval = same_eval,
                                      .sharding_rule = elementwise_sharding_rule,
+                                     .lower_local = all_reduce_lower<core::ReduceOp::min>,
                                      .jvp = extreme_jvp<Prim::pmin>,
-                                     .batch = reduce_batch<Prim::pmin>};
+                                     .batch = reduce_batch<Prim::pmin>,
+                                     .vma = invariant_vma};
 extern const PrimRules pall_gather_rules = {.abstract_eval = all_gather_eval,
                                             .sharding_rule = all_gather_sharding,
+                                            .lower_local = all_gather_lower,
                                             .jvp = unary_linear_jvp<Prim::pall_gather>,
                                             .transpose = all_gather_transpose,
-                                            .batch = all_gather_batch};
+                                            .batch = all_gather_batch,
+                                            .vma = invariant_vma};
 extern const PrimRules psum_scatter_rules = {.abstract_eval = reduce_scatter_eval,
                                              .sharding_rule = reduce_scatter_sharding,
+                                             .lower_local = reduce_scatter_lower,
                                              .jvp = unary_linear_jvp<Prim::psum_scatter>,
                                              .transpose = reduce_scatter_transpose,
-                                             .batch = reduce_scatter_batch};
+                                             .batch = reduce_scatter_batch,
+                                             .vma = varying_vma};
 extern const PrimRules ppermute_rules = {.abstract_eval = same_eval,
                                          .sharding_rule = elementwise_sharding_rule,
+                                         .lower_local = ppermute_lower,
                                          .jvp = unary_linear_jvp<Prim::ppermute>,
                                          .transpose = ppermute_transpose,
-                                         .batch = ppermute_batch};
+                                         .batch = ppermute_batch,
+                                         .vma = varying_vma};
 extern const PrimRules pall_to_all_rules = {.abstract_eval = all_to_all_eval,
                                             .sharding_rule = all_to_all_sharding,
+                                            .lower_local = all_to_all_lower,
                                             .jvp = unary_linear_jvp<Prim::pall_to_all>,
                                             .transpose = all_to_all_transpose,
-                                            .batch = all_to_all_batch};
+                                            .batch = all_to_all_batch,
+                                            .vma = varying_vma};
 extern const PrimRules axis_index_rules = {.abstract_eval = axis_index_eval,
                                            .kernel = axis_index_kernel,
-                                           .batch = axis_index_batch};
+                                           .lower_local = axis_index_lower,
+                                           .batch = axis_index_batch,
+                                           .vma = varying_vma};
 
 }  // namespace parax::prims

@@ -7,7 +7,4 @@ target_sources(parax PRIVATE
   prims/fma.cpp
   prims/convert_element_type.cpp
   prims/autodiff_util.cpp
-  prims/batching_util.cpp
-  prims/simd_kernels.cpp
-  prims/simd_unary.cpp
-  prims/simd_binary.cpp)
+  prims/batching_util.cpp)

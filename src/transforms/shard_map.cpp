@@ -105,19 +105,12 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
 }
 
 // JAX's check_vma: which manual axes each value may vary over, as a bit set over
-// `axes`. Inputs vary over the axes their spec splits them by; psum-like collectives make
-// their result invariant over their axes; axis_index and collectives that hand different
-// instances different data make it vary.
+// `axes`. Inputs vary over the axes their spec splits them by; each primitive's vma rule
+// says what its results vary over (psum-like collectives make them invariant over their
+// axes, axis_index makes them vary), by default the union of its operands'; a call's
+// results vary as its program's do.
 std::vector<uint64_t> varying(const Program& p, const std::vector<uint64_t>& inputs,
                               const std::vector<std::string>& axes) {
-  auto mask_of = [&](const std::vector<std::string>& names) {
-    uint64_t m = 0;
-    for (const std::string& n : names) {
-      auto it = std::find(axes.begin(), axes.end(), n);
-      if (it != axes.end()) m |= uint64_t{1} << (it - axes.begin());
-    }
-    return m;
-  };
   std::vector<uint64_t> v(p.avals.size(), 0);
   std::vector<int> in_vars(p.constvars);
   in_vars.insert(in_vars.end(), p.invars.begin(), p.invars.end());
@@ -130,24 +123,10 @@ std::vector<uint64_t> varying(const Program& p, const std::vector<uint64_t>& inp
       any |= ins.back();
     }
     std::vector<uint64_t> outs(e.outputs.size(), any);
-    switch (e.prim) {
-      case core::Prim::psum:
-      case core::Prim::pmax:
-      case core::Prim::pmin:
-      case core::Prim::pall_gather:
-        outs[0] = any & ~mask_of(e.params.get<std::vector<std::string>>("axes"));
-        break;
-      case core::Prim::psum_scatter:
-      case core::Prim::ppermute:
-      case core::Prim::pall_to_all:
-      case core::Prim::axis_index:
-        outs[0] = any | mask_of(e.params.get<std::vector<std::string>>("axes"));
-        break;
-      case core::Prim::pjit:
-        outs = varying(*e.params.get<std::shared_ptr<const Program>>("jaxpr"), ins, axes);
-        break;
-      default:
-        break;
+    if (core::has_trait(e.prim, core::kCall)) {
+      outs = varying(*e.params.get<std::shared_ptr<const Program>>("jaxpr"), ins, axes);
+    } else if (const auto vma = core::rules(e.prim).vma) {
+      outs = vma(ins, e.params, axes);
     }
     for (size_t r = 0; r < e.outputs.size(); ++r) v[size_t(e.outputs[r])] = outs[r];
   }

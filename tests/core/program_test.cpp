@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/program.h"
+#include "core/rules.h"
 
 namespace parax::core {
 namespace {
@@ -89,13 +90,24 @@ TEST(Primitives, TraitsAreData) {
   EXPECT_TRUE(has_trait(Prim::add, kElementwise));
   EXPECT_TRUE(has_trait(Prim::add, kLinear));
   EXPECT_FALSE(has_trait(Prim::sin, kLinear));
-  EXPECT_TRUE(has_trait(Prim::lt, kComparison));
+  EXPECT_TRUE(has_trait(Prim::broadcast_in_dim, kBroadcast));
   EXPECT_TRUE(has_trait(Prim::pjit, kHasProgram));
   EXPECT_TRUE(has_trait(Prim::all_gather, kCollective));
   EXPECT_EQ(prim_name(Prim::all_gather), "all-gather");
   EXPECT_TRUE(has_trait(Prim::psum, kNamedAxes));
   EXPECT_EQ(prim_name(Prim::pall_gather), "all_gather");
   EXPECT_EQ(prim_name(Prim(kNumPrims - 1)), "manual-exit");
+}
+
+// kLinear is what the list says of a primitive's transpose rule: one has it exactly when
+// the other does (linearize + transpose needs it of every primitive jvp binds on tangents).
+TEST(Primitives, LinearOnesHaveATransposeRule) {
+  for (int i = 0; i < kNumPrims; ++i) {
+    const Prim p = Prim(i);
+    EXPECT_EQ(has_trait(p, kLinear), rules(p).transpose != nullptr)
+        << prim_name(p) << (has_trait(p, kLinear) ? " is kLinear without a transpose rule"
+                                                  : " has a transpose rule but is not kLinear");
+  }
 }
 
 }  // namespace

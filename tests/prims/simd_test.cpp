@@ -18,7 +18,7 @@
 
 #include "base/dtype_dispatch.h"
 #include "core/rules.h"
-#include "prims/simd.h"
+#include "prims/kernels/simd.h"
 
 namespace parax {
 namespace {

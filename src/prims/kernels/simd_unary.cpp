@@ -20,7 +20,7 @@
 // polynomials miss (±0, ±inf, log(0), exp overflow); lanes near overflow where SLEEF's
 // log1p, sinh, cosh and pow return inf for finite results go to libm.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "prims/simd_unary.cpp"
+#define HWY_TARGET_INCLUDE "prims/kernels/simd_unary.cpp"
 // AVX2 also serves AVX-512 machines; leaving out AVX3 and SSSE3 saves compile time and code.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_AVX3 | HWY_AVX3_DL | HWY_SSSE3)
@@ -33,7 +33,7 @@
 #include <cmath>
 #include <limits>
 
-#include "prims/simd_target.h"
+#include "prims/kernels/simd_target.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace parax::prims::simd {

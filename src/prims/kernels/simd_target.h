@@ -14,7 +14,7 @@
 #include <cstring>
 #include <limits>
 
-#include "prims/simd.h"
+#include "prims/kernels/simd.h"
 
 #ifndef PARAX_SIMD_SLEEF_AVX2_
 #define PARAX_SIMD_SLEEF_AVX2_

@@ -4,7 +4,7 @@
 // only variant) and atan2 its u35 (3.5 ulp, 2.6x faster than u10). rem stays scalar:
 // SLEEF's fmod returns NaN for huge quotients (fmod(FLT_MAX, denorm_min)).
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "prims/simd_binary.cpp"
+#define HWY_TARGET_INCLUDE "prims/kernels/simd_binary.cpp"
 // The same targets as simd_unary.cpp.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS (HWY_AVX3 | HWY_AVX3_DL | HWY_SSSE3)
@@ -16,7 +16,7 @@
 #include <cmath>
 #include <limits>
 
-#include "prims/simd_target.h"
+#include "prims/kernels/simd_target.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace parax::prims::simd {

@@ -1,0 +1,44 @@
+#include "compiler/cost.h"
+
+#include "core/rules.h"
+
+namespace parax::compiler {
+namespace {
+
+// The default a null cost rule stands for (core/rules.h).
+core::Cost cost_by_traits(core::Prim p, const core::Aval& in, const core::Aval& out) {
+  core::Cost c;
+  if (core::has_trait(p, core::kCollective)) {
+    c.collective_bytes = double(out.nbytes());
+  } else if (core::has_trait(p, core::kElementwise)) {
+    c.flops = double(out.size());
+  } else if (core::has_trait(p, core::kReduction)) {
+    c.flops = double(in.size());
+  }
+  return c;
+}
+
+}  // namespace
+
+CostAnalysis analyze(const core::Program& local, const MeshInfo& mesh) {
+  CostAnalysis c;
+  std::vector<core::Aval> in, out;
+  for (const core::Eqn& e : local.eqns) {
+    in.clear();
+    out.clear();
+    for (const core::Atom& a : e.inputs) in.push_back(local.aval_of(a));
+    for (int v : e.outputs) out.push_back(local.avals[size_t(v)]);
+    const auto rule = core::rules(e.prim).cost;
+    const core::Cost cost = rule ? rule(in, out, e.params, mesh.axis_sizes)
+                                 : cost_by_traits(e.prim, in.empty() ? out[0] : in[0], out[0]);
+    if (core::has_trait(e.prim, core::kCollective)) {
+      c.collectives[std::string(core::prim_name(e.prim))]++;
+      c.collective_bytes += cost.collective_bytes;
+    } else {
+      c.flops += cost.flops;
+    }
+  }
+  return c;
+}
+
+}  // namespace parax::compiler
