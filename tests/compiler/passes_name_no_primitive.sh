@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Fails when a compiler pass or a transform tests an equation for one primitive by name
+# (`prim == Prim::x`, `case Prim::x:`): what a pass needs to know of a primitive is a
+# slot of its rules (core/rules.h) or a trait of the list (core/primitive.h), read
+# generically (STYLE.md, principle 9). Making equations (emit(Prim::x, ...)) is fine.
+# Usage: passes_name_no_primitive.sh <src dir>
+set -euo pipefail
+src="$1"
+# The exceptions, each with its reason:
+allowed=(
+  # inline-calls makes a shard_map's manual-enter/exit boundaries, whose meaning the
+  # compiler itself defines (as reshard makes collectives).
+  "compiler/compile.cpp:e.prim == Prim::shard_map"
+  # eager dispatch keys a pjit's executables on its program (issue 12's helper A owns
+  # eager.cpp; kCall says the same).
+  "compiler/eager.cpp:p == Prim::pjit"
+)
+status=0
+while IFS= read -r hit; do
+  file="${hit%%:*}"
+  rest="${hit#*:}"
+  text="${rest#*:}"
+  rel="${file#"$src"/}"
+  ok=0
+  for a in "${allowed[@]}"; do
+    [[ "$rel" == "${a%%:*}" && "$text" == *"${a#*:}"* ]] && ok=1
+  done
+  if [[ $ok == 0 ]]; then
+    echo "a pass names a primitive: $rel: ${text#"${text%%[![:space:]]*}"}"
+    status=1
+  fi
+done < <(grep -nE '(==|!=) *(core::)?Prim::[a-z_]+|case +(core::)?Prim::' \
+           "$src"/compiler/*.cpp "$src"/transforms/*.cpp || true)
+exit $status
