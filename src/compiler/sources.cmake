@@ -1,6 +1,5 @@
 target_sources(parax PRIVATE
   compiler/compile.cpp
-  compiler/eager.cpp
   compiler/fuse.cpp
   compiler/partition.cpp
   compiler/propagate.cpp

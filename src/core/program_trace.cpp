@@ -1,6 +1,6 @@
 #include "core/program_trace.h"
 
-#include "api/array_impl.h"
+#include "core/array_value.h"
 #include "base/check.h"
 #include "core/rules.h"
 

@@ -1,0 +1,31 @@
+// jit(f).lower(args).compile(): the front end's door to the compiler. Tracing and lowering
+// are transforms' (transforms/jit.cpp); compiling is the compiler's, which the transforms
+// layer sits below, so the step that joins them lives here, over both. Compiled holds the
+// compiler's plan and prints it; nothing here runs.
+#include "api/array_impl.h"
+#include "compiler/compile.h"
+#include "transforms/lowered.h"
+
+namespace parax {
+
+std::string Compiled::as_text() const { return plan_->as_text(); }
+CostAnalysis Compiled::cost_analysis() const { return plan_->cost; }
+std::vector<Sharding> Compiled::input_shardings() const { return plan_->in_shardings; }
+std::vector<Sharding> Compiled::output_shardings() const { return plan_->out_shardings; }
+
+Compiled Lowered::compile() const {
+  std::vector<compiler::ArgInfo> infos;
+  auto add = [&](const Array& x) {
+    // A ShapeDtypeStruct gives its type and sharding, which is all compiling needs.
+    const detail::ArrayImpl& impl = detail::impl_of(x);
+    if (!impl.abstract) detail::concrete_of(x, "Lowered::compile");
+    infos.push_back({impl.aval, impl.sharding, impl.committed});
+  };
+  for (const Array& c : impl_->closed.consts) add(c);
+  for (const Array& a : impl_->args) add(a);
+  compiler::CompileOptions opts;
+  opts.name = impl_->name;
+  return Compiled(compiler::compile(impl_->lifted, infos, opts));
+}
+
+}  // namespace parax
