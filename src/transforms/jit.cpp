@@ -37,35 +37,6 @@ std::ostream& operator<<(std::ostream& os, const Jaxpr& j) { return os << j.to_s
 
 std::string Lowered::as_text() const { return core::to_string(*impl_->closed.program); }
 
-namespace {
-
-std::shared_ptr<detail::ArrayImpl> abstract_impl(Shape shape, DType dtype,
-                                                 const std::optional<Sharding>& sharding) {
-  for (int64_t d : shape) {
-    if (d >= 0) continue;
-    throw ValueError("ShapeDtypeStruct: negative dimension in shape " + shape_str(shape));
-  }
-  auto impl = std::make_shared<detail::ArrayImpl>();
-  impl->aval = core::Aval{std::move(shape), dtype, false};
-  impl->abstract = true;
-  if (sharding) {
-    const std::optional<Sharding> s = detail::try_resolve_spec(*sharding);
-    if (!s) {
-      throw RuntimeError("ShapeDtypeStruct: the bare " + sharding->to_string() + " needs an "
-                         "enclosing parax::sharding::use_mesh scope");
-    }
-    (void)s->shard_shape(impl->aval.shape);  // JAX's error for a sharding that does not fit
-    impl->sharding = *s;
-    impl->committed = true;
-  }
-  return impl;
-}
-
-}  // namespace
-
-ShapeDtypeStruct::ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Sharding> sharding)
-    : Array(abstract_impl(std::move(shape), dtype, sharding)) {}
-
 namespace detail {
 namespace {
 
