@@ -66,12 +66,6 @@ std::vector<uint8_t> host_bytes(const ArrayImpl& x) {
 
 using detail::impl_of;
 
-const Shape& Array::shape() const { return impl_of(*this).aval.shape; }
-int64_t Array::ndim() const { return int64_t(shape().size()); }
-int64_t Array::size() const { return shape_size(shape()); }
-DType Array::dtype() const { return impl_of(*this).aval.dtype; }
-bool Array::weak_type() const { return impl_of(*this).aval.weak_type; }
-bool Array::is_committed() const { return impl_of(*this).committed; }
 const Array& Array::block_until_ready() const {
   detail::concrete_of(*this, "block_until_ready()");
   return *this;

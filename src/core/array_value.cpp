@@ -27,6 +27,13 @@ const ArrayImpl& concrete_of(const Array& x, const char* what) {
   return impl;
 }
 
+Array make_abstract(core::Aval aval) {
+  auto impl = std::make_shared<ArrayImpl>();
+  impl->aval = std::move(aval);
+  impl->abstract = true;
+  return Array(std::move(impl));
+}
+
 Array make_array(core::Aval aval, Sharding sharding, bool committed,
                  std::vector<BufferRef> buffers) {
   auto impl = std::make_shared<ArrayImpl>();
@@ -38,3 +45,15 @@ Array make_array(core::Aval aval, Sharding sharding, bool committed,
 }
 
 }  // namespace parax::detail
+
+namespace parax {
+
+// The type queries read the value's aval: the same for traced, abstract and concrete arrays.
+const Shape& Array::shape() const { return detail::impl_of(*this).aval.shape; }
+int64_t Array::ndim() const { return int64_t(shape().size()); }
+int64_t Array::size() const { return shape_size(shape()); }
+DType Array::dtype() const { return detail::impl_of(*this).aval.dtype; }
+bool Array::weak_type() const { return detail::impl_of(*this).aval.weak_type; }
+bool Array::is_committed() const { return detail::impl_of(*this).committed; }
+
+}  // namespace parax

@@ -43,6 +43,9 @@ const ArrayImpl& impl_of(const Array& x);
 // ShapeDtypeStruct (`what` names the use).
 const ArrayImpl& concrete_of(const Array& x, const char* what);
 
+// Makes an abstract array (a ShapeDtypeStruct's value: a type, no data, no sharding).
+Array make_abstract(core::Aval aval);
+
 // Makes a concrete array from its parts.
 Array make_array(core::Aval aval, Sharding sharding, bool committed,
                  std::vector<BufferRef> buffers);

@@ -23,6 +23,8 @@ class Backend {
   // Returns an uncommitted concrete array on the default device holding `data`, the
   // host bytes of a value of type `aval`.
   virtual Array from_host(const void* data, const Aval& aval) = 0;
+  // Copies the concrete array x's global value to `out`, row-major, in x's dtype.
+  virtual void to_host(const Array& x, void* out) = 0;
   // Returns the concrete array x with its data laid out as `target` (committed).
   virtual Array relayout(const Array& x, const Sharding& target) = 0;
   // Drops what the backend keeps for programs that no one holds any more.

@@ -204,6 +204,10 @@ class RuntimeBackend final : public core::Backend {
   Array from_host(const void* data, const Aval& aval) override {
     return runtime::from_host(data, aval);
   }
+  void to_host(const Array& x, void* out) override {
+    const detail::ArrayImpl& src = detail::concrete_of(x, "to_vector()/item()");
+    gather_to_host(src.aval, *src.sharding, src.buffers, out);
+  }
   Array relayout(const Array& x, const Sharding& target) override {
     const detail::ArrayImpl& src = detail::concrete_of(x, "device_put");
     auto buffers = runtime::relayout(src.aval, *src.sharding, src.buffers, target);

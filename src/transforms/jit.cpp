@@ -298,7 +298,7 @@ std::vector<Array> JitCore::eval_shape(const std::vector<Array>& leaves,
   const core::Program& p = *traced->closed.program;
   for (const core::Atom& a : p.outvars) {
     const core::Aval& aval = p.aval_of(a);
-    outs.push_back(ShapeDtypeStruct(aval.shape, aval.dtype));
+    outs.push_back(make_abstract(core::Aval{aval.shape, aval.dtype, false}));
   }
   return outs;
 }
