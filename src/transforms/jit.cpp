@@ -87,7 +87,7 @@ detail::CacheCounters jit_trace_counters() {
 }
 
 // Each jit object owns its traces (least recently used evicted beyond parax_jit_cache_size);
-// their programs own their executables (compiler/eager.cpp), so all go when it dies.
+// their programs own their plans (runtime/eager.cpp), so all go when it dies.
 // Resolves bare PartitionSpecs of in_shardings or out_shardings on the context mesh, with
 // JAX's error outside one.
 std::vector<std::optional<Sharding>> resolve_all(const std::vector<std::optional<Sharding>>& in,
