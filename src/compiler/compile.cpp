@@ -219,8 +219,7 @@ Program inline_calls(const Program& p) {
 }
 
 std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
-                                          std::span<const ArgInfo> args,
-                                          const CompileOptions& opts) {
+                                    std::span<const ArgInfo> args, const CompileOptions& opts) {
   const Program flat = inline_calls(*program);
   PARAX_CHECK(flat.constvars.size() + flat.invars.size() == args.size(), "one ArgInfo per input");
   const std::vector<Device> devices = check_devices(args, opts, flat);

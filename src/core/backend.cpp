@@ -15,8 +15,9 @@ Backend* installed_backend() { return g_backend.load(); }
 
 Backend& backend() {
   Backend* b = g_backend.load();
-  PARAX_CHECK(b != nullptr, "no backend installed: concrete arrays are made by the runtime "
-                            "(runtime/eager.h), which installs one first");
+  PARAX_CHECK(b != nullptr,
+              "no backend installed: concrete arrays are made by the runtime "
+              "(runtime/eager.h), which installs one first");
   return *b;
 }
 

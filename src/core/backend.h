@@ -18,8 +18,7 @@ class Backend {
   virtual ~Backend() = default;
   // Evaluates one equation on concrete arrays (eager is jit of one primitive; a pjit
   // equation runs its whole program as one compiled call).
-  virtual std::vector<Array> eval_eqn(Prim p, std::span<const Array> in,
-                                      const Params& params) = 0;
+  virtual std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params) = 0;
   // Returns an uncommitted concrete array on the default device holding `data`, the
   // host bytes of a value of type `aval`.
   virtual Array from_host(const void* data, const Aval& aval) = 0;

@@ -17,8 +17,8 @@ LoadedPlan::LoadedPlan(std::shared_ptr<const compiler::Plan> plan) : plan_(std::
   for (size_t i = 0; i < plan_->in_shardings.size(); ++i) {
     // An argument whose buffers already sit where the program reads them is passed as is.
     const std::optional<Sharding>& given = plan_->arg_shardings[i];
-    const bool direct = given && compiler::same_placement(*given, plan_->in_shardings[i],
-                                                          plan_->in_avals[i].shape);
+    const bool direct =
+        given && compiler::same_placement(*given, plan_->in_shardings[i], plan_->in_avals[i].shape);
     std::vector<size_t> order(size_t(mesh.num_devices()));
     if (direct) {
       const auto& assignment = given->device_assignment();
@@ -32,8 +32,8 @@ LoadedPlan::LoadedPlan(std::shared_ptr<const compiler::Plan> plan) : plan_(std::
     for (const Device& d : s.device_assignment()) order.push_back(position_of(d));
     out_order_.push_back(std::move(order));
   }
-  executor_ = std::make_shared<const Executor>(
-      plan_->local, MeshLayout(mesh.axis_sizes, mesh.mesh.devices()));
+  executor_ = std::make_shared<const Executor>(plan_->local,
+                                               MeshLayout(mesh.axis_sizes, mesh.mesh.devices()));
 }
 
 LoadedPlan::~LoadedPlan() = default;
