@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace parax {
-namespace runtime {
+namespace detail {
 struct DeviceState;
 }
 
@@ -27,12 +27,12 @@ class Device {
   bool operator==(const Device& o) const { return id() == o.id(); }
   std::strong_ordering operator<=>(const Device& o) const { return id() <=> o.id(); }
 
-  // Internal: the runtime's record of this device.
-  runtime::DeviceState* state() const { return state_; }
-  explicit Device(runtime::DeviceState* s) : state_(s) {}
+  // Internal: the topology's record of this device.
+  detail::DeviceState* state() const { return state_; }
+  explicit Device(detail::DeviceState* s) : state_(s) {}
 
  private:
-  runtime::DeviceState* state_ = nullptr;
+  detail::DeviceState* state_ = nullptr;
 };
 
 std::ostream& operator<<(std::ostream& os, const Device& d);

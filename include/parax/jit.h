@@ -19,7 +19,7 @@
 namespace parax {
 
 namespace compiler {
-class Executable;
+struct Plan;
 }
 namespace core {
 struct Program;
@@ -62,7 +62,7 @@ class Jaxpr {
 };
 std::ostream& operator<<(std::ostream& os, const Jaxpr& j);
 
-// An executable for one signature.
+// A compiled program for one signature (the compiler's plan: what each device runs).
 class Compiled {
  public:
   // Returns the partitioned per-device program, each collective named (all-gather,
@@ -71,10 +71,10 @@ class Compiled {
   CostAnalysis cost_analysis() const;
   std::vector<Sharding> input_shardings() const;
   std::vector<Sharding> output_shardings() const;
-  explicit Compiled(std::shared_ptr<const compiler::Executable> exe) : exe_(std::move(exe)) {}
+  explicit Compiled(std::shared_ptr<const compiler::Plan> plan) : plan_(std::move(plan)) {}
 
  private:
-  std::shared_ptr<const compiler::Executable> exe_;
+  std::shared_ptr<const compiler::Plan> plan_;
 };
 
 // A traced program ready to compile for concrete argument shardings.

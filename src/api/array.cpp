@@ -7,53 +7,16 @@
 #include "base/dtype_dispatch.h"
 #include "base/config_internal.h"
 #include "parax/lax.h"
-#include "runtime/client.h"
+#include "runtime/eager.h"
 #include "runtime/transfer.h"
 #include "sharding/named_sharding_impl.h"
+#include "sharding/topology.h"
 
 namespace parax {
 namespace detail {
 
-const ArrayImpl& impl_of(const Array& x) {
-  if (!x.impl()) throw ValueError("use of an empty parax::Array handle (default-constructed)");
-  return *x.impl();
-}
-
-const ArrayImpl& concrete_of(const Array& x, const char* what) {
-  const ArrayImpl& impl = impl_of(x);
-  if (!impl.tracer && !impl.sharding) {
-    throw ValueError(std::string("[autodiff] the value of a linear operand was used by ") + what +
-                     "; a transpose rule may read only its type");
-  }
-  if (impl.abstract) {
-    throw ValueError(std::string(what) + " needs data, but the array is a ShapeDtypeStruct of " +
-                     "type " + impl.aval.str() + " (a shape and dtype only); pass a concrete "
-                     "array");
-  }
-  if (impl.tracer) {
-    throw ConcretizationError(
-        "Abstract tracer value encountered where concrete value is expected: traced array "
-        "with shape " + impl.aval.str() + ".\nThe problem arose with " + what +
-        ", which needs data; inside jit only shapes and dtypes are known.");
-  }
-  return impl;
-}
-
-Array make_array(core::Aval aval, Sharding sharding, bool committed,
-                 std::vector<runtime::BufferRef> buffers) {
-  auto impl = std::make_shared<ArrayImpl>();
-  impl->aval = std::move(aval);
-  impl->sharding = std::move(sharding);
-  impl->committed = committed;
-  impl->buffers = std::move(buffers);
-  return Array(std::move(impl));
-}
-
 Array array_from_host(const void* data, const core::Aval& aval) {
-  Device d = runtime::Client::get().default_device();
-  auto buf = runtime::Buffer::allocate(d, aval.nbytes());
-  if (aval.nbytes()) std::memcpy(buf->data(), data, aval.nbytes());
-  return make_array(aval, SingleDeviceSharding(d), false, {std::move(buf)});
+  return runtime::eager_backend().from_host(data, aval);
 }
 
 std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
@@ -61,7 +24,7 @@ std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
   const auto map = x.sharding->devices_indices_map(x.aval.shape);
   size_t next = 0;
   for (const auto& [device, index] : map) {
-    if (!runtime::is_local(device)) continue;
+    if (!detail::is_local(device)) continue;
     const size_t b = next++;
     const int64_t n = x.aval.shape[0];
     if (index[0].is_full()) return std::nullopt;  // dimension 0 is not mapped
@@ -103,12 +66,6 @@ std::vector<uint8_t> host_bytes(const ArrayImpl& x) {
 
 using detail::impl_of;
 
-const Shape& Array::shape() const { return impl_of(*this).aval.shape; }
-int64_t Array::ndim() const { return int64_t(shape().size()); }
-int64_t Array::size() const { return shape_size(shape()); }
-DType Array::dtype() const { return impl_of(*this).aval.dtype; }
-bool Array::weak_type() const { return impl_of(*this).aval.weak_type; }
-bool Array::is_committed() const { return impl_of(*this).committed; }
 const Array& Array::block_until_ready() const {
   detail::concrete_of(*this, "block_until_ready()");
   return *this;
@@ -130,7 +87,7 @@ std::vector<Shard> Array::addressable_shards() const {
   for (const auto& [device, index] : x.sharding->devices_indices_map(x.aval.shape)) {
     int replica = int(std::count(seen.begin(), seen.end(), index));
     seen.push_back(index);
-    if (!runtime::is_local(device)) continue;
+    if (!detail::is_local(device)) continue;
     core::Aval piece = x.aval;
     for (size_t d = 0; d < piece.shape.size(); ++d) {
       piece.shape[d] = index[d].end(x.aval.shape[d]) - index[d].begin(x.aval.shape[d]);

@@ -9,8 +9,8 @@
 #include <malloc.h>
 
 #include "api/debug_internal.h"
-#include "compiler/caches.h"
 #include "runtime/buffer.h"
+#include "runtime/eager.h"
 #include "sharding/visualize.h"
 #include "transforms/jit_cache.h"
 
@@ -76,11 +76,11 @@ void visualize_array_sharding(const Array& x, std::ostream& os, const VisualizeO
 CacheInfo cache_info(std::string_view cache) {
   detail::CacheCounters c;
   if (cache == "eager") {
-    c = compiler::eager_cache_counters();
+    c = runtime::eager_cache_counters();
   } else if (cache == "jit_trace") {
     c = detail::jit_trace_counters();
   } else if (cache == "jit_compile") {
-    c = compiler::program_cache_counters();
+    c = runtime::program_cache_counters();
   } else {
     throw ValueError("[cache_info] unknown cache '" + std::string(cache) +
                      "'; expected 'eager', 'jit_trace' or 'jit_compile'");
@@ -94,7 +94,7 @@ BufferCacheInfo buffer_cache_info() {
 }
 
 void clear_caches() {
-  compiler::clear_compile_caches();
+  runtime::clear_compile_caches();
   runtime::trim_buffer_cache();
   malloc_trim(0);  // the freed executables' heap pages
 }

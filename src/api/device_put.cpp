@@ -4,10 +4,10 @@
 #include "base/sizes.h"
 #include "core/trace.h"
 #include "parax/numpy.h"
-#include "runtime/client.h"
 #include "runtime/transfer.h"
 #include "sharding/sharding_impl.h"
 #include "sharding/named_sharding_impl.h"
+#include "sharding/topology.h"
 #include "transforms/map_util.h"
 
 namespace parax {
@@ -104,7 +104,7 @@ Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
   std::vector<runtime::BufferRef> buffers;
   std::optional<DType> dtype;
   for (const auto& [device, index] : sharding.devices_indices_map(shape)) {
-    if (!runtime::is_local(device)) continue;
+    if (!detail::is_local(device)) continue;
     Array piece = callback(index, block);
     const ArrayImpl& p = concrete_of(piece, "make_array_from_callback");
     if (p.aval.shape != block) {

@@ -1,5 +1,6 @@
 target_sources(parax PRIVATE
   api/array.cpp
+  api/compiled.cpp
   api/debug.cpp
   api/device_put.cpp
   api/format.cpp

@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <sstream>
 
-#include "api/array_impl.h"
 #include "base/check.h"
 #include "compiler/cost.h"
 #include "compiler/fuse.h"
 #include "compiler/partition.h"
 #include "compiler/propagate.h"
-#include "runtime/client.h"
-#include "runtime/executor.h"
-#include "runtime/transfer.h"
 #include "sharding/sharding_impl.h"
+#include "sharding/topology.h"
 
 namespace parax::compiler {
 namespace {
@@ -139,7 +136,7 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
     consider(s.device_assignment(), "sharding constraint " + s.to_string());
   }
-  if (!chosen) return {runtime::Client::get().default_device()};
+  if (!chosen) return {detail::Topology::get().default_device()};
   return *chosen;
 }
 
@@ -195,16 +192,13 @@ Program inline_calls(const Program& p) {
   return flat;
 }
 
-Executable::~Executable() = default;
-
-std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program,
-                                          std::span<const ArgInfo> args,
-                                          const CompileOptions& opts) {
+std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
+                                    std::span<const ArgInfo> args, const CompileOptions& opts) {
   const Program flat = inline_calls(*program);
   PARAX_CHECK(flat.constvars.size() + flat.invars.size() == args.size(), "one ArgInfo per input");
   const std::vector<Device> devices = check_devices(args, opts, flat);
   MeshInfo mesh(choose_mesh(devices, args, opts, flat));
-  std::shared_ptr<Executable> exe(new Executable(mesh));
+  auto plan = std::make_shared<Plan>(mesh);
 
   std::vector<std::optional<DimShard>> seeds(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -222,23 +216,11 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
     if (single) return SingleDeviceSharding(mesh.mesh.devices()[0]);
     return NamedSharding(mesh.mesh, mesh.spec(s));
   };
-  auto position_of = [&](const Device& d) {
-    const auto& all = mesh.mesh.devices();
-    return size_t(std::find(all.begin(), all.end(), d) - all.begin());
-  };
   for (size_t i = 0; i < args.size(); ++i) {
-    Sharding target = sharding_of(part.inputs[i]);
-    const bool direct =
-        args[i].sharding && same_placement(*args[i].sharding, target, args[i].aval.shape);
-    exe->in_layouts_.push_back(part.inputs[i]);
-    exe->in_direct_.push_back(direct);
-    std::vector<size_t> order(size_t(mesh.num_devices()));
-    if (direct) {
-      const auto& assignment = args[i].sharding->device_assignment();
-      for (size_t b = 0; b < assignment.size(); ++b) order[position_of(assignment[b])] = b;
-    }
-    exe->in_order_.push_back(std::move(order));
-    exe->in_shardings_.push_back(std::move(target));
+    plan->in_layouts.push_back(part.inputs[i]);
+    plan->in_avals.push_back(args[i].aval);
+    plan->arg_shardings.push_back(args[i].sharding);
+    plan->in_shardings.push_back(sharding_of(part.inputs[i]));
   }
   for (size_t o = 0; o < flat.outvars.size(); ++o) {
     const core::Aval& aval = flat.aval_of(flat.outvars[o]);
@@ -263,59 +245,69 @@ std::shared_ptr<const Executable> compile(std::shared_ptr<const Program> program
         break;
       }
     }
-    std::vector<size_t> order;
-    for (const Device& d : s.device_assignment()) order.push_back(position_of(d));
-    exe->out_order_.push_back(std::move(order));
-    exe->out_shardings_.push_back(std::move(s));
-    exe->out_layouts_.push_back(part.outputs[o]);
-    exe->out_avals_.push_back(aval);
+    plan->out_shardings.push_back(std::move(s));
+    plan->out_layouts.push_back(part.outputs[o]);
+    plan->out_avals.push_back(aval);
   }
   // Outputs are committed when an input was or when the program states a layout.
-  exe->committed_ =
+  plan->committed =
       std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
       std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
         return core::has_trait(e.prim, core::kLayout) || core::has_trait(e.prim, core::kRegionExit);
       });
-  exe->cost_ = analyze(part.local, mesh);
-  exe->local_ = std::make_shared<const Program>(std::move(part.local));
-  exe->executor_ = std::make_shared<const runtime::Executor>(
-      exe->local_, runtime::MeshLayout(mesh.axis_sizes, mesh.mesh.devices()));
-  return exe;
+  plan->cost = analyze(part.local, mesh);
+  plan->local = std::make_shared<const Program>(std::move(part.local));
+  return plan;
 }
 
-std::vector<Array> Executable::run(std::span<const Array> args) const {
-  std::vector<std::vector<runtime::BufferRef>> inputs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const detail::ArrayImpl& x = detail::concrete_of(args[i], "jit");
-    if (in_direct_[i]) {
-      std::vector<runtime::BufferRef> bufs;
-      for (size_t b : in_order_[i]) bufs.push_back(x.buffers[b]);
-      inputs.push_back(std::move(bufs));
-    } else {
-      inputs.push_back(runtime::relayout(x.aval, *x.sharding, x.buffers, in_shardings_[i]));
-    }
-  }
-  auto outs = executor_->run(std::move(inputs));
-  std::vector<Array> result;
-  for (size_t o = 0; o < outs.size(); ++o) {
-    std::vector<runtime::BufferRef> bufs;
-    for (size_t p : out_order_[o]) bufs.push_back(outs[o][p]);
-    result.push_back(
-        detail::make_array(out_avals_[o], out_shardings_[o], committed_, std::move(bufs)));
-  }
-  return result;
-}
-
-std::string Executable::as_text() const {
-  std::string text = "# mesh " + mesh_.mesh.to_string() + ", devices " +
-                     ids_str(mesh_.mesh.devices()) + "\n# in_layouts (";
-  for (size_t i = 0; i < in_layouts_.size(); ++i)
-    text += (i ? ", " : "") + mesh_.spec_str(in_layouts_[i]);
+std::string Plan::as_text() const {
+  std::string text = "# mesh " + mesh.mesh.to_string() + ", devices " +
+                     ids_str(mesh.mesh.devices()) + "\n# in_layouts (";
+  for (size_t i = 0; i < in_layouts.size(); ++i)
+    text += (i ? ", " : "") + mesh.spec_str(in_layouts[i]);
   text += ")\n# out_layouts (";
-  for (size_t i = 0; i < out_layouts_.size(); ++i)
-    text += (i ? ", " : "") + mesh_.spec_str(out_layouts_[i]);
+  for (size_t i = 0; i < out_layouts.size(); ++i)
+    text += (i ? ", " : "") + mesh.spec_str(out_layouts[i]);
   text += ")\n";
-  return text + program_text(*local_, mesh_) + "\n";
+  return text + program_text(*local, mesh) + "\n";
+}
+
+namespace {
+
+// A sharding with the devices it assigns, so plans on different devices differ.
+std::string sharding_str(const Sharding& s) {
+  return s.to_string() + "@" + ids_str(s.device_assignment());
+}
+
+std::string aval_str(const core::Aval& a) { return a.short_str() + (a.weak_type ? "w" : ""); }
+
+template <class T, class F>
+std::string list_str(const std::vector<T>& items, F str) {
+  std::string text;
+  for (size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + str(items[i]);
+  return "(" + text + ")";
+}
+
+}  // namespace
+
+std::string Plan::serialize() const {
+  auto optional_str = [](const std::optional<Sharding>& s) {
+    return s ? sharding_str(*s) : std::string("None");
+  };
+  return as_text() + "# args " + list_str(arg_shardings, optional_str) + "\n# in_shardings " +
+         list_str(in_shardings, sharding_str) + "\n# out_shardings " +
+         list_str(out_shardings, sharding_str) + "\n# in_avals " +
+         list_str(in_avals, aval_str) + "\n# out_avals " + list_str(out_avals, aval_str) + "\n# committed " +
+         (committed ? "true" : "false") + "\n# cost " + cost.str() + "\n";
+}
+
+uint64_t Plan::fingerprint() const {
+  uint64_t h = 14695981039346656037ull;  // FNV-1a: simple, and the same on every process
+  for (unsigned char c : serialize()) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
 }
 
 }  // namespace parax::compiler

@@ -1,10 +1,12 @@
 // The compiler's entry point: a global program plus the types and shardings of its
 // arguments in (in_shardings, out_shardings and with_sharding_constraint are all
-// sharding_constraint equations of the program), an executable out (inline-calls, check-devices,
+// sharding_constraint equations of the program), a Plan out (inline-calls, check-devices,
 // propagate-sharding, partition-spmd). Jit and eager execution both come through here, so they
-// agree.
+// agree. A Plan is plain data: every process compiling the same program for the same
+// arguments gets the same plan (compare fingerprints); the runtime executes it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,12 +16,7 @@
 
 #include "compiler/spmd.h"
 #include "core/program.h"
-#include "parax/array.h"
 #include "parax/jit.h"
-
-namespace parax::runtime {
-class Executor;
-}
 
 namespace parax::compiler {
 
@@ -37,37 +34,32 @@ struct CompileOptions {
 
 using CostAnalysis = parax::CostAnalysis;
 
-class Executable {
- public:
-  // Runs on concrete arguments (constants first, as the program's inputs are ordered).
-  std::vector<Array> run(std::span<const Array> args) const;
+// A compiled program: what runs on each device, over which mesh, with which layouts.
+struct Plan {
+  explicit Plan(MeshInfo m) : mesh(std::move(m)) {}
+  MeshInfo mesh;
+  std::shared_ptr<const core::Program> local;  // the per-device program
+  std::vector<DimShard> in_layouts, out_layouts;
+  // Per argument: the sharding it was compiled for (its buffers' layout when given) and
+  // the one the program reads.
+  std::vector<std::optional<Sharding>> arg_shardings;
+  std::vector<Sharding> in_shardings;
+  std::vector<Sharding> out_shardings;
+  std::vector<core::Aval> in_avals, out_avals;  // global types
+  bool committed = false;  // outputs are committed arrays
+  CostAnalysis cost;
+
   // Returns the partitioned per-device program with its mesh and layouts.
   std::string as_text() const;
-  const CostAnalysis& cost() const { return cost_; }
-  const std::vector<Sharding>& input_shardings() const { return in_shardings_; }
-  const std::vector<Sharding>& output_shardings() const { return out_shardings_; }
-  ~Executable();
-
- private:
-  friend std::shared_ptr<const Executable> compile(std::shared_ptr<const core::Program>,
-                                                   std::span<const ArgInfo>, const CompileOptions&);
-  Executable(MeshInfo mesh) : mesh_(std::move(mesh)) {}
-  MeshInfo mesh_;
-  std::shared_ptr<const core::Program> local_;
-  std::vector<DimShard> in_layouts_, out_layouts_;
-  std::vector<Sharding> in_shardings_, out_shardings_;
-  std::vector<bool> in_direct_;                 // argument already laid out as needed
-  std::vector<std::vector<size_t>> in_order_;   // per arg: buffer index per position
-  std::vector<std::vector<size_t>> out_order_;  // per output: position per buffer
-  std::vector<core::Aval> out_avals_;
-  bool committed_ = false;
-  CostAnalysis cost_;
-  std::shared_ptr<const runtime::Executor> executor_;
+  // Returns as_text() followed by every other field, one `# name value` line each: the
+  // whole plan, device ids included.
+  std::string serialize() const;
+  // Returns a 64-bit FNV-1a hash of serialize(): equal plans have equal fingerprints.
+  uint64_t fingerprint() const;
 };
 
-std::shared_ptr<const Executable> compile(std::shared_ptr<const core::Program> program,
-                                          std::span<const ArgInfo> args,
-                                          const CompileOptions& options);
+std::shared_ptr<const Plan> compile(std::shared_ptr<const core::Program> program,
+                                    std::span<const ArgInfo> args, const CompileOptions& options);
 
 // Returns `p` with every pjit equation replaced by the equations of its program.
 core::Program inline_calls(const core::Program& p);

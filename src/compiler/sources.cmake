@@ -1,7 +1,6 @@
 target_sources(parax PRIVATE
   compiler/compile.cpp
   compiler/cost.cpp
-  compiler/eager.cpp
   compiler/fuse.cpp
   compiler/partition.cpp
   compiler/propagate.cpp

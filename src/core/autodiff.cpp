@@ -1,6 +1,7 @@
 #include "core/autodiff.h"
 
-#include "api/array_impl.h"
+#include "core/array_value.h"
+#include "core/backend.h"
 #include "base/check.h"
 #include "core/rules.h"
 
@@ -9,7 +10,7 @@ namespace parax::core {
 Array literal_array(const Literal& l) {
   unsigned char bytes[8];
   write_literal(l, bytes);
-  return detail::array_from_host(bytes, l.aval);
+  return backend().from_host(bytes, l.aval);
 }
 
 namespace {

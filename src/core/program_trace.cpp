@@ -1,10 +1,28 @@
 #include "core/program_trace.h"
 
-#include "api/array_impl.h"
+#include <cstring>
+
 #include "base/check.h"
+#include "base/dtype_dispatch.h"
+#include "core/array_value.h"
+#include "core/backend.h"
 #include "core/rules.h"
 
 namespace parax::core {
+namespace {
+
+// Returns a concrete rank-0 array's value, read from its device by the backend.
+double scalar_value(const Array& x, DType dtype) {
+  alignas(8) unsigned char bytes[16];
+  backend().to_host(x, bytes);
+  return dispatch_dtype(dtype, [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, bytes, sizeof v);
+    return scalar_cast<double>(v);
+  });
+}
+
+}  // namespace
 
 Array ProgramTrace::new_arg(const Aval& aval) {
   int v = program_.new_var(aval);
@@ -19,7 +37,7 @@ Atom ProgramTrace::atom_of(const Array& x) {
   // Scalars are written inline, as JAX does, when a double holds them exactly.
   const bool wide_int = aval.dtype == DType::int64 || aval.dtype == DType::uint64;
   if (t == nullptr && aval.shape.empty() && !wide_int) {
-    return Atom::of(Literal{aval, x.item<double>()});
+    return Atom::of(Literal{aval, scalar_value(x, aval.dtype)});
   }
   const void* key = x.impl().get();
   auto it = const_vars_.find(key);

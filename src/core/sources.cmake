@@ -1,6 +1,8 @@
 target_sources(parax PRIVATE
+  core/array_value.cpp
   core/autodiff.cpp
   core/aval.cpp
+  core/backend.cpp
   core/batching.cpp
   core/primitive.cpp
   core/parse.cpp

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 
-#include "api/array_impl.h"
+#include "core/array_value.h"
+#include "core/backend.h"
 #include "core/rules.h"
 
 namespace parax::core {
@@ -52,7 +53,7 @@ std::vector<Array> bind(Prim p, std::vector<Array> in, Params params) {
     }
     if (trace == nullptr || t->level > trace->level()) trace = t->trace;
   }
-  if (trace == nullptr) return eval_eqn(p, in, params);
+  if (trace == nullptr) return backend().eval_eqn(p, in, params);
   return trace->process(p, in, params);
 }
 

@@ -1,8 +1,8 @@
 // Binding primitives, and the interpreters that give binding its meaning. A thread-local
 // stack holds the active interpreters (autodidax's "current trace" chosen by context):
 // `bind` hands an equation to the innermost interpreter that owns one of its inputs, or
-// to the top of the stack, or, with an empty stack, evaluates it eagerly (eager is jit of
-// one primitive: see compiler/eager.h).
+// to the top of the stack, or, with an empty stack, evaluates it eagerly through the
+// installed Backend (core/backend.h: eager is jit of one primitive).
 #pragma once
 
 #include <memory>
@@ -63,9 +63,5 @@ const Aval& aval_of(const Array& x);
 
 // Returns a concrete rank-0 array holding a literal's value.
 Array literal_array(const Literal& l);
-
-// Evaluates one equation on concrete arrays: the eager path, implemented by the compiler
-// (a cached one-equation executable per operand types and shardings).
-std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params);
 
 }  // namespace parax::core

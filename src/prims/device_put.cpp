@@ -5,10 +5,10 @@
 // operand was, as JAX's transpose of device_put does. parax's grad traces f before it sees
 // data, so the tangent equation carries the primal operand as a second operand, whose
 // value is never read: the transpose takes the source layout from it.
-#include "api/array_impl.h"
+#include "core/array_value.h"
+#include "core/backend.h"
 #include "prims/batching_util.h"
 #include "prims/prim_util.h"
-#include "runtime/transfer.h"
 #include "sharding/sharding_impl.h"
 
 namespace parax::prims {
@@ -30,8 +30,7 @@ std::vector<Array> eager(std::span<const Array> in, const Params& params) {
   if (*src.sharding == target) {  // data is immutable: share it
     return {parax::detail::make_array(src.aval, target, true, src.buffers)};
   }
-  auto buffers = runtime::relayout(src.aval, *src.sharding, src.buffers, target);
-  return {parax::detail::make_array(src.aval, target, true, std::move(buffers))};
+  return {core::backend().relayout(in[0], target)};  // the runtime moves the data
 }
 
 // The primal operand rides along (see the file comment).

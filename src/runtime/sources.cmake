@@ -1,6 +1,7 @@
 target_sources(parax PRIVATE
   runtime/buffer.cpp
-  runtime/client.cpp
   runtime/collectives.cpp
+  runtime/eager.cpp
   runtime/executor.cpp
+  runtime/loaded_plan.cpp
   runtime/transfer.cpp)

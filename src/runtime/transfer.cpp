@@ -6,7 +6,7 @@
 
 #include "base/box_copy.h"
 #include "base/thread_pool.h"
-#include "runtime/client.h"
+#include "sharding/topology.h"
 
 namespace parax::runtime {
 namespace {
@@ -66,7 +66,7 @@ std::vector<SourceBlock> distinct_blocks(const core::Aval& aval, const Sharding&
   auto map = sharding.devices_indices_map(aval.shape);
   size_t next_buffer = 0;
   for (const auto& [device, index] : map) {
-    if (!is_local(device)) continue;
+    if (!detail::is_local(device)) continue;
     const BufferRef& buf = buffers[next_buffer++];
     Box box = box_of(index, aval.shape);
     std::vector<int64_t> key = box.lo;
@@ -87,7 +87,7 @@ std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_
   std::vector<SourceBlock> blocks = distinct_blocks(src_aval, src_sharding, src_buffers);
   std::vector<std::pair<Device, Index>> targets;
   for (auto& t : dst_sharding.devices_indices_map(src_aval.shape)) {
-    if (is_local(t.first)) targets.push_back(std::move(t));
+    if (detail::is_local(t.first)) targets.push_back(std::move(t));
   }
   // Devices that hold the same block (replicas) share one immutable buffer, as the
   // results of a collective do: one copy to make, and the executor then computes once
@@ -125,7 +125,7 @@ std::vector<BufferRef> scatter_from_host(const void* host, const core::Aval& ava
                                          const Sharding& sharding) {
   // The host array is one block covering everything: a one-device layout over memory
   // the buffer does not own.
-  Device any = Client::get().default_device();
+  Device any = detail::Topology::get().default_device();
   std::vector<BufferRef> src = {Buffer::wrap(any, const_cast<void*>(host), aval.nbytes())};
   return relayout(aval, SingleDeviceSharding(any), src, sharding);
 }

@@ -5,7 +5,7 @@
 #include "base/nested_format.h"
 #include "parax/errors.h"
 #include "parax/sharding.h"
-#include "runtime/client.h"
+#include "sharding/topology.h"
 #include "sharding/sharding_impl.h"
 
 namespace parax {
@@ -134,7 +134,7 @@ std::vector<int> Mesh::device_ids() const {
 std::vector<Device> Mesh::local_devices() const {
   std::vector<Device> out;
   for (const Device& d : data_->devices) {
-    if (runtime::is_local(d)) out.push_back(d);
+    if (detail::is_local(d)) out.push_back(d);
   }
   return out;
 }

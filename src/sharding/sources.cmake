@@ -6,4 +6,5 @@ target_sources(parax PRIVATE
   sharding/positional_sharding.cpp
   sharding/sharding.cpp
   sharding/single_device_sharding.cpp
+  sharding/topology.cpp
   sharding/visualize.cpp)

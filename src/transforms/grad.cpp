@@ -4,7 +4,7 @@
 // partitioned like any other code.
 #include "parax/grad.h"
 
-#include "api/array_impl.h"
+#include "core/array_value.h"
 #include "core/autodiff.h"
 
 namespace parax::detail {

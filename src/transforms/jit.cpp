@@ -1,6 +1,7 @@
 // jit as an interpreter: tracing a callable into a program (cached per signature), then
 // binding `pjit` on it, so a jitted call inside another trace is staged as one equation
-// and an eager call compiles and runs it (compiler/eager.cpp).
+// and an eager call compiles and runs it (through core's Backend: runtime/eager.cpp).
+// Lowered::compile and Compiled are the compiler's, in api/compiled.cpp.
 #include "parax/jit.h"
 
 #include <atomic>
@@ -9,11 +10,10 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "api/array_impl.h"
 #include "base/config_internal.h"
 #include "base/lru_cache.h"
-#include "compiler/caches.h"
-#include "compiler/compile.h"
+#include "core/array_value.h"
+#include "core/backend.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
@@ -21,6 +21,7 @@
 #include "sharding/sharding_impl.h"
 #include "parax/vmap.h"
 #include "transforms/jit_cache.h"
+#include "transforms/lowered.h"
 #include "transforms/map_util.h"
 
 namespace parax {
@@ -34,63 +35,7 @@ std::string CostAnalysis::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Jaxpr& j) { return os << j.to_string(); }
 
-std::string Compiled::as_text() const { return exe_->as_text(); }
-CostAnalysis Compiled::cost_analysis() const { return exe_->cost(); }
-std::vector<Sharding> Compiled::input_shardings() const { return exe_->input_shardings(); }
-std::vector<Sharding> Compiled::output_shardings() const { return exe_->output_shardings(); }
-
-struct Lowered::Impl {
-  core::ClosedProgram closed;
-  std::shared_ptr<const core::Program> lifted;
-  std::vector<Array> args;
-  std::string name;
-};
-
 std::string Lowered::as_text() const { return core::to_string(*impl_->closed.program); }
-
-namespace {
-
-std::shared_ptr<detail::ArrayImpl> abstract_impl(Shape shape, DType dtype,
-                                                 const std::optional<Sharding>& sharding) {
-  for (int64_t d : shape) {
-    if (d >= 0) continue;
-    throw ValueError("ShapeDtypeStruct: negative dimension in shape " + shape_str(shape));
-  }
-  auto impl = std::make_shared<detail::ArrayImpl>();
-  impl->aval = core::Aval{std::move(shape), dtype, false};
-  impl->abstract = true;
-  if (sharding) {
-    const std::optional<Sharding> s = detail::try_resolve_spec(*sharding);
-    if (!s) {
-      throw RuntimeError("ShapeDtypeStruct: the bare " + sharding->to_string() + " needs an "
-                         "enclosing parax::sharding::use_mesh scope");
-    }
-    (void)s->shard_shape(impl->aval.shape);  // JAX's error for a sharding that does not fit
-    impl->sharding = *s;
-    impl->committed = true;
-  }
-  return impl;
-}
-
-}  // namespace
-
-ShapeDtypeStruct::ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Sharding> sharding)
-    : Array(abstract_impl(std::move(shape), dtype, sharding)) {}
-
-Compiled Lowered::compile() const {
-  std::vector<compiler::ArgInfo> infos;
-  auto add = [&](const Array& x) {
-    // A ShapeDtypeStruct gives its type and sharding, which is all compiling needs.
-    const detail::ArrayImpl& impl = detail::impl_of(x);
-    if (!impl.abstract) detail::concrete_of(x, "Lowered::compile");
-    infos.push_back({impl.aval, impl.sharding, impl.committed});
-  };
-  for (const Array& c : impl_->closed.consts) add(c);
-  for (const Array& a : impl_->args) add(a);
-  compiler::CompileOptions opts;
-  opts.name = impl_->name;
-  return Compiled(compiler::compile(impl_->lifted, infos, opts));
-}
 
 namespace detail {
 namespace {
@@ -142,7 +87,7 @@ detail::CacheCounters jit_trace_counters() {
 }
 
 // Each jit object owns its traces (least recently used evicted beyond parax_jit_cache_size);
-// their programs own their executables (compiler/eager.cpp), so all go when it dies.
+// their programs own their plans (runtime/eager.cpp), so all go when it dies.
 // Resolves bare PartitionSpecs of in_shardings or out_shardings on the context mesh, with
 // JAX's error outside one.
 std::vector<std::optional<Sharding>> resolve_all(const std::vector<std::optional<Sharding>>& in,
@@ -200,7 +145,8 @@ JitCore::JitCore(JitOptions options) : impl_(std::make_unique<Impl>()) {
 JitCore::~JitCore() {
   totals().size -= impl_->cache.size();
   impl_.reset();
-  compiler::release_dead_programs();
+  // The executables of this jit's programs go with them (none exist before a backend).
+  if (core::Backend* backend = core::installed_backend()) backend->release_dead_programs();
 }
 
 int64_t JitCore::cache_size() const {
@@ -352,7 +298,7 @@ std::vector<Array> JitCore::eval_shape(const std::vector<Array>& leaves,
   const core::Program& p = *traced->closed.program;
   for (const core::Atom& a : p.outvars) {
     const core::Aval& aval = p.aval_of(a);
-    outs.push_back(ShapeDtypeStruct(aval.shape, aval.dtype));
+    outs.push_back(make_abstract(core::Aval{aval.shape, aval.dtype, false}));
   }
   return outs;
 }

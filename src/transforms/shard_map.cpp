@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "api/array_impl.h"
+#include "core/array_value.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"

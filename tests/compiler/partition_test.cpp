@@ -19,7 +19,7 @@ using Specs = std::vector<std::optional<std::string>>;
 
 // Partitions the program `text` on the mesh `axis_sizes`/`axis_names` (over the first
 // devices by id), each input laid out as its `P(...)` (nullopt: the compiler chooses), and
-// returns the layouts and per-device program, printed as Executable::as_text prints them.
+// returns the layouts and per-device program, printed as Plan::as_text prints them.
 std::string partitioned(const std::string& text, std::vector<int64_t> axis_sizes,
                         std::vector<std::string> axis_names, const Specs& in_specs,
                         const Specs& out_specs = {}) {

@@ -8,21 +8,31 @@
 // valid). A pjit program's executables are kept with the program, not for it: its entry
 // watches the program through a weak pointer and goes when the program dies (a jit object
 // and the traces it owns), so a dead jit's executables do not outlive it.
+#include "runtime/eager.h"
+
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
-#include "api/array_impl.h"
 #include "base/config_internal.h"
-#include "base/lru_cache.h"
-#include "compiler/caches.h"
 #include "compiler/compile.h"
+#include "core/array_value.h"
 #include "core/rules.h"
-#include "core/trace.h"
+#include "runtime/buffer.h"
+#include "runtime/loaded_plan.h"
+#include "runtime/transfer.h"
+#include "sharding/topology.h"
 
-namespace parax::core {
+namespace parax::runtime {
 namespace {
 
-using ExeRef = std::shared_ptr<const compiler::Executable>;
+using core::Atom;
+using core::Aval;
+using core::Eqn;
+using core::Params;
+using core::Prim;
+using core::Program;
+using ExeRef = std::shared_ptr<const LoadedPlan>;
 using detail::IntSettingId;
 using detail::LruCache;
 
@@ -79,7 +89,7 @@ std::string params_key(const Params& params, std::string_view skip = {}) {
     } else if (auto* p = std::get_if<std::shared_ptr<const Program>>(&value)) {
       key += std::to_string(reinterpret_cast<uintptr_t>(p->get()));
     } else {
-      key += param_str(value);
+      key += core::param_str(value);
     }
     key += ";";
   }
@@ -89,16 +99,14 @@ std::string params_key(const Params& params, std::string_view skip = {}) {
 // The names JAX gives the operands of lax functions in device errors.
 std::vector<std::string> operand_names(Prim p, size_t n) {
   if (n == 1) return {"x"};
-  if (n == 2 && has_trait(p, kBinary)) return {"x", "y"};
+  if (n == 2 && core::has_trait(p, core::kBinary)) return {"x", "y"};
   std::vector<std::string> names;
   for (size_t i = 0; i < n; ++i) names.push_back("args[" + std::to_string(i) + "]");
   return names;
 }
 
-}  // namespace
-
 std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params) {
-  if (const EagerFn eager = rules(p).eager) return eager(in, params);
+  if (const core::EagerFn eager = core::rules(p).eager) return eager(in, params);
   Caches& c = caches();
   std::shared_ptr<const Program> called;  // a pjit's program: its executables live with it
   std::string key;
@@ -106,11 +114,11 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
     called = params.get<std::shared_ptr<const Program>>("jaxpr");
     key = params_key(params, "jaxpr");
   } else {
-    key = std::string(prim_name(p)) + "[" + params_key(params) + "]";
+    key = std::string(core::prim_name(p)) + "[" + params_key(params) + "]";
   }
   std::vector<compiler::ArgInfo> args;
   for (const Array& x : in) {
-    const detail::ArrayImpl& impl = detail::concrete_of(x, prim_name(p).data());
+    const detail::ArrayImpl& impl = detail::concrete_of(x, core::prim_name(p).data());
     args.push_back({impl.aval, impl.sharding, impl.committed});
     key += "|" + impl.aval.short_str() + (impl.aval.weak_type ? "w" : "") +
            (impl.committed ? "c" : "u") + sharding_key(*impl.sharding);
@@ -151,17 +159,17 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
         eqn.inputs.push_back(Atom::of(v));
         avals.push_back(a.aval);
       }
-      for (Aval& a : abstract_eval(p, avals, params)) {
+      for (Aval& a : core::abstract_eval(p, avals, params)) {
         int v = one.new_var(std::move(a));
         eqn.outputs.push_back(v);
         one.outvars.push_back(Atom::of(v));
       }
       one.eqns.push_back(std::move(eqn));
       program = std::make_shared<const Program>(std::move(one));
-      opts.name = std::string(prim_name(p));
+      opts.name = std::string(core::prim_name(p));
       opts.arg_names = operand_names(p, in.size());
     }
-    exe = compiler::compile(program, args, opts);
+    exe = std::make_shared<const LoadedPlan>(compiler::compile(program, args, opts));
     std::lock_guard<std::mutex> lock(c.mu);
     if (called) {
       c.release_dead();
@@ -181,18 +189,56 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
   return exe->run(in);
 }
 
-}  // namespace parax::core
+Array from_host(const void* data, const Aval& aval) {
+  Device d = detail::Topology::get().default_device();
+  auto buf = Buffer::allocate(d, aval.nbytes());
+  if (aval.nbytes()) std::memcpy(buf->data(), data, aval.nbytes());
+  return detail::make_array(aval, SingleDeviceSharding(d), false, {std::move(buf)});
+}
 
-namespace parax::compiler {
+class RuntimeBackend final : public core::Backend {
+ public:
+  std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params) override {
+    return runtime::eval_eqn(p, in, params);
+  }
+  Array from_host(const void* data, const Aval& aval) override {
+    return runtime::from_host(data, aval);
+  }
+  void to_host(const Array& x, void* out) override {
+    const detail::ArrayImpl& src = detail::concrete_of(x, "to_vector()/item()");
+    gather_to_host(src.aval, *src.sharding, src.buffers, out);
+  }
+  Array relayout(const Array& x, const Sharding& target) override {
+    const detail::ArrayImpl& src = detail::concrete_of(x, "device_put");
+    auto buffers = runtime::relayout(src.aval, *src.sharding, src.buffers, target);
+    return detail::make_array(src.aval, target, true, std::move(buffers));
+  }
+  void release_dead_programs() override {
+    Caches& c = caches();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.release_dead();
+  }
+};
+
+}  // namespace
+
+core::Backend& eager_backend() {
+  static RuntimeBackend* backend = [] {
+    auto* b = new RuntimeBackend;  // never destroyed: arrays may be freed after statics
+    core::install_backend(*b);
+    return b;
+  }();
+  return *backend;
+}
 
 detail::CacheCounters eager_cache_counters() {
-  core::Caches& c = core::caches();
+  Caches& c = caches();
   std::lock_guard<std::mutex> lock(c.mu);
   return c.eager.counters();
 }
 
 detail::CacheCounters program_cache_counters() {
-  core::Caches& c = core::caches();
+  Caches& c = caches();
   std::lock_guard<std::mutex> lock(c.mu);
   c.release_dead();
   detail::CacheCounters out{c.program_hits, c.program_misses, c.program_evictions, 0,
@@ -201,17 +247,11 @@ detail::CacheCounters program_cache_counters() {
   return out;
 }
 
-void release_dead_programs() {
-  core::Caches& c = core::caches();
-  std::lock_guard<std::mutex> lock(c.mu);
-  c.release_dead();
-}
-
 void clear_compile_caches() {
-  core::Caches& c = core::caches();
+  Caches& c = caches();
   std::lock_guard<std::mutex> lock(c.mu);
   c.eager.clear();
   c.programs.clear();
 }
 
-}  // namespace parax::compiler
+}  // namespace parax::runtime

@@ -1,4 +1,6 @@
-// The runtime's view of devices: one DeviceState per device, created once per process.
+// The device topology: one DeviceState per device (id, process, platform; no memory),
+// created once per process. Shardings and meshes name these devices; the runtime keeps
+// their buffers.
 #pragma once
 
 #include <string>
@@ -6,7 +8,7 @@
 
 #include "parax/device.h"
 
-namespace parax::runtime {
+namespace parax::detail {
 
 struct DeviceState {
   int id = 0;
@@ -16,10 +18,10 @@ struct DeviceState {
 };
 
 // Owns the devices of this process (and records of other processes' devices).
-class Client {
+class Topology {
  public:
   // Returns the client, creating the devices on first use.
-  static Client& get();
+  static Topology& get();
   const std::vector<Device>& devices() const { return devices_; }
   const std::vector<Device>& local_devices() const { return local_devices_; }
   int process_index() const { return process_index_; }
@@ -29,7 +31,7 @@ class Client {
   Device default_device() const { return local_devices_.front(); }
 
  private:
-  Client();
+  Topology();
   std::vector<DeviceState> states_;
   std::vector<Device> devices_;
   std::vector<Device> local_devices_;
@@ -38,7 +40,7 @@ class Client {
 };
 
 inline bool is_local(const Device& d) {
-  return d.process_index() == Client::get().process_index();
+  return d.process_index() == Topology::get().process_index();
 }
 
-}  // namespace parax::runtime
+}  // namespace parax::detail

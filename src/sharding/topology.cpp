@@ -1,4 +1,4 @@
-#include "runtime/client.h"
+#include "sharding/topology.h"
 
 #include <ostream>
 
@@ -6,14 +6,14 @@
 #include "parax/errors.h"
 
 namespace parax {
-namespace runtime {
+namespace detail {
 
-Client& Client::get() {
-  static Client client;
-  return client;
+Topology& Topology::get() {
+  static Topology topology;
+  return topology;
 }
 
-Client::Client() {
+Topology::Topology() {
   int n = detail::freeze_num_cpu_devices();
   states_.resize(size_t(n));
   for (int i = 0; i < n; ++i) {
@@ -24,7 +24,7 @@ Client::Client() {
   local_devices_ = devices_;
 }
 
-Device Client::device(int id) const {
+Device Topology::device(int id) const {
   for (const Device& d : devices_) {
     if (d.id() == id) return d;
   }
@@ -32,10 +32,10 @@ Device Client::device(int id) const {
                    std::to_string(devices_.size()) + " devices.");
 }
 
-}  // namespace runtime
+}  // namespace detail
 
 namespace {
-const runtime::DeviceState& checked(const runtime::DeviceState* s) {
+const detail::DeviceState& checked(const detail::DeviceState* s) {
   if (!s) throw ValueError("use of an empty parax::Device handle; get devices from parax::devices()");
   return *s;
 }
@@ -57,11 +57,11 @@ std::ostream& operator<<(std::ostream& os, const std::vector<Device>& ds) {
   return os << "]";
 }
 
-std::vector<Device> devices() { return runtime::Client::get().devices(); }
-std::vector<Device> local_devices() { return runtime::Client::get().local_devices(); }
-int device_count() { return int(runtime::Client::get().devices().size()); }
-int local_device_count() { return int(runtime::Client::get().local_devices().size()); }
-int process_index() { return runtime::Client::get().process_index(); }
-int process_count() { return runtime::Client::get().process_count(); }
+std::vector<Device> devices() { return detail::Topology::get().devices(); }
+std::vector<Device> local_devices() { return detail::Topology::get().local_devices(); }
+int device_count() { return int(detail::Topology::get().devices().size()); }
+int local_device_count() { return int(detail::Topology::get().local_devices().size()); }
+int process_index() { return detail::Topology::get().process_index(); }
+int process_count() { return detail::Topology::get().process_count(); }
 
 }  // namespace parax
