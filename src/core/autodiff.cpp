@@ -235,12 +235,23 @@ ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknow
   std::vector<bool> unknown(p.avals.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) unknown[size_t(inputs[i])] = unknown_in[i];
   const Program flat = split_mixed(p, unknown);
-  // The known values the unknown part reads: forwarded inputs, or residuals.
+  // The unknown equations an unknown output needs (a jvp computes tangents nobody reads,
+  // e.g. of a result only its primal is used of), and the known values they read:
+  // forwarded inputs, or residuals.
+  std::vector<bool> needed(flat.avals.size(), false), live(flat.eqns.size(), false);
   std::vector<bool> read(flat.avals.size(), false);
-  for (const Eqn& e : flat.eqns) {
+  for (const Atom& a : flat.outvars) {
+    if (!a.is_literal()) needed[size_t(a.var)] = true;
+  }
+  for (size_t i = flat.eqns.size(); i-- > 0;) {
+    const Eqn& e = flat.eqns[i];
     if (!is_linear_eqn(e, unknown)) continue;
+    for (int v : e.outputs) live[i] = live[i] || needed[size_t(v)];
+    if (!live[i]) continue;
     for (const Atom& a : e.inputs) {
-      if (!a.is_literal() && !unknown[size_t(a.var)]) read[size_t(a.var)] = true;
+      if (a.is_literal()) continue;
+      needed[size_t(a.var)] = true;
+      if (!unknown[size_t(a.var)]) read[size_t(a.var)] = true;
     }
   }
   ProgramSplit out;
@@ -255,7 +266,14 @@ ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknow
       rest.program().invars.push_back(rest.var(v));
     }
   }
-  for (const Eqn& e : flat.eqns) (is_linear_eqn(e, unknown) ? rest : known).add(e);
+  for (size_t i = 0; i < flat.eqns.size(); ++i) {
+    const Eqn& e = flat.eqns[i];
+    if (!is_linear_eqn(e, unknown)) {
+      known.add(e);
+    } else if (live[i]) {
+      rest.add(e);
+    }
+  }
   for (const Atom& a : flat.outvars) {
     const bool unk = !a.is_literal() && unknown[size_t(a.var)];
     out.out_unknown.push_back(unk);
@@ -278,16 +296,20 @@ ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknow
   return out;
 }
 
-Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs) {
+Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs,
+                     const std::vector<bool>& wrt_in) {
   const Program& p = *closed.program;
   std::vector<Array> all(closed.consts);
   all.insert(all.end(), inputs.begin(), inputs.end());
+  std::vector<bool> wrt = wrt_in.empty() ? std::vector<bool>(inputs.size(), true) : wrt_in;
   // Trace the jvp with abstract tangents of the differentiable inputs: the equations that
-  // touch them form the linear part; the rest compute primal values.
+  // touch them form the linear part; the rest compute primal values. Inputs held constant
+  // get no tangent, so no cotangent is computed for them.
   ProgramTrace trace;
   std::vector<Array> tangents(all.size());
   std::vector<Aval> in_avals;
   for (size_t i = closed.consts.size(); i < all.size(); ++i) {
+    if (!wrt[i - closed.consts.size()]) continue;
     const Aval& a = p.avals[size_t(p.invars[i - closed.consts.size()])];
     in_avals.push_back(a);
     Aval t = a;
@@ -310,7 +332,7 @@ Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs)
   std::vector<bool> unknown(traced.program->avals.size(), false);
   for (int v : traced.program->invars) unknown[size_t(v)] = true;
   auto split = std::make_shared<const Program>(split_mixed(*traced.program, unknown));
-  Linearized lin{{}, split, traced.consts, in_avals, {}};
+  Linearized lin{{}, split, traced.consts, in_avals, {}, std::move(wrt)};
   // Evaluate the primal part now, here (eagerly, or staged into an enclosing trace).
   const Program& l = *lin.linear;
   const std::vector<bool> linear = linear_vars(l);
@@ -384,9 +406,15 @@ std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> ct
   for (size_t o = 0; o < n_out && o < cts.size(); ++o) out_cts[n_out + o] = cts[o];
   const std::vector<Array> ct = backward(p, linear_vars(p), lin_in.known, out_cts);
   std::vector<Array> result;
-  for (size_t i = 0; i < p.invars.size(); ++i) {
-    const Array& c = ct[size_t(p.invars[i])];
-    result.push_back(c.valid() ? c : zeros(lin_in.in_avals[i]));
+  size_t t = 0;  // the next tangent input
+  for (bool has_tangent : lin_in.wrt) {
+    if (!has_tangent) {
+      result.emplace_back();
+      continue;
+    }
+    const Array& c = ct[size_t(p.invars[t])];
+    result.push_back(c.valid() ? c : zeros(lin_in.in_avals[t]));
+    ++t;
   }
   return result;
 }

@@ -27,12 +27,16 @@ struct Linearized {
   std::vector<Array> consts;          // values of `linear`'s constvars
   std::vector<Aval> in_avals;         // the tangent inputs' types
   std::vector<Array> known;           // values of the primal (non-linear) variables
+  std::vector<bool> wrt;              // per input: whether it has a tangent
 };
 
-// Linearizes `closed` (constvars bound to closed.consts) at `inputs` (its invars).
-Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs);
+// Linearizes `closed` (constvars bound to closed.consts) at `inputs` (its invars), with
+// respect to the inputs `wrt` marks (empty: all of them); the others are held constant.
+Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs,
+                     const std::vector<bool>& wrt = {});
 
-// Returns the cotangents of the inputs given cotangents of the outputs (invalid: zero).
+// Returns the cotangents of the inputs given cotangents of the outputs (invalid: zero);
+// an input held constant gets an invalid one.
 std::vector<Array> transpose(const Linearized& lin, std::span<const Array> cts);
 
 // A program split by partial evaluation: the part computable from its known inputs, and

@@ -146,6 +146,10 @@ TEST(GradOfJit, JvpAndVmapOfJitAreOnePjitEquation) {
   const std::string j = make_jaxpr(jvp_of_f)(x, x).to_string();
   EXPECT_EQ(top_level_equations(j), 1) << j;
   EXPECT_NE(j.find("pjit["), std::string::npos) << j;
+  // Staged, grad(jit(loss)) is the call of the primal part, then of the transposed linear
+  // part; the batch, held constant, gets no cotangent.
+  const std::string g = make_jaxpr(grad(jit(loss)))(init_params(), init_batch()).to_string();
+  EXPECT_EQ(top_level_equations(g), 2) << g;
   // The same values as without jit.
   auto [out, tout] = jvp(f, std::make_tuple(x), std::make_tuple(jnp::ones({3})));
   expect_near(out, jnp::sin(x) * x);
