@@ -170,7 +170,9 @@ void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std:
     if (unk[i]) rest.inputs.push_back(e.inputs[i]);
   }
   unknown.resize(out.avals.size(), false);
-  for (size_t o = 0; o < e.outputs.size(); ++o) unknown[size_t(e.outputs[o])] = split.out_unknown[o];
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    unknown[size_t(e.outputs[o])] = split.out_unknown[o];
+  }
   out.eqns.push_back(std::move(known));
   if (!rest.outputs.empty()) out.eqns.push_back(std::move(rest));
 }
@@ -227,24 +229,18 @@ class Extract {
   Program to_;
 };
 
-}  // namespace
-
-ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in) {
-  const std::vector<int> inputs = input_vars(p);
-  PARAX_CHECK(unknown_in.size() == inputs.size(), "partial_eval_program: one flag per input");
-  std::vector<bool> unknown(p.avals.size(), false);
-  for (size_t i = 0; i < inputs.size(); ++i) unknown[size_t(inputs[i])] = unknown_in[i];
-  const Program flat = split_mixed(p, unknown);
-  // The unknown equations an unknown output needs (a jvp computes tangents nobody reads,
-  // e.g. of a result only its primal is used of), and the known values they read:
-  // forwarded inputs, or residuals.
-  std::vector<bool> needed(flat.avals.size(), false), live(flat.eqns.size(), false);
-  std::vector<bool> read(flat.avals.size(), false);
-  for (const Atom& a : flat.outvars) {
+// Returns which equations of `p` are unknown ones an output needs (a jvp computes
+// tangents nobody reads, e.g. of a result whose primal alone is used), and sets `read` to
+// the known variables they read: forwarded inputs, or residuals.
+std::vector<bool> live_unknown(const Program& p, const std::vector<bool>& unknown,
+                               std::vector<bool>& read) {
+  std::vector<bool> needed(p.avals.size(), false), live(p.eqns.size(), false);
+  read.assign(p.avals.size(), false);
+  for (const Atom& a : p.outvars) {
     if (!a.is_literal()) needed[size_t(a.var)] = true;
   }
-  for (size_t i = flat.eqns.size(); i-- > 0;) {
-    const Eqn& e = flat.eqns[i];
+  for (size_t i = p.eqns.size(); i-- > 0;) {
+    const Eqn& e = p.eqns[i];
     if (!is_linear_eqn(e, unknown)) continue;
     for (int v : e.outputs) live[i] = live[i] || needed[size_t(v)];
     if (!live[i]) continue;
@@ -254,6 +250,19 @@ ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknow
       if (!unknown[size_t(a.var)]) read[size_t(a.var)] = true;
     }
   }
+  return live;
+}
+
+}  // namespace
+
+ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in) {
+  const std::vector<int> inputs = input_vars(p);
+  PARAX_CHECK(unknown_in.size() == inputs.size(), "partial_eval_program: one flag per input");
+  std::vector<bool> unknown(p.avals.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) unknown[size_t(inputs[i])] = unknown_in[i];
+  const Program flat = split_mixed(p, unknown);
+  std::vector<bool> read;
+  const std::vector<bool> live = live_unknown(flat, unknown, read);
   ProgramSplit out;
   Extract known(flat), rest(flat);
   std::vector<bool> is_input(flat.avals.size(), false);
@@ -360,7 +369,8 @@ std::vector<Array> backward(const Program& p, const std::vector<bool>& linear,
   std::vector<Array> ct(p.avals.size());
   for (size_t o = 0; o < p.outvars.size() && o < cts.size(); ++o) {
     const Atom& a = p.outvars[o];
-    if (!a.is_literal() && linear[size_t(a.var)]) ct[size_t(a.var)] = add_any(ct[size_t(a.var)], cts[o]);
+    if (a.is_literal() || !linear[size_t(a.var)]) continue;
+    ct[size_t(a.var)] = add_any(ct[size_t(a.var)], cts[o]);
   }
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const Eqn& eqn = p.eqns[e];

@@ -158,7 +158,7 @@ Call trace_jvp(const Program& body, const std::vector<bool>& nonzero) {
 std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> primals,
                                                       std::span<const Array> tangents,
                                                       const Params& params) {
-  static DerivedCache<Call> cache;
+  static auto& cache = *new DerivedCache<Call>;  // never destroyed: it holds arrays
   const ProgramRef& body = body_of(params);
   const std::vector<Aval> in = input_avals(*body);
   std::vector<bool> nonzero;
@@ -186,7 +186,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
 // the unknown one.
 std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown,
                                               const Params& params) {
-  static DerivedCache<core::ProgramSplit> cache;
+  static auto& cache = *new DerivedCache<core::ProgramSplit>;  // never destroyed, as above
   const ProgramRef& body = body_of(params);
   const std::vector<bool> mask(unknown.begin(), unknown.end());
   auto split = cache.get(body, mask_key(mask),
@@ -233,7 +233,7 @@ Call trace_transpose(const Program& body, const std::vector<bool>& linear,
 
 std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> operands,
                              std::span<const bool> linear, const Params& params) {
-  static DerivedCache<Call> cache;
+  static auto& cache = *new DerivedCache<Call>;  // never destroyed: it holds arrays
   const ProgramRef& body = body_of(params);
   const std::vector<bool> lin(linear.begin(), linear.end());
   std::vector<bool> ct_nonzero;
@@ -278,7 +278,7 @@ Call trace_batch(const Program& body, const std::vector<int>& dims, const BatchA
 
 Batched batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
               const BatchAxis& axis) {
-  static DerivedCache<Call> cache;
+  static auto& cache = *new DerivedCache<Call>;  // never destroyed: it holds arrays
   const ProgramRef& body = body_of(params);
   const std::vector<int> ds(dims.begin(), dims.end());
   std::string key = std::to_string(axis.size) + ":" + axis.name + "|";
