@@ -64,7 +64,7 @@ class DerivedCache {
     auto made = std::make_shared<const V>(make());
     std::lock_guard<std::mutex> lock(mu_);
     if (auto raced = find(key, body)) return raced;  // keep the first: its pointer is in use
-    if (entries_.size() >= sweep_at_) sweep();
+    sweep();
     entries_[key] = Entry{body, made};
     return made;
   }
@@ -83,15 +83,14 @@ class DerivedCache {
     return it->second.value;
   }
 
-  // Drops what dead programs left behind.
+  // Drops what dead programs left behind (on every miss: misses trace, which costs more),
+  // so their derived programs, and the executables compiler/eager.cpp keeps with those, go.
   void sweep() {
     std::erase_if(entries_, [](const auto& kv) { return kv.second.body.expired(); });
-    sweep_at_ = std::max<size_t>(64, 2 * entries_.size());
   }
 
   std::mutex mu_;
   std::map<Key, Entry> entries_;
-  size_t sweep_at_ = 64;
 };
 
 std::string mask_key(const std::vector<bool>& mask) {

@@ -89,6 +89,20 @@ TEST(GradOfJit, MlpIsOneCompiledCallForwardAndOneBackward) {
   expect_near(got, grad(loss)(params, batch));
 }
 
+// The derived programs live as long as the jitted program: once a jit object is gone,
+// the next transformation of a call drops them, and with them their executables.
+TEST(GradOfJit, DerivedProgramsGoWithTheJitObject) {
+  {
+    auto f = jit(loss);
+    grad(f)(init_params(), init_batch());
+    EXPECT_GE(debug::cache_info("jit_compile").size, 2);  // its forward and backward
+  }
+  // This call's misses drop what dead jit objects (f, and earlier tests') left: only its
+  // own forward and backward executables remain.
+  grad(jit([](const Array& v) { return jnp::sum(jnp::sin(v)); }))(jnp::ones({4}));
+  EXPECT_EQ(debug::cache_info("jit_compile").size, 2);
+}
+
 TEST(GradOfJit, ValueAndGradAndVjpOfJitAgreeWithoutJit) {
   const Params params = init_params();
   const Batch batch = init_batch();
