@@ -217,6 +217,29 @@ Row mlp_row(const std::string& layout, const Limits& l, bool grad) {
   return row;
 }
 
+// Eager grad(jit(loss)) against jit(grad(loss)), timed side by side: the 1.05.
+Row grad_of_jit_row(const std::string& layout) {
+  static const char* kNames[] = {"1 device", "8 devices, P('batch'), params P()",
+                                 "4×2, P('batch',None), W2 P(None,'model'), W3 P('model',None)"};
+  const int i = layout == kMlpSingle ? 0 : layout == kMlpDataParallel ? 1 : 2;
+  const std::string key = workload_key("mlp_grad_of_jit", layout);
+  Row row{"MLP gradient step, eager grad(jit(loss)), same sizes", kNames[i]};
+  const Measurement* m = ok_measurement(key);
+  const Measurement* ref = ok_measurement(workload_key("mlp_jit_of_grad", layout));
+  if (m == nullptr || ref == nullptr) {
+    row.time = error_text(key);
+    return row;
+  }
+  row.time = time_text(m, 1e3, "ms");
+  row.achieved = fmt("%.1f GFLOP/s", mlp_grad_flops() / m->best() * 1e-9);
+  row.limit = fmt("jit(grad(loss)) beside it: %.1f (%.1f) ms", ref->best() * 1e3,
+                  ref->median() * 1e3);
+  const double r = m->best() / ref->best();
+  row.of_limit = fmt("%.2f× its time", r);
+  row.target = "≤ 1.05×" + verdict(r <= 1.05);
+  return row;
+}
+
 std::string workloads_table(const Limits& l) {
   std::vector<Row> rows;
   for (bool sharded : {false, true}) {
@@ -252,6 +275,9 @@ std::string workloads_table(const Limits& l) {
   if (kHasGrad) {
     for (const char* layout : {kMlpSingle, kMlpDataParallel, kMlpDataTensorParallel}) {
       rows.push_back(mlp_row(layout, l, true));
+    }
+    for (const char* layout : {kMlpSingle, kMlpDataParallel, kMlpDataTensorParallel}) {
+      rows.push_back(grad_of_jit_row(layout));
     }
   }
   if (!kHasGrad) {

@@ -315,6 +315,34 @@ void bm_mlp_grad(benchmark::State& state) {
     show_rates(state, variants, "GFLOP/s", mlp_grad_flops(), 1e-9);
   });
 }
+
+// Eager grad(jit(loss)) beside jit(grad(loss)): pjit's rules make the former one compiled
+// forward call and one backward call, so it should cost what the latter does.
+void bm_mlp_grad_of_jit(benchmark::State& state) {
+  std::vector<Variant> variants;
+  for (const char* layout : {kMlpSingle, kMlpDataParallel, kMlpDataTensorParallel}) {
+    variants.push_back({workload_key("mlp_grad_of_jit", layout), {}});
+    variants.push_back({workload_key("mlp_jit_of_grad", layout), {}});
+  }
+  guarded(state, keys_of(variants), [&] {
+    const Model host = init_model();
+    const auto grad_of_jit = parax::grad(parax::jit(loss));
+    const auto jit_of_grad = parax::jit(parax::grad(loss));
+    for (size_t i = 0; i < variants.size(); i += 2) {
+      const std::string layout = variants[i].key.substr(variants[i].key.rfind('/') + 1);
+      const Model m = lay_out(host, layout);
+      auto wait_all = [](const Params& grads) {
+        std::vector<Array> leaves = parax::tree::leaves(grads);
+        for (const Array& leaf : leaves) leaf.block_until_ready();
+        return leaves.front();
+      };
+      variants[i].run = [=] { return wait_all(grad_of_jit(m.params, m.batch)); };
+      variants[i + 1].run = [=] { return wait_all(jit_of_grad(m.params, m.batch)); };
+    }
+    time_variants(state, variants);
+    show_rates(state, variants, "GFLOP/s", mlp_grad_flops(), 1e-9);
+  });
+}
 #endif
 
 }  // namespace
@@ -350,6 +378,7 @@ void register_workload_benchmarks() {
   big("mlp_forward_loss", bm_mlp_forward, 5);
 #ifdef PARAX_HAS_GRAD
   big("mlp_grad_step", bm_mlp_grad, 3);
+  big("mlp_grad_of_jit", bm_mlp_grad_of_jit, 3);
 #endif
 }
 

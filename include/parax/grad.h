@@ -26,9 +26,11 @@ struct FlatVjp {
 // What grad checks of the function's output before differentiating anything.
 enum class GradOutput { any, scalar, scalar_with_aux };
 // For `scalar` (grad), checks that the output is one real scalar; for `scalar_with_aux`,
-// that it is a pair whose first element is one.
+// that it is a pair whose first element is one. Differentiates with respect to the leaves
+// `wrt` marks (empty: all); the others get invalid cotangents.
 FlatVjp vjp_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                 const FlatFn& fn, TreeDef* out_def, GradOutput check = GradOutput::any);
+                 const FlatFn& fn, TreeDef* out_def, GradOutput check = GradOutput::any,
+                 const std::vector<bool>& wrt = {});
 // Checks the cotangents against the outputs' types (JAX's _vjp_pullback_wrapper) and
 // transposes. `ct_def`, when given, is the cotangent's tree structure, checked against
 // `out_def` first.
@@ -60,6 +62,19 @@ inline std::vector<Array> arg_leaves(const std::vector<Array>& all,
   size_t begin = 0;
   for (size_t k = 0; k < i; ++k) begin += size_t(defs[k].num_leaves());
   return {all.begin() + long(begin), all.begin() + long(begin + size_t(defs[i].num_leaves()))};
+}
+
+// Marks the leaves of the arguments `args`, as grad's argnums: the others are held
+// constant (as JAX closes over them), so no cotangent is computed for them.
+inline std::vector<bool> arg_mask(const std::vector<TreeDef>& defs,
+                                  std::initializer_list<size_t> args) {
+  std::vector<size_t> begin{0};
+  for (const TreeDef& d : defs) begin.push_back(begin.back() + size_t(d.num_leaves()));
+  std::vector<bool> mask(begin.back(), false);
+  for (size_t a : args) {
+    for (size_t j = begin[a]; j < begin[a + 1]; ++j) mask[j] = true;
+  }
+  return mask;
 }
 
 }  // namespace detail
@@ -132,7 +147,8 @@ auto value_and_grad_impl(const F& f, const Args&... args) {
       ...);
   check_grad_inputs(wrt);
   FlatVjp v = vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def,
-                       kAux ? GradOutput::scalar_with_aux : GradOutput::scalar);
+                       kAux ? GradOutput::scalar_with_aux : GradOutput::scalar,
+                       arg_mask(defs, {I...}));
   // With aux, the function's first output leaf is the value.
   check_grad_has_output(v.outs.size(), out_def);
   std::vector<Array> cts(v.outs.size());

@@ -24,23 +24,42 @@ Array placeholder(const Aval& aval) {
   return Array(std::move(impl));
 }
 
-// Marks the variables that depend on the program's inputs (the tangents).
-std::vector<bool> linear_vars(const Program& p) {
-  std::vector<bool> linear(p.avals.size(), false);
-  for (int v : p.invars) linear[size_t(v)] = true;
-  for (const Eqn& e : p.eqns) {
-    bool any = false;
-    for (const Atom& a : e.inputs) any = any || (!a.is_literal() && linear[size_t(a.var)]);
-    for (int v : e.outputs) linear[size_t(v)] = any;
-  }
-  return linear;
-}
-
 bool is_linear_eqn(const Eqn& e, const std::vector<bool>& linear) {
   for (const Atom& a : e.inputs) {
     if (!a.is_literal() && linear[size_t(a.var)]) return true;
   }
   return false;
+}
+
+// Marks, from the marked inputs in `marked`, every variable that depends on one.
+void mark_dependents(const Program& p, std::vector<bool>& marked) {
+  marked.resize(p.avals.size(), false);
+  for (const Eqn& e : p.eqns) {
+    const bool any = is_linear_eqn(e, marked);
+    for (int v : e.outputs) marked[size_t(v)] = any;
+  }
+}
+
+// Marks the variables that depend on the program's invars (the tangents).
+std::vector<bool> linear_vars(const Program& p) {
+  std::vector<bool> linear(p.avals.size(), false);
+  for (int v : p.invars) linear[size_t(v)] = true;
+  mark_dependents(p, linear);
+  return linear;
+}
+
+// The program's inputs: constvars then invars.
+std::vector<int> input_vars(const Program& p) {
+  std::vector<int> in(p.constvars);
+  in.insert(in.end(), p.invars.begin(), p.invars.end());
+  return in;
+}
+
+// std::vector<bool> has no contiguous storage for a span.
+std::unique_ptr<bool[]> bool_array(const std::vector<bool>& v) {
+  std::unique_ptr<bool[]> out(new bool[v.size()]);
+  for (size_t i = 0; i < v.size(); ++i) out[i] = v[i];
+  return out;
 }
 
 Array value_of(const Atom& a, const std::vector<Array>& values) {
@@ -90,21 +109,20 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
       any = any || tins.back().valid();
     }
     std::vector<Array> outs, touts;
-    if (e.prim == Prim::pjit) {  // differentiate the called program in place
-      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
-      std::tie(outs, touts) = jvp_program(body, ins, tins);
+    const PrimRules& r = rules(e.prim);
+    if (any && r.joint_jvp != nullptr) {
+      std::tie(outs, touts) = r.joint_jvp(ins, tins, e.params);
     } else {
       outs = bind(e.prim, ins, e.params);
       if (any) {
-        const JvpFn rule = rules(e.prim).jvp;
-        if (rule == nullptr) {
+        if (r.jvp == nullptr) {
           throw NotImplementedError("Differentiation rule for '" + std::string(prim_name(e.prim)) +
                                     "' not implemented");
         }
-        touts = rule(ins, tins, outs, e.params);
+        touts = r.jvp(ins, tins, outs, e.params);
       }
-      touts.resize(outs.size());
     }
+    touts.resize(outs.size());
     for (size_t r = 0; r < e.outputs.size(); ++r) {
       value[size_t(e.outputs[r])] = outs[r];
       if (differentiable(p.avals[size_t(e.outputs[r])])) tangent[size_t(e.outputs[r])] = touts[r];
@@ -118,16 +136,190 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
   return {outs, touts};
 }
 
-Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs) {
+namespace {
+
+// Appends to `out` the two applications `split` makes of `e`, whose operands are unknown
+// where `unk` says; marks the new variables in `unknown`.
+void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
+                std::vector<bool>& unknown) {
+  Eqn known{e.prim, {}, {}, split.known};
+  Eqn rest{e.prim, {}, {}, split.unknown};
+  std::vector<Aval> known_in;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (unk[i]) continue;
+    known.inputs.push_back(e.inputs[i]);
+    known_in.push_back(out.aval_of(e.inputs[i]));
+  }
+  for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
+  std::vector<Aval> results = abstract_eval(e.prim, known_in, split.known);
+  size_t r = 0;
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    if (split.out_unknown[o]) {
+      rest.outputs.push_back(e.outputs[o]);
+    } else {
+      known.outputs.push_back(e.outputs[o]);
+      ++r;
+    }
+  }
+  PARAX_CHECK(r <= results.size(), "partial_eval of " << prim_name(e.prim) << ": too few results");
+  for (; r < results.size(); ++r) {  // the residuals
+    const int v = out.new_var(results[r]);
+    known.outputs.push_back(v);
+    rest.inputs.push_back(Atom::of(v));
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (unk[i]) rest.inputs.push_back(e.inputs[i]);
+  }
+  unknown.resize(out.avals.size(), false);
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    unknown[size_t(e.outputs[o])] = split.out_unknown[o];
+  }
+  out.eqns.push_back(std::move(known));
+  if (!rest.outputs.empty()) out.eqns.push_back(std::move(rest));
+}
+
+// Returns `p` with each equation that mixes known and unknown operands split in two by its
+// primitive's partial_eval rule. `unknown` marks p's unknown inputs; on return it marks
+// every unknown variable of the result.
+Program split_mixed(const Program& p, std::vector<bool>& unknown) {
+  Program out = p;
+  out.eqns.clear();
+  unknown.resize(p.avals.size(), false);
+  for (const Eqn& e : p.eqns) {
+    std::vector<bool> unk;
+    bool any = false, all = true;
+    for (const Atom& a : e.inputs) {
+      unk.push_back(!a.is_literal() && unknown[size_t(a.var)]);
+      any = any || unk.back();
+      all = all && unk.back();
+    }
+    std::optional<PartialEval> split;
+    if (const PartialEvalFn rule = rules(e.prim).partial_eval; any && !all && rule) {
+      split = rule(std::span<const bool>(bool_array(unk).get(), unk.size()), e.params);
+    }
+    if (split) {
+      emit_split(out, e, *split, unk, unknown);
+      continue;
+    }
+    for (int v : e.outputs) unknown[size_t(v)] = any;
+    out.eqns.push_back(e);
+  }
+  return out;
+}
+
+// Copies some equations of a program into a new one, renumbering their variables.
+class Extract {
+ public:
+  explicit Extract(const Program& from) : from_(from), map_(from.avals.size(), -1) {}
+  int var(int v) {
+    if (map_[size_t(v)] < 0) map_[size_t(v)] = to_.new_var(from_.avals[size_t(v)]);
+    return map_[size_t(v)];
+  }
+  Atom atom(const Atom& a) { return a.is_literal() ? a : Atom::of(var(a.var)); }
+  void add(const Eqn& e) {
+    Eqn c{e.prim, {}, {}, e.params};
+    for (const Atom& a : e.inputs) c.inputs.push_back(atom(a));
+    for (int v : e.outputs) c.outputs.push_back(var(v));
+    to_.eqns.push_back(std::move(c));
+  }
+  Program& program() { return to_; }
+
+ private:
+  const Program& from_;
+  std::vector<int> map_;
+  Program to_;
+};
+
+// Returns which equations of `p` are unknown ones an output needs (a jvp computes
+// tangents nobody reads, e.g. of a result whose primal alone is used), and sets `read` to
+// the known variables they read: forwarded inputs, or residuals.
+std::vector<bool> live_unknown(const Program& p, const std::vector<bool>& unknown,
+                               std::vector<bool>& read) {
+  std::vector<bool> needed(p.avals.size(), false), live(p.eqns.size(), false);
+  read.assign(p.avals.size(), false);
+  for (const Atom& a : p.outvars) {
+    if (!a.is_literal()) needed[size_t(a.var)] = true;
+  }
+  for (size_t i = p.eqns.size(); i-- > 0;) {
+    const Eqn& e = p.eqns[i];
+    if (!is_linear_eqn(e, unknown)) continue;
+    for (int v : e.outputs) live[i] = live[i] || needed[size_t(v)];
+    if (!live[i]) continue;
+    for (const Atom& a : e.inputs) {
+      if (a.is_literal()) continue;
+      needed[size_t(a.var)] = true;
+      if (!unknown[size_t(a.var)]) read[size_t(a.var)] = true;
+    }
+  }
+  return live;
+}
+
+}  // namespace
+
+ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in) {
+  const std::vector<int> inputs = input_vars(p);
+  PARAX_CHECK(unknown_in.size() == inputs.size(), "partial_eval_program: one flag per input");
+  std::vector<bool> unknown(p.avals.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) unknown[size_t(inputs[i])] = unknown_in[i];
+  const Program flat = split_mixed(p, unknown);
+  std::vector<bool> read;
+  const std::vector<bool> live = live_unknown(flat, unknown, read);
+  ProgramSplit out;
+  Extract known(flat), rest(flat);
+  std::vector<bool> is_input(flat.avals.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int v = inputs[i];
+    is_input[size_t(v)] = true;
+    if (!unknown_in[i]) known.program().invars.push_back(known.var(v));
+    if (!unknown_in[i] && read[size_t(v)]) {
+      out.forwarded.push_back(int(i));
+      rest.program().invars.push_back(rest.var(v));
+    }
+  }
+  for (size_t i = 0; i < flat.eqns.size(); ++i) {
+    const Eqn& e = flat.eqns[i];
+    if (!is_linear_eqn(e, unknown)) {
+      known.add(e);
+    } else if (live[i]) {
+      rest.add(e);
+    }
+  }
+  for (const Atom& a : flat.outvars) {
+    const bool unk = !a.is_literal() && unknown[size_t(a.var)];
+    out.out_unknown.push_back(unk);
+    if (unk) continue;
+    known.program().outvars.push_back(known.atom(a));
+  }
+  for (size_t v = 0; v < flat.avals.size(); ++v) {
+    if (!read[v] || is_input[v]) continue;
+    known.program().outvars.push_back(known.atom(Atom::of(int(v))));
+    rest.program().invars.push_back(rest.var(int(v)));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (unknown_in[i]) rest.program().invars.push_back(rest.var(inputs[i]));
+  }
+  for (const Atom& a : flat.outvars) {
+    if (!a.is_literal() && unknown[size_t(a.var)]) rest.program().outvars.push_back(rest.atom(a));
+  }
+  out.known = std::make_shared<const Program>(std::move(known.program()));
+  out.unknown = std::make_shared<const Program>(std::move(rest.program()));
+  return out;
+}
+
+Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs,
+                     const std::vector<bool>& wrt_in) {
   const Program& p = *closed.program;
   std::vector<Array> all(closed.consts);
   all.insert(all.end(), inputs.begin(), inputs.end());
+  std::vector<bool> wrt = wrt_in.empty() ? std::vector<bool>(inputs.size(), true) : wrt_in;
   // Trace the jvp with abstract tangents of the differentiable inputs: the equations that
-  // touch them form the linear part; the rest compute primal values.
+  // touch them form the linear part; the rest compute primal values. Inputs held constant
+  // get no tangent, so no cotangent is computed for them.
   ProgramTrace trace;
   std::vector<Array> tangents(all.size());
   std::vector<Aval> in_avals;
   for (size_t i = closed.consts.size(); i < all.size(); ++i) {
+    if (!wrt[i - closed.consts.size()]) continue;
     const Aval& a = p.avals[size_t(p.invars[i - closed.consts.size()])];
     in_avals.push_back(a);
     Aval t = a;
@@ -145,7 +337,12 @@ Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs)
   std::vector<Array> results(outs);
   results.insert(results.end(), touts.begin(), touts.end());
   ClosedProgram traced = trace.finish(results);
-  Linearized lin{{}, traced.program, traced.consts, in_avals, {}};
+  // A call (pjit) of primal values and tangents splits into a call computing the primal
+  // results and residuals, evaluated below, and a linear call transposed later.
+  std::vector<bool> unknown(traced.program->avals.size(), false);
+  for (int v : traced.program->invars) unknown[size_t(v)] = true;
+  auto split = std::make_shared<const Program>(split_mixed(*traced.program, unknown));
+  Linearized lin{{}, split, traced.consts, in_avals, {}, std::move(wrt)};
   // Evaluate the primal part now, here (eagerly, or staged into an enclosing trace).
   const Program& l = *lin.linear;
   const std::vector<bool> linear = linear_vars(l);
@@ -162,17 +359,19 @@ Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs)
   return lin;
 }
 
-std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> cts) {
-  const Program& p = *lin_in.linear;
-  const size_t n_out = p.outvars.size() / 2;
-  const std::vector<bool> linear = linear_vars(p);
-  const std::vector<Array>& value = lin_in.known;
+namespace {
+
+// Runs `p` backward: the cotangents of its outputs (`cts`, per outvar; invalid: zero)
+// flow through the equations linear in the `linear` variables, whose operands that are
+// not linear take their values from `value`. Returns the cotangent of every variable.
+std::vector<Array> backward(const Program& p, const std::vector<bool>& linear,
+                            const std::vector<Array>& value, std::span<const Array> cts) {
   auto val = [&](const Atom& a) { return value_of(a, value); };
-  // Backward: cotangents flow from the tangent outputs through the linear equations.
   std::vector<Array> ct(p.avals.size());
-  for (size_t o = 0; o < n_out && o < cts.size(); ++o) {
-    const Atom& a = p.outvars[n_out + o];
-    if (!a.is_literal() && linear[size_t(a.var)]) ct[size_t(a.var)] = add_any(ct[size_t(a.var)], cts[o]);
+  for (size_t o = 0; o < p.outvars.size() && o < cts.size(); ++o) {
+    const Atom& a = p.outvars[o];
+    if (a.is_literal() || !linear[size_t(a.var)]) continue;
+    ct[size_t(a.var)] = add_any(ct[size_t(a.var)], cts[o]);
   }
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const Eqn& eqn = p.eqns[e];
@@ -185,7 +384,6 @@ std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> ct
     }
     if (!any) continue;
     std::vector<Array> operands;
-    // std::vector<bool> has no contiguous storage for a span.
     std::unique_ptr<bool[]> is_linear(new bool[eqn.inputs.size()]);
     size_t k = 0;
     for (const Atom& a : eqn.inputs) {
@@ -206,10 +404,59 @@ std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> ct
       ct[size_t(v)] = add_any(ct[size_t(v)], cts_in[i]);
     }
   }
+  return ct;
+}
+
+}  // namespace
+
+std::vector<Array> transpose(const Linearized& lin_in, std::span<const Array> cts) {
+  const Program& p = *lin_in.linear;
+  const size_t n_out = p.outvars.size() / 2;
+  // The cotangents are the tangent outputs'; the primal outputs get none.
+  std::vector<Array> out_cts(p.outvars.size());
+  for (size_t o = 0; o < n_out && o < cts.size(); ++o) out_cts[n_out + o] = cts[o];
+  const std::vector<Array> ct = backward(p, linear_vars(p), lin_in.known, out_cts);
   std::vector<Array> result;
-  for (size_t i = 0; i < p.invars.size(); ++i) {
-    const Array& c = ct[size_t(p.invars[i])];
-    result.push_back(c.valid() ? c : zeros(lin_in.in_avals[i]));
+  size_t t = 0;  // the next tangent input
+  for (bool has_tangent : lin_in.wrt) {
+    if (!has_tangent) {
+      result.emplace_back();
+      continue;
+    }
+    const Array& c = ct[size_t(p.invars[t])];
+    result.push_back(c.valid() ? c : zeros(lin_in.in_avals[t]));
+    ++t;
+  }
+  return result;
+}
+
+std::vector<Array> transpose_program(const Program& p, std::span<const bool> linear_in,
+                                     std::span<const Array> values, std::span<const Array> cts) {
+  const std::vector<int> inputs = input_vars(p);
+  PARAX_CHECK(linear_in.size() == inputs.size(), "transpose_program: one flag per input");
+  std::vector<bool> linear(p.avals.size(), false);
+  std::vector<Array> value(p.avals.size());
+  size_t k = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (linear_in[i]) {
+      linear[size_t(inputs[i])] = true;
+    } else {
+      value[size_t(inputs[i])] = values[k++];
+    }
+  }
+  mark_dependents(p, linear);
+  // The equations not linear in those inputs compute values the linear ones read.
+  for (const Eqn& e : p.eqns) {
+    if (is_linear_eqn(e, linear)) continue;
+    std::vector<Array> ins;
+    for (const Atom& a : e.inputs) ins.push_back(value_of(a, value));
+    std::vector<Array> vals = bind(e.prim, ins, e.params);
+    for (size_t r = 0; r < vals.size(); ++r) value[size_t(e.outputs[r])] = vals[r];
+  }
+  const std::vector<Array> ct = backward(p, linear, value, cts);
+  std::vector<Array> result;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (linear_in[i]) result.push_back(ct[size_t(inputs[i])]);
   }
   return result;
 }

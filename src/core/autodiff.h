@@ -27,13 +27,40 @@ struct Linearized {
   std::vector<Array> consts;          // values of `linear`'s constvars
   std::vector<Aval> in_avals;         // the tangent inputs' types
   std::vector<Array> known;           // values of the primal (non-linear) variables
+  std::vector<bool> wrt;              // per input: whether it has a tangent
 };
 
-// Linearizes `closed` (constvars bound to closed.consts) at `inputs` (its invars).
-Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs);
+// Linearizes `closed` (constvars bound to closed.consts) at `inputs` (its invars), with
+// respect to the inputs `wrt` marks (empty: all of them); the others are held constant.
+Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs,
+                     const std::vector<bool>& wrt = {});
 
-// Returns the cotangents of the inputs given cotangents of the outputs (invalid: zero).
+// Returns the cotangents of the inputs given cotangents of the outputs (invalid: zero);
+// an input held constant gets an invalid one.
 std::vector<Array> transpose(const Linearized& lin, std::span<const Array> cts);
+
+// A program split by partial evaluation: the part computable from its known inputs, and
+// the rest (JAX's partial_eval_jaxpr_nounits with residuals).
+struct ProgramSplit {
+  // Known inputs -> the known outputs, then the residuals.
+  std::shared_ptr<const Program> known;
+  // The forwarded known inputs, the residuals, then the unknown inputs -> the unknown outputs.
+  std::shared_ptr<const Program> unknown;
+  std::vector<bool> out_unknown;  // per output of the program
+  std::vector<int> forwarded;     // indices of the known inputs the unknown part reads
+};
+
+// Splits `p` given which of its inputs (constvars then invars) are unknown: an output is
+// unknown when it depends on one. Equations with mixed operands split by their
+// primitive's partial_eval rule, else go to the unknown part whole.
+ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown);
+
+// Returns the cotangents of the inputs of `p` (constvars then invars) marked `linear`,
+// given the values of the other inputs, in order, and the cotangents of the outputs
+// (invalid: zero; so may the results be). `p` must be linear in those inputs. Binds
+// primitives, so it runs eagerly or staged alike.
+std::vector<Array> transpose_program(const Program& p, std::span<const bool> linear,
+                                     std::span<const Array> values, std::span<const Array> cts);
 
 // Returns zeros (ones) of type `aval`.
 Array zeros(const Aval& aval);

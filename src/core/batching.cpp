@@ -132,9 +132,6 @@ Batched vmap_program(const Program& p, std::span<const Array> inputs, std::span<
     if (!any && !over_axis(e, axis.name)) {
       r.outs = bind(e.prim, ins, e.params);
       r.dims.assign(r.outs.size(), kNotMapped);
-    } else if (e.prim == Prim::pjit) {  // batch the called program in place
-      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
-      r = vmap_program(body, ins, ds, axis);
     } else if (BatchFn rule = rules(e.prim).batch) {
       r = rule(ins, ds, e.params, axis);
     } else {

@@ -118,7 +118,7 @@ enum Trait : uint32_t {
   /* sharding and programs */                                                \
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear | kLayout)  \
   X(device_put, "device_put", kLinear | kLayout)                             \
-  X(pjit, "pjit", kHasProgram | kCall)                                       \
+  X(pjit, "pjit", kHasProgram | kCall | kLinear)                             \
   /* a chain of elementwise equations run tile by tile (compiler's fusion) */ \
   X(fusion, "fusion", kHasProgram)                                           \
   /* per-device programs only: made by the partitioner's reshard */          \

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/aval.h"
@@ -126,6 +128,27 @@ struct Batched {
 using BatchFn = Batched (*)(std::span<const Array> in, std::span<const int> dims,
                             const Params& params, const BatchAxis& axis);
 
+// joint_jvp: returns the results and their tangents from one application (JAX's form of a
+// jvp rule), so a primitive holding a program runs it once for both; when set, it is used
+// instead of binding the primitive and then its jvp.
+using JointJvpFn = std::pair<std::vector<Array>, std::vector<Array>> (*)(
+    std::span<const Array> primals, std::span<const Array> tangents, const Params& params);
+
+// How an application with some operands unknown (not computable yet: linearize's tangents)
+// splits in two (JAX's partial_eval_jaxpr_custom rule). The known application takes the
+// known operands and returns the known results, then the residuals; the unknown one takes
+// the operands listed in `forwarded` (known operands it needs as they are), the residuals,
+// then the unknown operands, and returns the unknown results.
+struct PartialEval {
+  Params known;
+  Params unknown;
+  std::vector<bool> out_unknown;  // per result of the original application
+  std::vector<int> forwarded;     // operand indices
+};
+// partial_eval: returns the split, or nullopt when nothing is gained (all of it unknown).
+using PartialEvalFn = std::optional<PartialEval> (*)(std::span<const bool> unknown,
+                                                     const Params& params);
+
 using AbstractEvalFn = std::vector<Aval> (*)(std::span<const Aval> in, const Params& params);
 using ShardingRuleFn = ShardingRule (*)(std::span<const Aval> in, std::span<const Aval> out,
                                         const Params& params);
@@ -219,6 +242,10 @@ struct PrimRules {
   // Null: the primitive joins a fusion only if it is elementwise (its kernel runs on
   // each tile).
   TileKernelFn tile_kernel = nullptr;
+  // Null: bind, then jvp.
+  JointJvpFn joint_jvp = nullptr;
+  // Null: an application with an unknown operand is unknown as a whole.
+  PartialEvalFn partial_eval = nullptr;
 };
 
 // Returns the rules of `p`.

@@ -34,14 +34,15 @@ core::ClosedProgram trace_flat(const std::vector<Array>& leaves, const FlatFn& f
 }  // namespace
 
 FlatVjp vjp_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                 const FlatFn& fn, TreeDef* out_def, GradOutput check) {
+                 const FlatFn& fn, TreeDef* out_def, GradOutput check,
+                 const std::vector<bool>& wrt) {
   core::ClosedProgram closed = trace_flat(leaves, fn, out_def);
   if (check != GradOutput::any) {
     check_grad_output_tree(*out_def, check == GradOutput::scalar_with_aux);
     check_grad_output(closed.program->aval_of(closed.program->outvars[0]));
   }
   auto state = std::make_shared<LinearState>();
-  static_cast<core::Linearized&>(*state) = core::linearize(closed, leaves);
+  static_cast<core::Linearized&>(*state) = core::linearize(closed, leaves, wrt);
   return FlatVjp{state->outs, state};
 }
 

@@ -203,7 +203,8 @@ TEST_F(VjpJvp, UnderJit) {
   for (const GradCase& c : all_cases()) check(c, Mode::staged);
 }
 
-// jvp_program differentiates a pjit equation by inlining its program; this is pjit's row.
+// pjit differentiates by its own rules (the jvp, split and transpose of its program); this
+// is pjit's row.
 TEST_F(VjpJvp, OfAJittedFunction) {
   for (const GradCase& c : all_cases()) check(c, Mode::through_pjit);
 }
