@@ -131,7 +131,8 @@ TEST_F(GradLegs, JvpMatchesFiniteDifferences) {
     // The tangent in operand `only` alone, then in all of them.
     for (size_t only = 0; only <= n; ++only) {
       if (only < n && !diff[only]) continue;
-      SCOPED_TRACE(only == n ? std::string("tangent in all") : "tangent in " + std::to_string(only));
+      SCOPED_TRACE(only == n ? std::string("tangent in all")
+                             : "tangent in " + std::to_string(only));
       std::vector<bool> perturbed(n);
       for (size_t i = 0; i < n; ++i) perturbed[i] = diff[i] && (only == n || i == only);
       check_jvp(c, xs, perturbed, rng);

@@ -1,8 +1,11 @@
 #include "prims/prim_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
+#include "base/dtype_dispatch.h"
 #include "parax/numpy.h"
 #include "parax/sharding.h"
 
@@ -464,8 +467,8 @@ void structural_rows(Rows& r) {
                 {true, false, false, false}};
   dus.fixed = Fixed::zero;
   Case& far = r.add("dynamic_update_slice clamped", Prim::dynamic_update_slice,
-                    {f32({5, 6}), f32({2, 3}), index(9), index(0)}, {}, kTranspose);
-  far.linear = {{false, true, false, false}};
+                    {f32({5, 6}), f32({2, 3}), index(9), index(0)}, {}, dyn);
+  far.diff = {false, true, false, false};
   far.fixed = Fixed::zero;
   r.add("dynamic_update_slice drawn starts", Prim::dynamic_update_slice,
         {f32({5, 6}), f32({2, 3}), i32({}, -2, 6), i32({}, -2, 6)}, {}, kBatch);
@@ -481,8 +484,8 @@ void structural_rows(Rows& r) {
   cat.fixed = Fixed::zero;
   Case& some = r.add("concatenate some linear", Prim::concatenate,
                      {f32({2, 1}), f32({2, 3}), f32({2, 2})}, {{"dimension", int64_t{1}}},
-                     kTranspose);
-  some.linear = {{true, false, true}};
+                     linear);
+  some.diff = {true, false, true};
   some.fixed = Fixed::zero;
   r.add("concatenate two", Prim::concatenate, {f32({2, 3}), f32({4, 3})},
         {{"dimension", int64_t{0}}}, kBatch);
@@ -499,8 +502,8 @@ void structural_rows(Rows& r) {
   };
   pad("pad", f32({3, 4}), {1, 2, 0, 0, 1, 1}, linear | kBatch);
   pad("pad negative interior", f32({3, 4}), {-1, 2, 1, 2, -3, 2}, linear);
-  pad("pad operand only", f32({4}), {0, 0, 2}, kTranspose).linear = {{true, false}};
-  pad("pad value only", f32({4}), {1, -1, 1}, kTranspose).linear = {{false, true}};
+  pad("pad operand only", f32({4}), {0, 0, 2}, linear).diff = {true, false};
+  pad("pad value only", f32({4}), {1, -1, 1}, linear).diff = {false, true};
   r.add("pad cropping", Prim::pad, {i32({3, 4}), i32({})},
         {{"padding_config", Ints{-1, 2, 1, 2, -1, 0}}}, kBatch);
   r.add("pad 8x8", Prim::pad, {m8(), m8({})}, {{"padding_config", Ints{1, 2, 0, 0, 0, 1}}},
@@ -521,6 +524,354 @@ void structural_rows(Rows& r) {
     r.add(partitionable ? "random_bits" : "random_bits original", Prim::random_bits, {key},
           {{"shape", Ints{3, 2}}, {"bit_width", int64_t{32}}, {"partitionable", partitionable}},
           kBatch);
+  }
+}
+
+// ---- data movement against index maps ---------------------------------------------------
+
+int64_t flat(const Shape& shape, const Ints& index) {
+  int64_t f = 0;
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + index[d];
+  return f;
+}
+
+Source same(const Shape& shape, const Ints& i) { return {0, flat(shape, i)}; }
+
+// Reference of pad for one flat config: operand index of out index, or the padding value.
+Source pad_ref(const Shape& shape, const Ints& config, const Ints& out) {
+  Ints in(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t p = out[d] - config[3 * d];
+    const int64_t step = config[3 * d + 2] + 1;
+    if (p < 0 || p % step != 0 || p / step >= shape[d]) return {1, 0};
+    in[d] = p / step;
+  }
+  return {0, flat(shape, in)};
+}
+
+Params P(std::initializer_list<std::pair<std::string, core::ParamValue>> items) {
+  return Params(items);
+}
+
+// A values row of a structural primitive: array operands (their dtype is the leg's), the
+// trailing start indices, and where each element of the result comes from (nullptr: the
+// result is empty).
+struct IndexCase {
+  std::string name;
+  Prim prim;
+  std::vector<Shape> shapes;
+  Ints indices;
+  Params params;
+  Shape out_shape;
+  std::function<Source(const Ints& out)> ref;
+};
+
+// Rows of the values leg only: edge shapes (rank 0, empty) and shapes large enough for
+// the kernels' tiled and parallel paths.
+void index_map_rows(Rows& r) {
+  auto add = [&](IndexCase k) {
+    std::vector<Operand> ops;
+    for (Shape& shape : k.shapes) ops.push_back(f32(std::move(shape)));
+    for (int64_t v : k.indices) ops.push_back(index(v));
+    Case& c = r.add(k.name, k.prim, std::move(ops), std::move(k.params), kValues);
+    c.ref.index = k.ref ? k.ref : [](const Ints&) { return Source{0, 0}; };
+    c.ref.out_shape = k.out_shape;
+  };
+  // broadcast_in_dim
+  add({"bcast_row", Prim::broadcast_in_dim, {{3}}, {},
+       P({{"shape", Ints{2, 3}}, {"broadcast_dimensions", Ints{1}}}), {2, 3},
+       [](const Ints& o) { return Source{0, o[1]}; }});
+  add({"bcast_size1", Prim::broadcast_in_dim, {{3, 1}}, {},
+       P({{"shape", Ints{3, 4}}, {"broadcast_dimensions", Ints{0, 1}}}), {3, 4},
+       [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"bcast_middle", Prim::broadcast_in_dim, {{2, 3}}, {},
+       P({{"shape", Ints{2, 4, 3}}, {"broadcast_dimensions", Ints{0, 2}}}), {2, 4, 3},
+       [](const Ints& o) { return Source{0, o[0] * 3 + o[2]}; }});
+  add({"bcast_scalar", Prim::broadcast_in_dim, {{}}, {},
+       P({{"shape", Ints{2, 2}}, {"broadcast_dimensions", Ints{}}}), {2, 2},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"bcast_rank0", Prim::broadcast_in_dim, {{}}, {},
+       P({{"shape", Ints{}}, {"broadcast_dimensions", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"bcast_zero", Prim::broadcast_in_dim, {{0}}, {},
+       P({{"shape", Ints{2, 0}}, {"broadcast_dimensions", Ints{1}}}), {2, 0}, nullptr});
+  add({"bcast_big", Prim::broadcast_in_dim, {{1, 300}}, {},
+       P({{"shape", Ints{300, 300}}, {"broadcast_dimensions", Ints{0, 1}}}), {300, 300},
+       [](const Ints& o) { return Source{0, o[1]}; }});
+  add({"bcast_fill_big", Prim::broadcast_in_dim, {{}}, {},
+       P({{"shape", Ints{100000}}, {"broadcast_dimensions", Ints{}}}), {100000},
+       [](const Ints&) { return Source{0, 0}; }});
+  // reshape, squeeze, expand_dims: same row-major order
+  add({"reshape", Prim::reshape, {{2, 3, 4}}, {}, P({{"new_sizes", Ints{6, 4}}}), {6, 4},
+       [](const Ints& o) { return same({6, 4}, o); }});
+  add({"reshape_rank0", Prim::reshape, {{}}, {}, P({{"new_sizes", Ints{1, 1}}}), {1, 1},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"reshape_zero", Prim::reshape, {{0, 3}}, {}, P({{"new_sizes", Ints{3, 0}}}), {3, 0},
+       nullptr});
+  add({"reshape_big", Prim::reshape, {{600, 400}}, {}, P({{"new_sizes", Ints{400, 600}}}),
+       {400, 600}, [](const Ints& o) { return same({400, 600}, o); }});
+  add({"squeeze", Prim::squeeze, {{1, 3, 1}}, {}, P({{"dimensions", Ints{0, 2}}}), {3},
+       [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"expand_dims", Prim::expand_dims, {{3}}, {}, P({{"dimensions", Ints{0, 2}}}), {1, 3, 1},
+       [](const Ints& o) { return Source{0, o[1]}; }});
+  add({"expand_rank0", Prim::expand_dims, {{}}, {}, P({{"dimensions", Ints{0}}}), {1},
+       [](const Ints&) { return Source{0, 0}; }});
+  // transpose
+  add({"transpose3", Prim::transpose, {{2, 3, 4}}, {}, P({{"permutation", Ints{2, 0, 1}}}),
+       {4, 2, 3}, [](const Ints& o) { return same({2, 3, 4}, {o[1], o[2], o[0]}); }});
+  add({"transpose_tiled", Prim::transpose, {{96, 80}}, {}, P({{"permutation", Ints{1, 0}}}),
+       {80, 96}, [](const Ints& o) { return same({96, 80}, {o[1], o[0]}); }});
+  add({"transpose_tiled3", Prim::transpose, {{3, 64, 40}}, {},
+       P({{"permutation", Ints{2, 1, 0}}}), {40, 64, 3},
+       [](const Ints& o) { return same({3, 64, 40}, {o[2], o[1], o[0]}); }});
+  add({"transpose_big", Prim::transpose, {{7, 300, 90}}, {},
+       P({{"permutation", Ints{2, 0, 1}}}), {90, 7, 300},
+       [](const Ints& o) { return same({7, 300, 90}, {o[1], o[2], o[0]}); }});
+  add({"transpose_rank0", Prim::transpose, {{}}, {}, P({{"permutation", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"transpose_zero", Prim::transpose, {{0, 5}}, {}, P({{"permutation", Ints{1, 0}}}),
+       {5, 0}, nullptr});
+  // slice
+  add({"slice", Prim::slice, {{5, 6}}, {},
+       P({{"start_indices", Ints{1, 0}}, {"limit_indices", Ints{4, 6}}, {"strides", Ints{}}}),
+       {3, 6}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1]}); }});
+  add({"slice_strided", Prim::slice, {{7, 8}}, {},
+       P({{"start_indices", Ints{1, 2}}, {"limit_indices", Ints{7, 8}},
+          {"strides", Ints{2, 3}}}),
+       {3, 2}, [](const Ints& o) { return same({7, 8}, {1 + 2 * o[0], 2 + 3 * o[1]}); }});
+  add({"slice_no_strides_param", Prim::slice, {{4}}, {},
+       P({{"start_indices", Ints{2}}, {"limit_indices", Ints{4}}}), {2},
+       [](const Ints& o) { return Source{0, o[0] + 2}; }});
+  add({"slice_empty", Prim::slice, {{4, 3}}, {},
+       P({{"start_indices", Ints{2, 0}}, {"limit_indices", Ints{2, 3}}}), {0, 3}, nullptr});
+  add({"slice_rank0", Prim::slice, {{}}, {},
+       P({{"start_indices", Ints{}}, {"limit_indices", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"slice_big", Prim::slice, {{400, 300}}, {},
+       P({{"start_indices", Ints{3, 1}}, {"limit_indices", Ints{400, 300}},
+          {"strides", Ints{1, 2}}}),
+       {397, 150}, [](const Ints& o) { return same({400, 300}, {o[0] + 3, 1 + 2 * o[1]}); }});
+  // dynamic_slice: starts clamped into [0, size - slice_size]
+  add({"dslice", Prim::dynamic_slice, {{5, 6}}, {1, 2}, P({{"slice_sizes", Ints{2, 3}}}),
+       {2, 3}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1] + 2}); }});
+  add({"dslice_clamped", Prim::dynamic_slice, {{5, 6}}, {4, -3},
+       P({{"slice_sizes", Ints{2, 3}}}), {2, 3},
+       [](const Ints& o) { return same({5, 6}, {o[0] + 3, o[1]}); }});
+  add({"dslice_huge", Prim::dynamic_slice, {{5}}, {2000000000}, P({{"slice_sizes", Ints{5}}}),
+       {5}, [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"dslice_rank0", Prim::dynamic_slice, {{}}, {}, P({{"slice_sizes", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"dslice_zero", Prim::dynamic_slice, {{5, 6}}, {1, 1}, P({{"slice_sizes", Ints{0, 3}}}),
+       {0, 3}, nullptr});
+  // dynamic_update_slice
+  auto dus_ref = [](Shape shape, Shape update, Ints start) {
+    return [=](const Ints& o) {
+      Ints u(o.size());
+      for (size_t d = 0; d < o.size(); ++d) {
+        u[d] = o[d] - start[d];
+        if (u[d] < 0 || u[d] >= update[d]) return same(shape, o);
+      }
+      return Source{1, flat(update, u)};
+    };
+  };
+  add({"dus", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {1, 1}, {}, {4, 5},
+       dus_ref({4, 5}, {2, 3}, {1, 1})});
+  add({"dus_clamped", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {3, -7}, {}, {4, 5},
+       dus_ref({4, 5}, {2, 3}, {2, 0})});
+  add({"dus_rank0", Prim::dynamic_update_slice, {{}, {}}, {}, {}, {},
+       [](const Ints&) { return Source{1, 0}; }});
+  add({"dus_empty_update", Prim::dynamic_update_slice, {{3}, {0}}, {1}, {}, {3},
+       [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"dus_big", Prim::dynamic_update_slice, {{300, 300}, {100, 299}}, {150, 1}, {},
+       {300, 300}, dus_ref({300, 300}, {100, 299}, {150, 1})});
+  // concatenate
+  add({"concat1", Prim::concatenate, {{2, 3}, {2, 1}, {2, 2}}, {}, P({{"dimension", 1}}),
+       {2, 6}, [](const Ints& o) {
+         if (o[1] < 3) return Source{0, o[0] * 3 + o[1]};
+         if (o[1] < 4) return Source{1, o[0]};
+         return Source{2, o[0] * 2 + o[1] - 4};
+       }});
+  add({"concat0_zero", Prim::concatenate, {{1, 3}, {0, 3}, {2, 3}}, {}, P({{"dimension", 0}}),
+       {3, 3}, [](const Ints& o) {
+         return o[0] < 1 ? Source{0, o[1]} : Source{2, (o[0] - 1) * 3 + o[1]};
+       }});
+  add({"concat_big", Prim::concatenate, {{200, 150}, {200, 250}}, {}, P({{"dimension", 1}}),
+       {200, 400}, [](const Ints& o) {
+         return o[1] < 150 ? Source{0, o[0] * 150 + o[1]} : Source{1, o[0] * 250 + o[1] - 150};
+       }});
+  // pad: operand, then the padding value (operand 1)
+  auto pad = [&](std::string name, Shape shape, Ints config, Shape out) {
+    add({name, Prim::pad, {shape, {}}, {}, P({{"padding_config", config}}), out,
+         [=](const Ints& o) { return pad_ref(shape, config, o); }});
+  };
+  pad("pad_edges", {3}, {1, 2, 0}, {6});
+  pad("pad_interior", {3}, {0, 0, 2}, {7});
+  pad("pad_negative", {4}, {-1, -1, 1}, {5});
+  pad("pad_crop_all_but_one", {3}, {-2, -2, 1}, {1});
+  pad("pad_crop_to_zero", {3}, {-2, -1, 0}, {0});
+  pad("pad_2d", {3, 4}, {1, -1, 1, -2, 3, 0}, {5, 5});
+  pad("pad_rank0", {}, {}, {});
+  pad("pad_zero_operand", {0}, {2, 1, 3}, {3});
+  pad("pad_big", {250, 250}, {3, 4, 1, -2, -1, 0}, {506, 247});
+  // rev
+  add({"rev0", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{0}}}), {3, 4},
+       [](const Ints& o) { return same({3, 4}, {2 - o[0], o[1]}); }});
+  add({"rev01", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{1, 0}}}), {3, 4},
+       [](const Ints& o) { return same({3, 4}, {2 - o[0], 3 - o[1]}); }});
+  add({"rev_none", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{}}}), {3, 4},
+       [](const Ints& o) { return same({3, 4}, o); }});
+  add({"rev_rank0", Prim::rev, {{}}, {}, P({{"dimensions", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"rev_zero", Prim::rev, {{0, 2}}, {}, P({{"dimensions", Ints{0}}}), {0, 2}, nullptr});
+  add({"rev_big", Prim::rev, {{200, 300}}, {}, P({{"dimensions", Ints{1}}}), {200, 300},
+       [](const Ints& o) { return same({200, 300}, {o[0], 299 - o[1]}); }});
+
+}
+
+// ---- dot_general against a naive loop ---------------------------------------------------
+
+Ints free_of(size_t rank, const Ints& a, const Ints& b) {
+  Ints f;
+  for (int64_t d = 0; d < int64_t(rank); ++d) {
+    if (std::count(a.begin(), a.end(), d) + std::count(b.begin(), b.end(), d) == 0) {
+      f.push_back(d);
+    }
+  }
+  return f;
+}
+
+Ints strides_of(const Shape& shape) {
+  Ints s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// Calls f(multi_index) for every index of `shape`, in row-major order.
+void for_each_index(const Shape& shape, const std::function<void(const Ints&)>& f) {
+  if (shape_size(shape) == 0) return;
+  Ints idx(shape.size(), 0);
+  while (true) {
+    f(idx);
+    size_t d = shape.size();
+    while (d > 0 && ++idx[d - 1] == shape[d - 1]) idx[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+double wrap_to(DType dtype, uint64_t v) {
+  return dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return double(static_cast<T>(v));
+    } else {
+      return double(v != 0);
+    }
+  });
+}
+
+// For each result index, loops over the contracting index space.
+std::vector<double> naive_dot(const Case& c, const std::vector<std::vector<double>>& in,
+                              const core::Aval& out, std::vector<double>& scale) {
+  const Shape& ls_shape = c.operands[0].shape;
+  const Shape& rs_shape = c.operands[1].shape;
+  const Ints lc = c.params.get<Ints>("lhs_contracting_dimensions");
+  const Ints rc = c.params.get<Ints>("rhs_contracting_dimensions");
+  const Ints lb = c.params.get<Ints>("lhs_batch_dimensions");
+  const Ints rb = c.params.get<Ints>("rhs_batch_dimensions");
+  const std::vector<double>& a = in[0];
+  const std::vector<double>& b = in[1];
+  const Ints lf = free_of(ls_shape.size(), lc, lb), rf = free_of(rs_shape.size(), rc, rb);
+  Shape k_shape;
+  for (int64_t d : lc) k_shape.push_back(ls_shape[size_t(d)]);
+  const Ints ls = strides_of(ls_shape), rs = strides_of(rs_shape);
+  std::vector<double> want;
+  for_each_index(out.shape, [&](const Ints& o) {
+    int64_t lo = 0, ro = 0;
+    size_t pos = 0;
+    for (size_t i = 0; i < lb.size(); ++i, ++pos) {
+      lo += o[pos] * ls[size_t(lb[i])];
+      ro += o[pos] * rs[size_t(rb[i])];
+    }
+    for (int64_t d : lf) lo += o[pos++] * ls[size_t(d)];
+    for (int64_t d : rf) ro += o[pos++] * rs[size_t(d)];
+    double sum = 0, mag = 0;
+    uint64_t wrapped = 0;
+    bool any = false;
+    for_each_index(k_shape, [&](const Ints& k) {
+      int64_t l = lo, r = ro;
+      for (size_t i = 0; i < k.size(); ++i) {
+        l += k[i] * ls[size_t(lc[i])];
+        r += k[i] * rs[size_t(rc[i])];
+      }
+      sum += a[size_t(l)] * b[size_t(r)];
+      mag += std::abs(a[size_t(l)] * b[size_t(r)]);
+      wrapped += uint64_t(int64_t(a[size_t(l)])) * uint64_t(int64_t(b[size_t(r)]));
+      any = any || (a[size_t(l)] != 0 && b[size_t(r)] != 0);
+    });
+    if (out.dtype == DType::bool_) {
+      want.push_back(any);
+    } else if (is_integer(out.dtype)) {
+      want.push_back(wrap_to(out.dtype, wrapped));
+    } else {
+      want.push_back(sum);
+    }
+    scale.push_back(mag + 1e-30);
+  });
+  return want;
+}
+
+// Layouts, dtypes and sizes of dot_general for the values leg: transposed, batched and
+// empty operands, and sizes for the GEMM's parallel and tiled paths.
+void dot_value_rows(Rows& r) {
+  struct DotCase {
+    const char* name;
+    Shape lhs, rhs;
+    Ints lc, rc, lb, rb;
+    DType dtype;
+    std::optional<DType> preferred = std::nullopt;
+  };
+  const DType f32 = DType::float32, f64 = DType::float64;
+  const DotCase cases[] = {
+      {"matmul", {5, 7}, {7, 3}, {1}, {0}, {}, {}, f32},
+      {"matmul f64", {6, 9}, {9, 4}, {1}, {0}, {}, {}, f64},
+      {"lhs contracting first", {7, 5}, {7, 3}, {0}, {0}, {}, {}, f32},
+      {"rhs contracting last", {5, 7}, {3, 7}, {1}, {1}, {}, {}, f64},
+      {"both transposed", {7, 5}, {3, 7}, {0}, {1}, {}, {}, f32},
+      {"batched", {2, 4, 6}, {2, 6, 5}, {2}, {1}, {0}, {0}, f32},
+      {"batched transposed", {3, 6, 4}, {3, 5, 6}, {1}, {2}, {0}, {0}, f64},
+      {"batch not leading", {4, 2, 6}, {2, 6, 3}, {2}, {1}, {1}, {0}, f32},
+      {"two batch dims swapped", {2, 3, 4, 5}, {3, 2, 5, 2}, {3}, {2}, {1, 0}, {0, 1}, f32},
+      {"two contracting dims", {3, 4, 5}, {4, 5, 2}, {1, 2}, {0, 1}, {}, {}, f32},
+      {"contracting out of order", {3, 4, 5}, {5, 4, 2}, {2, 1}, {0, 1}, {}, {}, f64},
+      {"free dims on both sides", {2, 3, 4}, {4, 5}, {2}, {0}, {}, {}, f32},
+      {"vector dot", {100}, {100}, {0}, {0}, {}, {}, f32},
+      {"matrix-vector", {6, 50}, {50}, {1}, {0}, {}, {}, f32},
+      {"outer product", {3}, {4}, {}, {}, {}, {}, f32},
+      {"scalar times matrix", {}, {2, 3}, {}, {}, {}, {}, f64},
+      {"contracting size 0", {3, 0}, {0, 4}, {1}, {0}, {}, {}, f32},
+      {"contracting size 0 int", {3, 0}, {0, 4}, {1}, {0}, {}, {}, DType::int32},
+      {"empty batch", {0, 3, 4}, {0, 4, 2}, {2}, {1}, {0}, {0}, f32},
+      {"empty free dim", {0, 4}, {4, 2}, {1}, {0}, {}, {}, f64},
+      {"large (parallel panels)", {300, 200}, {200, 150}, {1}, {0}, {}, {}, f32},
+      {"float16", {5, 33}, {33, 6}, {1}, {0}, {}, {}, DType::float16},
+      {"bfloat16 transposed", {33, 5}, {6, 33}, {0}, {1}, {}, {}, DType::bfloat16},
+      {"float16 to float32", {5, 33}, {33, 6}, {1}, {0}, {}, {}, DType::float16, f32},
+      {"float32 to float64", {4, 9}, {9, 3}, {1}, {0}, {}, {}, f32, f64},
+      {"int32", {4, 5}, {5, 3}, {1}, {0}, {}, {}, DType::int32},
+      {"int32 tiles", {37, 300}, {300, 290}, {1}, {0}, {}, {}, DType::int32},
+      {"int8 wraps", {3, 40}, {40, 2}, {1}, {0}, {}, {}, DType::int8},
+      {"int8 to int32", {3, 40}, {40, 2}, {1}, {0}, {}, {}, DType::int8, DType::int32},
+      {"uint8 to float32", {3, 40}, {40, 2}, {1}, {0}, {}, {}, DType::uint8, f32},
+      {"uint16 batched", {2, 3, 7}, {2, 7, 4}, {2}, {1}, {0}, {0}, DType::uint16},
+      {"int64", {4, 6}, {6, 5}, {1}, {0}, {}, {}, DType::int64},
+      {"bool", {4, 6}, {6, 5}, {1}, {0}, {}, {}, DType::bool_},
+  };
+  for (const DotCase& d : cases) {
+    Params params = dot_params(d.lc, d.rc, d.lb, d.rb);
+    if (d.preferred) params.set("preferred_element_type", *d.preferred);
+    Case& c = r.add(std::string("dot_general ") + d.name, Prim::dot_general,
+                    {{d.lhs, d.dtype}, {d.rhs, d.dtype}}, std::move(params), kValues);
+    c.ref.naive = naive_dot;
   }
 }
 
@@ -665,7 +1016,9 @@ const std::vector<Case>& cases() {
     discrete_binary_rows(r);
     other_elementwise_rows(r);
     structural_rows(r);
+    index_map_rows(r);
     contraction_rows(r);
+    dot_value_rows(r);
     layout_rows(r);
     return r.take();
   }();
@@ -717,7 +1070,11 @@ Array draw(const Operand& o, const Shape& shape, std::mt19937& rng) {
     std::uniform_real_distribution<double> u(o.lo, o.hi);
     for (double& e : v) e = u(rng);
   } else {
-    std::uniform_int_distribution<int64_t> u(int64_t(o.lo), int64_t(o.hi));
+    // Unsigned and bool dtypes take the non-negative part of the range.
+    const bool non_negative = is_unsigned_integer(o.dtype) || o.dtype == DType::bool_;
+    const double lo = non_negative ? std::max(0.0, o.lo) : o.lo;
+    const double hi = o.dtype == DType::bool_ ? std::min(1.0, o.hi) : o.hi;
+    std::uniform_int_distribution<int64_t> u(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
     for (double& e : v) e = double(u(rng));
   }
   return numpy::array(v, shape, o.dtype);

@@ -2,7 +2,7 @@
 // one application of a primitive (operand types and value ranges, params) and the legs
 // that check it; each leg's driver iterates over the rows:
 //   shape      abstract_eval against the types of the computed results (prim_table_test)
-//   values     the kernel against a naive reference (elementwise_test)
+//   values     the kernel against a naive reference (elementwise_test, structural_test)
 //   jvp        the jvp rule against finite differences (grad_legs_test)
 //   transpose  the transpose rule by the dot-product test (grad_legs_test)
 //   vjp        reverse mode against forward mode, eagerly, under jit, of a jitted f
@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -48,9 +49,17 @@ enum Leg : uint32_t {
   kFuse = 1u << 7,
 };
 
+struct Case;
+
 // Naive references of the values leg for elementwise rows (long double holds every value
 // of every dtype exactly; __int128 every integer result before wrapping).
 using Real = long double;
+// Element `index` (row-major) of array operand `input` (operands with given values, the
+// trailing start indices, are not counted).
+struct Source {
+  size_t input;
+  int64_t index;
+};
 struct Reference {
   Real (*unary)(Real) = nullptr;                       // floating dtypes, over [lo, hi]
   Real lo = 0, hi = 0;
@@ -58,6 +67,15 @@ struct Reference {
   Real ulps = 0;                                       // 0: correctly rounded
   __int128 (*integer)(DType, __int128, __int128) = nullptr;  // every integer dtype
   bool (*compare)(Real, Real) = nullptr;               // every dtype
+  // Data movement: where each element of the result (of type out_shape) comes from, bit
+  // for bit, over several dtypes.
+  std::function<Source(const std::vector<int64_t>& out)> index = nullptr;
+  Shape out_shape = {};
+  // Contractions: the result of type `out` computed naively in double from the operands'
+  // values (integer results wrap, bool results are "any"); `scale` gets each element's sum
+  // of magnitudes, for a relative tolerance.
+  std::vector<double> (*naive)(const Case& c, const std::vector<std::vector<double>>& in,
+                               const core::Aval& out, std::vector<double>& scale) = nullptr;
 };
 
 // How the transpose leg fixes the operands that are not linear: keep their values (the
