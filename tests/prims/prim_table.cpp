@@ -167,7 +167,7 @@ void unary_rows(Rows& r) {
   // cbrt's derivative is singular at 0: draws for finite differences stay away from it,
   // and the batching leg sees negative values too.
   r.add("cbrt of negatives", Prim::cbrt, {f32({3, 4}, -4, -0.2)}, {}, kGrad | kBatch);
-  Case& sg = r.add("stop_gradient", Prim::stop_gradient, {f32({3, 4})}, {}, kGrad | kBatch);
+  Case& sg = r.add("stop_gradient", Prim::stop_gradient, {f32({3, 4})}, {}, kAll);
   sg.zero_tangent = true;
   r.add("stop_gradient of a scalar", Prim::stop_gradient, {f32({})}, {}, kBatch);
   r.add("neg of a scalar", Prim::neg, {f32({})}, {}, kGrad);
@@ -383,7 +383,7 @@ void other_elementwise_rows(Rows& r) {
   r.add("clamp", Prim::clamp, {f32({3, 4}, -2, 0), f32({3, 4}), f32({3, 4}, 0, 2)}, {},
         kGrad | kBatch);
   r.add("clamp by scalars", Prim::clamp, {f32({}, -1, 0), f32({3, 4}), f32({}, 0, 1)}, {}, kAll);
-  r.add("fma", Prim::fma, {f32({3, 4}), f32({3, 4}), f32({3, 4})}, {}, kGrad | kBatch);
+  r.add("fma", Prim::fma, {f32({3, 4}), f32({3, 4}), f32({3, 4})}, {}, kAll);
   r.add("fma by scalars", Prim::fma, {f32({}), f32({3, 4}), f32({})}, {}, kGrad | kBatch);
   r.add("fma of a scalar", Prim::fma, {f32({}), f32({4}), f32({4})}, {}, kGrad);
 }
@@ -997,7 +997,8 @@ void layout_rows(Rows& r) {
       {"sharding", std::make_shared<const Sharding>(PositionalSharding(first).reshape(1, 1))}};
   r.add("sharding_constraint positional", Prim::sharding_constraint, {f32({2, 3})}, positional,
         kBatch);
-  r.add("device_put", Prim::device_put, {f32({2, 3})}, on_one_device(), kGrad | kTranspose)
+  r.add("device_put", Prim::device_put, {f32({2, 3})}, on_one_device(),
+        kGrad | kTranspose | kBatch)
       .blank = true;
   // The tangent's form: the primal rides along so that the transpose knows its layout.
   Case& src = r.add("device_put with source", Prim::device_put, {f32({2, 3}), f32({2, 3})},
@@ -1052,6 +1053,41 @@ const std::map<std::string_view, std::string_view>& exempt() {
       {"shard_map", "holds a per-device program over mesh axes: transforms/shard_map_test.cpp"},
       {"manual-enter", "compiler-internal: where an inlined shard_map begins (shard_map_test)"},
       {"manual-exit", "compiler-internal: where an inlined shard_map ends (shard_map_test)"},
+  };
+  return reasons;
+}
+
+const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() {
+  static constexpr std::string_view kIntegers =
+      "integer and boolean operands only: nothing to differentiate (zero tangents: "
+      "ElementwiseGrad.IntegerOperandsHaveZeroTangents)";
+  static constexpr std::string_view kBooleans =
+      "boolean operands only (zero tangent: StructuralGrad.ZeroTangentPrimitives)";
+  static constexpr std::string_view kKey =
+      "a uint32 key in, integer bits out: nothing to differentiate (a jvp rule exists: "
+      "StructuralGrad.ZeroTangentPrimitives)";
+  static constexpr std::string_view kLayout =
+      "the identity with a layout: its sharded behaviour is the sharding API's "
+      "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
+  static const std::map<Leg, std::map<std::string_view, std::string_view>> reasons = {
+      {kJvp,
+       {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
+        {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},
+        {"shift_right_arithmetic", kIntegers}, {"reduce_and", kBooleans},
+        {"reduce_or", kBooleans}, {"random_bits", kKey}}},
+      {kVjp,
+       {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
+        {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},
+        {"shift_right_arithmetic", kIntegers}, {"reduce_and", kBooleans},
+        {"reduce_or", kBooleans}, {"random_bits", kKey},
+        {"iota", "no operands: nothing to differentiate"}}},
+      {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
+      {kShard,
+       {{"iota", "no operands: checked sharded through the partitioner's padding masks and "
+                 "StructuralKernel.IotaShardOffset"},
+        {"random_bits", "draws sharded over 1-8 devices, bit for bit: random/random_test.cpp"},
+        {"sharding_constraint", kLayout},
+        {"device_put", kLayout}}},
   };
   return reasons;
 }

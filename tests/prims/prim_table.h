@@ -110,6 +110,10 @@ const std::vector<Case>& cases();
 // Primitives without rows, by printed name, and why.
 const std::map<std::string_view, std::string_view>& exempt();
 
+// Primitives with rows but none for one leg, by leg and printed name, and why. (The
+// transpose leg applies to linear primitives only, the fuse leg to elementwise ones.)
+const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt();
+
 // Returns the operands differentiated by the jvp and vjp legs.
 std::vector<bool> diff_of(const Case& c);
 

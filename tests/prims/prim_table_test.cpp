@@ -35,6 +35,35 @@ TEST(PrimTable, EveryPrimitiveHasRowsOrAReason) {
   }
 }
 
+// Every primitive with rows has rows of every leg that applies to it, or a reason in
+// prim_table::leg_exempt() (and not both).
+TEST(PrimTable, EveryLegHasRowsOrAReason) {
+  using prim_table::Leg;
+  const std::pair<Leg, const char*> legs[] = {
+      {prim_table::kJvp, "jvp"},     {prim_table::kTranspose, "transpose"},
+      {prim_table::kVjp, "vjp"},     {prim_table::kBatch, "batch"},
+      {prim_table::kShard, "shard"}, {prim_table::kFuse, "fuse"}};
+  for (const auto& [leg, leg_name] : legs) {
+    std::set<Prim> with_rows, with_leg;
+    for (const Case& c : prim_table::cases()) {
+      with_rows.insert(c.prim);
+      if (c.has(leg)) with_leg.insert(c.prim);
+    }
+    const auto found = prim_table::leg_exempt().find(leg);
+    for (Prim p : with_rows) {
+      if (leg == prim_table::kTranspose && !core::has_trait(p, core::kLinear)) continue;
+      if (leg == prim_table::kFuse && !core::has_trait(p, core::kElementwise)) continue;
+      const bool exempt =
+          found != prim_table::leg_exempt().end() && found->second.count(core::prim_name(p));
+      EXPECT_TRUE(with_leg.count(p) == 1 || exempt)
+          << core::prim_name(p) << " has no row of the " << leg_name << " leg: add one to "
+          << "tests/prims/prim_table.cpp, or a reason to prim_table::leg_exempt()";
+      EXPECT_FALSE(with_leg.count(p) == 1 && exempt)
+          << core::prim_name(p) << " has rows of the " << leg_name << " leg now";
+    }
+  }
+}
+
 // Each row is well formed: operands have the fields its legs read.
 TEST(PrimTable, RowsAreWellFormed) {
   for (const Case& c : prim_table::cases()) {
