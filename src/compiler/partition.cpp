@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 
 #include "base/check.h"
 #include "parax/errors.h"
@@ -44,6 +45,20 @@ class Partitioner {
     return v;
   }
   Atom reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to);
+  // reshard's steps, in order; each emits its collectives and advances `from`.
+  Atom reduce_unreduced(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
+  Atom gather_padded_dimensions(Atom cur, const Aval& global, DimShard& from,
+                                const DimShard& to);
+  bool same_tile_counts(const DimShard& from, const DimShard& to) const;
+  std::vector<int64_t> tile_of(const DimShard& s, int64_t device) const;
+  Atom permute_tiles(Atom cur, const Aval& global, const DimShard& from, const DimShard& to);
+  bool remove_one_axis(Atom& cur, const Aval& global, DimShard& from, const DimShard& to);
+  std::optional<size_t> all_to_all_target(const Aval& global, const DimShard& from,
+                                          const DimShard& to, size_t d) const;
+  Atom all_to_all_axis(Atom cur, const Aval& global, DimShard& from, size_t d, size_t e);
+  Atom slice_added_axes(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
+  Atom pad_to_shards(Atom cur, const Aval& global, const DimShard& from, const DimShard& next,
+                     size_t d);
   // True when dimension d of a `global` value laid out as `s` does not divide: shards are
   // then padded up to ceil(size / shards) and the last ones hold padding. This is a
   // deliberate extension (README's decisions): for an argument whose jit in_shardings
@@ -69,169 +84,214 @@ class Partitioner {
   std::vector<DimShard> layout_;  // global variable -> its current layout
 };
 
+// reshard, step by step: settle pending partial results, gather dimensions whose padding
+// changes, then either move whole tiles between devices or, one collective at a time,
+// remove the axes a dimension should lose (all-to-all or all-gather) and slice locally
+// for the axes it should gain.
 Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to) {
   if (a.is_literal() || from == to) return a;
   Atom cur = a;
-  auto local = [&](const DimShard& s) { return mesh_.local_aval(global, s); };
-  auto axes_param = [](const AxisList& axes) { return axes; };
-  // Pending partial results: a reduce-scatter where the target shards a dimension by
-  // the unreduced axes, an all-reduce for the rest.
-  if (!from.unreduced.empty()) {
-    for (size_t d = 0; d < from.dims.size() && !from.unreduced.empty(); ++d) {
-      if (!is_prefix(from.dims[d], to.dims[d])) continue;
-      AxisList scatter;
-      for (size_t k = from.dims[d].size(); k < to.dims[d].size(); ++k) {
-        if (!contains(from.unreduced, to.dims[d][k])) break;
-        scatter.push_back(to.dims[d][k]);
-      }
-      if (scatter.empty()) continue;
-      DimShard next = from;
-      next.dims[d].insert(next.dims[d].end(), scatter.begin(), scatter.end());
-      if (padded(global, next, d)) continue;  // a padded target is all-reduced, then sliced
-      next = from;
-      next.dims[d].insert(next.dims[d].end(), scatter.begin(), scatter.end());
-      std::erase_if(next.unreduced, [&](int64_t x) { return contains(scatter, x); });
-      core::Params params{{"mesh_axes", axes_param(scatter)},
-                          {"dimension", int64_t(d)},
-                          {"op", std::string(core::reduce_op_name(from.op))}};
-      cur = Atom::of(emit(Prim::reduce_scatter, {cur}, std::move(params), local(next)));
-      from = next;
-    }
-    if (!from.unreduced.empty()) {
-      core::Params params{{"mesh_axes", axes_param(from.unreduced)},
-                          {"op", std::string(core::reduce_op_name(from.op))}};
-      from.unreduced.clear();
-      cur = Atom::of(emit(Prim::all_reduce, {cur}, std::move(params), local(from)));
-    }
-    from.op = core::ReduceOp::none;
-  }
+  if (!from.unreduced.empty()) cur = reduce_unreduced(cur, global, from, to);
   if (from == to) return cur;
-  // A dimension that is or becomes padded changes layout through its whole value: gather
-  // it (trimming the padding), and shard it again below.
-  for (size_t d = 0; d < from.dims.size(); ++d) {
-    if (from.dims[d] == to.dims[d] || from.dims[d].empty()) continue;
-    if (padded(global, from, d) || padded(global, to, d))
-      cur = gather_dimension(cur, global, from, d);
-  }
+  cur = gather_padded_dimensions(cur, global, from, to);
   if (from == to) return cur;
-  // The same tiles on other devices: a collective-permute moves each tile once.
-  bool same_tiles = true;
-  for (size_t d = 0; d < from.dims.size(); ++d) {
-    same_tiles = same_tiles && mesh_.size_of(from.dims[d]) == mesh_.size_of(to.dims[d]);
-  }
-  if (same_tiles) {
-    // The tile index of a device under a layout, per dimension.
-    auto tile_of = [&](const DimShard& s, const std::vector<int64_t>& c) {
-      std::vector<int64_t> t;
-      for (const AxisList& axes : s.dims) {
-        int64_t i = 0;
-        for (int64_t ax : axes) i = i * mesh_.axis_sizes[size_t(ax)] + c[size_t(ax)];
-        t.push_back(i);
-      }
-      return t;
-    };
-    std::vector<int64_t> pairs;
-    for (int64_t src = 0; src < mesh_.num_devices(); ++src) {
-      // The device holding, under `to`, the tile that `src` holds under `from`: the tile
-      // index per dimension is the linear index over that dimension's axes.
-      auto c = mesh_.coords(src);
-      for (int64_t dst = 0; dst < mesh_.num_devices(); ++dst) {
-        auto t = mesh_.coords(dst);
-        bool match = true;
-        for (size_t d = 0; d < from.dims.size() && match; ++d) {
-          int64_t i = 0, j = 0;
-          for (int64_t ax : from.dims[d]) i = i * mesh_.axis_sizes[size_t(ax)] + c[size_t(ax)];
-          for (int64_t ax : to.dims[d]) j = j * mesh_.axis_sizes[size_t(ax)] + t[size_t(ax)];
-          match = i == j;
-        }
-        if (match && src != dst) {
-          pairs.push_back(src);
-          pairs.push_back(dst);
-        }
-      }
-    }
-    // Replicated axes make several devices hold one tile; every destination must get
-    // exactly one source, so keep the first source per destination.
-    std::vector<int64_t> dedup;
-    std::vector<bool> filled(size_t(mesh_.num_devices()), false);
-    for (int64_t dst = 0; dst < mesh_.num_devices(); ++dst) {
-      // A device that already holds its tile (a replicated axis) receives nothing.
-      const auto c = mesh_.coords(dst);
-      filled[size_t(dst)] = tile_of(from, c) == tile_of(to, c);
-    }
-    for (size_t k = 0; k < pairs.size(); k += 2) {
-      if (filled[size_t(pairs[k + 1])]) continue;
-      filled[size_t(pairs[k + 1])] = true;
-      dedup.push_back(pairs[k]);
-      dedup.push_back(pairs[k + 1]);
-    }
-    core::Params params{{"source_target_pairs", dedup}};
-    return Atom::of(emit(Prim::collective_permute, {cur}, std::move(params), local(to)));
-  }
+  if (same_tile_counts(from, to)) return permute_tiles(cur, global, from, to);
   for (int guard = 0; from.dims != to.dims; ++guard) {
     PARAX_CHECK(guard < 64, "reshard did not converge: " << mesh_.spec_str(from) << " -> "
                                                          << mesh_.spec_str(to));
-    bool progress = false;
-    // Remove axes a dimension has but should not: move one to the dimension that wants it
-    // next (all-to-all), else gather.
-    for (size_t d = 0; d < from.dims.size() && !progress; ++d) {
-      size_t c = 0;
-      while (c < from.dims[d].size() && c < to.dims[d].size() && from.dims[d][c] == to.dims[d][c])
-        ++c;
-      if (from.dims[d].size() == c) continue;
-      const int64_t ax = from.dims[d].back();
-      for (size_t e = 0; e < from.dims.size() && !progress; ++e) {
-        if (e == d || !is_prefix(from.dims[e], to.dims[e])) continue;
-        if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax)
-          continue;
-        if (padded(global, to, e) || local(from).shape[e] % mesh_.axis_sizes[size_t(ax)] != 0) {
-          continue;
-        }
-        DimShard next = from;
-        next.dims[d].pop_back();
-        next.dims[e].push_back(ax);
-        core::Params params{{"mesh_axes", axes_param({ax})},
-                            {"concat_dimension", int64_t(d)},
-                            {"split_dimension", int64_t(e)}};
-        cur = Atom::of(emit(Prim::all_to_all, {cur}, std::move(params), local(next)));
-        from = next;
-        progress = true;
-      }
-      if (progress) break;
-      DimShard next = from;
-      AxisList gathered(from.dims[d].begin() + long(c), from.dims[d].end());
-      next.dims[d].resize(c);
-      core::Params params{{"mesh_axes", axes_param(gathered)}, {"dimension", int64_t(d)}};
-      cur = Atom::of(emit(Prim::all_gather, {cur}, std::move(params), local(next)));
-      from = next;
-      progress = true;
+    if (!remove_one_axis(cur, global, from, to)) cur = slice_added_axes(cur, global, from, to);
+  }
+  return cur;
+}
+
+// Pending partial results: a reduce-scatter where the target shards a dimension by the
+// unreduced axes, an all-reduce for the rest.
+Atom Partitioner::reduce_unreduced(Atom cur, const Aval& global, DimShard& from,
+                                   const DimShard& to) {
+  for (size_t d = 0; d < from.dims.size() && !from.unreduced.empty(); ++d) {
+    if (!is_prefix(from.dims[d], to.dims[d])) continue;
+    AxisList scatter;
+    for (size_t k = from.dims[d].size(); k < to.dims[d].size(); ++k) {
+      if (!contains(from.unreduced, to.dims[d][k])) break;
+      scatter.push_back(to.dims[d][k]);
     }
-    if (progress) continue;
-    // Add axes: each device keeps its slice of data it holds whole (no communication).
-    AxisList used = from.used_axes();
-    for (size_t d = 0; d < from.dims.size(); ++d) {
-      if (from.dims[d] == to.dims[d]) continue;
-      PARAX_CHECK(is_prefix(from.dims[d], to.dims[d]), "reshard: unexpected layout");
-      AxisList added(to.dims[d].begin() + long(from.dims[d].size()), to.dims[d].end());
-      for (int64_t ax : added) PARAX_CHECK(!contains(used, ax), "reshard: axis in use");
-      DimShard next = from;
-      next.dims[d] = to.dims[d];
-      if (padded(global, next, d)) {
-        // Pad the whole dimension up to shards * shard size; the last shards hold padding.
-        Aval grown = local(from);
-        const int64_t total = local(next).shape[d] * mesh_.size_of(next.dims[d]);
-        std::vector<int64_t> config(3 * grown.shape.size(), 0);
-        config[3 * d + 1] = total - grown.shape[d];
-        grown.shape[d] = total;
-        core::Literal zero{Aval{{}, global.dtype, false}, 0.0};
-        cur = Atom::of(emit(Prim::pad, {cur, Atom::of(zero)}, {{"padding_config", config}}, grown));
-      }
-      core::Params params{{"mesh_axes", added}, {"dimension", int64_t(d)}};
-      cur = Atom::of(emit(Prim::shard_slice, {cur}, std::move(params), local(next)));
-      from = next;
+    if (scatter.empty()) continue;
+    DimShard next = from;
+    next.dims[d].insert(next.dims[d].end(), scatter.begin(), scatter.end());
+    if (padded(global, next, d)) continue;  // a padded target is all-reduced, then sliced
+    std::erase_if(next.unreduced, [&](int64_t x) { return contains(scatter, x); });
+    core::Params params{{"mesh_axes", scatter},
+                        {"dimension", int64_t(d)},
+                        {"op", std::string(core::reduce_op_name(from.op))}};
+    cur = Atom::of(emit(Prim::reduce_scatter, {cur}, std::move(params),
+                        mesh_.local_aval(global, next)));
+    from = next;
+  }
+  if (!from.unreduced.empty()) {
+    core::Params params{{"mesh_axes", from.unreduced},
+                        {"op", std::string(core::reduce_op_name(from.op))}};
+    from.unreduced.clear();
+    cur = Atom::of(emit(Prim::all_reduce, {cur}, std::move(params),
+                        mesh_.local_aval(global, from)));
+  }
+  from.op = core::ReduceOp::none;
+  return cur;
+}
+
+// A dimension that is or becomes padded changes layout through its whole value: gather
+// it (trimming the padding); slice_added_axes shards it again.
+Atom Partitioner::gather_padded_dimensions(Atom cur, const Aval& global, DimShard& from,
+                                           const DimShard& to) {
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    if (from.dims[d] == to.dims[d] || from.dims[d].empty()) continue;
+    if (padded(global, from, d) || padded(global, to, d)) {
+      cur = gather_dimension(cur, global, from, d);
     }
   }
   return cur;
+}
+
+bool Partitioner::same_tile_counts(const DimShard& from, const DimShard& to) const {
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    if (mesh_.size_of(from.dims[d]) != mesh_.size_of(to.dims[d])) return false;
+  }
+  return true;
+}
+
+// The tile a device holds under a layout, per dimension: the linear index of its
+// coordinates over that dimension's axes.
+std::vector<int64_t> Partitioner::tile_of(const DimShard& s, int64_t device) const {
+  const std::vector<int64_t> c = mesh_.coords(device);
+  std::vector<int64_t> t;
+  for (const AxisList& axes : s.dims) {
+    int64_t i = 0;
+    for (int64_t ax : axes) i = i * mesh_.axis_sizes[size_t(ax)] + c[size_t(ax)];
+    t.push_back(i);
+  }
+  return t;
+}
+
+// The same tiles on other devices: a collective-permute moves each tile once, from the
+// first device holding it under `from` to each device wanting it under `to`.
+Atom Partitioner::permute_tiles(Atom cur, const Aval& global, const DimShard& from,
+                                const DimShard& to) {
+  const int64_t n = mesh_.num_devices();
+  std::vector<std::vector<int64_t>> held, wanted;
+  for (int64_t dev = 0; dev < n; ++dev) {
+    held.push_back(tile_of(from, dev));
+    wanted.push_back(tile_of(to, dev));
+  }
+  // A device that already holds its tile (a replicated axis) receives nothing; replicated
+  // axes also make several devices hold one tile, and each destination takes one source.
+  std::vector<bool> filled(static_cast<size_t>(n), false);
+  for (int64_t dst = 0; dst < n; ++dst) {
+    filled[size_t(dst)] = held[size_t(dst)] == wanted[size_t(dst)];
+  }
+  std::vector<int64_t> pairs;
+  for (int64_t src = 0; src < n; ++src) {
+    for (int64_t dst = 0; dst < n; ++dst) {
+      if (src == dst || filled[size_t(dst)]) continue;
+      if (held[size_t(src)] != wanted[size_t(dst)]) continue;
+      filled[size_t(dst)] = true;
+      pairs.push_back(src);
+      pairs.push_back(dst);
+    }
+  }
+  core::Params params{{"source_target_pairs", pairs}};
+  return Atom::of(emit(Prim::collective_permute, {cur}, std::move(params),
+                       mesh_.local_aval(global, to)));
+}
+
+// Removes one axis a dimension has but should not: an all-to-all moves it to the
+// dimension that wants it next, else an all-gather drops it (with any axes after it).
+// Returns false when no dimension has axes to lose.
+bool Partitioner::remove_one_axis(Atom& cur, const Aval& global, DimShard& from,
+                                  const DimShard& to) {
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    size_t c = 0;
+    while (c < from.dims[d].size() && c < to.dims[d].size() && from.dims[d][c] == to.dims[d][c])
+      ++c;
+    if (from.dims[d].size() == c) continue;
+    if (std::optional<size_t> e = all_to_all_target(global, from, to, d)) {
+      cur = all_to_all_axis(cur, global, from, d, *e);
+    } else {
+      DimShard next = from;
+      AxisList gathered(from.dims[d].begin() + long(c), from.dims[d].end());
+      next.dims[d].resize(c);
+      core::Params params{{"mesh_axes", gathered}, {"dimension", int64_t(d)}};
+      cur = Atom::of(emit(Prim::all_gather, {cur}, std::move(params),
+                          mesh_.local_aval(global, next)));
+      from = next;
+    }
+    return true;
+  }
+  return false;
+}
+
+// The dimension that wants dimension d's last axis next, when an all-to-all can move it
+// there: the target is not padded and the local size there splits by the axis.
+std::optional<size_t> Partitioner::all_to_all_target(const Aval& global, const DimShard& from,
+                                                     const DimShard& to, size_t d) const {
+  const int64_t ax = from.dims[d].back();
+  for (size_t e = 0; e < from.dims.size(); ++e) {
+    if (e == d || !is_prefix(from.dims[e], to.dims[e])) continue;
+    if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax)
+      continue;
+    if (padded(global, to, e) ||
+        mesh_.local_aval(global, from).shape[e] % mesh_.axis_sizes[size_t(ax)] != 0) {
+      continue;
+    }
+    return e;
+  }
+  return std::nullopt;
+}
+
+Atom Partitioner::all_to_all_axis(Atom cur, const Aval& global, DimShard& from, size_t d,
+                                  size_t e) {
+  const int64_t ax = from.dims[d].back();
+  DimShard next = from;
+  next.dims[d].pop_back();
+  next.dims[e].push_back(ax);
+  core::Params params{{"mesh_axes", AxisList{ax}},
+                      {"concat_dimension", int64_t(d)},
+                      {"split_dimension", int64_t(e)}};
+  cur = Atom::of(emit(Prim::all_to_all, {cur}, std::move(params), mesh_.local_aval(global, next)));
+  from = next;
+  return cur;
+}
+
+// Adds the axes each dimension lacks: every device keeps its slice of data it holds whole
+// (no communication), padding a dimension first where the shards do not divide it.
+Atom Partitioner::slice_added_axes(Atom cur, const Aval& global, DimShard& from,
+                                   const DimShard& to) {
+  const AxisList used = from.used_axes();
+  for (size_t d = 0; d < from.dims.size(); ++d) {
+    if (from.dims[d] == to.dims[d]) continue;
+    PARAX_CHECK(is_prefix(from.dims[d], to.dims[d]), "reshard: unexpected layout");
+    AxisList added(to.dims[d].begin() + long(from.dims[d].size()), to.dims[d].end());
+    for (int64_t ax : added) PARAX_CHECK(!contains(used, ax), "reshard: axis in use");
+    DimShard next = from;
+    next.dims[d] = to.dims[d];
+    if (padded(global, next, d)) cur = pad_to_shards(cur, global, from, next, d);
+    core::Params params{{"mesh_axes", added}, {"dimension", int64_t(d)}};
+    cur = Atom::of(emit(Prim::shard_slice, {cur}, std::move(params),
+                        mesh_.local_aval(global, next)));
+    from = next;
+  }
+  return cur;
+}
+
+// Pads the whole dimension d up to shards * shard size of `next`; the last shards hold
+// padding.
+Atom Partitioner::pad_to_shards(Atom cur, const Aval& global, const DimShard& from,
+                                const DimShard& next, size_t d) {
+  Aval grown = mesh_.local_aval(global, from);
+  const int64_t total = mesh_.local_aval(global, next).shape[d] * mesh_.size_of(next.dims[d]);
+  std::vector<int64_t> config(3 * grown.shape.size(), 0);
+  config[3 * d + 1] = total - grown.shape[d];
+  grown.shape[d] = total;
+  core::Literal zero{Aval{{}, global.dtype, false}, 0.0};
+  return Atom::of(emit(Prim::pad, {cur, Atom::of(zero)}, {{"padding_config", config}}, grown));
 }
 
 Atom Partitioner::move_blocks(Atom x, const Aval& local, const AxisList& axes,

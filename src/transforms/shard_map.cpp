@@ -383,25 +383,30 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
 
 namespace {
 
-}  // namespace
+// pmap's arguments with the mapped axis taken out: each leaf's aval, one instance's aval,
+// its mapped dimension (kNotMapped for in_axes None) and the common mapped size.
+struct MappedArgs {
+  std::vector<Aval> avals;
+  std::vector<Aval> element;
+  std::vector<int> dims;
+  int64_t size = 0;
+};
 
-std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
-                             const std::vector<std::string>& names, const FlatFn& fn,
-                             TreeDef* out_def, const PmapOptions& options) {
+MappedArgs split_mapped_axis(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
+                             const std::vector<std::string>& names) {
   if (leaves.empty()) {
     throw ValueError("pmap wrapped function must be passed at least one argument containing an "
                      "array, got empty *args=() and **kwargs={}");
   }
-  std::vector<Aval> avals, element;
-  std::vector<int> dims;
+  MappedArgs m;
   std::optional<int64_t> size;
   bool mismatch = false;
   for (size_t i = 0; i < leaves.size(); ++i) {
     Aval a = core::aval_of(leaves[i]);
-    avals.push_back(a);
+    m.avals.push_back(a);
     if (in_dims[i] == kNoAxis) {
-      dims.push_back(core::kNotMapped);
-      element.push_back(a);
+      m.dims.push_back(core::kNotMapped);
+      m.element.push_back(a);
       continue;
     }
     const int64_t rank = int64_t(a.shape.size());
@@ -412,48 +417,58 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
                        "least " + std::to_string(d + 1) + ", but is only " + std::to_string(rank) +
                        " (its shape is " + shape_str(a.shape) + ")");
     }
-    dims.push_back(d);
+    m.dims.push_back(d);
     if (size && *size != a.shape[size_t(d)]) mismatch = true;
     size = a.shape[size_t(d)];
     a.shape.erase(a.shape.begin() + d);
-    element.push_back(a);
+    m.element.push_back(a);
   }
-  if (mismatch) throw_inconsistent_sizes("pmap", avals, dims, names);
+  if (mismatch) throw_inconsistent_sizes("pmap", m.avals, m.dims, names);
   if (!size) throw ValueError("pmap must have at least one non-None value in in_axes");
-  const int64_t n = *size;
-  if (n == 0) {
+  if (*size == 0) {
     throw ValueError("pmap got a mapped axis of size 0; it maps one instance per device, so "
                      "the mapped size must be at least 1");
   }
+  m.size = *size;
+  return m;
+}
 
-  // Nested in another pmap (or shard_map): this map's axis joins the enclosing mesh.
-  bool nested = false;
-  int depth = 0;
+// True inside another pmap (or shard_map): this map's axis then joins the enclosing mesh.
+bool inside_a_map() {
   for (const core::AxisFrame& f : core::bound_axes()) {
-    nested = nested || f.manual;
-    depth += f.manual ? 1 : 0;
+    if (f.manual) return true;
   }
-  const std::string name = !options.axis_name.empty() ? options.axis_name
-                           : depth == 0 ? std::string("_internal_pmap_axis_name")
-                                        : "_internal_pmap_axis_name_" + std::to_string(depth);
-  if (nested && !options.devices.empty()) {
-    throw ValueError("Nested pmap with explicit devices argument.");
-  }
+  return false;
+}
 
-  // A nested pmap's axis joins the enclosing mesh after the enclosing ones, in order of
-  // nesting, so it registers before its own body (with maps inside it) is traced.
-  if (nested && nested_axes != nullptr) {
-    auto it = std::find_if(nested_axes->begin(), nested_axes->end(),
-                           [&](const auto& a) { return a.first == name; });
-    if (it == nested_axes->end()) {
-      nested_axes->push_back({name, n});
-    } else if (it->second != n) {
-      throw ValueError("nested pmaps named '" + name + "' map axes of different sizes (" +
-                       std::to_string(it->second) + " and " + std::to_string(n) + ")");
-    }
+// The axis name: the user's, else JAX's internal name, numbered by nesting depth.
+std::string pmap_axis_name(const PmapOptions& options) {
+  if (!options.axis_name.empty()) return options.axis_name;
+  int depth = 0;
+  for (const core::AxisFrame& f : core::bound_axes()) depth += f.manual ? 1 : 0;
+  return depth == 0 ? std::string("_internal_pmap_axis_name")
+                    : "_internal_pmap_axis_name_" + std::to_string(depth);
+}
+
+// A nested pmap's axis joins the enclosing mesh after the enclosing ones, in order of
+// nesting, so it registers before its own body (with maps inside it) is traced.
+void register_nested_axis(const std::string& name, int64_t n) {
+  if (nested_axes == nullptr) return;
+  auto it = std::find_if(nested_axes->begin(), nested_axes->end(),
+                         [&](const auto& a) { return a.first == name; });
+  if (it == nested_axes->end()) {
+    nested_axes->push_back({name, n});
+  } else if (it->second != n) {
+    throw ValueError("nested pmaps named '" + name + "' map axes of different sizes (" +
+                     std::to_string(it->second) + " and " + std::to_string(n) + ")");
   }
-  // f on one instance, traced with the axis bound.
-  NestedAxes inner;
+}
+
+// Traces f on one instance with the axis bound. An outermost pmap collects the axes of the
+// pmaps nested in f into `inner`.
+core::ClosedProgram trace_one_instance(const std::vector<Aval>& element, const FlatFn& fn,
+                                       TreeDef* out_def, const std::string& name, int64_t n,
+                                       bool nested, NestedAxes& inner) {
   NestedAxes* saved = nested_axes;
   if (!nested) nested_axes = &inner;
   core::ClosedProgram closed;
@@ -467,37 +482,44 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
     throw;
   }
   nested_axes = saved;
-  std::shared_ptr<const Program> f_program = core::lift_consts(closed);
+  return closed;
+}
 
-  // The per-device program: each device's block has the mapped axis (of size 1) in front.
+// The per-device arguments: each mapped leaf with the mapped axis moved to the front and
+// split over `name`, so a device's block holds it with size 1; unmapped leaves whole.
+struct DeviceBlocks {
   std::vector<Array> args;
   std::vector<PartitionSpec> in_specs;
   std::vector<Aval> local;
+};
+
+DeviceBlocks blocks_over_axis(const std::vector<Array>& leaves, const MappedArgs& m,
+                              const std::string& name) {
+  DeviceBlocks b;
   for (size_t i = 0; i < leaves.size(); ++i) {
-    if (dims[i] == core::kNotMapped) {
-      args.push_back(leaves[i]);
-      in_specs.push_back(PartitionSpec());
-      local.push_back(avals[i]);
+    if (m.dims[i] == core::kNotMapped) {
+      b.args.push_back(leaves[i]);
+      b.in_specs.push_back(PartitionSpec());
+      b.local.push_back(m.avals[i]);
       continue;
     }
-    args.push_back(core::move_batch_dim(leaves[i], dims[i], 0, n));
-    in_specs.push_back(PartitionSpec(name));
-    Aval a = element[i];
+    b.args.push_back(core::move_batch_dim(leaves[i], m.dims[i], 0, m.size));
+    b.in_specs.push_back(PartitionSpec(name));
+    Aval a = m.element[i];
     a.shape.insert(a.shape.begin(), 1);
-    local.push_back(a);
+    b.local.push_back(a);
   }
+  return b;
+}
+
+// The per-device program: squeeze the mapped axis, run f (as a pjit of its program), and
+// restore the axis on mapped results; returns f's result leaves as a flat tuple.
+FlatFn instance_body(const core::ClosedProgram& closed, const std::vector<int>& dims,
+                     const std::vector<bool>& mapped_out) {
+  std::shared_ptr<const Program> f_program = core::lift_consts(closed);
   const size_t num_outs = f_program->outvars.size();
-  const std::vector<std::optional<int>> out_axes = options.out_axes.leaves(*out_def, "pmap", "out_axes");
-  std::vector<PartitionSpec> out_specs;
-  std::vector<bool> mapped_out;
-  for (size_t o = 0; o < num_outs; ++o) {
-    mapped_out.push_back(out_axes[o].has_value());
-    out_specs.push_back(out_axes[o] ? PartitionSpec(name) : PartitionSpec());
-  }
-  // The per-device program returns f's result leaves as a flat tuple.
-  const TreeDef flat_outs{TreeDef::Kind::tuple, {}, {}, std::vector<TreeDef>(num_outs)};
-  FlatFn body = [&](const std::vector<Array>& xs, TreeDef* def) {
-    *def = flat_outs;
+  return [=](const std::vector<Array>& xs, TreeDef* def) {
+    *def = TreeDef{TreeDef::Kind::tuple, {}, {}, std::vector<TreeDef>(num_outs)};
     std::vector<Array> in(closed.consts);
     for (size_t i = 0; i < xs.size(); ++i) {
       in.push_back(dims[i] == core::kNotMapped
@@ -515,44 +537,87 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
     }
     return outs;
   };
+}
 
-  Region region{{name}, {n}, nullptr};
-  std::optional<Mesh> mesh;
-  if (!nested) {
-    int64_t total = n;
-    std::vector<std::string> axis_names{name};
-    Shape sizes{n};
-    for (const auto& [a, m] : inner) {
-      total *= m;
-      axis_names.push_back(a);
-      sizes.push_back(m);
-    }
-    std::vector<Device> devices = options.devices.empty() ? local_devices() : options.devices;
-    if (!options.devices.empty() && int64_t(devices.size()) != n) {
-      throw ValueError("Leading axis size of input to pmapped function must equal the number of "
-                       "local devices passed to pmap. Got axis_size=" + std::to_string(n) +
-                       ", num_local_devices=" + std::to_string(devices.size()) + ".");
-    }
-    if (total > int64_t(devices.size())) {
-      throw ValueError("compiling computation that requires " + std::to_string(total) +
-                       " logical devices, but only " + std::to_string(devices.size()) +
-                       " XLA devices are available (num_replicas=" + std::to_string(total) + ")");
-    }
-    devices.resize(size_t(total));
-    mesh.emplace(DeviceGrid(devices, sizes), axis_names);
-    region.mesh = std::make_shared<const Sharding>(NamedSharding(*mesh, PartitionSpec()));
+// The mesh of an outermost pmap: its axis, then the axes of the pmaps nested in it, over
+// the first devices (or the devices given).
+Mesh pmap_mesh(const PmapOptions& options, const std::string& name, int64_t n,
+               const NestedAxes& inner) {
+  int64_t total = n;
+  std::vector<std::string> axis_names{name};
+  Shape sizes{n};
+  for (const auto& [a, m] : inner) {
+    total *= m;
+    axis_names.push_back(a);
+    sizes.push_back(m);
   }
-  TreeDef ignored;
-  // Outputs with out_axes None must be the same on every device (JAX's vmap-style check).
-  const bool any_unmapped = std::count(mapped_out.begin(), mapped_out.end(), false) > 0;
-  std::vector<Array> outs = bind_region(args, in_specs, local, body, &ignored, Specs(out_specs),
-                                        region, mesh ? &*mesh : nullptr, any_unmapped, "pmap");
+  std::vector<Device> devices = options.devices.empty() ? local_devices() : options.devices;
+  if (!options.devices.empty() && int64_t(devices.size()) != n) {
+    throw ValueError("Leading axis size of input to pmapped function must equal the number of "
+                     "local devices passed to pmap. Got axis_size=" + std::to_string(n) +
+                     ", num_local_devices=" + std::to_string(devices.size()) + ".");
+  }
+  if (total > int64_t(devices.size())) {
+    throw ValueError("compiling computation that requires " + std::to_string(total) +
+                     " logical devices, but only " + std::to_string(devices.size()) +
+                     " XLA devices are available (num_replicas=" + std::to_string(total) + ")");
+  }
+  devices.resize(size_t(total));
+  return Mesh(DeviceGrid(devices, sizes), axis_names);
+}
+
+// Moves each mapped result's axis from the front to its out_axes position.
+void move_out_axes(std::vector<Array>& outs, const std::vector<std::optional<int>>& out_axes,
+                   int64_t n) {
   for (size_t o = 0; o < outs.size(); ++o) {
     if (!out_axes[o] || *out_axes[o] == 0) continue;
     const int64_t rank = outs[o].ndim();
     const int64_t to = *out_axes[o] < 0 ? *out_axes[o] + rank : *out_axes[o];
     outs[o] = core::move_batch_dim(outs[o], 0, int(to), n);
   }
+}
+
+}  // namespace
+
+std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
+                             const std::vector<std::string>& names, const FlatFn& fn,
+                             TreeDef* out_def, const PmapOptions& options) {
+  const MappedArgs mapped = split_mapped_axis(leaves, in_dims, names);
+  const int64_t n = mapped.size;
+  const bool nested = inside_a_map();
+  const std::string name = pmap_axis_name(options);
+  if (nested && !options.devices.empty()) {
+    throw ValueError("Nested pmap with explicit devices argument.");
+  }
+  if (nested) register_nested_axis(name, n);
+  NestedAxes inner;
+  const core::ClosedProgram closed =
+      trace_one_instance(mapped.element, fn, out_def, name, n, nested, inner);
+
+  const DeviceBlocks blocks = blocks_over_axis(leaves, mapped, name);
+  const std::vector<std::optional<int>> out_axes =
+      options.out_axes.leaves(*out_def, "pmap", "out_axes");
+  std::vector<PartitionSpec> out_specs;
+  std::vector<bool> mapped_out;
+  for (const std::optional<int>& axis : out_axes) {
+    mapped_out.push_back(axis.has_value());
+    out_specs.push_back(axis ? PartitionSpec(name) : PartitionSpec());
+  }
+  const FlatFn body = instance_body(closed, mapped.dims, mapped_out);
+
+  Region region{{name}, {n}, nullptr};
+  std::optional<Mesh> mesh;
+  if (!nested) {
+    mesh.emplace(pmap_mesh(options, name, n, inner));
+    region.mesh = std::make_shared<const Sharding>(NamedSharding(*mesh, PartitionSpec()));
+  }
+  TreeDef ignored;
+  // Outputs with out_axes None must be the same on every device (JAX's vmap-style check).
+  const bool any_unmapped = std::count(mapped_out.begin(), mapped_out.end(), false) > 0;
+  std::vector<Array> outs =
+      bind_region(blocks.args, blocks.in_specs, blocks.local, body, &ignored, Specs(out_specs),
+                  region, mesh ? &*mesh : nullptr, any_unmapped, "pmap");
+  move_out_axes(outs, out_axes, n);
   return outs;
 }
 

@@ -1,7 +1,8 @@
-// The sharded sweep: every primitive with operands (iota, which has none, is checked
-// sharded through the padding masks and in prims/structural_test.cpp), bound on arrays laid out over the meshes (8), (4,2),
-// (2,4) and (2,2,2) with a set of specs per rank, gives the single-device values; and
-// elementwise primitives keep their operands' sharding.
+// The shard leg of the primitive sweep: each row of prims/prim_table.cpp with the shard leg,
+// bound on arrays laid out over the meshes (8), (4,2), (2,4) and (2,2,2) with a set of
+// specs per rank, gives the single-device values; and elementwise primitives keep their
+// operands' sharding. (iota, which has no operands, is checked sharded through the
+// padding masks and in prims/structural_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "core/trace.h"
 #include "parax/parax.h"
+#include "prims/prim_table.h"
 
 namespace parax {
 namespace {
@@ -17,108 +19,13 @@ namespace {
 using core::Params;
 using core::Prim;
 
-struct Case {
-  std::string name;
-  Prim prim;
-  std::vector<std::pair<Shape, DType>> inputs;
-  Params params;
-  double tolerance = 0;  // relative; 0 = exact
-};
+using prim_table::Case;
 
-Array random_input(const Shape& shape, DType dtype, uint32_t seed) {
-  std::mt19937 gen(seed);
-  const int64_t n = shape_size(shape);
-  if (dtype == DType::bool_) {
-    std::vector<bool> v(static_cast<size_t>(n));
-    for (auto&& b : v) b = gen() % 2;
-    return numpy::array(v, shape);
-  }
-  if (is_floating(dtype)) {
-    std::uniform_real_distribution<float> dist(0.1f, 0.9f);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = dist(gen);
-    return numpy::array(v, shape, dtype);
-  }
-  std::vector<int32_t> v(static_cast<size_t>(n));
-  for (int32_t& x : v) x = int32_t(gen() % 7);
-  return numpy::array(v, shape, dtype);
-}
-
-Params P_(std::initializer_list<std::pair<std::string, core::ParamValue>> items) {
-  return Params(items);
-}
-std::vector<int64_t> V(std::initializer_list<int64_t> v) { return v; }
-
-std::vector<Case> cases() {
-  const Shape m{8, 8};
-  const DType f32 = DType::float32, i32 = DType::int32;
-  std::vector<Case> out;
-  for (Prim p : {Prim::neg, Prim::abs, Prim::sign, Prim::floor, Prim::ceil, Prim::exp,
-                 Prim::exp2, Prim::log, Prim::log1p, Prim::expm1, Prim::sin, Prim::cos, Prim::tan,
-                 Prim::asin, Prim::acos, Prim::atan, Prim::sinh, Prim::cosh, Prim::tanh,
-                 Prim::sqrt, Prim::rsqrt, Prim::cbrt, Prim::logistic, Prim::erf, Prim::erf_inv,
-                 Prim::copy, Prim::is_finite}) {
-    out.push_back({std::string(core::prim_name(p)), p, {{m, f32}}, {}});
-  }
-  out.push_back({"round", Prim::round, {{m, f32}}, P_({{"rounding_method", int64_t(1)}})});
-  out.push_back({"integer_pow", Prim::integer_pow, {{m, f32}}, P_({{"y", int64_t(3)}})});
-  out.push_back({"not", Prim::not_, {{m, i32}}, {}});
-  for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::div, Prim::max, Prim::min, Prim::pow,
-                 Prim::atan2, Prim::nextafter, Prim::eq, Prim::ne, Prim::lt, Prim::le, Prim::gt,
-                 Prim::ge}) {
-    out.push_back({std::string(core::prim_name(p)), p, {{m, f32}, {m, f32}}, {}});
-  }
-  for (Prim p : {Prim::rem, Prim::and_, Prim::or_, Prim::xor_, Prim::shift_left,
-                 Prim::shift_right_logical, Prim::shift_right_arithmetic}) {
-    out.push_back({std::string(core::prim_name(p)), p, {{m, i32}, {m, i32}}, {}});
-  }
-  out.push_back({"select_n", Prim::select_n, {{m, DType::bool_}, {m, f32}, {m, f32}}, {}});
-  out.push_back({"clamp", Prim::clamp, {{{}, f32}, {m, f32}, {{}, f32}}, {}});
-  out.push_back({"convert", Prim::convert_element_type, {{m, f32}},
-                 P_({{"new_dtype", DType::int32}, {"weak_type", false}})});
-  out.push_back({"broadcast_in_dim", Prim::broadcast_in_dim, {{{8}, f32}},
-                 P_({{"shape", V({8, 8})}, {"broadcast_dimensions", V({0})}})});
-  out.push_back({"reshape_merge", Prim::reshape, {{m, f32}}, P_({{"new_sizes", V({64})}})});
-  out.push_back({"reshape_split", Prim::reshape, {{m, f32}}, P_({{"new_sizes", V({2, 4, 8})}})});
-  out.push_back({"transpose", Prim::transpose, {{m, f32}}, P_({{"permutation", V({1, 0})}})});
-  out.push_back({"squeeze", Prim::squeeze, {{{8, 1, 8}, f32}}, P_({{"dimensions", V({1})}})});
-  out.push_back({"expand_dims", Prim::expand_dims, {{m, f32}}, P_({{"dimensions", V({1})}})});
-  out.push_back({"slice", Prim::slice, {{m, f32}},
-                 P_({{"start_indices", V({2, 0})}, {"limit_indices", V({6, 8})}, {"strides", V({})}})});
-  out.push_back({"dynamic_slice", Prim::dynamic_slice, {{m, f32}, {{}, i32}, {{}, i32}},
-                 P_({{"slice_sizes", V({4, 8})}})});
-  out.push_back({"dynamic_update_slice", Prim::dynamic_update_slice,
-                 {{m, f32}, {{2, 8}, f32}, {{}, i32}, {{}, i32}}, {}});
-  out.push_back({"concatenate", Prim::concatenate, {{m, f32}, {m, f32}},
-                 P_({{"dimension", int64_t(0)}})});
-  out.push_back({"pad", Prim::pad, {{m, f32}, {{}, f32}},
-                 P_({{"padding_config", V({1, 2, 0, 0, 0, 1})}})});
-  out.push_back({"rev", Prim::rev, {{m, f32}}, P_({{"dimensions", V({0})}})});
-  auto dot = [&](std::vector<int64_t> lc, std::vector<int64_t> rc, std::vector<int64_t> lb,
-                 std::vector<int64_t> rb) {
-    return P_({{"lhs_contracting_dimensions", lc}, {"rhs_contracting_dimensions", rc},
-               {"lhs_batch_dimensions", lb}, {"rhs_batch_dimensions", rb},
-               {"preferred_element_type", DType::float32}});
-  };
-  out.push_back({"matmul", Prim::dot_general, {{m, f32}, {m, f32}}, dot({1}, {0}, {}, {}), 1e-5});
-  out.push_back({"batched_matmul", Prim::dot_general, {{{2, 8, 8}, f32}, {{2, 8, 8}, f32}},
-                 dot({2}, {1}, {0}, {0}), 1e-5});
-  for (auto axes : {V({0}), V({1}), V({0, 1})}) {
-    for (Prim p : {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min, Prim::reduce_prod}) {
-      out.push_back({std::string(core::prim_name(p)), p, {{m, f32}}, P_({{"axes", axes}}), 1e-5});
-    }
-  }
-  out.push_back({"reduce_or", Prim::reduce_or, {{m, DType::bool_}}, P_({{"axes", V({1})}})});
-  out.push_back({"reduce_and", Prim::reduce_and, {{m, DType::bool_}}, P_({{"axes", V({0})}})});
-  out.push_back({"argmin", Prim::argmin, {{m, f32}},
-                 P_({{"axes", V({0})}, {"index_dtype", DType::int32}})});
-  out.push_back({"argmax", Prim::argmax, {{m, f32}},
-                 P_({{"axes", V({1})}, {"index_dtype", DType::int32}})});
-  out.push_back({"cumsum", Prim::cumsum, {{m, f32}},
-                 P_({{"axis", int64_t(0)}, {"reverse", false}}), 1e-5});
-  out.push_back({"sort", Prim::sort, {{m, f32}},
-                 P_({{"dimension", int64_t(1)}, {"is_stable", true}, {"num_keys", int64_t(1)}})});
-  return out;
+// An operand's shape on this leg: elementwise rows run on 8 x 8 arrays (rank-0 operands
+// stay scalars), which every mesh of 8 devices divides; other rows give their shapes.
+Shape leg_shape(const Case& c, size_t i) {
+  const Shape& s = c.operands[i].shape;
+  return core::has_trait(c.prim, core::kElementwise) && !s.empty() ? Shape{8, 8} : s;
 }
 
 // The specs tried for an array of `rank` on `mesh`: replicated, each axis on each
@@ -170,25 +77,23 @@ TEST(ShardedSweep, EveryPrimitiveMatchesSingleDeviceOnEveryMesh) {
   std::vector<Mesh> meshes{make_mesh({8}, {"x"}), make_mesh({4, 2}, {"a", "b"}),
                            make_mesh({2, 4}, {"a", "b"}), make_mesh({2, 2, 2}, {"a", "b", "c"})};
   int runs = 0;
-  for (const Case& c : cases()) {
+  for (const Case& c : prim_table::cases()) {
+    if (!c.has(prim_table::kShard)) continue;
     std::vector<Array> host;
-    for (size_t i = 0; i < c.inputs.size(); ++i) {
-      host.push_back(random_input(c.inputs[i].first, c.inputs[i].second, uint32_t(i + 1)));
-    }
-    if (c.prim == Prim::dynamic_slice || c.prim == Prim::dynamic_update_slice) {
-      host[host.size() - 2] = numpy::array(int32_t(2));  // start indices
-      host[host.size() - 1] = numpy::array(int32_t(0));
+    for (size_t i = 0; i < c.operands.size(); ++i) {
+      std::mt19937 rng(uint32_t(i + 1));
+      host.push_back(prim_table::draw(c.operands[i], leg_shape(c, i), rng));
     }
     std::vector<Array> want = core::bind(c.prim, host, c.params);
     for (const Mesh& mesh : meshes) {
       // The first operand takes each spec; the others are replicated or take the same.
-      const Shape& shape0 = c.inputs[0].first;
+      const Shape shape0 = leg_shape(c, 0);
       for (const PartitionSpec& spec : specs_for(mesh, shape0.size())) {
         if (!divides(mesh, spec, shape0)) continue;
         for (bool same : {true, false}) {
           std::vector<Array> in;
           for (size_t i = 0; i < host.size(); ++i) {
-            const Shape& s = c.inputs[i].first;
+            const Shape s = leg_shape(c, i);
             PartitionSpec si = (i == 0 || (same && s == shape0)) ? spec : P();
             in.push_back(device_put(host[i], NamedSharding(mesh, si)));
           }
@@ -207,7 +112,7 @@ TEST(ShardedSweep, EveryPrimitiveMatchesSingleDeviceOnEveryMesh) {
             EXPECT_TRUE(got[r].is_committed()) << what;
           }
           if (core::has_trait(c.prim, core::kElementwise) && same &&
-              c.inputs[0].first == got[0].shape()) {
+              shape0 == got[0].shape()) {
             EXPECT_TRUE(got[0].sharding().is_equivalent_to(in[0].sharding(), got[0].ndim()))
                 << what << ": got " << got[0].sharding();
           }

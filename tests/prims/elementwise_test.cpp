@@ -1,6 +1,7 @@
-// Elementwise primitives: every kernel against a naive reference (long double math, or
-// __int128 arithmetic for integers) over several dtypes, XLA's corner cases as exact
-// tables, rank-0 broadcasting, and each error's type and text.
+// Elementwise primitives: the values leg of the sweep (each row of prims/prim_table.cpp with
+// a reference: its kernel against long double math, or __int128 arithmetic for integers,
+// over every dtype it takes), XLA's corner cases as exact tables, conversions between every
+// pair of dtypes, rank-0 broadcasting, and each error's type and text.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "base/dtype_dispatch.h"
 #include "core/rules.h"
 #include "parax/errors.h"
+#include "prims/prim_table.h"
 #include "support/kernel_harness.h"
 
 namespace parax {
@@ -111,56 +113,14 @@ Reals linspace(Real lo, Real hi, int n) {
   return v;
 }
 
-// The inverse of erfl by bisection: slow, obviously right.
-Real erf_inv_ref(Real y) {
-  if (std::isnan(y) || std::abs(y) > 1) return kNan;
-  if (std::abs(y) == 1 || y == 0) return y == 0 ? y : std::copysign(kInf, y);
-  Real lo = -7, hi = 7;
-  for (int i = 0; i < 200; ++i) {
-    const Real mid = (lo + hi) / 2;
-    (std::erf(mid) < y ? lo : hi) = mid;
-  }
-  return (lo + hi) / 2;
-}
-
 // ---- unary floating functions ---------------------------------------------------------
 
-struct FloatUnary {
-  Prim prim;
-  Real (*ref)(Real);
-  Real lo, hi;
-};
-
-const FloatUnary kFloatUnary[] = {
-    {Prim::exp, [](Real x) { return std::exp(x); }, -10, 10},
-    {Prim::exp2, [](Real x) { return std::exp2(x); }, -10, 10},
-    {Prim::log, [](Real x) { return std::log(x); }, 0.01L, 100},
-    {Prim::log1p, [](Real x) { return std::log1p(x); }, -0.9L, 10},
-    {Prim::expm1, [](Real x) { return std::expm1(x); }, -5, 5},
-    {Prim::sin, [](Real x) { return std::sin(x); }, -5, 5},
-    {Prim::cos, [](Real x) { return std::cos(x); }, -5, 5},
-    {Prim::tan, [](Real x) { return std::tan(x); }, -1.5L, 1.5L},
-    {Prim::asin, [](Real x) { return std::asin(x); }, -1, 1},
-    {Prim::acos, [](Real x) { return std::acos(x); }, -1, 1},
-    {Prim::atan, [](Real x) { return std::atan(x); }, -10, 10},
-    {Prim::sinh, [](Real x) { return std::sinh(x); }, -5, 5},
-    {Prim::cosh, [](Real x) { return std::cosh(x); }, -5, 5},
-    {Prim::tanh, [](Real x) { return std::tanh(x); }, -5, 5},
-    {Prim::sqrt, [](Real x) { return std::sqrt(x); }, 0, 100},
-    {Prim::rsqrt, [](Real x) { return 1 / std::sqrt(x); }, 0.01L, 100},
-    {Prim::cbrt, [](Real x) { return std::cbrt(x); }, -100, 100},
-    {Prim::logistic, [](Real x) { return 1 / (1 + std::exp(-x)); }, -10, 10},
-    {Prim::erf, [](Real x) { return std::erf(x); }, -3, 3},
-    {Prim::erf_inv, erf_inv_ref, -0.999L, 0.999L},
-    {Prim::floor, [](Real x) { return std::floor(x); }, -3, 3},
-    {Prim::ceil, [](Real x) { return std::ceil(x); }, -3, 3},
-};
-
 TEST(ElementwiseUnary, FloatFunctionsMatchReference) {
-  for (const FloatUnary& u : kFloatUnary) {
+  for (const prim_table::Case& u : prim_table::cases()) {
+    if (!u.has(prim_table::kValues) || u.ref.unary == nullptr) continue;
     for (DType t : kFloats) {
       HostBuffer x = make(t, [&] {
-        Reals v = linspace(u.lo, u.hi, 41);
+        Reals v = linspace(u.ref.lo, u.ref.hi, 41);
         v.push_back(kNan);
         return v;
       }());
@@ -169,9 +129,9 @@ TEST(ElementwiseUnary, FloatFunctionsMatchReference) {
       // Halves compute in float and round once; the rest allow a few ulp of libm error.
       const Real ulps = t == DType::float16 || t == DType::bfloat16 ? 1 : 4;
       for (size_t i = 0; i < in.size(); ++i) {
-        EXPECT_TRUE(close(got[i], u.ref(in[i]), t, ulps))
+        EXPECT_TRUE(close(got[i], u.ref.unary(in[i]), t, ulps))
             << name(u.prim) << "(" << double(in[i]) << ") in " << dtype_name(t) << ": got "
-            << double(got[i]) << ", want " << double(u.ref(in[i]));
+            << double(got[i]) << ", want " << double(u.ref.unary(in[i]));
       }
     }
   }
@@ -311,28 +271,6 @@ TEST(ElementwiseExact, CornerCases) {
 
 // ---- binary floating ops against long double --------------------------------------------
 
-struct FloatBinary {
-  Prim prim;
-  Real (*ref)(Real, Real);
-  Real ulps;  // 0: correctly rounded, so exactly the rounded reference
-};
-
-const FloatBinary kFloatBinary[] = {
-    {Prim::add, [](Real a, Real b) { return a + b; }, 0},
-    {Prim::sub, [](Real a, Real b) { return a - b; }, 0},
-    {Prim::mul, [](Real a, Real b) { return a * b; }, 0},
-    {Prim::div, [](Real a, Real b) { return a / b; }, 0},
-    {Prim::rem, [](Real a, Real b) { return std::fmod(a, b); }, 0},
-    {Prim::max, [](Real a, Real b) { return std::isnan(a) || std::isnan(b) ? kNan
-                                            : a == b ? (std::signbit(a) ? b : a)
-                                                     : std::max(a, b); }, 0},
-    {Prim::min, [](Real a, Real b) { return std::isnan(a) || std::isnan(b) ? kNan
-                                            : a == b ? (std::signbit(a) ? a : b)
-                                                     : std::min(a, b); }, 0},
-    {Prim::pow, [](Real a, Real b) { return std::pow(a, b); }, 4},
-    {Prim::atan2, [](Real a, Real b) { return std::atan2(a, b); }, 4},
-};
-
 TEST(ElementwiseBinary, FloatOpsMatchReference) {
   const Reals pool = {-3.5, -1, -0.0, 0, 0.1L, 0.5, 1, 2, 3.25, 7, 100, kInf, -kInf, kNan};
   Reals a, b;
@@ -342,13 +280,14 @@ TEST(ElementwiseBinary, FloatOpsMatchReference) {
       b.push_back(y);
     }
   }
-  for (const FloatBinary& op : kFloatBinary) {
+  for (const prim_table::Case& op : prim_table::cases()) {
+    if (!op.has(prim_table::kValues) || op.ref.binary == nullptr) continue;
     for (DType t : kFloats) {
       const HostBuffer x = make(t, a), y = make(t, b);
       const Reals xs = values(x), ys = values(y), got = run1(op.prim, {x, y});
-      const Real ulps = op.ulps == 0 ? 0 : t == f16 || t == bf16 ? 1 : op.ulps;
+      const Real ulps = op.ref.ulps == 0 ? 0 : t == f16 || t == bf16 ? 1 : op.ref.ulps;
       for (size_t i = 0; i < got.size(); ++i) {
-        const Real want = round_to(t, op.ref(xs[i], ys[i]));
+        const Real want = round_to(t, op.ref.binary(xs[i], ys[i]));
         EXPECT_TRUE(close(got[i], want, t, ulps))
             << name(op.prim) << "(" << double(xs[i]) << ", " << double(ys[i]) << ") in "
             << dtype_name(t) << ": got " << double(got[i]) << ", want " << double(want);
@@ -367,48 +306,6 @@ I128 wrap(DType t, I128 v) {
   const I128 low = I128(static_cast<unsigned __int128>(v) & mask);
   return is_signed_integer(t) && low >= (I128(1) << (bits - 1)) ? low - (I128(1) << bits) : low;
 }
-I128 shift_amount(DType t, I128 b) { return b < 0 || b >= bits_of(t) ? -1 : b; }
-
-struct IntBinary {
-  Prim prim;
-  std::function<I128(DType, I128, I128)> ref;
-};
-
-const IntBinary kIntBinary[] = {
-    {Prim::add, [](DType t, I128 a, I128 b) { return wrap(t, a + b); }},
-    {Prim::sub, [](DType t, I128 a, I128 b) { return wrap(t, a - b); }},
-    {Prim::mul,
-     [](DType t, I128 a, I128 b) {
-       return wrap(t, I128(static_cast<unsigned __int128>(a) * static_cast<unsigned __int128>(b)));
-     }},
-    {Prim::div, [](DType t, I128 a, I128 b) { return b == 0 ? wrap(t, -1) : wrap(t, a / b); }},
-    {Prim::rem, [](DType t, I128 a, I128 b) { return b == 0 ? a : a % b; }},
-    {Prim::max, [](DType, I128 a, I128 b) { return std::max(a, b); }},
-    {Prim::min, [](DType, I128 a, I128 b) { return std::min(a, b); }},
-    {Prim::and_, [](DType t, I128 a, I128 b) { return wrap(t, a & b); }},
-    {Prim::or_, [](DType t, I128 a, I128 b) { return wrap(t, a | b); }},
-    {Prim::xor_, [](DType t, I128 a, I128 b) { return wrap(t, a ^ b); }},
-    {Prim::shift_left,
-     [](DType t, I128 a, I128 b) { return shift_amount(t, b) < 0 ? 0 : wrap(t, a << int(b)); }},
-    {Prim::shift_right_logical,
-     [](DType t, I128 a, I128 b) {
-       const I128 u = a < 0 ? a + (I128(1) << bits_of(t)) : a;
-       return shift_amount(t, b) < 0 ? 0 : wrap(t, u >> int(b));
-     }},
-    {Prim::shift_right_arithmetic,
-     [](DType t, I128 a, I128 b) {
-       const I128 s = wrap(is_signed_integer(t) ? t : DType(int(t) - 4), a);  // same-width signed
-       const I128 n = shift_amount(t, b) < 0 ? bits_of(t) - 1 : b;
-       return wrap(t, s >> int(n));
-     }},
-    {Prim::eq, [](DType, I128 a, I128 b) { return I128(a == b); }},
-    {Prim::ne, [](DType, I128 a, I128 b) { return I128(a != b); }},
-    {Prim::lt, [](DType, I128 a, I128 b) { return I128(a < b); }},
-    {Prim::le, [](DType, I128 a, I128 b) { return I128(a <= b); }},
-    {Prim::gt, [](DType, I128 a, I128 b) { return I128(a > b); }},
-    {Prim::ge, [](DType, I128 a, I128 b) { return I128(a >= b); }},
-};
-
 TEST(ElementwiseBinary, IntegerOpsMatchReference) {
   for (DType t : kInts) {
     const int bits = bits_of(t);
@@ -424,10 +321,11 @@ TEST(ElementwiseBinary, IntegerOpsMatchReference) {
         b.push_back(Real(y));
       }
     }
-    for (const IntBinary& op : kIntBinary) {
+    for (const prim_table::Case& op : prim_table::cases()) {
+      if (!op.has(prim_table::kValues) || op.ref.integer == nullptr) continue;
       const Reals got = run1(op.prim, {make(t, a), make(t, b)});
       for (size_t i = 0; i < got.size(); ++i) {
-        const I128 want = op.ref(t, I128(a[i]), I128(b[i]));
+        const I128 want = op.ref.integer(t, I128(a[i]), I128(b[i]));
         EXPECT_TRUE(I128(got[i]) == want) << name(op.prim) << "(" << double(a[i]) << ", "
                                       << double(b[i]) << ") in " << dtype_name(t);
       }
@@ -436,15 +334,6 @@ TEST(ElementwiseBinary, IntegerOpsMatchReference) {
 }
 
 TEST(ElementwiseBinary, ComparisonsOverEveryDtype) {
-  using Cmp = bool (*)(Real, Real);
-  const std::pair<Prim, Cmp> ops[] = {
-      {Prim::eq, [](Real a, Real b) { return a == b; }},
-      {Prim::ne, [](Real a, Real b) { return a != b; }},
-      {Prim::lt, [](Real a, Real b) { return a < b; }},
-      {Prim::le, [](Real a, Real b) { return a <= b; }},
-      {Prim::gt, [](Real a, Real b) { return a > b; }},
-      {Prim::ge, [](Real a, Real b) { return a >= b; }},
-  };
   for (int d = 0; d < kNumDTypes; ++d) {
     const DType t = DType(d);
     Reals pool = {0, 1};
@@ -458,12 +347,14 @@ TEST(ElementwiseBinary, ComparisonsOverEveryDtype) {
         b.push_back(y);
       }
     }
-    for (const auto& [prim, cmp] : ops) {
+    for (const prim_table::Case& op : prim_table::cases()) {
+      if (!op.has(prim_table::kValues) || op.ref.compare == nullptr) continue;
+      const Prim prim = op.prim;
       const std::vector<HostBuffer> out = run_kernel(prim, {make(t, a), make(t, b)});
       EXPECT_EQ(out[0].aval.dtype, b1);
       const Reals got = values(out[0]);
       for (size_t i = 0; i < got.size(); ++i) {
-        EXPECT_EQ(got[i], Real(cmp(a[i], b[i])))
+        EXPECT_EQ(got[i], Real(op.ref.compare(a[i], b[i])))
             << name(prim) << "(" << double(a[i]) << ", " << double(b[i]) << ") in "
             << dtype_name(t);
       }

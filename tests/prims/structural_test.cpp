@@ -1,5 +1,6 @@
-// Structural primitives (data movement): each kernel against a naive index map, over many
-// dtypes; sharding rules, localized params and error messages as tables.
+// Structural primitives (data movement): the values leg of the sweep (each kernel against
+// the naive index map of its rows in prims/prim_table.cpp, over many dtypes); iota, index
+// dtypes and weak types; sharding rules, localized params and error messages as tables.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,6 +9,7 @@
 #include "base/dtype_dispatch.h"
 #include "core/rules.h"
 #include "parax/errors.h"
+#include "prims/prim_table.h"
 #include "support/kernel_harness.h"
 
 namespace parax {
@@ -56,217 +58,44 @@ HostBuffer pattern(DType dtype, const Shape& shape, int64_t operand) {
   return b;
 }
 
-// Where an output element comes from: element `index` of array operand `input`.
-struct Source {
-  size_t input;
-  int64_t index;
-};
-
-struct KernelCase {
-  std::string name;
-  Prim prim;
-  std::vector<Shape> shapes;  // array operands
-  Ints indices;               // trailing int32 scalar operands (dynamic_*)
-  Params params;
-  Shape out_shape;
-  std::function<Source(const Ints& out)> ref;
-};
-
 Params P(std::initializer_list<std::pair<std::string, core::ParamValue>> items) {
   return Params(items);
-}
-
-Source same(const Shape& shape, const Ints& i) { return {0, flat(shape, i)}; }
-
-// Reference of pad for one flat config: operand index of out index, or the padding value.
-Source pad_ref(const Shape& shape, const Ints& config, const Ints& out) {
-  Ints in(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    const int64_t p = out[d] - config[3 * d];
-    const int64_t step = config[3 * d + 2] + 1;
-    if (p < 0 || p % step != 0 || p / step >= shape[d]) return {1, 0};
-    in[d] = p / step;
-  }
-  return {0, flat(shape, in)};
-}
-
-std::vector<KernelCase> kernel_cases() {
-  std::vector<KernelCase> cases;
-  auto add = [&](KernelCase c) { cases.push_back(std::move(c)); };
-  // broadcast_in_dim
-  add({"bcast_row", Prim::broadcast_in_dim, {{3}}, {},
-       P({{"shape", Ints{2, 3}}, {"broadcast_dimensions", Ints{1}}}), {2, 3},
-       [](const Ints& o) { return Source{0, o[1]}; }});
-  add({"bcast_size1", Prim::broadcast_in_dim, {{3, 1}}, {},
-       P({{"shape", Ints{3, 4}}, {"broadcast_dimensions", Ints{0, 1}}}), {3, 4},
-       [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"bcast_middle", Prim::broadcast_in_dim, {{2, 3}}, {},
-       P({{"shape", Ints{2, 4, 3}}, {"broadcast_dimensions", Ints{0, 2}}}), {2, 4, 3},
-       [](const Ints& o) { return Source{0, o[0] * 3 + o[2]}; }});
-  add({"bcast_scalar", Prim::broadcast_in_dim, {{}}, {},
-       P({{"shape", Ints{2, 2}}, {"broadcast_dimensions", Ints{}}}), {2, 2},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"bcast_rank0", Prim::broadcast_in_dim, {{}}, {},
-       P({{"shape", Ints{}}, {"broadcast_dimensions", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"bcast_zero", Prim::broadcast_in_dim, {{0}}, {},
-       P({{"shape", Ints{2, 0}}, {"broadcast_dimensions", Ints{1}}}), {2, 0}, nullptr});
-  add({"bcast_big", Prim::broadcast_in_dim, {{1, 300}}, {},
-       P({{"shape", Ints{300, 300}}, {"broadcast_dimensions", Ints{0, 1}}}), {300, 300},
-       [](const Ints& o) { return Source{0, o[1]}; }});
-  add({"bcast_fill_big", Prim::broadcast_in_dim, {{}}, {},
-       P({{"shape", Ints{100000}}, {"broadcast_dimensions", Ints{}}}), {100000},
-       [](const Ints&) { return Source{0, 0}; }});
-  // reshape, squeeze, expand_dims: same row-major order
-  add({"reshape", Prim::reshape, {{2, 3, 4}}, {}, P({{"new_sizes", Ints{6, 4}}}), {6, 4},
-       [](const Ints& o) { return same({6, 4}, o); }});
-  add({"reshape_rank0", Prim::reshape, {{}}, {}, P({{"new_sizes", Ints{1, 1}}}), {1, 1},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"reshape_zero", Prim::reshape, {{0, 3}}, {}, P({{"new_sizes", Ints{3, 0}}}), {3, 0},
-       nullptr});
-  add({"reshape_big", Prim::reshape, {{600, 400}}, {}, P({{"new_sizes", Ints{400, 600}}}),
-       {400, 600}, [](const Ints& o) { return same({400, 600}, o); }});
-  add({"squeeze", Prim::squeeze, {{1, 3, 1}}, {}, P({{"dimensions", Ints{0, 2}}}), {3},
-       [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"expand_dims", Prim::expand_dims, {{3}}, {}, P({{"dimensions", Ints{0, 2}}}), {1, 3, 1},
-       [](const Ints& o) { return Source{0, o[1]}; }});
-  add({"expand_rank0", Prim::expand_dims, {{}}, {}, P({{"dimensions", Ints{0}}}), {1},
-       [](const Ints&) { return Source{0, 0}; }});
-  // transpose
-  add({"transpose3", Prim::transpose, {{2, 3, 4}}, {}, P({{"permutation", Ints{2, 0, 1}}}),
-       {4, 2, 3}, [](const Ints& o) { return same({2, 3, 4}, {o[1], o[2], o[0]}); }});
-  add({"transpose_tiled", Prim::transpose, {{96, 80}}, {}, P({{"permutation", Ints{1, 0}}}),
-       {80, 96}, [](const Ints& o) { return same({96, 80}, {o[1], o[0]}); }});
-  add({"transpose_tiled3", Prim::transpose, {{3, 64, 40}}, {},
-       P({{"permutation", Ints{2, 1, 0}}}), {40, 64, 3},
-       [](const Ints& o) { return same({3, 64, 40}, {o[2], o[1], o[0]}); }});
-  add({"transpose_big", Prim::transpose, {{7, 300, 90}}, {},
-       P({{"permutation", Ints{2, 0, 1}}}), {90, 7, 300},
-       [](const Ints& o) { return same({7, 300, 90}, {o[1], o[2], o[0]}); }});
-  add({"transpose_rank0", Prim::transpose, {{}}, {}, P({{"permutation", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"transpose_zero", Prim::transpose, {{0, 5}}, {}, P({{"permutation", Ints{1, 0}}}),
-       {5, 0}, nullptr});
-  // slice
-  add({"slice", Prim::slice, {{5, 6}}, {},
-       P({{"start_indices", Ints{1, 0}}, {"limit_indices", Ints{4, 6}}, {"strides", Ints{}}}),
-       {3, 6}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1]}); }});
-  add({"slice_strided", Prim::slice, {{7, 8}}, {},
-       P({{"start_indices", Ints{1, 2}}, {"limit_indices", Ints{7, 8}},
-          {"strides", Ints{2, 3}}}),
-       {3, 2}, [](const Ints& o) { return same({7, 8}, {1 + 2 * o[0], 2 + 3 * o[1]}); }});
-  add({"slice_no_strides_param", Prim::slice, {{4}}, {},
-       P({{"start_indices", Ints{2}}, {"limit_indices", Ints{4}}}), {2},
-       [](const Ints& o) { return Source{0, o[0] + 2}; }});
-  add({"slice_empty", Prim::slice, {{4, 3}}, {},
-       P({{"start_indices", Ints{2, 0}}, {"limit_indices", Ints{2, 3}}}), {0, 3}, nullptr});
-  add({"slice_rank0", Prim::slice, {{}}, {},
-       P({{"start_indices", Ints{}}, {"limit_indices", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"slice_big", Prim::slice, {{400, 300}}, {},
-       P({{"start_indices", Ints{3, 1}}, {"limit_indices", Ints{400, 300}},
-          {"strides", Ints{1, 2}}}),
-       {397, 150}, [](const Ints& o) { return same({400, 300}, {o[0] + 3, 1 + 2 * o[1]}); }});
-  // dynamic_slice: starts clamped into [0, size - slice_size]
-  add({"dslice", Prim::dynamic_slice, {{5, 6}}, {1, 2}, P({{"slice_sizes", Ints{2, 3}}}),
-       {2, 3}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1] + 2}); }});
-  add({"dslice_clamped", Prim::dynamic_slice, {{5, 6}}, {4, -3},
-       P({{"slice_sizes", Ints{2, 3}}}), {2, 3},
-       [](const Ints& o) { return same({5, 6}, {o[0] + 3, o[1]}); }});
-  add({"dslice_huge", Prim::dynamic_slice, {{5}}, {2000000000}, P({{"slice_sizes", Ints{5}}}),
-       {5}, [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"dslice_rank0", Prim::dynamic_slice, {{}}, {}, P({{"slice_sizes", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"dslice_zero", Prim::dynamic_slice, {{5, 6}}, {1, 1}, P({{"slice_sizes", Ints{0, 3}}}),
-       {0, 3}, nullptr});
-  // dynamic_update_slice
-  auto dus_ref = [](Shape shape, Shape update, Ints start) {
-    return [=](const Ints& o) {
-      Ints u(o.size());
-      for (size_t d = 0; d < o.size(); ++d) {
-        u[d] = o[d] - start[d];
-        if (u[d] < 0 || u[d] >= update[d]) return same(shape, o);
-      }
-      return Source{1, flat(update, u)};
-    };
-  };
-  add({"dus", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {1, 1}, {}, {4, 5},
-       dus_ref({4, 5}, {2, 3}, {1, 1})});
-  add({"dus_clamped", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {3, -7}, {}, {4, 5},
-       dus_ref({4, 5}, {2, 3}, {2, 0})});
-  add({"dus_rank0", Prim::dynamic_update_slice, {{}, {}}, {}, {}, {},
-       [](const Ints&) { return Source{1, 0}; }});
-  add({"dus_empty_update", Prim::dynamic_update_slice, {{3}, {0}}, {1}, {}, {3},
-       [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"dus_big", Prim::dynamic_update_slice, {{300, 300}, {100, 299}}, {150, 1}, {},
-       {300, 300}, dus_ref({300, 300}, {100, 299}, {150, 1})});
-  // concatenate
-  add({"concat1", Prim::concatenate, {{2, 3}, {2, 1}, {2, 2}}, {}, P({{"dimension", 1}}),
-       {2, 6}, [](const Ints& o) {
-         if (o[1] < 3) return Source{0, o[0] * 3 + o[1]};
-         if (o[1] < 4) return Source{1, o[0]};
-         return Source{2, o[0] * 2 + o[1] - 4};
-       }});
-  add({"concat0_zero", Prim::concatenate, {{1, 3}, {0, 3}, {2, 3}}, {}, P({{"dimension", 0}}),
-       {3, 3}, [](const Ints& o) {
-         return o[0] < 1 ? Source{0, o[1]} : Source{2, (o[0] - 1) * 3 + o[1]};
-       }});
-  add({"concat_big", Prim::concatenate, {{200, 150}, {200, 250}}, {}, P({{"dimension", 1}}),
-       {200, 400}, [](const Ints& o) {
-         return o[1] < 150 ? Source{0, o[0] * 150 + o[1]} : Source{1, o[0] * 250 + o[1] - 150};
-       }});
-  // pad: operand, then the padding value (operand 1)
-  auto pad = [&](std::string name, Shape shape, Ints config, Shape out) {
-    add({name, Prim::pad, {shape, {}}, {}, P({{"padding_config", config}}), out,
-         [=](const Ints& o) { return pad_ref(shape, config, o); }});
-  };
-  pad("pad_edges", {3}, {1, 2, 0}, {6});
-  pad("pad_interior", {3}, {0, 0, 2}, {7});
-  pad("pad_negative", {4}, {-1, -1, 1}, {5});
-  pad("pad_crop_all_but_one", {3}, {-2, -2, 1}, {1});
-  pad("pad_crop_to_zero", {3}, {-2, -1, 0}, {0});
-  pad("pad_2d", {3, 4}, {1, -1, 1, -2, 3, 0}, {5, 5});
-  pad("pad_rank0", {}, {}, {});
-  pad("pad_zero_operand", {0}, {2, 1, 3}, {3});
-  pad("pad_big", {250, 250}, {3, 4, 1, -2, -1, 0}, {506, 247});
-  // rev
-  add({"rev0", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{0}}}), {3, 4},
-       [](const Ints& o) { return same({3, 4}, {2 - o[0], o[1]}); }});
-  add({"rev01", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{1, 0}}}), {3, 4},
-       [](const Ints& o) { return same({3, 4}, {2 - o[0], 3 - o[1]}); }});
-  add({"rev_none", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{}}}), {3, 4},
-       [](const Ints& o) { return same({3, 4}, o); }});
-  add({"rev_rank0", Prim::rev, {{}}, {}, P({{"dimensions", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"rev_zero", Prim::rev, {{0, 2}}, {}, P({{"dimensions", Ints{0}}}), {0, 2}, nullptr});
-  add({"rev_big", Prim::rev, {{200, 300}}, {}, P({{"dimensions", Ints{1}}}), {200, 300},
-       [](const Ints& o) { return same({200, 300}, {o[0], 299 - o[1]}); }});
-  return cases;
 }
 
 const DType kDTypes[] = {DType::float32, DType::int8,  DType::bool_, DType::float64,
                          DType::bfloat16, DType::int64, DType::uint16};
 
+// The values leg of the sweep for data movement: each row of prims/prim_table.cpp with an
+// index map, over several dtypes, bit for bit.
 TEST(StructuralKernel, MatchesIndexReference) {
-  for (const KernelCase& c : kernel_cases()) {
+  int checked = 0;
+  for (const prim_table::Case& c : prim_table::cases()) {
+    if (!c.has(prim_table::kValues) || !c.ref.index) continue;
     for (DType dtype : kDTypes) {
       SCOPED_TRACE(c.name + " " + std::string(dtype_name(dtype)));
+      // Array operands take the dtype; operands with given values are int32 start indices.
       std::vector<HostBuffer> in;
-      for (size_t i = 0; i < c.shapes.size(); ++i) in.push_back(pattern(dtype, c.shapes[i], i));
-      for (int64_t v : c.indices) in.push_back(HostBuffer::of<int32_t>({}, {int32_t(v)}));
+      for (size_t i = 0; i < c.operands.size(); ++i) {
+        const prim_table::Operand& o = c.operands[i];
+        in.push_back(o.values.empty() ? pattern(dtype, o.shape, int64_t(i))
+                                      : HostBuffer::of<int32_t>({}, {int32_t(o.values[0])}));
+      }
       const std::vector<HostBuffer> out = run_kernel(c.prim, in, c.params);
       ASSERT_EQ(out.size(), 1u);
-      ASSERT_EQ(out[0].aval, (Aval{c.out_shape, dtype, false}));
+      const Shape& out_shape = c.ref.out_shape;
+      ASSERT_EQ(out[0].aval, (Aval{out_shape, dtype, false}));
       const size_t item = size_t(dtype_itemsize(dtype));
       std::vector<uint8_t> expected(out[0].bytes.size());
-      for_each_index(c.out_shape, [&](const Ints& o) {
-        const Source s = c.ref(o);
-        std::memcpy(expected.data() + size_t(flat(c.out_shape, o)) * item,
+      for_each_index(out_shape, [&](const Ints& o) {
+        const prim_table::Source s = c.ref.index(o);
+        std::memcpy(expected.data() + size_t(flat(out_shape, o)) * item,
                     in[s.input].bytes.data() + size_t(s.index) * item, item);
       });
       ASSERT_EQ(out[0].bytes, expected);
+      ++checked;
     }
   }
+  EXPECT_GT(checked, 300);
 }
 
 TEST(StructuralKernel, DynamicSliceReadsEveryIndexDtype) {

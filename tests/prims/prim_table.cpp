@@ -1,0 +1,1125 @@
+#include "prims/prim_table.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "base/dtype_dispatch.h"
+#include "parax/numpy.h"
+#include "parax/sharding.h"
+
+namespace parax::prim_table {
+namespace {
+
+using core::Params;
+using core::Prim;
+using Ints = std::vector<int64_t>;
+using I128 = __int128;
+
+const Real kNan = std::numeric_limits<Real>::quiet_NaN();
+
+// ---- references --------------------------------------------------------------------
+
+// The inverse of erfl by bisection: slow, obviously right.
+Real erf_inv_ref(Real y) {
+  if (std::isnan(y) || std::abs(y) > 1) return kNan;
+  if (std::abs(y) == 1 || y == 0) {
+    return y == 0 ? y : std::copysign(std::numeric_limits<Real>::infinity(), y);
+  }
+  Real lo = -7, hi = 7;
+  for (int i = 0; i < 200; ++i) {
+    const Real mid = (lo + hi) / 2;
+    (std::erf(mid) < y ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+int bits_of(DType t) { return 8 * dtype_itemsize(t); }
+// Reduces v modulo 2^bits into t's range.
+I128 wrap(DType t, I128 v) {
+  const int bits = bits_of(t);
+  const auto mask = (static_cast<unsigned __int128>(1) << bits) - 1;
+  const I128 low = I128(static_cast<unsigned __int128>(v) & mask);
+  return is_signed_integer(t) && low >= (I128(1) << (bits - 1)) ? low - (I128(1) << bits) : low;
+}
+I128 shift_amount(DType t, I128 b) { return b < 0 || b >= bits_of(t) ? -1 : b; }
+
+Real max_ref(Real a, Real b) {
+  if (std::isnan(a) || std::isnan(b)) return kNan;
+  return a == b ? (std::signbit(a) ? b : a) : std::max(a, b);
+}
+Real min_ref(Real a, Real b) {
+  if (std::isnan(a) || std::isnan(b)) return kNan;
+  return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
+}
+
+// ---- building rows --------------------------------------------------------------------
+
+Operand f32(Shape s, double lo = -2, double hi = 2) {
+  return {std::move(s), DType::float32, lo, hi};
+}
+Operand i32(Shape s, double lo = -9, double hi = 9) {
+  return {std::move(s), DType::int32, lo, hi};
+}
+Operand boolean(Shape s) { return {std::move(s), DType::bool_, 0, 1}; }
+// A fixed int32 scalar (a start index).
+Operand index(int64_t v) { return {{}, DType::int32, 0, 0, {double(v)}}; }
+// Fixed values.
+Operand given(std::vector<double> v) {
+  const int64_t n = int64_t(v.size());
+  return {{n}, DType::float32, 0, 0, std::move(v)};
+}
+
+constexpr uint32_t kGrad = kJvp | kVjp;
+// Every leg of an elementwise primitive but the reference and the transpose.
+constexpr uint32_t kAll = kShape | kGrad | kBatch | kShard | kFuse;
+
+class Rows {
+ public:
+  Case& add(std::string name, Prim p, std::vector<Operand> ops, Params params, uint32_t legs) {
+    rows_.push_back({std::move(name), p, std::move(ops), std::move(params), legs | kShape});
+    return rows_.back();
+  }
+  std::vector<Case> take() { return std::move(rows_); }
+
+ private:
+  std::vector<Case> rows_;
+};
+
+std::string name_of(Prim p) { return std::string(core::prim_name(p)); }
+std::string axes_str(const Ints& axes) {
+  std::string s;
+  for (int64_t a : axes) s += (s.empty() ? "" : ",") + std::to_string(a);
+  return "(" + s + ")";
+}
+
+Params dot_params(Ints lc, Ints rc, Ints lb = {}, Ints rb = {}) {
+  return {{"lhs_contracting_dimensions", lc},
+          {"rhs_contracting_dimensions", rc},
+          {"lhs_batch_dimensions", lb},
+          {"rhs_batch_dimensions", rb}};
+}
+Params slice_params(Ints start, Ints limit, Ints strides = {}) {
+  return {{"start_indices", start}, {"limit_indices", limit}, {"strides", strides}};
+}
+Params sort_params(int64_t dimension, int64_t num_keys) {
+  return {{"dimension", dimension}, {"is_stable", true}, {"num_keys", num_keys}};
+}
+Params convert_to(DType t) { return {{"new_dtype", t}, {"weak_type", false}}; }
+
+// A layout one device can hold: P('a', None) on a one-device mesh.
+Params on_one_device() {
+  return {{"sharding", std::make_shared<const Sharding>(
+                           NamedSharding(make_mesh({1}, {"a"}), P("a", None)))}};
+}
+
+// ---- elementwise ----------------------------------------------------------------------
+
+void unary_rows(Rows& r) {
+  struct Unary {
+    Prim prim;
+    double lo, hi;  // where values are drawn (inside the domain, for finite differences)
+    Real (*ref)(Real) = nullptr;
+    Real ref_lo = 0, ref_hi = 0;
+    bool zero_tangent = false;
+  };
+  const Unary unary[] = {
+      {Prim::neg, -2, 2},
+      {Prim::abs, -2, 2},
+      {Prim::sign, -2, 2, nullptr, 0, 0, true},
+      {Prim::floor, -3, 3, [](Real x) { return std::floor(x); }, -3, 3, true},
+      {Prim::ceil, -3, 3, [](Real x) { return std::ceil(x); }, -3, 3, true},
+      {Prim::exp, -2, 2, [](Real x) { return std::exp(x); }, -10, 10},
+      {Prim::exp2, -2, 2, [](Real x) { return std::exp2(x); }, -10, 10},
+      {Prim::log, 0.1, 3, [](Real x) { return std::log(x); }, 0.01L, 100},
+      {Prim::log1p, -0.5, 2, [](Real x) { return std::log1p(x); }, -0.9L, 10},
+      {Prim::expm1, -2, 2, [](Real x) { return std::expm1(x); }, -5, 5},
+      {Prim::sin, -3, 3, [](Real x) { return std::sin(x); }, -5, 5},
+      {Prim::cos, -3, 3, [](Real x) { return std::cos(x); }, -5, 5},
+      {Prim::tan, -1, 1, [](Real x) { return std::tan(x); }, -1.5L, 1.5L},
+      {Prim::asin, -0.9, 0.9, [](Real x) { return std::asin(x); }, -1, 1},
+      {Prim::acos, -0.9, 0.9, [](Real x) { return std::acos(x); }, -1, 1},
+      {Prim::atan, -3, 3, [](Real x) { return std::atan(x); }, -10, 10},
+      {Prim::sinh, -2, 2, [](Real x) { return std::sinh(x); }, -5, 5},
+      {Prim::cosh, -2, 2, [](Real x) { return std::cosh(x); }, -5, 5},
+      {Prim::tanh, -2, 2, [](Real x) { return std::tanh(x); }, -5, 5},
+      {Prim::sqrt, 0.1, 4, [](Real x) { return std::sqrt(x); }, 0, 100},
+      {Prim::rsqrt, 0.1, 4, [](Real x) { return 1 / std::sqrt(x); }, 0.01L, 100},
+      {Prim::cbrt, 0.2, 4, [](Real x) { return std::cbrt(x); }, -100, 100},
+      {Prim::logistic, -4, 4, [](Real x) { return 1 / (1 + std::exp(-x)); }, -10, 10},
+      {Prim::erf, -2, 2, [](Real x) { return std::erf(x); }, -3, 3},
+      {Prim::erf_inv, -0.9, 0.9, erf_inv_ref, -0.999L, 0.999L},
+      {Prim::is_finite, -2, 2, nullptr, 0, 0, true},
+      {Prim::copy, -2, 2},
+  };
+  for (const Unary& u : unary) {
+    Case& c = r.add(name_of(u.prim), u.prim, {f32({3, 4}, u.lo, u.hi)}, {}, kAll);
+    c.zero_tangent = u.zero_tangent;
+    if (u.ref != nullptr) {
+      c.legs |= kValues;
+      c.ref.unary = u.ref;
+      c.ref.lo = u.ref_lo;
+      c.ref.hi = u.ref_hi;
+    }
+    r.add(name_of(u.prim) + " of a scalar", u.prim, {f32({}, u.lo, u.hi)}, {}, kBatch);
+  }
+  // cbrt's derivative is singular at 0: draws for finite differences stay away from it,
+  // and the batching leg sees negative values too.
+  r.add("cbrt of negatives", Prim::cbrt, {f32({3, 4}, -4, -0.2)}, {}, kGrad | kBatch);
+  Case& sg = r.add("stop_gradient", Prim::stop_gradient, {f32({3, 4})}, {}, kAll);
+  sg.zero_tangent = true;
+  r.add("stop_gradient of a scalar", Prim::stop_gradient, {f32({})}, {}, kBatch);
+  r.add("neg of a scalar", Prim::neg, {f32({})}, {}, kGrad);
+  r.add("neg", Prim::neg, {f32({4})}, {}, kTranspose).blank = true;
+  r.add("copy", Prim::copy, {f32({4})}, {}, kTranspose);
+
+  r.add("round", Prim::round, {f32({3, 4}, -3, 3)}, {{"rounding_method", int64_t{1}}}, kAll)
+      .zero_tangent = true;
+  r.add("not", Prim::not_, {i32({5})}, {}, kShape | kBatch | kShard | kFuse);
+  r.add("not bool", Prim::not_, {boolean({2, 3})}, {}, kBatch);
+  r.add("integer_pow", Prim::integer_pow, {f32({3, 4})}, {{"y", int64_t{3}}}, kAll);
+  for (int64_t y : {1, 2, -2}) {
+    r.add("integer_pow y=" + std::to_string(y), Prim::integer_pow, {f32({4}, 0.3, 2)},
+          {{"y", y}}, kGrad);
+  }
+  r.add("integer_pow y=0", Prim::integer_pow, {f32({3})}, {{"y", int64_t{0}}}, kGrad)
+      .zero_tangent = true;
+  r.add("integer_pow int", Prim::integer_pow, {i32({4})}, {{"y", int64_t{2}}}, kBatch);
+  r.add("convert_element_type", Prim::convert_element_type, {f32({3, 4}, -9, 9)},
+        convert_to(DType::int32), kAll)
+      .zero_tangent = true;
+  r.add("convert_element_type to bfloat16", Prim::convert_element_type, {i32({3, 4}, 0, 6)},
+        convert_to(DType::bfloat16), kFuse);
+  r.add("convert_element_type float64", Prim::convert_element_type, {f32({4})},
+        convert_to(DType::float64), kGrad);
+  for (auto [from, to] : {std::pair{DType::float32, DType::float64},
+                          std::pair{DType::float64, DType::float32}}) {
+    Case& c = r.add("convert_element_type " + std::string(dtype_name(from)) + " to " +
+                        std::string(dtype_name(to)),
+                    Prim::convert_element_type, {{{3}, from}}, convert_to(to), kTranspose);
+    c.keep_dtypes = true;
+  }
+}
+
+Real add_ref(Real a, Real b) { return a + b; }
+Real sub_ref(Real a, Real b) { return a - b; }
+Real mul_ref(Real a, Real b) { return a * b; }
+Real div_ref(Real a, Real b) { return a / b; }
+Real rem_ref(Real a, Real b) { return std::fmod(a, b); }
+Real pow_ref(Real a, Real b) { return std::pow(a, b); }
+Real atan2_ref(Real a, Real b) { return std::atan2(a, b); }
+
+I128 int_add(DType t, I128 a, I128 b) { return wrap(t, a + b); }
+I128 int_sub(DType t, I128 a, I128 b) { return wrap(t, a - b); }
+I128 int_mul(DType t, I128 a, I128 b) {
+  return wrap(t, I128(static_cast<unsigned __int128>(a) * static_cast<unsigned __int128>(b)));
+}
+I128 int_div(DType t, I128 a, I128 b) { return b == 0 ? wrap(t, -1) : wrap(t, a / b); }
+I128 int_rem(DType, I128 a, I128 b) { return b == 0 ? a : a % b; }
+I128 int_max(DType, I128 a, I128 b) { return std::max(a, b); }
+I128 int_min(DType, I128 a, I128 b) { return std::min(a, b); }
+
+// The binary floating primitives: one row of every leg, rows with a rank-0 operand on
+// either side (broadcast), and the transposes of the linear ones.
+void float_binary_rows(Rows& r) {
+  struct Binary {
+    Prim prim;
+    Operand x, y;
+    Real (*ref)(Real, Real);
+    Real ulps;
+    I128 (*integer)(DType, I128, I128);
+  };
+  const Binary binary[] = {
+      {Prim::add, f32({3, 4}), f32({3, 4}), add_ref, 0, int_add},
+      {Prim::sub, f32({3, 4}), f32({3, 4}), sub_ref, 0, int_sub},
+      {Prim::mul, f32({3, 4}), f32({3, 4}), mul_ref, 0, int_mul},
+      {Prim::div, f32({3, 4}), f32({3, 4}, 0.5, 2), div_ref, 0, int_div},
+      {Prim::max, f32({3, 4}), f32({3, 4}), max_ref, 0, int_max},
+      {Prim::min, f32({3, 4}), f32({3, 4}), min_ref, 0, int_min},
+      {Prim::atan2, f32({3, 4}), f32({3, 4}), atan2_ref, 4, nullptr},
+      {Prim::pow, f32({3, 4}, 0.1, 2), f32({3, 4}), pow_ref, 4, nullptr},
+  };
+  for (const Binary& b : binary) {
+    const std::string name = name_of(b.prim);
+    Case& c = r.add(name, b.prim, {b.x, b.y}, {}, kAll | kValues);
+    c.ref.binary = b.ref;
+    c.ref.ulps = b.ulps;
+    c.ref.integer = b.integer;
+    Operand sx = b.x, sy = b.y;
+    sx.shape = {};
+    sy.shape = {};
+    r.add(name + " by a scalar", b.prim, {b.x, sy}, {}, kGrad | kFuse);
+    r.add(name + " of a scalar", b.prim, {sx, b.y}, {}, kGrad);
+  }
+  r.add("sub by a scalar (batched)", Prim::sub, {f32({3, 4}), f32({})}, {}, kBatch);
+  r.add("mul of a scalar (batched)", Prim::mul, {f32({}), f32({2, 3})}, {}, kBatch);
+  r.add("min int", Prim::min, {i32({5}), i32({5})}, {}, kBatch);
+
+  Case& rem = r.add("rem", Prim::rem, {f32({3, 4}), f32({3, 4}, 0.5, 2)}, {},
+                    kShape | kGrad | kBatch | kValues);
+  rem.ref.binary = rem_ref;
+  rem.ref.integer = int_rem;
+  r.add("rem of a scalar", Prim::rem, {f32({}, 2, 6), f32({4}, 0.5, 2)}, {}, kGrad);
+  r.add("rem int", Prim::rem, {i32({3, 4}), i32({3, 4})}, {}, kShard | kFuse);
+  r.add("pow by int", Prim::pow, {f32({4}, 0.3, 2), i32({4}, -1, 3)}, {}, kGrad);
+  r.add("pow of a scalar by int", Prim::pow, {f32({}, 0.5, 2), i32({4}, -1, 3)}, {}, kGrad);
+
+  // Transposes: add and sub are linear in both operands together, mul and div in one.
+  for (Prim p : {Prim::add, Prim::sub}) {
+    Case& c = r.add(name_of(p), p, {f32({4}), f32({4})}, {}, kTranspose);
+    c.linear = {{true, true}, {false, true}};
+    c.fixed = Fixed::zero;
+    c.blank = true;
+    for (auto ops : {std::vector{f32({}), f32({4})}, std::vector{f32({4}), f32({})}}) {
+      Case& s = r.add(name_of(p) + " with a scalar", p, ops, {}, kTranspose);
+      s.linear = {{true, true}, {false, true}};
+      s.fixed = Fixed::zero;
+    }
+  }
+  Case& mul = r.add("mul", Prim::mul, {f32({4}), f32({4})}, {}, kTranspose);
+  mul.linear = {{true, false}, {false, true}};
+  mul.blank = true;
+  for (auto ops : {std::vector{f32({}), f32({4})}, std::vector{f32({4}), f32({})}}) {
+    r.add("mul with a scalar", Prim::mul, ops, {}, kTranspose).linear = {{true, false},
+                                                                          {false, true}};
+  }
+  for (auto ops : {std::vector{f32({4}), f32({4}, 0.5, 2)}, std::vector{f32({}), f32({4}, 0.5, 2)},
+                   std::vector{f32({4}), f32({}, 0.5, 2)}}) {
+    r.add("div", Prim::div, ops, {}, kTranspose).linear = {{true, false}};
+  }
+}
+
+// Piecewise constant, or not over floats: a zero tangent, and integer references.
+void discrete_binary_rows(Rows& r) {
+  r.add("nextafter", Prim::nextafter, {f32({4}), f32({4})}, {}, kAll).zero_tangent = true;
+  r.add("nextafter by a scalar", Prim::nextafter, {f32({3, 4}), f32({})}, {}, kFuse);
+  struct Compare {
+    Prim prim;
+    bool (*ref)(Real, Real);
+    I128 (*integer)(DType, I128, I128);
+  };
+  const Compare compares[] = {
+      {Prim::eq, [](Real a, Real b) { return a == b; },
+       [](DType, I128 a, I128 b) { return I128(a == b); }},
+      {Prim::ne, [](Real a, Real b) { return a != b; },
+       [](DType, I128 a, I128 b) { return I128(a != b); }},
+      {Prim::lt, [](Real a, Real b) { return a < b; },
+       [](DType, I128 a, I128 b) { return I128(a < b); }},
+      {Prim::le, [](Real a, Real b) { return a <= b; },
+       [](DType, I128 a, I128 b) { return I128(a <= b); }},
+      {Prim::gt, [](Real a, Real b) { return a > b; },
+       [](DType, I128 a, I128 b) { return I128(a > b); }},
+      {Prim::ge, [](Real a, Real b) { return a >= b; },
+       [](DType, I128 a, I128 b) { return I128(a >= b); }},
+  };
+  for (const Compare& c : compares) {
+    const uint32_t batch = c.prim == Prim::lt ? uint32_t{kBatch} : 0u;
+    Case& row = r.add(name_of(c.prim), c.prim, {f32({3, 4}), f32({3, 4})}, {},
+                      kShape | kGrad | kShard | kFuse | kValues | batch);
+    row.zero_tangent = true;
+    row.ref.compare = c.ref;
+    row.ref.integer = c.integer;
+    r.add(name_of(c.prim) + " by a scalar", c.prim, {f32({3, 4}), f32({})}, {}, kFuse);
+  }
+  r.add("eq int", Prim::eq, {i32({3, 4}, 0, 2), i32({3, 4}, 0, 2)}, {}, kBatch);
+  r.add("ne by a scalar (batched)", Prim::ne, {f32({3, 4}), f32({})}, {}, kBatch);
+  r.add("le int", Prim::le, {i32({4}), i32({4})}, {}, kBatch);
+  r.add("gt of scalars", Prim::gt, {f32({}), f32({})}, {}, kBatch);
+  r.add("ge 3-d", Prim::ge, {f32({2, 3, 2}), f32({2, 3, 2})}, {}, kBatch);
+
+  struct Bits {
+    Prim prim;
+    Operand x, y;
+    I128 (*integer)(DType, I128, I128);
+  };
+  const Bits bits[] = {
+      {Prim::and_, i32({5}), i32({5}), [](DType t, I128 a, I128 b) { return wrap(t, a & b); }},
+      {Prim::or_, i32({5}), i32({5}), [](DType t, I128 a, I128 b) { return wrap(t, a | b); }},
+      {Prim::xor_, i32({2, 3}), i32({2, 3}),
+       [](DType t, I128 a, I128 b) { return wrap(t, a ^ b); }},
+      {Prim::shift_left, i32({5}), i32({5}, 0, 31),
+       [](DType t, I128 a, I128 b) { return shift_amount(t, b) < 0 ? 0 : wrap(t, a << int(b)); }},
+      {Prim::shift_right_logical, i32({5}), i32({5}, 0, 31),
+       [](DType t, I128 a, I128 b) {
+         const I128 u = a < 0 ? a + (I128(1) << bits_of(t)) : a;
+         return shift_amount(t, b) < 0 ? 0 : wrap(t, u >> int(b));
+       }},
+      {Prim::shift_right_arithmetic, i32({5}), i32({5}, 0, 31),
+       [](DType t, I128 a, I128 b) {
+         // the same-width signed dtype
+         const I128 s = wrap(is_signed_integer(t) ? t : DType(int(t) - 4), a);
+         const I128 n = shift_amount(t, b) < 0 ? bits_of(t) - 1 : b;
+         return wrap(t, s >> int(n));
+       }},
+  };
+  for (const Bits& b : bits) {
+    Case& c = r.add(name_of(b.prim), b.prim, {b.x, b.y}, {}, kBatch | kShard | kFuse | kValues);
+    c.ref.integer = b.integer;
+  }
+  r.add("or bool", Prim::or_, {boolean({5}), boolean({5})}, {}, kBatch);
+  r.add("xor by a scalar", Prim::xor_, {i32({2, 3}), i32({})}, {}, kBatch);
+}
+
+void other_elementwise_rows(Rows& r) {
+  Case& sel = r.add("select_n", Prim::select_n, {boolean({3, 4}), f32({3, 4}), f32({3, 4})}, {},
+                    kAll | kTranspose);
+  sel.linear = {{false, true, true}, {false, false, true}};
+  sel.fixed = Fixed::zero;
+  r.add("select_n by a scalar", Prim::select_n, {boolean({}), f32({2, 3}), f32({2, 3})}, {},
+        kBatch);
+  r.add("select_n of three", Prim::select_n, {i32({4}, 0, 2), i32({4}), i32({4}), i32({4})}, {},
+        kBatch);
+  // Out-of-range indices clamp.
+  Case& three = r.add("select_n of three floats", Prim::select_n,
+                      {i32({4}, -1, 5), f32({4}), f32({4}), f32({4})}, {}, kGrad | kTranspose);
+  three.fixed = Fixed::zero;
+  Case& by = r.add("select_n of three by a scalar", Prim::select_n,
+                   {i32({}, 0, 2), f32({4}), f32({4}), f32({4})}, {}, kGrad | kTranspose);
+  by.linear = {{false, true, false, true}};
+  by.fixed = Fixed::zero;
+  r.add("select_n of one", Prim::select_n, {i32({}, 0, 0), f32({4})}, {}, kTranspose);
+
+  r.add("clamp", Prim::clamp, {f32({3, 4}, -2, 0), f32({3, 4}), f32({3, 4}, 0, 2)}, {},
+        kGrad | kBatch);
+  r.add("clamp by scalars", Prim::clamp, {f32({}, -1, 0), f32({3, 4}), f32({}, 0, 1)}, {}, kAll);
+  r.add("fma", Prim::fma, {f32({3, 4}), f32({3, 4}), f32({3, 4})}, {}, kAll);
+  r.add("fma by scalars", Prim::fma, {f32({}), f32({3, 4}), f32({})}, {}, kGrad | kBatch);
+  r.add("fma of a scalar", Prim::fma, {f32({}), f32({4}), f32({4})}, {}, kGrad);
+}
+
+// ---- structure ------------------------------------------------------------------------
+
+// Rows of the sharded sweep are on 8 x 8 arrays, which every mesh of 8 devices divides,
+// with values in [0.1, 0.9], where sums of 64 of them keep their relative accuracy.
+Operand m8(Shape s = {8, 8}) { return f32(std::move(s), 0.1, 0.9); }
+
+void structural_rows(Rows& r) {
+  const uint32_t linear = kGrad | kTranspose;
+  r.add("broadcast_in_dim", Prim::broadcast_in_dim, {f32({3})},
+        {{"shape", Ints{2, 3, 4}}, {"broadcast_dimensions", Ints{1}}}, linear | kBatch);
+  r.add("broadcast_in_dim size-1 dim", Prim::broadcast_in_dim, {f32({1, 3})},
+        {{"shape", Ints{2, 5, 3}}, {"broadcast_dimensions", Ints{1, 2}}}, linear);
+  r.add("broadcast_in_dim of size 1", Prim::broadcast_in_dim, {f32({3, 1})},
+        {{"shape", Ints{3, 5}}, {"broadcast_dimensions", Ints{0, 1}}}, kBatch);
+  r.add("broadcast_in_dim of a scalar", Prim::broadcast_in_dim, {f32({})},
+        {{"shape", Ints{2, 3}}, {"broadcast_dimensions", Ints{}}}, linear | kBatch);
+  r.add("broadcast_in_dim 8x8", Prim::broadcast_in_dim, {m8({8})},
+        {{"shape", Ints{8, 8}}, {"broadcast_dimensions", Ints{0}}}, kShard);
+
+  r.add("reshape", Prim::reshape, {f32({2, 3, 4})}, {{"new_sizes", Ints{6, 4}}}, linear | kBatch);
+  r.add("reshape split", Prim::reshape, {f32({4, 3})}, {{"new_sizes", Ints{2, 2, 3}}}, linear);
+  r.add("reshape split int", Prim::reshape, {i32({6})}, {{"new_sizes", Ints{2, 3}}}, kBatch);
+  r.add("reshape of a scalar", Prim::reshape, {f32({})}, {{"new_sizes", Ints{1, 1}}}, kBatch);
+  r.add("reshape merge 8x8", Prim::reshape, {m8()}, {{"new_sizes", Ints{64}}}, kShard);
+  r.add("reshape split 8x8", Prim::reshape, {m8()}, {{"new_sizes", Ints{2, 4, 8}}}, kShard);
+
+  r.add("transpose", Prim::transpose, {f32({2, 3, 4})}, {{"permutation", Ints{2, 0, 1}}},
+        linear | kBatch)
+      .blank = true;
+  r.add("transpose 2-d", Prim::transpose, {i32({2, 3})}, {{"permutation", Ints{1, 0}}}, kBatch);
+  r.add("transpose 8x8", Prim::transpose, {m8()}, {{"permutation", Ints{1, 0}}}, kShard);
+
+  r.add("squeeze", Prim::squeeze, {f32({2, 1, 3, 1})}, {{"dimensions", Ints{1, 3}}},
+        linear | kBatch)
+      .blank = true;
+  r.add("squeeze to a scalar", Prim::squeeze, {f32({1})}, {{"dimensions", Ints{0}}}, kBatch);
+  r.add("squeeze 8x1x8", Prim::squeeze, {m8({8, 1, 8})}, {{"dimensions", Ints{1}}}, kShard);
+
+  r.add("expand_dims", Prim::expand_dims, {f32({2, 3})}, {{"dimensions", Ints{0, 2}}},
+        linear | kBatch)
+      .blank = true;
+  r.add("expand_dims last", Prim::expand_dims, {f32({2, 3})}, {{"dimensions", Ints{2}}}, kBatch);
+  r.add("expand_dims of a scalar", Prim::expand_dims, {i32({})}, {{"dimensions", Ints{0, 1}}},
+        kBatch);
+  r.add("expand_dims 8x8", Prim::expand_dims, {m8()}, {{"dimensions", Ints{1}}}, kShard);
+
+  r.add("slice", Prim::slice, {f32({5, 7})}, slice_params({1, 2}, {4, 7}), linear);
+  r.add("slice strided", Prim::slice, {f32({5, 7})}, slice_params({0, 1}, {5, 7}, {2, 3}), linear);
+  r.add("slice stride short of limit", Prim::slice, {f32({6})}, slice_params({1}, {6}, {2}),
+        linear);
+  r.add("slice empty", Prim::slice, {f32({4, 3})}, slice_params({2, 0}, {2, 3}), linear);
+  r.add("slice rows", Prim::slice, {f32({5, 6})}, slice_params({1, 0}, {4, 6}), kBatch);
+  r.add("slice with strides", Prim::slice, {i32({5, 6})}, slice_params({0, 1}, {5, 6}, {2, 3}),
+        kBatch);
+  r.add("slice 8x8", Prim::slice, {m8()}, slice_params({2, 0}, {6, 8}), kShard);
+
+  // Starts from below 0 to past the end: XLA clamps them so the window fits.
+  const uint32_t dyn = kGrad | kTranspose;
+  r.add("dynamic_slice", Prim::dynamic_slice, {f32({5, 6}), index(1), index(2)},
+        {{"slice_sizes", Ints{3, 2}}}, dyn);
+  r.add("dynamic_slice clamped", Prim::dynamic_slice, {f32({5, 6}), index(4), index(-3)},
+        {{"slice_sizes", Ints{3, 4}}}, dyn);
+  r.add("dynamic_slice drawn starts", Prim::dynamic_slice,
+        {f32({5, 6}), i32({}, -2, 6), i32({}, -2, 6)}, {{"slice_sizes", Ints{2, 3}}}, kBatch);
+  r.add("dynamic_slice 1-d", Prim::dynamic_slice, {i32({9}), i32({}, -1, 9)},
+        {{"slice_sizes", Ints{3}}}, kBatch);
+  r.add("dynamic_slice whole and unit", Prim::dynamic_slice,
+        {f32({4, 5}), i32({}, 0, 4), i32({}, -1, 5)}, {{"slice_sizes", Ints{4, 1}}}, kBatch);
+  r.add("dynamic_slice uint8 starts", Prim::dynamic_slice,
+        {f32({7}), {{}, DType::uint8, 0, 255}}, {{"slice_sizes", Ints{2}}}, kBatch);
+  r.add("dynamic_slice 8x8", Prim::dynamic_slice, {m8(), index(2), index(0)},
+        {{"slice_sizes", Ints{4, 8}}}, kShard);
+
+  Case& dus = r.add("dynamic_update_slice", Prim::dynamic_update_slice,
+                    {f32({5, 6}), f32({2, 3}), index(1), index(4)}, {}, dyn);
+  dus.linear = {{true, true, false, false}, {false, true, false, false},
+                {true, false, false, false}};
+  dus.fixed = Fixed::zero;
+  Case& far = r.add("dynamic_update_slice clamped", Prim::dynamic_update_slice,
+                    {f32({5, 6}), f32({2, 3}), index(9), index(0)}, {}, dyn);
+  far.diff = {false, true, false, false};
+  far.fixed = Fixed::zero;
+  r.add("dynamic_update_slice drawn starts", Prim::dynamic_update_slice,
+        {f32({5, 6}), f32({2, 3}), i32({}, -2, 6), i32({}, -2, 6)}, {}, kBatch);
+  r.add("dynamic_update_slice 1-d", Prim::dynamic_update_slice,
+        {i32({9}), i32({3}), i32({}, -1, 9)}, {}, kBatch);
+  r.add("dynamic_update_slice whole and unit", Prim::dynamic_update_slice,
+        {f32({4, 5}), f32({4, 1}), i32({}, 0, 4), i32({}, -1, 5)}, {}, kBatch);
+  r.add("dynamic_update_slice 8x8", Prim::dynamic_update_slice,
+        {m8(), m8({2, 8}), index(2), index(0)}, {}, kShard);
+
+  Case& cat = r.add("concatenate", Prim::concatenate, {f32({2, 3}), f32({4, 3}), f32({1, 3})},
+                    {{"dimension", int64_t{0}}}, linear);
+  cat.fixed = Fixed::zero;
+  Case& some = r.add("concatenate some linear", Prim::concatenate,
+                     {f32({2, 1}), f32({2, 3}), f32({2, 2})}, {{"dimension", int64_t{1}}},
+                     linear);
+  some.diff = {true, false, true};
+  some.fixed = Fixed::zero;
+  r.add("concatenate two", Prim::concatenate, {f32({2, 3}), f32({4, 3})},
+        {{"dimension", int64_t{0}}}, kBatch);
+  r.add("concatenate three", Prim::concatenate, {i32({2, 3}), i32({2, 1}), i32({2, 2})},
+        {{"dimension", int64_t{1}}}, kBatch);
+  r.add("concatenate 8x8", Prim::concatenate, {m8(), m8()}, {{"dimension", int64_t{0}}}, kShard);
+
+  auto pad = [&](std::string name, Operand x, Ints config, uint32_t legs) -> Case& {
+    Case& c = r.add(std::move(name), Prim::pad, {std::move(x), f32({})},
+                    {{"padding_config", config}}, legs);
+    c.fixed = Fixed::zero;
+    c.blank = true;
+    return c;
+  };
+  pad("pad", f32({3, 4}), {1, 2, 0, 0, 1, 1}, linear | kBatch);
+  pad("pad negative interior", f32({3, 4}), {-1, 2, 1, 2, -3, 2}, linear);
+  pad("pad operand only", f32({4}), {0, 0, 2}, linear).diff = {true, false};
+  pad("pad value only", f32({4}), {1, -1, 1}, linear).diff = {false, true};
+  r.add("pad cropping", Prim::pad, {i32({3, 4}), i32({})},
+        {{"padding_config", Ints{-1, 2, 1, 2, -1, 0}}}, kBatch);
+  r.add("pad 8x8", Prim::pad, {m8(), m8({})}, {{"padding_config", Ints{1, 2, 0, 0, 0, 1}}},
+        kShard);
+
+  r.add("rev", Prim::rev, {f32({3, 4})}, {{"dimensions", Ints{0}}}, linear).blank = true;
+  r.add("rev both", Prim::rev, {f32({3, 4})}, {{"dimensions", Ints{0, 1}}}, linear).blank = true;
+  r.add("rev last", Prim::rev, {f32({3, 4})}, {{"dimensions", Ints{1}}}, kBatch);
+  r.add("rev two", Prim::rev, {i32({3, 4, 2})}, {{"dimensions", Ints{0, 2}}}, kBatch);
+  r.add("rev 8x8", Prim::rev, {m8()}, {{"dimensions", Ints{0}}}, kShard);
+
+  r.add("iota", Prim::iota, {}, {{"dtype", DType::float32}, {"shape", Ints{4}},
+                                 {"dimension", int64_t{0}}},
+        kJvp)
+      .zero_tangent = true;
+  const Operand key{{2}, DType::uint32, 0, 4294967295.0};
+  for (bool partitionable : {true, false}) {
+    r.add(partitionable ? "random_bits" : "random_bits original", Prim::random_bits, {key},
+          {{"shape", Ints{3, 2}}, {"bit_width", int64_t{32}}, {"partitionable", partitionable}},
+          kBatch);
+  }
+}
+
+// ---- data movement against index maps ---------------------------------------------------
+
+int64_t flat(const Shape& shape, const Ints& index) {
+  int64_t f = 0;
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + index[d];
+  return f;
+}
+
+Source same(const Shape& shape, const Ints& i) { return {0, flat(shape, i)}; }
+
+// Reference of pad for one flat config: operand index of out index, or the padding value.
+Source pad_ref(const Shape& shape, const Ints& config, const Ints& out) {
+  Ints in(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t p = out[d] - config[3 * d];
+    const int64_t step = config[3 * d + 2] + 1;
+    if (p < 0 || p % step != 0 || p / step >= shape[d]) return {1, 0};
+    in[d] = p / step;
+  }
+  return {0, flat(shape, in)};
+}
+
+Params P(std::initializer_list<std::pair<std::string, core::ParamValue>> items) {
+  return Params(items);
+}
+
+// A values row of a structural primitive: array operands (their dtype is the leg's), the
+// trailing start indices, and where each element of the result comes from (nullptr: the
+// result is empty).
+struct IndexCase {
+  std::string name;
+  Prim prim;
+  std::vector<Shape> shapes;
+  Ints indices;
+  Params params;
+  Shape out_shape;
+  std::function<Source(const Ints& out)> ref;
+};
+
+// Rows of the values leg only: edge shapes (rank 0, empty) and shapes large enough for
+// the kernels' tiled and parallel paths.
+void index_map_rows(Rows& r) {
+  auto add = [&](IndexCase k) {
+    std::vector<Operand> ops;
+    for (Shape& shape : k.shapes) ops.push_back(f32(std::move(shape)));
+    for (int64_t v : k.indices) ops.push_back(index(v));
+    Case& c = r.add(k.name, k.prim, std::move(ops), std::move(k.params), kValues);
+    c.ref.index = k.ref ? k.ref : [](const Ints&) { return Source{0, 0}; };
+    c.ref.out_shape = k.out_shape;
+  };
+  // broadcast_in_dim
+  add({"bcast_row", Prim::broadcast_in_dim, {{3}}, {},
+       P({{"shape", Ints{2, 3}}, {"broadcast_dimensions", Ints{1}}}), {2, 3},
+       [](const Ints& o) { return Source{0, o[1]}; }});
+  add({"bcast_size1", Prim::broadcast_in_dim, {{3, 1}}, {},
+       P({{"shape", Ints{3, 4}}, {"broadcast_dimensions", Ints{0, 1}}}), {3, 4},
+       [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"bcast_middle", Prim::broadcast_in_dim, {{2, 3}}, {},
+       P({{"shape", Ints{2, 4, 3}}, {"broadcast_dimensions", Ints{0, 2}}}), {2, 4, 3},
+       [](const Ints& o) { return Source{0, o[0] * 3 + o[2]}; }});
+  add({"bcast_scalar", Prim::broadcast_in_dim, {{}}, {},
+       P({{"shape", Ints{2, 2}}, {"broadcast_dimensions", Ints{}}}), {2, 2},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"bcast_rank0", Prim::broadcast_in_dim, {{}}, {},
+       P({{"shape", Ints{}}, {"broadcast_dimensions", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"bcast_zero", Prim::broadcast_in_dim, {{0}}, {},
+       P({{"shape", Ints{2, 0}}, {"broadcast_dimensions", Ints{1}}}), {2, 0}, nullptr});
+  add({"bcast_big", Prim::broadcast_in_dim, {{1, 300}}, {},
+       P({{"shape", Ints{300, 300}}, {"broadcast_dimensions", Ints{0, 1}}}), {300, 300},
+       [](const Ints& o) { return Source{0, o[1]}; }});
+  add({"bcast_fill_big", Prim::broadcast_in_dim, {{}}, {},
+       P({{"shape", Ints{100000}}, {"broadcast_dimensions", Ints{}}}), {100000},
+       [](const Ints&) { return Source{0, 0}; }});
+  // reshape, squeeze, expand_dims: same row-major order
+  add({"reshape", Prim::reshape, {{2, 3, 4}}, {}, P({{"new_sizes", Ints{6, 4}}}), {6, 4},
+       [](const Ints& o) { return same({6, 4}, o); }});
+  add({"reshape_rank0", Prim::reshape, {{}}, {}, P({{"new_sizes", Ints{1, 1}}}), {1, 1},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"reshape_zero", Prim::reshape, {{0, 3}}, {}, P({{"new_sizes", Ints{3, 0}}}), {3, 0},
+       nullptr});
+  add({"reshape_big", Prim::reshape, {{600, 400}}, {}, P({{"new_sizes", Ints{400, 600}}}),
+       {400, 600}, [](const Ints& o) { return same({400, 600}, o); }});
+  add({"squeeze", Prim::squeeze, {{1, 3, 1}}, {}, P({{"dimensions", Ints{0, 2}}}), {3},
+       [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"expand_dims", Prim::expand_dims, {{3}}, {}, P({{"dimensions", Ints{0, 2}}}), {1, 3, 1},
+       [](const Ints& o) { return Source{0, o[1]}; }});
+  add({"expand_rank0", Prim::expand_dims, {{}}, {}, P({{"dimensions", Ints{0}}}), {1},
+       [](const Ints&) { return Source{0, 0}; }});
+  // transpose
+  add({"transpose3", Prim::transpose, {{2, 3, 4}}, {}, P({{"permutation", Ints{2, 0, 1}}}),
+       {4, 2, 3}, [](const Ints& o) { return same({2, 3, 4}, {o[1], o[2], o[0]}); }});
+  add({"transpose_tiled", Prim::transpose, {{96, 80}}, {}, P({{"permutation", Ints{1, 0}}}),
+       {80, 96}, [](const Ints& o) { return same({96, 80}, {o[1], o[0]}); }});
+  add({"transpose_tiled3", Prim::transpose, {{3, 64, 40}}, {},
+       P({{"permutation", Ints{2, 1, 0}}}), {40, 64, 3},
+       [](const Ints& o) { return same({3, 64, 40}, {o[2], o[1], o[0]}); }});
+  add({"transpose_big", Prim::transpose, {{7, 300, 90}}, {},
+       P({{"permutation", Ints{2, 0, 1}}}), {90, 7, 300},
+       [](const Ints& o) { return same({7, 300, 90}, {o[1], o[2], o[0]}); }});
+  add({"transpose_rank0", Prim::transpose, {{}}, {}, P({{"permutation", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"transpose_zero", Prim::transpose, {{0, 5}}, {}, P({{"permutation", Ints{1, 0}}}),
+       {5, 0}, nullptr});
+  // slice
+  add({"slice", Prim::slice, {{5, 6}}, {},
+       P({{"start_indices", Ints{1, 0}}, {"limit_indices", Ints{4, 6}}, {"strides", Ints{}}}),
+       {3, 6}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1]}); }});
+  add({"slice_strided", Prim::slice, {{7, 8}}, {},
+       P({{"start_indices", Ints{1, 2}}, {"limit_indices", Ints{7, 8}},
+          {"strides", Ints{2, 3}}}),
+       {3, 2}, [](const Ints& o) { return same({7, 8}, {1 + 2 * o[0], 2 + 3 * o[1]}); }});
+  add({"slice_no_strides_param", Prim::slice, {{4}}, {},
+       P({{"start_indices", Ints{2}}, {"limit_indices", Ints{4}}}), {2},
+       [](const Ints& o) { return Source{0, o[0] + 2}; }});
+  add({"slice_empty", Prim::slice, {{4, 3}}, {},
+       P({{"start_indices", Ints{2, 0}}, {"limit_indices", Ints{2, 3}}}), {0, 3}, nullptr});
+  add({"slice_rank0", Prim::slice, {{}}, {},
+       P({{"start_indices", Ints{}}, {"limit_indices", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"slice_big", Prim::slice, {{400, 300}}, {},
+       P({{"start_indices", Ints{3, 1}}, {"limit_indices", Ints{400, 300}},
+          {"strides", Ints{1, 2}}}),
+       {397, 150}, [](const Ints& o) { return same({400, 300}, {o[0] + 3, 1 + 2 * o[1]}); }});
+  // dynamic_slice: starts clamped into [0, size - slice_size]
+  add({"dslice", Prim::dynamic_slice, {{5, 6}}, {1, 2}, P({{"slice_sizes", Ints{2, 3}}}),
+       {2, 3}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1] + 2}); }});
+  add({"dslice_clamped", Prim::dynamic_slice, {{5, 6}}, {4, -3},
+       P({{"slice_sizes", Ints{2, 3}}}), {2, 3},
+       [](const Ints& o) { return same({5, 6}, {o[0] + 3, o[1]}); }});
+  add({"dslice_huge", Prim::dynamic_slice, {{5}}, {2000000000}, P({{"slice_sizes", Ints{5}}}),
+       {5}, [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"dslice_rank0", Prim::dynamic_slice, {{}}, {}, P({{"slice_sizes", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"dslice_zero", Prim::dynamic_slice, {{5, 6}}, {1, 1}, P({{"slice_sizes", Ints{0, 3}}}),
+       {0, 3}, nullptr});
+  // dynamic_update_slice
+  auto dus_ref = [](Shape shape, Shape update, Ints start) {
+    return [=](const Ints& o) {
+      Ints u(o.size());
+      for (size_t d = 0; d < o.size(); ++d) {
+        u[d] = o[d] - start[d];
+        if (u[d] < 0 || u[d] >= update[d]) return same(shape, o);
+      }
+      return Source{1, flat(update, u)};
+    };
+  };
+  add({"dus", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {1, 1}, {}, {4, 5},
+       dus_ref({4, 5}, {2, 3}, {1, 1})});
+  add({"dus_clamped", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {3, -7}, {}, {4, 5},
+       dus_ref({4, 5}, {2, 3}, {2, 0})});
+  add({"dus_rank0", Prim::dynamic_update_slice, {{}, {}}, {}, {}, {},
+       [](const Ints&) { return Source{1, 0}; }});
+  add({"dus_empty_update", Prim::dynamic_update_slice, {{3}, {0}}, {1}, {}, {3},
+       [](const Ints& o) { return Source{0, o[0]}; }});
+  add({"dus_big", Prim::dynamic_update_slice, {{300, 300}, {100, 299}}, {150, 1}, {},
+       {300, 300}, dus_ref({300, 300}, {100, 299}, {150, 1})});
+  // concatenate
+  add({"concat1", Prim::concatenate, {{2, 3}, {2, 1}, {2, 2}}, {}, P({{"dimension", 1}}),
+       {2, 6}, [](const Ints& o) {
+         if (o[1] < 3) return Source{0, o[0] * 3 + o[1]};
+         if (o[1] < 4) return Source{1, o[0]};
+         return Source{2, o[0] * 2 + o[1] - 4};
+       }});
+  add({"concat0_zero", Prim::concatenate, {{1, 3}, {0, 3}, {2, 3}}, {}, P({{"dimension", 0}}),
+       {3, 3}, [](const Ints& o) {
+         return o[0] < 1 ? Source{0, o[1]} : Source{2, (o[0] - 1) * 3 + o[1]};
+       }});
+  add({"concat_big", Prim::concatenate, {{200, 150}, {200, 250}}, {}, P({{"dimension", 1}}),
+       {200, 400}, [](const Ints& o) {
+         return o[1] < 150 ? Source{0, o[0] * 150 + o[1]} : Source{1, o[0] * 250 + o[1] - 150};
+       }});
+  // pad: operand, then the padding value (operand 1)
+  auto pad = [&](std::string name, Shape shape, Ints config, Shape out) {
+    add({name, Prim::pad, {shape, {}}, {}, P({{"padding_config", config}}), out,
+         [=](const Ints& o) { return pad_ref(shape, config, o); }});
+  };
+  pad("pad_edges", {3}, {1, 2, 0}, {6});
+  pad("pad_interior", {3}, {0, 0, 2}, {7});
+  pad("pad_negative", {4}, {-1, -1, 1}, {5});
+  pad("pad_crop_all_but_one", {3}, {-2, -2, 1}, {1});
+  pad("pad_crop_to_zero", {3}, {-2, -1, 0}, {0});
+  pad("pad_2d", {3, 4}, {1, -1, 1, -2, 3, 0}, {5, 5});
+  pad("pad_rank0", {}, {}, {});
+  pad("pad_zero_operand", {0}, {2, 1, 3}, {3});
+  pad("pad_big", {250, 250}, {3, 4, 1, -2, -1, 0}, {506, 247});
+  // rev
+  add({"rev0", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{0}}}), {3, 4},
+       [](const Ints& o) { return same({3, 4}, {2 - o[0], o[1]}); }});
+  add({"rev01", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{1, 0}}}), {3, 4},
+       [](const Ints& o) { return same({3, 4}, {2 - o[0], 3 - o[1]}); }});
+  add({"rev_none", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{}}}), {3, 4},
+       [](const Ints& o) { return same({3, 4}, o); }});
+  add({"rev_rank0", Prim::rev, {{}}, {}, P({{"dimensions", Ints{}}}), {},
+       [](const Ints&) { return Source{0, 0}; }});
+  add({"rev_zero", Prim::rev, {{0, 2}}, {}, P({{"dimensions", Ints{0}}}), {0, 2}, nullptr});
+  add({"rev_big", Prim::rev, {{200, 300}}, {}, P({{"dimensions", Ints{1}}}), {200, 300},
+       [](const Ints& o) { return same({200, 300}, {o[0], 299 - o[1]}); }});
+
+}
+
+// ---- dot_general against a naive loop ---------------------------------------------------
+
+Ints free_of(size_t rank, const Ints& a, const Ints& b) {
+  Ints f;
+  for (int64_t d = 0; d < int64_t(rank); ++d) {
+    if (std::count(a.begin(), a.end(), d) + std::count(b.begin(), b.end(), d) == 0) {
+      f.push_back(d);
+    }
+  }
+  return f;
+}
+
+Ints strides_of(const Shape& shape) {
+  Ints s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// Calls f(multi_index) for every index of `shape`, in row-major order.
+void for_each_index(const Shape& shape, const std::function<void(const Ints&)>& f) {
+  if (shape_size(shape) == 0) return;
+  Ints idx(shape.size(), 0);
+  while (true) {
+    f(idx);
+    size_t d = shape.size();
+    while (d > 0 && ++idx[d - 1] == shape[d - 1]) idx[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+double wrap_to(DType dtype, uint64_t v) {
+  return dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return double(static_cast<T>(v));
+    } else {
+      return double(v != 0);
+    }
+  });
+}
+
+// For each result index, loops over the contracting index space.
+std::vector<double> naive_dot(const Case& c, const std::vector<std::vector<double>>& in,
+                              const core::Aval& out, std::vector<double>& scale) {
+  const Shape& ls_shape = c.operands[0].shape;
+  const Shape& rs_shape = c.operands[1].shape;
+  const Ints lc = c.params.get<Ints>("lhs_contracting_dimensions");
+  const Ints rc = c.params.get<Ints>("rhs_contracting_dimensions");
+  const Ints lb = c.params.get<Ints>("lhs_batch_dimensions");
+  const Ints rb = c.params.get<Ints>("rhs_batch_dimensions");
+  const std::vector<double>& a = in[0];
+  const std::vector<double>& b = in[1];
+  const Ints lf = free_of(ls_shape.size(), lc, lb), rf = free_of(rs_shape.size(), rc, rb);
+  Shape k_shape;
+  for (int64_t d : lc) k_shape.push_back(ls_shape[size_t(d)]);
+  const Ints ls = strides_of(ls_shape), rs = strides_of(rs_shape);
+  std::vector<double> want;
+  for_each_index(out.shape, [&](const Ints& o) {
+    int64_t lo = 0, ro = 0;
+    size_t pos = 0;
+    for (size_t i = 0; i < lb.size(); ++i, ++pos) {
+      lo += o[pos] * ls[size_t(lb[i])];
+      ro += o[pos] * rs[size_t(rb[i])];
+    }
+    for (int64_t d : lf) lo += o[pos++] * ls[size_t(d)];
+    for (int64_t d : rf) ro += o[pos++] * rs[size_t(d)];
+    double sum = 0, mag = 0;
+    uint64_t wrapped = 0;
+    bool any = false;
+    for_each_index(k_shape, [&](const Ints& k) {
+      int64_t l = lo, r = ro;
+      for (size_t i = 0; i < k.size(); ++i) {
+        l += k[i] * ls[size_t(lc[i])];
+        r += k[i] * rs[size_t(rc[i])];
+      }
+      sum += a[size_t(l)] * b[size_t(r)];
+      mag += std::abs(a[size_t(l)] * b[size_t(r)]);
+      wrapped += uint64_t(int64_t(a[size_t(l)])) * uint64_t(int64_t(b[size_t(r)]));
+      any = any || (a[size_t(l)] != 0 && b[size_t(r)] != 0);
+    });
+    if (out.dtype == DType::bool_) {
+      want.push_back(any);
+    } else if (is_integer(out.dtype)) {
+      want.push_back(wrap_to(out.dtype, wrapped));
+    } else {
+      want.push_back(sum);
+    }
+    scale.push_back(mag + 1e-30);
+  });
+  return want;
+}
+
+// Layouts, dtypes and sizes of dot_general for the values leg: transposed, batched and
+// empty operands, and sizes for the GEMM's parallel and tiled paths.
+void dot_value_rows(Rows& r) {
+  struct DotCase {
+    const char* name;
+    Shape lhs, rhs;
+    Ints lc, rc, lb, rb;
+    DType dtype;
+    std::optional<DType> preferred = std::nullopt;
+  };
+  const DType f32 = DType::float32, f64 = DType::float64;
+  const DotCase cases[] = {
+      {"matmul", {5, 7}, {7, 3}, {1}, {0}, {}, {}, f32},
+      {"matmul f64", {6, 9}, {9, 4}, {1}, {0}, {}, {}, f64},
+      {"lhs contracting first", {7, 5}, {7, 3}, {0}, {0}, {}, {}, f32},
+      {"rhs contracting last", {5, 7}, {3, 7}, {1}, {1}, {}, {}, f64},
+      {"both transposed", {7, 5}, {3, 7}, {0}, {1}, {}, {}, f32},
+      {"batched", {2, 4, 6}, {2, 6, 5}, {2}, {1}, {0}, {0}, f32},
+      {"batched transposed", {3, 6, 4}, {3, 5, 6}, {1}, {2}, {0}, {0}, f64},
+      {"batch not leading", {4, 2, 6}, {2, 6, 3}, {2}, {1}, {1}, {0}, f32},
+      {"two batch dims swapped", {2, 3, 4, 5}, {3, 2, 5, 2}, {3}, {2}, {1, 0}, {0, 1}, f32},
+      {"two contracting dims", {3, 4, 5}, {4, 5, 2}, {1, 2}, {0, 1}, {}, {}, f32},
+      {"contracting out of order", {3, 4, 5}, {5, 4, 2}, {2, 1}, {0, 1}, {}, {}, f64},
+      {"free dims on both sides", {2, 3, 4}, {4, 5}, {2}, {0}, {}, {}, f32},
+      {"vector dot", {100}, {100}, {0}, {0}, {}, {}, f32},
+      {"matrix-vector", {6, 50}, {50}, {1}, {0}, {}, {}, f32},
+      {"outer product", {3}, {4}, {}, {}, {}, {}, f32},
+      {"scalar times matrix", {}, {2, 3}, {}, {}, {}, {}, f64},
+      {"contracting size 0", {3, 0}, {0, 4}, {1}, {0}, {}, {}, f32},
+      {"contracting size 0 int", {3, 0}, {0, 4}, {1}, {0}, {}, {}, DType::int32},
+      {"empty batch", {0, 3, 4}, {0, 4, 2}, {2}, {1}, {0}, {0}, f32},
+      {"empty free dim", {0, 4}, {4, 2}, {1}, {0}, {}, {}, f64},
+      {"large (parallel panels)", {300, 200}, {200, 150}, {1}, {0}, {}, {}, f32},
+      {"float16", {5, 33}, {33, 6}, {1}, {0}, {}, {}, DType::float16},
+      {"bfloat16 transposed", {33, 5}, {6, 33}, {0}, {1}, {}, {}, DType::bfloat16},
+      {"float16 to float32", {5, 33}, {33, 6}, {1}, {0}, {}, {}, DType::float16, f32},
+      {"float32 to float64", {4, 9}, {9, 3}, {1}, {0}, {}, {}, f32, f64},
+      {"int32", {4, 5}, {5, 3}, {1}, {0}, {}, {}, DType::int32},
+      {"int32 tiles", {37, 300}, {300, 290}, {1}, {0}, {}, {}, DType::int32},
+      {"int8 wraps", {3, 40}, {40, 2}, {1}, {0}, {}, {}, DType::int8},
+      {"int8 to int32", {3, 40}, {40, 2}, {1}, {0}, {}, {}, DType::int8, DType::int32},
+      {"uint8 to float32", {3, 40}, {40, 2}, {1}, {0}, {}, {}, DType::uint8, f32},
+      {"uint16 batched", {2, 3, 7}, {2, 7, 4}, {2}, {1}, {0}, {0}, DType::uint16},
+      {"int64", {4, 6}, {6, 5}, {1}, {0}, {}, {}, DType::int64},
+      {"bool", {4, 6}, {6, 5}, {1}, {0}, {}, {}, DType::bool_},
+  };
+  for (const DotCase& d : cases) {
+    Params params = dot_params(d.lc, d.rc, d.lb, d.rb);
+    if (d.preferred) params.set("preferred_element_type", *d.preferred);
+    Case& c = r.add(std::string("dot_general ") + d.name, Prim::dot_general,
+                    {{d.lhs, d.dtype}, {d.rhs, d.dtype}}, std::move(params), kValues);
+    c.ref.naive = naive_dot;
+  }
+}
+
+// ---- contractions and reductions ------------------------------------------------------
+
+void contraction_rows(Rows& r) {
+  // dot_general: every layout, each operand alone taken as the linear one.
+  struct Layout {
+    std::string name;
+    Shape lhs, rhs;
+    Params params;
+    uint32_t batch = 0;
+  };
+  const Layout layouts[] = {
+      {"matmul", {3, 4}, {4, 5}, dot_params({1}, {0}), kBatch},
+      {"transposed contraction", {4, 3}, {5, 4}, dot_params({0}, {1}), kBatch},
+      {"batch", {2, 3, 4}, {2, 4, 5}, dot_params({2}, {1}, {0}, {0}), kBatch},
+      {"batch in the middle", {3, 2, 4}, {4, 2, 5}, dot_params({2}, {0}, {1}, {1})},
+      {"two contractions crossed", {2, 3, 4}, {4, 5, 3}, dot_params({1, 2}, {2, 0})},
+      {"vector dot", {4}, {4}, dot_params({0}, {0}), kBatch},
+      {"outer product", {3}, {2}, dot_params({}, {})},
+      {"batch and crossed", {2, 4, 3, 5}, {3, 2, 4}, dot_params({1, 2}, {2, 0}, {0}, {1})},
+  };
+  for (const Layout& l : layouts) {
+    Case& c = r.add("dot_general " + l.name, Prim::dot_general, {f32(l.lhs), f32(l.rhs)},
+                    l.params, kGrad | kTranspose | l.batch);
+    c.linear = {{true, false}, {false, true}};
+    c.blank = true;
+    c.tolerance = 1e-5;
+  }
+  r.add("dot_general int", Prim::dot_general, {i32({2, 3}), i32({3})}, dot_params({1}, {0}),
+        kBatch);
+  Params to_f32 = dot_params({1}, {0});
+  to_f32.set("preferred_element_type", DType::float32);
+  r.add("dot_general 8x8", Prim::dot_general, {m8(), m8()}, to_f32, kShard).tolerance = 1e-5;
+  Params batched = dot_params({2}, {1}, {0}, {0});
+  batched.set("preferred_element_type", DType::float32);
+  r.add("dot_general batched 2x8x8", Prim::dot_general, {m8({2, 8, 8}), m8({2, 8, 8})}, batched,
+        kShard)
+      .tolerance = 1e-5;
+
+  r.add("reduce_sum", Prim::reduce_sum, {f32({3, 4, 5})}, {{"axes", Ints{0, 2}}},
+        kGrad | kTranspose);
+  r.add("reduce_sum all", Prim::reduce_sum, {f32({3, 4})}, {{"axes", Ints{0, 1}}},
+        kGrad | kTranspose);
+  r.add("reduce_sum int", Prim::reduce_sum, {i32({3, 4})}, {{"axes", Ints{0}}}, kBatch);
+  for (Prim p : {Prim::reduce_sum, Prim::reduce_prod, Prim::reduce_max, Prim::reduce_min}) {
+    const double tol = p == Prim::reduce_sum || p == Prim::reduce_prod ? 1e-5 : 0;
+    r.add(name_of(p) + " batched", p, {f32({3, 4}, 0.5, 1.5)}, {{"axes", Ints{1}}}, kBatch)
+        .tolerance = tol;
+    r.add(name_of(p) + " two axes batched", p, {f32({2, 3, 4}, 0.5, 1.5)},
+          {{"axes", Ints{0, 2}}}, kBatch)
+        .tolerance = tol;
+    for (Ints axes : {Ints{0}, Ints{1}, Ints{0, 1}}) {
+      r.add(name_of(p) + " 8x8 axes " + axes_str(axes), p, {m8()}, {{"axes", axes}},
+            kShard)
+          .tolerance = 1e-5;
+    }
+  }
+  r.add("reduce_max", Prim::reduce_max, {f32({3, 4})}, {{"axes", Ints{1}}}, kGrad);
+  r.add("reduce_max all", Prim::reduce_max, {f32({2, 3, 2})}, {{"axes", Ints{0, 2}}}, kGrad);
+  r.add("reduce_min", Prim::reduce_min, {f32({4, 3})}, {{"axes", Ints{0}}}, kGrad);
+  r.add("reduce_prod odd", Prim::reduce_prod, {f32({3, 5})}, {{"axes", Ints{1}}}, kGrad);
+  r.add("reduce_prod two axes", Prim::reduce_prod, {f32({2, 3, 4})}, {{"axes", Ints{2, 0}}},
+        kGrad);
+  r.add("reduce_prod one zero", Prim::reduce_prod, {given({1.5, 0.0, -2.0, 0.5})},
+        {{"axes", Ints{0}}}, kGrad);
+  r.add("reduce_prod two zeros", Prim::reduce_prod, {given({0.0, 3.0, 0.0})},
+        {{"axes", Ints{0}}}, kGrad);
+  r.add("reduce_prod no axes", Prim::reduce_prod, {f32({3})}, {{"axes", Ints{}}}, kGrad);
+  r.add("reduce_and", Prim::reduce_and, {boolean({3, 4})}, {{"axes", Ints{1}}}, kBatch);
+  r.add("reduce_or", Prim::reduce_or, {boolean({3, 4})}, {{"axes", Ints{0, 1}}}, kBatch);
+  r.add("reduce_or 8x8", Prim::reduce_or, {boolean({8, 8})}, {{"axes", Ints{1}}}, kShard);
+  r.add("reduce_and 8x8", Prim::reduce_and, {boolean({8, 8})}, {{"axes", Ints{0}}}, kShard);
+
+  const Params arg1{{"axes", Ints{1}}, {"index_dtype", DType::int32}};
+  const Params arg0{{"axes", Ints{0}}, {"index_dtype", DType::int32}};
+  for (Prim p : {Prim::argmax, Prim::argmin}) {
+    r.add(name_of(p), p, {f32({3, 4})}, arg1, kGrad | kBatch).zero_tangent = true;
+    r.add(name_of(p) + " ties", p, {i32({3, 4}, 0, 2)}, arg0, kBatch);
+    r.add(name_of(p) + " 8x8", p, {m8()}, p == Prim::argmax ? arg1 : arg0, kShard);
+  }
+
+  const Params forward{{"axis", int64_t{1}}, {"reverse", false}};
+  const Params backward{{"axis", int64_t{0}}, {"reverse", true}};
+  r.add("cumsum", Prim::cumsum, {f32({4, 5})}, forward, kGrad | kTranspose).blank = true;
+  r.add("cumsum reverse", Prim::cumsum, {f32({4, 5})}, backward, kGrad | kTranspose).blank = true;
+  r.add("cumsum batched", Prim::cumsum, {f32({3, 4})}, forward, kBatch);
+  r.add("cumsum reverse int", Prim::cumsum, {i32({3, 4})}, backward, kBatch);
+  r.add("cumsum 8x8", Prim::cumsum, {m8()}, {{"axis", int64_t{0}}, {"reverse", false}}, kShard)
+      .tolerance = 1e-5;
+
+  r.add("sort one operand", Prim::sort, {f32({6})}, sort_params(0, 1), kGrad);
+  r.add("sort keys and values", Prim::sort, {f32({3, 5}), f32({3, 5})}, sort_params(1, 1), kGrad);
+  r.add("sort values only", Prim::sort, {f32({4, 3}), f32({4, 3})}, sort_params(0, 1), kGrad)
+      .diff = {false, true};
+  // The jvp's sort is linear in its extra (tangent) operands; keys stay known.
+  Case& st = r.add("sort transpose", Prim::sort, {f32({3, 5}), f32({3, 5})}, sort_params(1, 1),
+                   kTranspose);
+  st.linear = {{false, true}};
+  st.first_linear_out = 1;
+  Case& st2 = r.add("sort transpose two keys", Prim::sort,
+                    {given({1, 0, 1, 0, 2}), f32({5}), f32({5}), f32({5})}, sort_params(0, 2),
+                    kTranspose);
+  st2.linear = {{false, false, true, true}};
+  st2.first_linear_out = 2;
+  r.add("sort batched", Prim::sort, {f32({3, 5})}, sort_params(1, 1), kBatch);
+  r.add("sort by key", Prim::sort, {i32({4, 3}, 0, 2), f32({4, 3})}, sort_params(0, 1), kBatch);
+  r.add("sort two keys", Prim::sort, {i32({6}, 0, 1), i32({6}, 0, 2), f32({6})},
+        sort_params(0, 2), kBatch);
+  r.add("sort 8x8", Prim::sort, {m8()}, sort_params(1, 1), kShard);
+}
+
+// ---- layouts ------------------------------------------------------------------------------
+
+void layout_rows(Rows& r) {
+  r.add("sharding_constraint", Prim::sharding_constraint, {f32({2, 3})}, on_one_device(),
+        kGrad | kTranspose | kBatch)
+      .blank = true;
+  // On the first device: the table is built once, whatever the number of devices.
+  const std::vector<Device> first{devices()[0]};
+  const Params positional{
+      {"sharding", std::make_shared<const Sharding>(PositionalSharding(first).reshape(1, 1))}};
+  r.add("sharding_constraint positional", Prim::sharding_constraint, {f32({2, 3})}, positional,
+        kBatch);
+  r.add("device_put", Prim::device_put, {f32({2, 3})}, on_one_device(),
+        kGrad | kTranspose | kBatch)
+      .blank = true;
+  // The tangent's form: the primal rides along so that the transpose knows its layout.
+  Case& src = r.add("device_put with source", Prim::device_put, {f32({2, 3}), f32({2, 3})},
+                    on_one_device(), kGrad | kTranspose);
+  src.diff = {true, false};
+  src.blank = true;
+}
+
+}  // namespace
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = [] {
+    Rows r;
+    unary_rows(r);
+    float_binary_rows(r);
+    discrete_binary_rows(r);
+    other_elementwise_rows(r);
+    structural_rows(r);
+    index_map_rows(r);
+    contraction_rows(r);
+    dot_value_rows(r);
+    layout_rows(r);
+    return r.take();
+  }();
+  return all;
+}
+
+const std::map<std::string_view, std::string_view>& exempt() {
+  static constexpr std::string_view kPerDevice =
+      "per-device only: made by the partitioner's reshard after differentiation and batching; "
+      "checked by compiler/partition_test.cpp and the shard leg's runs";
+  static constexpr std::string_view kNamedAxis =
+      "a named-axis collective: binds only inside vmap, pmap or shard_map, where its axis "
+      "exists; checked against host loops by transforms/collectives_test.cpp";
+  static const std::map<std::string_view, std::string_view> reasons = {
+      {"pjit", "holds a program: the vjp leg runs every row through a pjit equation"},
+      {"fusion", "made by the compiler's fusion pass: the fuse leg checks it on every row"},
+      {"all-gather", kPerDevice},
+      {"all-reduce", kPerDevice},
+      {"reduce-scatter", kPerDevice},
+      {"all-to-all", kPerDevice},
+      {"collective-permute", kPerDevice},
+      {"shard-slice", kPerDevice},
+      {"psum", kNamedAxis},
+      {"pmax", kNamedAxis},
+      {"pmin", kNamedAxis},
+      {"all_gather", kNamedAxis},
+      {"reduce_scatter", kNamedAxis},
+      {"ppermute", kNamedAxis},
+      {"all_to_all", kNamedAxis},
+      {"axis_index", kNamedAxis},
+      {"shard_map", "holds a per-device program over mesh axes: transforms/shard_map_test.cpp"},
+      {"manual-enter", "compiler-internal: where an inlined shard_map begins (shard_map_test)"},
+      {"manual-exit", "compiler-internal: where an inlined shard_map ends (shard_map_test)"},
+  };
+  return reasons;
+}
+
+const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() {
+  static constexpr std::string_view kIntegers =
+      "integer and boolean operands only: nothing to differentiate (zero tangents: "
+      "ElementwiseGrad.IntegerOperandsHaveZeroTangents)";
+  static constexpr std::string_view kBooleans =
+      "boolean operands only (zero tangent: StructuralGrad.ZeroTangentPrimitives)";
+  static constexpr std::string_view kKey =
+      "a uint32 key in, integer bits out: nothing to differentiate (a jvp rule exists: "
+      "StructuralGrad.ZeroTangentPrimitives)";
+  static constexpr std::string_view kLayout =
+      "the identity with a layout: its sharded behaviour is the sharding API's "
+      "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
+  static const std::map<Leg, std::map<std::string_view, std::string_view>> reasons = {
+      {kJvp,
+       {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
+        {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},
+        {"shift_right_arithmetic", kIntegers}, {"reduce_and", kBooleans},
+        {"reduce_or", kBooleans}, {"random_bits", kKey}}},
+      {kVjp,
+       {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
+        {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},
+        {"shift_right_arithmetic", kIntegers}, {"reduce_and", kBooleans},
+        {"reduce_or", kBooleans}, {"random_bits", kKey},
+        {"iota", "no operands: nothing to differentiate"}}},
+      {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
+      {kShard,
+       {{"iota", "no operands: checked sharded through the partitioner's padding masks and "
+                 "StructuralKernel.IotaShardOffset"},
+        {"random_bits", "draws sharded over 1-8 devices, bit for bit: random/random_test.cpp"},
+        {"sharding_constraint", kLayout},
+        {"device_put", kLayout}}},
+  };
+  return reasons;
+}
+
+std::vector<bool> diff_of(const Case& c) {
+  if (!c.diff.empty()) return c.diff;
+  std::vector<bool> d;
+  for (const Operand& o : c.operands) d.push_back(is_floating(o.dtype));
+  return d;
+}
+
+Array draw(const Operand& o, const Shape& shape, std::mt19937& rng) {
+  if (!o.values.empty()) return numpy::array(o.values, o.shape, o.dtype);
+  std::vector<double> v(size_t(shape_size(shape)));
+  if (is_floating(o.dtype)) {
+    std::uniform_real_distribution<double> u(o.lo, o.hi);
+    for (double& e : v) e = u(rng);
+  } else {
+    // Unsigned and bool dtypes take the non-negative part of the range.
+    const bool non_negative = is_unsigned_integer(o.dtype) || o.dtype == DType::bool_;
+    const double lo = non_negative ? std::max(0.0, o.lo) : o.lo;
+    const double hi = o.dtype == DType::bool_ ? std::min(1.0, o.hi) : o.hi;
+    std::uniform_int_distribution<int64_t> u(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+    for (double& e : v) e = double(u(rng));
+  }
+  return numpy::array(v, shape, o.dtype);
+}
+
+Array draw_for_grad(const Case& c, size_t i, std::mt19937& rng) {
+  Operand o = c.operands[i];
+  if (is_floating(o.dtype) && !c.keep_dtypes) o.dtype = DType::float64;
+  return draw(o, o.shape, rng);
+}
+
+}  // namespace parax::prim_table
