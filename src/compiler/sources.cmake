@@ -3,5 +3,6 @@ target_sources(parax PRIVATE
   compiler/eager.cpp
   compiler/fuse.cpp
   compiler/partition.cpp
+  compiler/passes.cpp
   compiler/propagate.cpp
   compiler/spmd.cpp)
