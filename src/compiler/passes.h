@@ -49,8 +49,8 @@ std::span<const Pass> pass_list();
 // fails the check. `name` names the computation (CompileOptions::name).
 void run_passes(PassState& state, std::span<const Pass> passes, std::string_view name);
 
-// Whether run_passes type-checks after every pass (on by default; PARAX_VERIFY_IR=0 turns
-// it off). SSA form is checked always.
+// Whether run_passes type-checks after every pass: in debug builds, or when
+// PARAX_VERIFY_IR=1 (=0 turns it off in debug builds too). SSA form is checked always.
 bool verify_after_passes();
 void set_verify_after_passes(bool on);
 

@@ -181,6 +181,16 @@ std::string compiled(const std::string& text, const Mesh& mesh,
   return head + ")\n" + program_text(state.partitioned->local, *state.mesh);
 }
 
+TEST(Passes, PropagationLaysOutAnUncommittedInputLikeItsPartner) {
+  // b is free: propagate-sharding gives it a's layout, so the add needs no communication.
+  const Mesh mesh = make_mesh({4}, {"x"});
+  EXPECT_EQ(compiled("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = add a b in (c,) }",
+                     mesh, {PartitionSpec("x", None), std::nullopt}),
+            "# in_layouts (P('x', None), P('x', None))\n"
+            "# out_layouts (P('x', None))\n"
+            "{ lambda ; a:f32[2,4] b:f32[2,4]. let c:f32[2,4] = add a b in (c,) }");
+}
+
 const char* kShardedMatmul =
     "{ lambda ; a:f32[8,16] b:f32[16,4]. let\n"
     "    c:f32[8,4] = dot_general[lhs_batch_dimensions=() lhs_contracting_dimensions=(1,) "
@@ -204,6 +214,23 @@ TEST(Passes, TheWholeListPartitionsAndFuses) {
             "    e:f32[4,4] = fusion[jaxpr={ lambda ; a:f32[4,4]. let b:f32[4,4] = mul a 2.0 "
             "c:f32[4,4] = tanh b in (c,) }] d\n"
             "  in (e,) }");
+}
+
+// A pass that breaks a program: the sin's result claims another shape.
+void break_types(PassState& s) { s.partitioned->local.avals.back().shape = {3}; }
+
+TEST(Passes, AnIllTypedResultIsCaughtAfterThePassThatMadeIt) {
+  set_verify_after_passes(true);
+  PassState state;
+  state.mesh.emplace(make_mesh({1}, {"x"}));
+  state.partitioned =
+      Partitioned{core::parse_program("{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }"), {}, {}};
+  const Pass broken[] = {pass_named("dce"), Pass{"break-types", break_types}};
+  // A compiler bug, so an internal check fails (and aborts) with the pass and equation.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the runtime's thread pool is running
+  EXPECT_DEATH(run_passes(state, broken, "test"),
+               "the program after break-types is ill-typed: equation 0 .b:f32.3. = sin a.: "
+               "sin gives f32.8., the program says f32.3.");
 }
 
 TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
