@@ -178,7 +178,9 @@ class Printer {
 
  private:
   void define(int v) {
-    if (v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] < 0) number_[size_t(v)] = next_++;
+    if (v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] < 0) {
+      number_[size_t(v)] = next_++;
+    }
   }
 
   const Program& p_;

@@ -2,6 +2,8 @@
 // expected program was checked by hand. run_passes type-checks the program after every
 // pass, so each test also shows the pass's output is well typed. Last, the whole list on
 // a sharded program, and PARAX_DUMP_IR writing the program after each pass.
+#include "compiler/passes.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "compiler/passes.h"
 #include "core/parse.h"
 #include "parax/parax.h"
 
@@ -19,7 +20,8 @@ namespace {
 
 const Pass& pass_named(std::string_view name) {
   const auto passes = pass_list();
-  auto it = std::find_if(passes.begin(), passes.end(), [&](const Pass& p) { return p.name == name; });
+  auto it =
+      std::find_if(passes.begin(), passes.end(), [&](const Pass& p) { return p.name == name; });
   EXPECT_NE(it, passes.end()) << name;
   return *it;
 }
@@ -45,10 +47,9 @@ std::string after_local_pass(std::string_view name, const std::string& text) {
 TEST(Passes, TheListIsThePipelineInOrder) {
   std::vector<std::string_view> names;
   for (const Pass& p : pass_list()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"inline-calls", "check-devices",
-                                                  "propagate-sharding", "partition-spmd",
-                                                  "fold-scalar-broadcasts", "dce",
-                                                  "fuse-elementwise"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{
+                       "inline-calls", "check-devices", "propagate-sharding", "partition-spmd",
+                       "fold-scalar-broadcasts", "dce", "fuse-elementwise"}));
 }
 
 TEST(Passes, InlineCallsSplicesPjitBodies) {
@@ -72,18 +73,17 @@ TEST(Passes, InlineCallsSplicesPjitBodies) {
 
 TEST(Passes, InlineCallsOpensShardMapRegionsBetweenBoundaries) {
   // (The parser reads no spec tuples: the shard_map equation is made here.)
-  core::Program p = core::parse_program(
-      "{ lambda ; a:f32[8,4]. let b:f32[8,4] = neg a in (b,) }");
+  core::Program p = core::parse_program("{ lambda ; a:f32[8,4]. let b:f32[8,4] = neg a in (b,) }");
   const std::vector<PartitionSpec> specs{PartitionSpec("i", None)};
   p.eqns[0].prim = core::Prim::shard_map;
-  p.eqns[0].params = core::Params{
-      {"jaxpr", std::make_shared<const core::Program>(core::parse_program(
-                    "{ lambda ; x:f32[2,4]. let y:f32[2,4] = neg x in (y,) }"))},
-      {"axis_names", std::vector<std::string>{"i"}},
-      {"axis_sizes", std::vector<int64_t>{4}},
-      {"in_specs", specs},
-      {"out_specs", specs},
-      {"mesh", std::shared_ptr<const Sharding>()}};
+  p.eqns[0].params =
+      core::Params{{"jaxpr", std::make_shared<const core::Program>(core::parse_program(
+                                 "{ lambda ; x:f32[2,4]. let y:f32[2,4] = neg x in (y,) }"))},
+                   {"axis_names", std::vector<std::string>{"i"}},
+                   {"axis_sizes", std::vector<int64_t>{4}},
+                   {"in_specs", specs},
+                   {"out_specs", specs},
+                   {"mesh", std::shared_ptr<const Sharding>()}};
   EXPECT_EQ(after_global_pass("inline-calls", core::to_string(p), std::move(p)),
             "{ lambda ; a:f32[8,4]. let\n"
             "    b:f32[2,4] = manual-enter[axes=('i',) axis_sizes=(4,) mesh=None "
@@ -95,19 +95,19 @@ TEST(Passes, InlineCallsOpensShardMapRegionsBetweenBoundaries) {
 }
 
 TEST(Passes, FoldScalarBroadcastsFeedsTheScalarToElementwiseEquations) {
-  EXPECT_EQ(after_local_pass(
-                "fold-scalar-broadcasts",
-                "{ lambda ; a:f32[4,8] b:f32[]. let\n"
-                "    c:f32[4,8] = broadcast_in_dim[broadcast_dimensions=() shape=(4, 8)] b\n"
-                "    d:f32[4,8] = mul a c\n"
-                "    e:f32[4,8] = reshape[dimensions=None new_sizes=(4, 8)] c\n"
-                "  in (d, e) }"),
-            // The reshape is not elementwise: it still reads the broadcast.
-            "{ lambda ; a:f32[4,8] b:f32[]. let\n"
-            "    c:f32[4,8] = broadcast_in_dim[broadcast_dimensions=() shape=(4, 8)] b\n"
-            "    d:f32[4,8] = mul a b\n"
-            "    e:f32[4,8] = reshape[dimensions=None new_sizes=(4, 8)] c\n"
-            "  in (d, e) }");
+  EXPECT_EQ(
+      after_local_pass("fold-scalar-broadcasts",
+                       "{ lambda ; a:f32[4,8] b:f32[]. let\n"
+                       "    c:f32[4,8] = broadcast_in_dim[broadcast_dimensions=() shape=(4, 8)] b\n"
+                       "    d:f32[4,8] = mul a c\n"
+                       "    e:f32[4,8] = reshape[dimensions=None new_sizes=(4, 8)] c\n"
+                       "  in (d, e) }"),
+      // The reshape is not elementwise: it still reads the broadcast.
+      "{ lambda ; a:f32[4,8] b:f32[]. let\n"
+      "    c:f32[4,8] = broadcast_in_dim[broadcast_dimensions=() shape=(4, 8)] b\n"
+      "    d:f32[4,8] = mul a b\n"
+      "    e:f32[4,8] = reshape[dimensions=None new_sizes=(4, 8)] c\n"
+      "  in (d, e) }");
 }
 
 TEST(Passes, DceRemovesEquationsWhoseResultsAreUnused) {
@@ -184,8 +184,8 @@ std::string compiled(const std::string& text, const Mesh& mesh,
 TEST(Passes, PropagationLaysOutAnUncommittedInputLikeItsPartner) {
   // b is free: propagate-sharding gives it a's layout, so the add needs no communication.
   const Mesh mesh = make_mesh({4}, {"x"});
-  EXPECT_EQ(compiled("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = add a b in (c,) }",
-                     mesh, {PartitionSpec("x", None), std::nullopt}),
+  EXPECT_EQ(compiled("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = add a b in (c,) }", mesh,
+                     {PartitionSpec("x", None), std::nullopt}),
             "# in_layouts (P('x', None), P('x', None))\n"
             "# out_layouts (P('x', None))\n"
             "{ lambda ; a:f32[2,4] b:f32[2,4]. let c:f32[2,4] = add a b in (c,) }");
@@ -223,8 +223,8 @@ TEST(Passes, AnIllTypedResultIsCaughtAfterThePassThatMadeIt) {
   set_verify_after_passes(true);
   PassState state;
   state.mesh.emplace(make_mesh({1}, {"x"}));
-  state.partitioned =
-      Partitioned{core::parse_program("{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }"), {}, {}};
+  state.partitioned = Partitioned{
+      core::parse_program("{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }"), {}, {}};
   const Pass broken[] = {pass_named("dce"), Pass{"break-types", break_types}};
   // A compiler bug, so an internal check fails (and aborts) with the pass and equation.
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // the runtime's thread pool is running

@@ -1,18 +1,17 @@
 // The type checker (core/verify.h): each program is written as text, with one mistake, and
 // the verifier must name the equation that has it and say what its rule expected.
+#include "core/verify.h"
+
 #include <gtest/gtest.h>
 
 #include "core/parse.h"
 #include "core/rules.h"
-#include "core/verify.h"
 
 namespace parax::core {
 namespace {
 
 // Returns the verifier's complaint about `text` (a global program), or "" when none.
-std::string complaint(const std::string& text) {
-  return verify(parse_program(text)).value_or("");
-}
+std::string complaint(const std::string& text) { return verify(parse_program(text)).value_or(""); }
 
 // Returns the complaint about `text` as a per-device program on a mesh of `axis_sizes`.
 std::string local_complaint(const std::string& text, std::vector<int64_t> axis_sizes) {
@@ -21,13 +20,14 @@ std::string local_complaint(const std::string& text, std::vector<int64_t> axis_s
 }
 
 TEST(Verify, AcceptsAWellTypedProgram) {
-  EXPECT_EQ(complaint("{ lambda ; a:f32[8,4] b:f32[4]. let\n"
-                      "    c:f32[8,4] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(8, 4)] b\n"
-                      "    d:f32[8,4] = add a c\n"
-                      "    e:f32[4] = reduce_sum[axes=(0,)] d\n"
-                      "    f:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] e\n"
-                      "  in (f,) }"),
-            "");
+  EXPECT_EQ(
+      complaint("{ lambda ; a:f32[8,4] b:f32[4]. let\n"
+                "    c:f32[8,4] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(8, 4)] b\n"
+                "    d:f32[8,4] = add a c\n"
+                "    e:f32[4] = reduce_sum[axes=(0,)] d\n"
+                "    f:i32[4] = convert_element_type[new_dtype=int32 weak_type=False] e\n"
+                "  in (f,) }"),
+      "");
 }
 
 TEST(Verify, CatchesAWrongShape) {
@@ -61,10 +61,11 @@ TEST(Verify, CatchesAWrongWeakType) {
 
 TEST(Verify, CatchesUseBeforeDefinition) {
   // The parser refuses such text, so the program is broken after parsing.
-  Program p = parse_program("{ lambda ; a:f32[8]. let\n"
-                            "    b:f32[8] = sin a\n"
-                            "    c:f32[8] = cos a\n"
-                            "  in (b,) }");
+  Program p = parse_program(
+      "{ lambda ; a:f32[8]. let\n"
+      "    b:f32[8] = sin a\n"
+      "    c:f32[8] = cos a\n"
+      "  in (b,) }");
   p.eqns[0].inputs = {Atom::of(p.eqns[1].outputs[0])};
   EXPECT_EQ(verify(p).value_or(""),
             "equation 0 (b:f32[8] = sin c): variable c is used before it is defined");
