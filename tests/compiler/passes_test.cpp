@@ -5,6 +5,7 @@
 #include "compiler/passes.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
