@@ -147,7 +147,10 @@ class Printer {
                ? var_name(number_[size_t(v)])
                : "?" + std::to_string(v);
   }
-  std::string typed(int v) const { return name(v) + ":" + p_.avals[size_t(v)].short_str(); }
+  std::string typed(int v) const {
+    const bool typed = v >= 0 && size_t(v) < p_.avals.size();  // the verifier prints bad ones
+    return name(v) + ":" + (typed ? p_.avals[size_t(v)].short_str() : "?");
+  }
   std::string atom(const Atom& a) const {
     return a.is_literal() ? literal_str(*a.literal) : name(a.var);
   }

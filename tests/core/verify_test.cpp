@@ -71,6 +71,12 @@ TEST(Verify, CatchesUseBeforeDefinition) {
             "equation 0 (b:f32[8] = sin c): variable c is used before it is defined");
 }
 
+TEST(Verify, CatchesAResultWithoutAType) {
+  Program p = parse_program("{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }");
+  p.eqns[0].outputs = {7};
+  EXPECT_EQ(verify(p).value_or(""), "equation 0 (?7:? = sin a): variable 7 has no type");
+}
+
 TEST(Verify, ChecksSubPrograms) {
   EXPECT_EQ(complaint("{ lambda ; a:f32[8]. let\n"
                       "    b:f32[8] = pjit[jaxpr={ lambda ; a:f32[8]. let b:i32[8] = sin a in "
