@@ -5,9 +5,8 @@
 
 #include "base/check.h"
 #include "compiler/cost.h"
-#include "compiler/fuse.h"
 #include "compiler/partition.h"
-#include "compiler/propagate.h"
+#include "compiler/passes.h"
 #include "sharding/sharding_impl.h"
 #include "sharding/topology.h"
 
@@ -46,6 +45,7 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
       auto boundary = [&](Prim p, const Atom& a, const core::Aval& aval, const PartitionSpec& spec) {
         int v = out.new_var(aval);
         core::Params params{{"axes", e.params.get<std::vector<std::string>>("axis_names")},
+                            {"axis_sizes", e.params.get<std::vector<int64_t>>("axis_sizes")},
                             {"spec", std::vector<PartitionSpec>{spec}},
                             {"mesh", e.params.get<std::shared_ptr<const Sharding>>("mesh")}};
         out.eqns.push_back(core::Eqn{p, {a}, {v}, std::move(params)});
@@ -194,22 +194,14 @@ Program inline_calls(const Program& p) {
 
 std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
                                     std::span<const ArgInfo> args, const CompileOptions& opts) {
-  const Program flat = inline_calls(*program);
-  PARAX_CHECK(flat.constvars.size() + flat.invars.size() == args.size(), "one ArgInfo per input");
-  const std::vector<Device> devices = check_devices(args, opts, flat);
-  MeshInfo mesh(choose_mesh(devices, args, opts, flat));
+  PassState state{.global = *program, .args = args, .choose_mesh = [&](const Program& flat) {
+                    return MeshInfo(choose_mesh(check_devices(args, opts, flat), args, opts, flat));
+                  }};
+  run_passes(state, pass_list(), opts.name);
+  const Program& flat = state.global;
+  const MeshInfo& mesh = *state.mesh;
+  Partitioned& part = *state.partitioned;
   auto plan = std::make_shared<Plan>(mesh);
-
-  std::vector<std::optional<DimShard>> seeds(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].committed || !args[i].sharding) continue;
-    seeds[i] = express_on(mesh, *args[i].sharding, args[i].aval.shape.size(), args[i].aval.shape);
-  }
-  Propagation prop = propagate(flat, mesh, seeds);
-  Partitioned part = partition(flat, mesh, prop, {});
-  if (auto err = core::verify(part.local)) PARAX_CHECK(false, "partitioned program: " << *err);
-  part.local = fuse_elementwise(eliminate_dead_code(fold_scalar_broadcasts(part.local)));
-  if (auto err = core::verify(part.local)) PARAX_CHECK(false, "fused program: " << *err);
 
   const bool single = mesh.num_devices() == 1;
   auto sharding_of = [&](const DimShard& s) -> Sharding {

@@ -3,5 +3,6 @@ target_sources(parax PRIVATE
   compiler/cost.cpp
   compiler/fuse.cpp
   compiler/partition.cpp
+  compiler/passes.cpp
   compiler/propagate.cpp
   compiler/spmd.cpp)

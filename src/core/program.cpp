@@ -127,31 +127,35 @@ std::string param_str(const ParamValue& v) {
       v);
 }
 
-std::string to_string(const Program& p, const ParamPrinter& param_printer) {
-  // Variables are named in order of definition, as JAX prints them.
-  std::vector<int> number(p.avals.size(), -1);
-  int next = 0;
-  auto define = [&](int v) {
-    if (v >= 0 && size_t(v) < number.size() && number[size_t(v)] < 0) number[size_t(v)] = next++;
-  };
-  for (int v : p.constvars) define(v);
-  for (int v : p.invars) define(v);
-  for (const Eqn& e : p.eqns) {
-    for (int v : e.outputs) define(v);
+namespace {
+
+// Prints the variables and equations of one program, naming variables in order of
+// definition, as JAX prints them.
+class Printer {
+ public:
+  Printer(const Program& p, const ParamPrinter& param_printer)
+      : p_(p), param_printer_(param_printer), number_(p.avals.size(), -1) {
+    for (int v : p.constvars) define(v);
+    for (int v : p.invars) define(v);
+    for (const Eqn& e : p.eqns) {
+      for (int v : e.outputs) define(v);
+    }
   }
-  auto name = [&](int v) {
-    return v >= 0 && size_t(v) < number.size() && number[size_t(v)] >= 0 ? var_name(number[size_t(v)])
-                                                                          : "?" + std::to_string(v);
-  };
-  auto typed = [&](int v) { return name(v) + ":" + p.avals[size_t(v)].short_str(); };
-  auto atom = [&](const Atom& a) { return a.is_literal() ? literal_str(*a.literal) : name(a.var); };
-  std::string head = "{ lambda ";
-  for (size_t i = 0; i < p.constvars.size(); ++i) head += (i ? " " : "") + typed(p.constvars[i]);
-  head += "; ";
-  for (size_t i = 0; i < p.invars.size(); ++i) head += (i ? " " : "") + typed(p.invars[i]);
-  head += ". let";
-  std::vector<std::string> lines;
-  for (const Eqn& e : p.eqns) {
+
+  std::string name(int v) const {
+    return v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] >= 0
+               ? var_name(number_[size_t(v)])
+               : "?" + std::to_string(v);
+  }
+  std::string typed(int v) const {
+    const bool typed = v >= 0 && size_t(v) < p_.avals.size();  // the verifier prints bad ones
+    return name(v) + ":" + (typed ? p_.avals[size_t(v)].short_str() : "?");
+  }
+  std::string atom(const Atom& a) const {
+    return a.is_literal() ? literal_str(*a.literal) : name(a.var);
+  }
+
+  std::string eqn(const Eqn& e) const {
     std::string line;
     for (size_t i = 0; i < e.outputs.size(); ++i) line += (i ? " " : "") + typed(e.outputs[i]);
     line += " = " + std::string(prim_name(e.prim));
@@ -160,10 +164,11 @@ std::string to_string(const Program& p, const ParamPrinter& param_printer) {
       for (size_t i = 0; i < e.params.items().size(); ++i) {
         const auto& [name, value] = e.params.items()[i];
         std::optional<std::string> text;
-        if (param_printer) text = param_printer(name, value);
+        if (param_printer_) text = param_printer_(name, value);
         std::string rendered = text ? *text : param_str(value);
         // A nested program's lines sit under its equation.
-        for (size_t at = rendered.find('\n'); at != std::string::npos; at = rendered.find('\n', at + 1)) {
+        for (size_t at = rendered.find('\n'); at != std::string::npos;
+             at = rendered.find('\n', at + 1)) {
           rendered.insert(at + 1, "      ");
         }
         line += (i ? " " : "") + name + "=" + rendered;
@@ -171,10 +176,36 @@ std::string to_string(const Program& p, const ParamPrinter& param_printer) {
       line += "]";
     }
     for (const Atom& a : e.inputs) line += " " + atom(a);
-    lines.push_back(line);
+    return line;
   }
+
+ private:
+  void define(int v) {
+    if (v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] < 0) {
+      number_[size_t(v)] = next_++;
+    }
+  }
+
+  const Program& p_;
+  const ParamPrinter& param_printer_;
+  std::vector<int> number_;
+  int next_ = 0;
+};
+
+}  // namespace
+
+std::string to_string(const Program& p, const ParamPrinter& param_printer) {
+  const Printer print(p, param_printer);
+  std::string head = "{ lambda ";
+  for (size_t i = 0; i < p.constvars.size(); ++i)
+    head += (i ? " " : "") + print.typed(p.constvars[i]);
+  head += "; ";
+  for (size_t i = 0; i < p.invars.size(); ++i) head += (i ? " " : "") + print.typed(p.invars[i]);
+  head += ". let";
+  std::vector<std::string> lines;
+  for (const Eqn& e : p.eqns) lines.push_back(print.eqn(e));
   std::string out = "in (";
-  for (size_t i = 0; i < p.outvars.size(); ++i) out += (i ? ", " : "") + atom(p.outvars[i]);
+  for (size_t i = 0; i < p.outvars.size(); ++i) out += (i ? ", " : "") + print.atom(p.outvars[i]);
   out += p.outvars.size() == 1 ? ",) }" : ") }";
   // One line when it fits in 80 columns, as JAX's pretty-printer does; else one
   // equation a line.
@@ -187,43 +218,8 @@ std::string to_string(const Program& p, const ParamPrinter& param_printer) {
   return text + "  " + out;
 }
 
-std::optional<std::string> verify(const Program& p) {
-  std::vector<bool> defined(p.avals.size(), false);
-  auto define = [&](int v) -> std::optional<std::string> {
-    if (v < 0 || size_t(v) >= p.avals.size()) return "variable " + std::to_string(v) + " has no type";
-    if (defined[size_t(v)]) return "variable " + var_name(v) + " is defined twice";
-    defined[size_t(v)] = true;
-    return std::nullopt;
-  };
-  auto use = [&](const Atom& a) -> std::optional<std::string> {
-    if (a.is_literal()) {
-      if (!a.literal->aval.shape.empty()) return "a literal must be rank 0";
-      return std::nullopt;
-    }
-    if (a.var < 0 || size_t(a.var) >= p.avals.size() || !defined[size_t(a.var)]) {
-      return "variable " + (a.var >= 0 ? var_name(a.var) : std::string("?")) +
-             " is used before it is defined";
-    }
-    return std::nullopt;
-  };
-  for (int v : p.constvars) {
-    if (auto err = define(v)) return err;
-  }
-  for (int v : p.invars) {
-    if (auto err = define(v)) return err;
-  }
-  for (const Eqn& e : p.eqns) {
-    for (const Atom& a : e.inputs) {
-      if (auto err = use(a)) return *err + " (in " + std::string(prim_name(e.prim)) + ")";
-    }
-    for (int v : e.outputs) {
-      if (auto err = define(v)) return err;
-    }
-  }
-  for (const Atom& a : p.outvars) {
-    if (auto err = use(a)) return *err + " (in the outputs)";
-  }
-  return std::nullopt;
+std::string eqn_str(const Program& p, size_t e) {
+  return Printer(p, nullptr).eqn(p.eqns[e]);
 }
 
 }  // namespace parax::core

@@ -95,8 +95,11 @@ std::string var_name(int n);
 // Returns a param value as JAX prints it: `(0, 1)`, `float32`, `True`.
 std::string param_str(const ParamValue& v);
 
-// Checks the SSA invariants (each variable defined once, before use; outputs defined;
-// literals rank 0). Returns a description of the first violation, or nullopt.
+// Returns equation `e` of `p` as to_string prints it, e.g. `c:f32[8] = sin b`.
+std::string eqn_str(const Program& p, size_t e);
+
+// Checks SSA form and types (core/verify.h; a per-device program needs its mesh there).
+// Returns a description of the first violation, or nullopt.
 std::optional<std::string> verify(const Program& p);
 
 }  // namespace parax::core

@@ -10,4 +10,5 @@ target_sources(parax PRIVATE
   core/rules.cpp
   core/program_trace.cpp
   core/trace.cpp
-  core/tree.cpp)
+  core/tree.cpp
+  core/verify.cpp)

@@ -256,12 +256,54 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   return result;
 }
 
+// The number of blocks a region boundary splits dimension d into: the product of the sizes
+// of the manual axes its spec names there (params `axes`, `axis_sizes`: the region's).
+int64_t boundary_blocks(const Params& p, size_t d, std::string_view prim) {
+  const PartitionSpec& spec = p.get<std::vector<PartitionSpec>>("spec")[0];
+  if (d >= spec.size()) return 1;
+  const auto& names = p.get<std::vector<std::string>>("axes");
+  const auto& sizes = p.get<std::vector<int64_t>>("axis_sizes");
+  int64_t n = 1;
+  for (const std::string& a : spec[d].axes()) {
+    auto it = std::find(names.begin(), names.end(), a);
+    if (it == names.end()) {
+      throw TypeError(std::string(prim) + ": spec " + spec.to_ir_string() + " names " + a +
+                      ", which is not a manual axis of the region");
+    }
+    n *= sizes[size_t(it - names.begin())];
+  }
+  return n;
+}
+
+// manual-enter: a global value becomes the block each device of the region sees.
+std::vector<Aval> enter_rule(std::span<const Aval> in, const Params& params) {
+  Aval out = in[0];
+  for (size_t d = 0; d < out.shape.size(); ++d) {
+    const int64_t n = boundary_blocks(params, d, "manual-enter");
+    if (out.shape[d] % n != 0) {
+      throw TypeError("manual-enter: dimension " + std::to_string(d) + " of " + out.short_str() +
+                      " does not split into " + std::to_string(n) + " blocks");
+    }
+    out.shape[d] /= n;
+  }
+  return {out};
+}
+
+// manual-exit: the devices' blocks assemble into the global value.
+std::vector<Aval> exit_rule(std::span<const Aval> in, const Params& params) {
+  Aval out = in[0];
+  for (size_t d = 0; d < out.shape.size(); ++d) {
+    out.shape[d] *= boundary_blocks(params, d, "manual-exit");
+  }
+  return {out};
+}
+
 }  // namespace
 
 extern const PrimRules shard_map_rules = {
     .abstract_eval = shape_rule, .jvp = jvp, .transpose = transpose, .batch = batch};
 // Compiler-internal: they never reach a kernel (the partitioner maps them to layouts).
-extern const PrimRules manual_enter_rules = {};
-extern const PrimRules manual_exit_rules = {};
+extern const PrimRules manual_enter_rules = {.abstract_eval = enter_rule};
+extern const PrimRules manual_exit_rules = {.abstract_eval = exit_rule};
 
 }  // namespace parax::prims

@@ -2,10 +2,26 @@
 // whole along `dimension`, split over `mesh_axes` (no communication: reshard's cheapest
 // move when a replicated value must become sharded).
 #include "base/box_copy.h"
+#include "core/verify.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims {
 namespace {
+
+// The block of `dimension` that one device of a group over `mesh_axes` keeps (the group
+// size comes from the program's mesh, core/verify.h).
+std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
+  Aval out = in[0];
+  const int64_t d = params.get<int64_t>("dimension");
+  const int64_t n =
+      core::mesh_group_size(params.get<std::vector<int64_t>>("mesh_axes"), "shard-slice");
+  if (d < 0 || d >= int64_t(out.shape.size()) || out.shape[size_t(d)] % n != 0) {
+    throw TypeError("shard-slice: dimension " + std::to_string(d) + " of " + out.short_str() +
+                    " does not split into " + std::to_string(n) + " blocks");
+  }
+  out.shape[size_t(d)] /= n;
+  return {out};
+}
 
 void kernel(const KernelCall& c) {
   const auto& axes = c.params.get<std::vector<int64_t>>("mesh_axes");
@@ -20,6 +36,6 @@ void kernel(const KernelCall& c) {
 
 }  // namespace
 
-extern const PrimRules shard_slice_rules = {.kernel = kernel};
+extern const PrimRules shard_slice_rules = {.abstract_eval = shape_rule, .kernel = kernel};
 
 }  // namespace parax::prims

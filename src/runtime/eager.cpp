@@ -110,7 +110,7 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
   Caches& c = caches();
   std::shared_ptr<const Program> called;  // a pjit's program: its executables live with it
   std::string key;
-  if (p == Prim::pjit) {
+  if (core::has_trait(p, core::kCall)) {
     called = params.get<std::shared_ptr<const Program>>("jaxpr");
     key = params_key(params, "jaxpr");
   } else {

@@ -9,6 +9,7 @@
 #include "compiler/partition.h"
 #include "core/parse.h"
 #include "core/program_trace.h"
+#include "core/verify.h"
 #include "parax/errors.h"
 #include "parax/parax.h"
 
@@ -55,7 +56,8 @@ std::string partitioned(const std::string& text, std::vector<int64_t> axis_sizes
   }
   const Propagation prop = propagate(global, mesh, seeds);
   const Partitioned part = partition(global, mesh, prop, out_layouts);
-  EXPECT_FALSE(core::verify(part.local).has_value());
+  EXPECT_EQ(core::verify(part.local, {.mesh_axis_sizes = mesh.axis_sizes, .weak_types = false}),
+            std::nullopt);
   std::string head = "# in_layouts (";
   for (size_t i = 0; i < part.inputs.size(); ++i) {
     head += (i ? ", " : "") + mesh.spec_str(part.inputs[i]);

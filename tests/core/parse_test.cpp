@@ -26,7 +26,7 @@ TEST(Parse, RoundTripsOneLinePrograms) {
 TEST(Parse, RoundTripsMultiLineProgramsWithParams) {
   expect_round_trip(
       "{ lambda ; a:f32[8,4] b:f32[4]. let\n"
-      "    c:f32[1,4] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(1, 4)] b\n"
+      "    c:f32[8,4] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(8, 4)] b\n"
       "    d:f32[8,4] = add a c\n"
       "    e:f32[4] = reduce_sum[axes=(0,)] d\n"
       "  in (e,) }");

@@ -79,10 +79,10 @@ TEST(Program, VerifierCatchesBrokenSsa) {
   p.outvars = {Atom::of(b)};
   auto err = verify(p);
   ASSERT_TRUE(err.has_value());
-  EXPECT_EQ(*err, "variable b is used before it is defined (in sin)");
+  EXPECT_EQ(*err, "equation 0 (b:f32[8] = sin b): variable b is used before it is defined");
   p.eqns[0].inputs = {Atom::of(a)};
   p.eqns.push_back(Eqn{Prim::cos, {Atom::of(a)}, {b}, {}});
-  EXPECT_EQ(verify(p).value_or(""), "variable b is defined twice");
+  EXPECT_EQ(verify(p).value_or(""), "equation 1 (b:f32[8] = cos a): variable b is defined twice");
 }
 
 TEST(Primitives, TraitsAreData) {

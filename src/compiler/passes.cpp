@@ -1,0 +1,164 @@
+#include "compiler/passes.h"
+
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "base/check.h"
+#include "compiler/fuse.h"
+#include "core/verify.h"
+#include "parax/errors.h"
+
+namespace parax::compiler {
+namespace {
+
+void inline_calls_pass(PassState& s) { s.global = inline_calls(s.global); }
+
+void check_devices_pass(PassState& s) {
+  PARAX_CHECK(s.global.constvars.size() + s.global.invars.size() == s.args.size(),
+              "one ArgInfo per input");
+  s.mesh.emplace(s.choose_mesh(s.global));
+}
+
+void propagate_sharding_pass(PassState& s) {
+  std::vector<std::optional<DimShard>> seeds(s.args.size());
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    const ArgInfo& a = s.args[i];
+    if (!a.committed || !a.sharding) continue;
+    seeds[i] = express_on(*s.mesh, *a.sharding, a.aval.shape.size(), a.aval.shape);
+  }
+  s.propagation = propagate(s.global, *s.mesh, seeds);
+}
+
+void partition_spmd_pass(PassState& s) {
+  s.partitioned = partition(s.global, *s.mesh, *s.propagation, {});
+}
+
+void fold_scalar_broadcasts_pass(PassState& s) {
+  s.partitioned->local = fold_scalar_broadcasts(s.partitioned->local);
+}
+
+void dce_pass(PassState& s) { s.partitioned->local = eliminate_dead_code(s.partitioned->local); }
+
+void fuse_elementwise_pass(PassState& s) {
+  s.partitioned->local = fuse_elementwise(s.partitioned->local);
+}
+
+constexpr Pass kPasses[] = {
+    {"inline-calls", inline_calls_pass},
+    {"check-devices", check_devices_pass},
+    {"propagate-sharding", propagate_sharding_pass},
+    {"partition-spmd", partition_spmd_pass},
+    {"fold-scalar-broadcasts", fold_scalar_broadcasts_pass},
+    {"dce", dce_pass},
+    {"fuse-elementwise", fuse_elementwise_pass},
+};
+
+// Type-checking after every pass costs about a quarter of the compile time of a
+// one-equation program (an eager op's), so release builds check SSA form only unless
+// PARAX_VERIFY_IR=1 (the test suite sets it); debug builds check types always.
+#ifdef NDEBUG
+constexpr bool kVerifyByDefault = false;
+#else
+constexpr bool kVerifyByDefault = true;
+#endif
+// -1: not read yet from PARAX_VERIFY_IR.
+std::atomic<int> g_verify{-1};
+
+// Checks the program the passes hold. A per-device program is typed on its mesh; weak
+// types are compared where they matter, before partitioning (VerifyOptions).
+std::optional<std::string> check(const PassState& s) {
+  core::VerifyOptions options;
+  options.types = verify_after_passes();
+  if (s.per_device()) {
+    options.mesh_axis_sizes = s.mesh->axis_sizes;
+    options.weak_types = false;
+  }
+  return core::verify(s.program(), options);
+}
+
+// Writes the program after each pass to PARAX_DUMP_IR's directory, when it names one.
+class Dumper {
+ public:
+  explicit Dumper(std::string_view name) {
+    const char* dir = std::getenv("PARAX_DUMP_IR");
+    if (dir == nullptr || *dir == '\0') return;
+    static std::atomic<int> compilations{0};
+    dir_ = dir;
+    char number[16];
+    std::snprintf(number, sizeof number, "%04d", compilations.fetch_add(1));
+    prefix_ = std::string(number) + "." + file_safe(name) + ".";
+    std::filesystem::create_directories(dir_);
+  }
+
+  void write(const PassState& s, size_t index, std::string_view pass) const {
+    if (dir_.empty()) return;
+    const std::string number = (index < 10 ? "0" : "") + std::to_string(index);
+    const std::filesystem::path path = dir_ / (prefix_ + number + "-" + std::string(pass) + ".txt");
+    std::ofstream out(path);
+    out << text(s);
+    if (!out) throw ValueError("PARAX_DUMP_IR: cannot write " + path.string());
+  }
+
+ private:
+  // The per-device program with its layouts and mesh axis names, as Executable::as_text
+  // prints it; the global one as a jaxpr.
+  static std::string text(const PassState& s) {
+    if (!s.per_device()) return core::to_string(s.global) + "\n";
+    const Partitioned& part = *s.partitioned;
+    std::string head = "# mesh " + s.mesh->mesh.to_string() + "\n# in_layouts (";
+    for (size_t i = 0; i < part.inputs.size(); ++i)
+      head += (i ? ", " : "") + s.mesh->spec_str(part.inputs[i]);
+    head += ")\n# out_layouts (";
+    for (size_t i = 0; i < part.outputs.size(); ++i)
+      head += (i ? ", " : "") + s.mesh->spec_str(part.outputs[i]);
+    return head + ")\n" + program_text(part.local, *s.mesh) + "\n";
+  }
+
+  static std::string file_safe(std::string_view name) {
+    std::string out(name.empty() ? "jit" : name);
+    for (char& c : out) {
+      const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+      if (!ok) c = '_';
+    }
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  std::string prefix_;
+};
+
+}  // namespace
+
+std::span<const Pass> pass_list() { return kPasses; }
+
+void run_passes(PassState& state, std::span<const Pass> passes, std::string_view name) {
+  const Dumper dump(name);
+  dump.write(state, 0, "input");
+  for (size_t i = 0; i < passes.size(); ++i) {
+    passes[i].run(state);
+    dump.write(state, i + 1, passes[i].name);
+    if (auto err = check(state)) {
+      PARAX_CHECK(false, "the program after " << passes[i].name << " is ill-typed: " << *err
+                                              << " (PARAX_DUMP_IR=dir writes it out)");
+    }
+  }
+}
+
+bool verify_after_passes() {
+  int v = g_verify.load(std::memory_order_relaxed);
+  if (v < 0) {
+    const char* env = std::getenv("PARAX_VERIFY_IR");
+    v = kVerifyByDefault ? 1 : 0;
+    if (env != nullptr && *env != '\0') v = std::string_view(env) == "0" ? 0 : 1;
+    g_verify.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+
+void set_verify_after_passes(bool on) { g_verify.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+}  // namespace parax::compiler
