@@ -11,9 +11,6 @@ allowed=(
   # inline-calls makes a shard_map's manual-enter/exit boundaries, whose meaning the
   # compiler itself defines (as reshard makes collectives).
   "compiler/compile.cpp:e.prim == Prim::shard_map"
-  # eager dispatch keys a pjit's executables on its program (issue 12's helper A owns
-  # eager.cpp; kCall says the same).
-  "compiler/eager.cpp:p == Prim::pjit"
 )
 status=0
 while IFS= read -r hit; do

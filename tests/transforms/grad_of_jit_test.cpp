@@ -7,14 +7,15 @@
 #include <cmath>
 
 #include "parax/parax.h"
+#include "support/mlp.h"
 
 namespace parax {
 namespace {
 
 namespace jnp = numpy;
 
-using Params = std::vector<std::pair<Array, Array>>;
-using Batch = std::pair<Array, Array>;
+using Params = test_support::MlpParams;
+using Batch = test_support::MlpBatch;
 
 void expect_near(const Array& got, const Array& want, float tol = 1e-5f) {
   ASSERT_EQ(got.shape(), want.shape());
@@ -31,33 +32,9 @@ void expect_near(const Params& got, const Params& want, float tol = 1e-5f) {
   }
 }
 
-// The benchmark's MLP (benchmarks/workloads.cpp), smaller.
-Array predict(const Params& params, Array inputs) {
-  Array outputs;
-  for (const auto& [W, b] : params) {
-    outputs = jnp::dot(inputs, W) + b;
-    inputs = jnp::maximum(outputs, 0.0f);
-  }
-  return outputs;
-}
-
-Array loss(const Params& params, const Batch& batch) {
-  Array predictions = predict(params, batch.first);
-  return jnp::mean(jnp::sum(jnp::square(predictions - batch.second), -1));
-}
-
-Params init_params() {
-  const std::vector<int64_t> sizes{16, 32, 32, 32, 4};
-  Params params;
-  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
-    Array W = jnp::sin(jnp::arange(sizes[i] * sizes[i + 1], DType::float32)
-                           .reshape({sizes[i], sizes[i + 1]})) /
-              float(std::sqrt(double(sizes[i])));
-    Array b = jnp::cos(jnp::arange(sizes[i + 1], DType::float32)) * 0.1f;
-    params.emplace_back(W, b);
-  }
-  return params;
-}
+// The benchmark's MLP, smaller.
+constexpr auto loss = test_support::mlp_loss;
+Params init_params() { return test_support::mlp_init({16, 32, 32, 32, 4}); }
 
 Batch init_batch() {
   return {jnp::cos(jnp::arange(64 * 16, DType::float32).reshape({64, 16})),

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "parax/parax.h"
+#include "support/mlp.h"
 
 namespace parax {
 namespace {
@@ -82,33 +83,9 @@ TEST(Grad, ErrorsSayWhatIsWrong) {
 }
 
 // The tutorial's network, small.
-using Params = std::vector<std::pair<Array, Array>>;
-
-Array predict(const Params& params, Array inputs) {
-  Array outputs;
-  for (const auto& [W, b] : params) {
-    outputs = jnp::dot(inputs, W) + b;
-    inputs = jnp::maximum(outputs, 0.0f);
-  }
-  return outputs;
-}
-
-Array loss(const Params& params, const std::pair<Array, Array>& batch) {
-  Array predictions = predict(params, batch.first);
-  return jnp::mean(jnp::sum(jnp::square(predictions - batch.second), -1));
-}
-
-Params init(const std::vector<int64_t>& sizes) {
-  Params params;
-  for (size_t i = 0; i + 1 < sizes.size(); ++i) {
-    Array W = jnp::sin(jnp::arange(sizes[i] * sizes[i + 1], DType::float32)
-                           .reshape({sizes[i], sizes[i + 1]})) /
-              float(std::sqrt(double(sizes[i])));
-    Array b = jnp::cos(jnp::arange(sizes[i + 1], DType::float32)) * 0.1f;
-    params.emplace_back(W, b);
-  }
-  return params;
-}
+using Params = test_support::MlpParams;
+constexpr auto loss = test_support::mlp_loss;
+constexpr auto init = test_support::mlp_init;
 
 TEST(Grad, ShardedMlpGradientsEqualSingleDeviceOnes) {
   const std::vector<int64_t> sizes{16, 32, 32, 32, 4};
