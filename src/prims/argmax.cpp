@@ -3,9 +3,6 @@
 // index. One file for both: they differ in one comparison.
 #include "prims/kernels/argmax.h"
 
-#include <algorithm>
-#include <memory>
-
 #include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"

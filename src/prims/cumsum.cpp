@@ -3,8 +3,6 @@
 // the wider add costs nothing next to memory traffic); integers wrap around.
 #include "prims/kernels/cumsum.h"
 
-#include <algorithm>
-
 #include "prims/batching_util.h"
 #include "prims/prim_util.h"
 #include "prims/structural_grad.h"

@@ -4,8 +4,6 @@
 // and float64; rank-0 operands broadcast.
 #include "prims/kernels/fma.h"
 
-#include <cmath>
-
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"

@@ -7,8 +7,6 @@
 // communication, and every mesh gives the same values. Layouts: reference/jax-random.md §4-5.
 #include "prims/kernels/random_bits.h"
 
-#include <cstring>
-
 #include "core/batching.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"

@@ -4,7 +4,6 @@
 #include "prims/kernels/select_n.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"

@@ -4,8 +4,6 @@
 #include "prims/kernels/sort.h"
 
 #include <algorithm>
-#include <cstring>
-#include <tuple>
 
 #include "prims/batching_util.h"
 #include "prims/prim_util.h"
