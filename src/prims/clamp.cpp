@@ -1,5 +1,7 @@
 // clamp(min, x, max) = min(max(x, min), max) with XLA's NaN-propagating max and min; the
 // bounds are rank 0 or x's shape.
+#include "prims/kernels/clamp.h"
+
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
@@ -20,31 +22,6 @@ std::vector<Aval> clamp_eval(std::span<const Aval> in, const Params&) {
   check_bound_shape("max", in[2], in[1]);
   check_same_dtypes("lax.clamp", in);
   return {Aval{in[1].shape, in[1].dtype, all_weak(in)}};
-}
-
-// float32 and float64 take the vector loop; the bounds are rank 0 or x's shape.
-template <class T>
-void simd_clamp(const KernelCall& c) {
-  const int64_t n = c.out_avals[0].size();
-  auto bound = [&](size_t k, int64_t begin) {
-    const bool scalar = c.in_avals[k].size() != n;
-    return simd::In<T>{in_ptr<T>(c, k) + (scalar ? 0 : begin), scalar};
-  };
-  parallel_chunks(n, kElementGrain, [&](int64_t begin, int64_t end) {
-    simd::clamp(bound(0, begin), in_ptr<T>(c, 1) + begin, bound(2, begin),
-                out_ptr<T>(c, 0) + begin, end - begin);
-  });
-}
-
-void clamp_kernel(const KernelCall& c) {
-  if (c.in_avals[1].dtype == DType::float32) return simd_clamp<float>(c);
-  if (c.in_avals[1].dtype == DType::float64) return simd_clamp<double>(c);
-  dispatch_kinds<kAnyKind>(c.in_avals[1].dtype, [&](auto v) {
-    using T = decltype(v);
-    using C = compute_t<T>;
-    map_elements<T, T, T, T>(
-        c, [](T lo, T x, T hi) { return T(nan_min(nan_max(C(x), C(lo)), C(hi))); });
-  });
 }
 
 // As JAX: x's tangent passes where x is strictly inside the bounds; a bound's where it is
@@ -73,7 +50,7 @@ std::vector<Array> clamp_jvp(std::span<const Array> primals, std::span<const Arr
 
 extern const PrimRules clamp_rules = {.abstract_eval = &clamp_eval,
                                       .sharding_rule = &elementwise_sharding_rule,
-                                      .kernel = &clamp_kernel,
+                                      .kernel = kernels::clamp,
                                       .jvp = &clamp_jvp,
                                       .batch = &elementwise_batch<core::Prim::clamp>};
 

@@ -1,5 +1,6 @@
 // concatenate: joins operands of equal shape except along `dimension`.
 #include "prims/batching_util.h"
+#include "prims/kernels/copy.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -30,9 +31,10 @@ std::vector<Aval> concatenate_abstract_eval(std::span<const Aval> in, const Para
   for (const Aval& a : in) {
     for (size_t d = 0; d < rank; ++d) {
       if (int64_t(d) == dim || a.shape[d] == shape[d]) continue;
-      throw TypeError("Cannot concatenate arrays with shapes that differ in dimensions other "
-                      "than the one being concatenated: concatenating along dimension " +
-                      std::to_string(dim) + " for shapes " + shapes_str(in) + ".");
+      throw TypeError(
+          "Cannot concatenate arrays with shapes that differ in dimensions other "
+          "than the one being concatenated: concatenating along dimension " +
+          std::to_string(dim) + " for shapes " + shapes_str(in) + ".");
     }
     shape[size_t(dim)] += a.shape[size_t(dim)];
   }
@@ -56,23 +58,8 @@ ShardingRule concatenate_sharding_rule(std::span<const Aval> in, std::span<const
   return rule;
 }
 
-void concatenate_kernel(const KernelCall& c) {
-  const size_t dim = size_t(param_int(c.params, "dimension"));
-  const std::vector<int64_t> out_strides = strides_of(c.out_avals[0].shape);
-  const int itemsize = dtype_itemsize(c.out_avals[0].dtype);
-  int64_t offset = 0;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const Shape& shape = c.in_avals[i].shape;
-    const StridedCopy copy{shape, strides_of(shape), out_strides, 0, offset * out_strides[dim]};
-    strided_copy(c.inputs[i], c.outputs[0], itemsize, copy);
-    offset += shape[dim];
-  }
-}
-
-
-std::vector<Array> concatenate_jvp(std::span<const Array> primals,
-                                   std::span<const Array> tangents, std::span<const Array>,
-                                   const Params& params) {
+std::vector<Array> concatenate_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                                   std::span<const Array>, const Params& params) {
   bool any = false;
   for (const Array& t : tangents) any = any || t.valid();
   if (!any) return {Array()};
@@ -125,7 +112,7 @@ Batched concatenate_batch(std::span<const Array> in, std::span<const int> dims,
 extern const core::PrimRules concatenate_rules = {
     .abstract_eval = concatenate_abstract_eval,
     .sharding_rule = concatenate_sharding_rule,
-    .kernel = concatenate_kernel,
+    .kernel = kernels::concatenate,
     .jvp = concatenate_jvp,
     .transpose = concatenate_transpose,
     .batch = concatenate_batch,

@@ -1,6 +1,7 @@
 // dynamic_slice: a `slice_sizes` window at start indices given as rank-0 integer operands
 // (operand, then one index per dimension). Starts are clamped so the window fits.
 #include "prims/batching_util.h"
+#include "prims/kernels/copy.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -14,19 +15,23 @@ std::vector<Aval> dynamic_slice_abstract_eval(std::span<const Aval> in, const Pa
   const Shape& sizes = param_ints(params, "slice_sizes");
   const std::string shape = shape_str(x.shape);
   if (indices.size() != x.shape.size()) {
-    throw TypeError("dynamic_slice start_indices must have length equal to the number of "
-                    "dimensions of the operand, got indices " + avals_str(indices) +
-                    " for operand shape " + shape + ".");
+    throw TypeError(
+        "dynamic_slice start_indices must have length equal to the number of "
+        "dimensions of the operand, got indices " +
+        avals_str(indices) + " for operand shape " + shape + ".");
   }
   if (sizes.size() != indices.size()) {
-    throw TypeError("dynamic_slice slice_sizes must have the same length as start_indices, got "
-                    "start_indices length " + std::to_string(indices.size()) +
-                    " and slice_sizes " + shape_str(sizes) + ".");
+    throw TypeError(
+        "dynamic_slice slice_sizes must have the same length as start_indices, got "
+        "start_indices length " +
+        std::to_string(indices.size()) + " and slice_sizes " + shape_str(sizes) + ".");
   }
   for (size_t d = 0; d < sizes.size(); ++d) {
     if (sizes[d] <= x.shape[d]) continue;
-    throw TypeError("slice slice_sizes must be less than or equal to operand shape, got "
-                    "slice_sizes " + shape_str(sizes) + " for operand shape " + shape + ".");
+    throw TypeError(
+        "slice slice_sizes must be less than or equal to operand shape, got "
+        "slice_sizes " +
+        shape_str(sizes) + " for operand shape " + shape + ".");
   }
   for (int64_t s : sizes) {
     if (s >= 0) continue;
@@ -53,22 +58,11 @@ ShardingRule dynamic_slice_sharding_rule(std::span<const Aval> in, std::span<con
   return rule;
 }
 
-void dynamic_slice_kernel(const KernelCall& c) {
-  const Shape& shape = c.in_avals[0].shape;
-  const Shape& out_shape = c.out_avals[0].shape;
-  const std::vector<int64_t> starts = clamped_starts(c, 1, shape, out_shape);
-  const std::vector<int64_t> in_strides = strides_of(shape);
-  StridedCopy copy = dense_copy(out_shape, in_strides);
-  for (size_t d = 0; d < starts.size(); ++d) copy.src_offset += starts[d] * in_strides[d];
-  strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
-}
-
 Params dynamic_slice_localize(const Params& params, const core::LocalizeInfo& info) {
   Params local = params;
   local.set("slice_sizes", info.out_avals[0].shape);
   return local;
 }
-
 
 // Linear in the operand; the start indices are integers and get no tangent.
 std::vector<Array> dynamic_slice_jvp(std::span<const Array> primals,
@@ -83,8 +77,8 @@ std::vector<Array> dynamic_slice_jvp(std::span<const Array> primals,
 // JAX's _dynamic_slice_transpose_rule: the cotangent written into zeros at the same
 // (clamped) start.
 std::vector<Array> dynamic_slice_transpose(std::span<const Array> cts,
-                                           std::span<const Array> operands,
-                                           std::span<const bool>, const Params&) {
+                                           std::span<const Array> operands, std::span<const bool>,
+                                           const Params&) {
   std::vector<Array> out(operands.size());
   if (!cts[0].valid()) return out;
   const Shape shape = operand_type(operands, 0, "dynamic_slice").shape;
@@ -177,7 +171,7 @@ Batched dynamic_slice_batch(std::span<const Array> in, std::span<const int> dims
 extern const core::PrimRules dynamic_slice_rules = {
     .abstract_eval = dynamic_slice_abstract_eval,
     .sharding_rule = dynamic_slice_sharding_rule,
-    .kernel = dynamic_slice_kernel,
+    .kernel = kernels::dynamic_slice,
     .localize = dynamic_slice_localize,
     .jvp = dynamic_slice_jvp,
     .transpose = dynamic_slice_transpose,

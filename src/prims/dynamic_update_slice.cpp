@@ -2,6 +2,7 @@
 // integer operands (operand, update, then one index per dimension), clamped so the update
 // fits.
 #include "prims/batching_util.h"
+#include "prims/kernels/copy.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -14,20 +15,23 @@ std::vector<Aval> dynamic_update_slice_abstract_eval(std::span<const Aval> in, c
   const Aval& update = in[1];
   const std::span<const Aval> indices = in.subspan(2);
   if (update.shape.size() != x.shape.size()) {
-    throw TypeError("dynamic_update_slice update must have the same rank as operand, got "
-                    "update shape " + shape_str(update.shape) + " for operand shape " +
-                    shape_str(x.shape) + ".");
+    throw TypeError(
+        "dynamic_update_slice update must have the same rank as operand, got "
+        "update shape " +
+        shape_str(update.shape) + " for operand shape " + shape_str(x.shape) + ".");
   }
   if (indices.size() != x.shape.size()) {
-    throw TypeError("dynamic_update_slice start_indices must have length equal to the rank of "
-                    "operand, got indices " + avals_str(indices) + " for operand shape " +
-                    shape_str(x.shape) + ".");
+    throw TypeError(
+        "dynamic_update_slice start_indices must have length equal to the rank of "
+        "operand, got indices " +
+        avals_str(indices) + " for operand shape " + shape_str(x.shape) + ".");
   }
   for (size_t d = 0; d < x.shape.size(); ++d) {
     if (update.shape[d] <= x.shape[d]) continue;
-    throw TypeError("dynamic_update_slice update shape must be smaller than operand shape, got "
-                    "update shape " + shape_str(update.shape) + " for operand shape " +
-                    shape_str(x.shape) + ".");
+    throw TypeError(
+        "dynamic_update_slice update shape must be smaller than operand shape, got "
+        "update shape " +
+        shape_str(update.shape) + " for operand shape " + shape_str(x.shape) + ".");
   }
   check_start_indices("dynamic_update_slice", indices);
   check_same_dtypes("lax.dynamic_update_slice", in.first(2));
@@ -36,8 +40,8 @@ std::vector<Aval> dynamic_update_slice_abstract_eval(std::span<const Aval> in, c
 
 // Where the update spans the whole dimension its start is 0, so operand, update and
 // result shard alike.
-ShardingRule dynamic_update_slice_sharding_rule(std::span<const Aval> in,
-                                                std::span<const Aval>, const Params&) {
+ShardingRule dynamic_update_slice_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
+                                                const Params&) {
   const Shape& shape = in[0].shape;
   ShardingRule rule;
   std::vector<int> dims;
@@ -51,22 +55,10 @@ ShardingRule dynamic_update_slice_sharding_rule(std::span<const Aval> in,
   return rule;
 }
 
-void dynamic_update_slice_kernel(const KernelCall& c) {
-  const Shape& shape = c.in_avals[0].shape;
-  const Shape& update_shape = c.in_avals[1].shape;
-  const std::vector<int64_t> starts = clamped_starts(c, 2, shape, update_shape);
-  copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
-  const std::vector<int64_t> out_strides = strides_of(shape);
-  StridedCopy copy{update_shape, strides_of(update_shape), out_strides, 0, 0};
-  for (size_t d = 0; d < starts.size(); ++d) copy.dst_offset += starts[d] * out_strides[d];
-  strided_copy(c.inputs[1], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
-}
-
-
 // Linear in the operand and the update together (JAX's _dynamic_update_slice_jvp).
 std::vector<Array> dynamic_update_slice_jvp(std::span<const Array> primals,
-                                            std::span<const Array> tangents,
-                                            std::span<const Array>, const Params& params) {
+                                            std::span<const Array> tangents, std::span<const Array>,
+                                            const Params& params) {
   if (!tangents[0].valid() && !tangents[1].valid()) return {Array()};
   std::vector<Array> in(primals.begin(), primals.end());
   in[0] = instantiate(tangents[0], core::aval_of(primals[0]));
@@ -92,8 +84,7 @@ std::vector<Array> dynamic_update_slice_transpose(std::span<const Array> cts,
   if (linear[1]) {
     std::vector<Array> in{ct};
     in.insert(in.end(), starts.begin(), starts.end());
-    out[1] = core::bind1(core::Prim::dynamic_slice, std::move(in),
-                         {{"slice_sizes", update_shape}});
+    out[1] = core::bind1(core::Prim::dynamic_slice, std::move(in), {{"slice_sizes", update_shape}});
   }
   return out;
 }
@@ -201,7 +192,7 @@ Batched dynamic_update_slice_batch(std::span<const Array> in, std::span<const in
 extern const core::PrimRules dynamic_update_slice_rules = {
     .abstract_eval = dynamic_update_slice_abstract_eval,
     .sharding_rule = dynamic_update_slice_sharding_rule,
-    .kernel = dynamic_update_slice_kernel,
+    .kernel = kernels::dynamic_update_slice,
     .jvp = dynamic_update_slice_jvp,
     .transpose = dynamic_update_slice_transpose,
     .batch = dynamic_update_slice_batch,

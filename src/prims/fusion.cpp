@@ -5,6 +5,7 @@
 // place. Each equation runs its own primitive's kernel on the tile (kernels/fusion.cpp). A
 // final reduction over trailing axes reduces each tile as it is made.
 #include "prims/kernels/fusion.h"
+
 #include "prims/prim_util.h"
 
 namespace parax::prims {
@@ -12,7 +13,9 @@ namespace {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const auto& p = *params.get<std::shared_ptr<const core::Program>>("jaxpr");
-  PARAX_CHECK(in.size() == p.invars.size(), "fusion arity");
+  std::vector<Aval> inputs;
+  for (int v : p.invars) inputs.push_back(p.avals[size_t(v)]);
+  check_body_inputs("fusion", in, inputs);
   std::vector<Aval> out;
   for (const core::Atom& a : p.outvars) out.push_back(p.aval_of(a));
   return out;

@@ -1,5 +1,7 @@
 // iota: an array holding the index along one dimension, e.g. iota(int32, (2, 3), 1) is
 // [[0, 1, 2], [0, 1, 2]]. No operands; each device computes its own shard.
+#include "prims/kernels/iota.h"
+
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -13,8 +15,9 @@ std::vector<Aval> iota_abstract_eval(std::span<const Aval> in, const Params& par
   const int64_t dimension = param_int(params, "dimension");
   check_shapelike("iota", "shape", shape);
   if (dtype == DType::bool_) {
-    throw TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of "
-                    "signedinteger, unsignedinteger, floating.");
+    throw TypeError(
+        "iota does not accept dtype bool. Accepted dtypes are subtypes of "
+        "signedinteger, unsignedinteger, floating.");
   }
   if (dimension < 0 || dimension >= int64_t(shape.size())) {
     throw ValueError("iota dimension must be between 0 and len(shape), got dimension=" +
@@ -23,42 +26,12 @@ std::vector<Aval> iota_abstract_eval(std::span<const Aval> in, const Params& par
   return {Aval{shape, dtype, false}};
 }
 
-ShardingRule iota_sharding_rule(std::span<const Aval>, std::span<const Aval> out,
-                                const Params&) {
+ShardingRule iota_sharding_rule(std::span<const Aval>, std::span<const Aval> out, const Params&) {
   ShardingRule rule;
   std::vector<int> dims;
   for (int64_t size : out[0].shape) dims.push_back(add_factor(rule, size));
   rule.results.push_back(dims);
   return rule;
-}
-
-void iota_kernel(const KernelCall& c) {
-  const Shape& shape = c.out_avals[0].shape;
-  // An empty result may still have huge dimensions: (2, 2^40, 0) must not loop 2^41 rows.
-  if (c.out_avals[0].size() == 0) return;
-  const size_t dim = size_t(param_int(c.params, "dimension"));
-  const int64_t n = shape[dim];
-  int64_t outer = 1;
-  int64_t inner = 1;
-  for (size_t d = 0; d < dim; ++d) outer *= shape[d];
-  for (size_t d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
-  // A shard of a dimension sharded over `offset_axes` starts at its shard number times
-  // the local size.
-  int64_t offset = 0;
-  if (c.params.has("offset_axes")) {
-    offset = c.device.linear_index(param_ints(c.params, "offset_axes")) * n;
-  }
-  dispatch_dtype(c.out_avals[0].dtype, [&](auto zero) {
-    using T = decltype(zero);
-    T* out = out_ptr<T>(c, 0);
-    auto body = [&](int64_t begin, int64_t end) {
-      for (int64_t row = begin; row < end; ++row) {
-        std::fill_n(out + row * inner, inner, scalar_cast<T>(row % n + offset));
-      }
-    };
-    parallel_chunks(outer * n, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, inner)),
-                    body);
-  });
 }
 
 Params iota_localize(const Params& params, const core::LocalizeInfo& info) {
@@ -76,7 +49,7 @@ Params iota_localize(const Params& params, const core::LocalizeInfo& info) {
 extern const core::PrimRules iota_rules = {
     .abstract_eval = iota_abstract_eval,
     .sharding_rule = iota_sharding_rule,
-    .kernel = iota_kernel,
+    .kernel = kernels::iota,
     .localize = iota_localize,
     .jvp = zero_jvp,
     // No batching rule: with no operands, iota is never batched.

@@ -6,6 +6,7 @@
 
 #include "base/sizes.h"
 #include "prims/batching_util.h"
+#include "prims/kernels/copy.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -31,14 +32,17 @@ std::vector<Aval> pad_abstract_eval(std::span<const Aval> in, const Params& para
                      shape_str(value.shape));
   }
   if (config.size() != 3 * x.shape.size()) {
-    throw ValueError("length of padding_config must equal the number of axes of operand, got "
-                     "padding_config " + config_str(config) + " for operand shape " +
-                     shape_str(x.shape));
+    throw ValueError(
+        "length of padding_config must equal the number of axes of operand, got "
+        "padding_config " +
+        config_str(config) + " for operand shape " + shape_str(x.shape));
   }
   for (size_t d = 0; d < x.shape.size(); ++d) {
     if (config[3 * d + 2] >= 0) continue;
-    throw ValueError("interior padding in padding_config must be nonnegative, got "
-                     "padding_config " + config_str(config));
+    throw ValueError(
+        "interior padding in padding_config must be nonnegative, got "
+        "padding_config " +
+        config_str(config));
   }
   Shape shape;
   for (size_t d = 0; d < x.shape.size(); ++d) {
@@ -84,35 +88,6 @@ ShardingRule pad_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
   return rule;
 }
 
-// Fills the result with the padding value, then copies the part of the operand that lands
-// inside the result (cropping drops the rest) with a stride of interior + 1.
-void pad_kernel(const KernelCall& c) {
-  const Shape& shape = c.in_avals[0].shape;
-  const Shape& out_shape = c.out_avals[0].shape;
-  const std::vector<int64_t>& config = param_ints(c.params, "padding_config");
-  const int itemsize = dtype_itemsize(c.out_avals[0].dtype);
-  fill_elements(c.outputs[0], shape_size(out_shape), c.inputs[1], itemsize);
-  const std::vector<int64_t> in_strides = strides_of(shape);
-  const std::vector<int64_t> out_strides = strides_of(out_shape);
-  StridedCopy copy{Shape(shape.size()), in_strides, out_strides, 0, 0};
-  for (size_t d = 0; d < shape.size(); ++d) {
-    // 128-bit: a config near the int64 limits (its result size is checked) must not wrap.
-    const __int128 low = config[3 * d];
-    const __int128 step = __int128(config[3 * d + 2]) + 1;
-    // Operand index i lands at low + i * step; keep the i with 0 <= low + i * step < size.
-    const __int128 first = low >= 0 ? 0 : std::min<__int128>(shape[d], (-low + step - 1) / step);
-    const __int128 room = out_shape[d] - low;
-    const __int128 end = room <= 0 ? 0 : std::min<__int128>(shape[d], (room + step - 1) / step);
-    copy.shape[d] = int64_t(std::max<__int128>(0, end - first));
-    if (copy.shape[d] == 0) continue;
-    copy.src_offset += int64_t(first) * in_strides[d];
-    copy.dst_offset += int64_t(low + first * step) * out_strides[d];
-    copy.dst_strides[d] = int64_t(copy.dst_strides[d] * step);
-  }
-  strided_copy(c.inputs[0], c.outputs[0], itemsize, copy);
-}
-
-
 // pad is linear in the operand and the padding value together.
 std::vector<Array> pad_jvp(std::span<const Array> primals, std::span<const Array> tangents,
                            std::span<const Array>, const Params& params) {
@@ -141,8 +116,8 @@ std::vector<Array> pad_transpose(std::span<const Array> cts, std::span<const Arr
     strides.push_back(interior + 1);
   }
   const Array unpadded = lax::pad(ct, constant(0, ct.dtype()), unpad);
-  const Array operand_ct = lax::slice(unpadded, std::vector<int64_t>(strides.size(), 0),
-                                      unpadded.shape(), strides);
+  const Array operand_ct =
+      lax::slice(unpadded, std::vector<int64_t>(strides.size(), 0), unpadded.shape(), strides);
   Array value_ct;
   if (linear[1]) value_ct = lax::sub(sum_all(ct), sum_all(operand_ct));
   return {linear[0] ? operand_ct : Array(), value_ct};
@@ -184,7 +159,7 @@ Batched pad_batch(std::span<const Array> in, std::span<const int> dims, const Pa
 extern const core::PrimRules pad_rules = {
     .abstract_eval = pad_abstract_eval,
     .sharding_rule = pad_sharding_rule,
-    .kernel = pad_kernel,
+    .kernel = kernels::pad,
     .jvp = pad_jvp,
     .transpose = pad_transpose,
     .batch = pad_batch,

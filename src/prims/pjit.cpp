@@ -19,8 +19,8 @@
 namespace parax::prims {
 namespace {
 
-using core::Batched;
 using core::BatchAxis;
+using core::Batched;
 using core::Program;
 using ProgramRef = std::shared_ptr<const Program>;
 
@@ -28,7 +28,10 @@ const ProgramRef& body_of(const Params& params) { return params.get<ProgramRef>(
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const Program& p = *body_of(params);
-  PARAX_CHECK(in.size() == p.constvars.size() + p.invars.size(), "pjit arity");
+  std::vector<Aval> inputs;
+  for (int v : p.constvars) inputs.push_back(p.avals[size_t(v)]);
+  for (int v : p.invars) inputs.push_back(p.avals[size_t(v)]);
+  check_body_inputs("pjit", in, inputs);
   std::vector<Aval> out;
   for (const core::Atom& a : p.outvars) out.push_back(p.aval_of(a));
   return out;
@@ -164,8 +167,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
   for (size_t i = 0; i < in.size(); ++i) {
     nonzero.push_back(tangents[i].valid() && has_tangent(in[i].dtype));
   }
-  auto call = cache.get(body, mask_key(nonzero) + axes_key(),
-                        [&] { return trace_jvp(*body, nonzero); });
+  auto call =
+      cache.get(body, mask_key(nonzero) + axes_key(), [&] { return trace_jvp(*body, nonzero); });
   std::vector<Array> args(primals.begin(), primals.end());
   for (size_t i = 0; i < nonzero.size(); ++i) {
     if (nonzero[i]) args.push_back(tangents[i]);
@@ -183,13 +186,12 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
 
 // Partial evaluation: the known part is a call of the known program, the rest a call of
 // the unknown one.
-std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown,
-                                              const Params& params) {
+std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, const Params& params) {
   static auto& cache = *new DerivedCache<core::ProgramSplit>;  // never destroyed, as above
   const ProgramRef& body = body_of(params);
   const std::vector<bool> mask(unknown.begin(), unknown.end());
-  auto split = cache.get(body, mask_key(mask),
-                         [&] { return core::partial_eval_program(*body, unknown); });
+  auto split =
+      cache.get(body, mask_key(mask), [&] { return core::partial_eval_program(*body, unknown); });
   const auto& out = split->out_unknown;
   const bool all_unknown = std::find(out.begin(), out.end(), false) == out.end();
   if (split->known->eqns.empty() && all_unknown) return std::nullopt;

@@ -1,6 +1,5 @@
 #include "prims/prim_util.h"
 
-
 #include "base/thread_pool.h"
 
 namespace parax::prims {
@@ -20,11 +19,27 @@ Shape elementwise_shape(std::string_view name, std::span<const Aval> in) {
   return shape ? *shape : Shape{};
 }
 
+void check_body_inputs(std::string_view name, std::span<const Aval> in,
+                       std::span<const Aval> expected) {
+  const std::string prefix = "[" + std::string(name) + "] ";
+  if (in.size() != expected.size()) {
+    throw TypeError(prefix + "operands: got " + std::to_string(in.size()) + "; its body takes " +
+                    std::to_string(expected.size()));
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].shape == expected[i].shape && in[i].dtype == expected[i].dtype) continue;
+    throw TypeError(prefix + "operand " + std::to_string(i) +
+                    " does not match its body's input: got " + in[i].short_str() + "; expected " +
+                    expected[i].short_str());
+  }
+}
+
 void check_same_dtypes(std::string_view name, std::span<const Aval> in) {
   for (const Aval& a : in) {
     if (a.dtype == in[0].dtype) continue;
     std::string msg = std::string(name) + " requires arguments to have the same dtypes, got ";
-    for (size_t i = 0; i < in.size(); ++i) msg += (i ? ", " : "") + std::string(dtype_name(in[i].dtype));
+    for (size_t i = 0; i < in.size(); ++i)
+      msg += (i ? ", " : "") + std::string(dtype_name(in[i].dtype));
     throw TypeError(msg + ".");
   }
 }
@@ -51,7 +66,8 @@ std::vector<int64_t> strides_of(const Shape& shape) {
 
 void parallel_chunks_split(int64_t n, int64_t grain,
                            const std::function<void(int64_t, int64_t)>& body) {
-  const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, 4 * int64_t(base::num_threads()));
+  const int64_t chunks =
+      std::min<int64_t>((n + grain - 1) / grain, 4 * int64_t(base::num_threads()));
   const int64_t step = (n + chunks - 1) / chunks;
   base::parallel_for(chunks, [&](int64_t c) {
     const int64_t begin = c * step;

@@ -29,6 +29,12 @@ Shape elementwise_shape(std::string_view name, std::span<const Aval> in);
 // "lax.add requires arguments to have the same dtypes, got float32, int32.").
 void check_same_dtypes(std::string_view name, std::span<const Aval> in);
 
+// Throws TypeError unless `in` matches `expected` (a body program's input types) in count,
+// shapes and dtypes, naming `name` and the first position that differs. Weak types are not
+// compared: a weak operand may feed a strong input, as JAX's jaxpr checker allows.
+void check_body_inputs(std::string_view name, std::span<const Aval> in,
+                       std::span<const Aval> expected);
+
 // Sharding rule of elementwise primitives: every non-scalar operand and the result share
 // one factor per dimension.
 ShardingRule elementwise_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,

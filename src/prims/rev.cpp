@@ -2,6 +2,7 @@
 #include <set>
 
 #include "prims/batching_util.h"
+#include "prims/kernels/copy.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -19,16 +20,14 @@ std::vector<Aval> rev_abstract_eval(std::span<const Aval> in, const Params& para
   for (int64_t d : dims) {
     if (d < int64_t(x.shape.size())) continue;
     throw TypeError("rev dimensions must all be less than operand ndim, got dimensions " +
-                    shape_str(dims) + " for operand ndim " + std::to_string(x.shape.size()) +
-                    ".");
+                    shape_str(dims) + " for operand ndim " + std::to_string(x.shape.size()) + ".");
   }
   return {x};
 }
 
 // Every dimension keeps its layout, as in JAX (a reversed one stays sharded):
 // rev_lower_local reverses each block and trades blocks between mirror devices.
-ShardingRule rev_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
-                               const Params&) {
+ShardingRule rev_sharding_rule(std::span<const Aval> in, std::span<const Aval>, const Params&) {
   ShardingRule rule;
   std::vector<int> result;
   for (size_t d = 0; d < in[0].shape.size(); ++d) {
@@ -68,7 +67,8 @@ std::vector<core::Atom> rev_lower_local(std::span<const core::Atom> in, const Pa
         start[size_t(d)] = lo;
         limit[size_t(d)] = hi;
         x = c.emit(Prim::slice, {x},
-                   {{"start_indices", start}, {"limit_indices", limit},
+                   {{"start_indices", start},
+                    {"limit_indices", limit},
                     {"strides", std::vector<int64_t>{}}},
                    part);
       }
@@ -89,19 +89,6 @@ std::vector<core::Atom> rev_lower_local(std::span<const core::Atom> in, const Pa
   return {cur};
 }
 
-void rev_kernel(const KernelCall& c) {
-  const Shape& shape = c.in_avals[0].shape;
-  StridedCopy copy = dense_copy(shape, strides_of(shape));
-  // Read each reversed dimension from its last element backwards.
-  for (int64_t d : param_ints(c.params, "dimensions")) {
-    const size_t k = size_t(d);
-    copy.src_offset += (shape[k] - 1) * copy.src_strides[k];
-    copy.src_strides[k] = -copy.src_strides[k];
-  }
-  strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype), copy);
-}
-
-
 std::vector<Array> rev_transpose(std::span<const Array> cts, std::span<const Array>,
                                  std::span<const bool>, const Params& params) {
   if (!cts[0].valid()) return {Array()};
@@ -119,7 +106,7 @@ Batched rev_batch(std::span<const Array> in, std::span<const int> dims, const Pa
 extern const core::PrimRules rev_rules = {
     .abstract_eval = rev_abstract_eval,
     .sharding_rule = rev_sharding_rule,
-    .kernel = rev_kernel,
+    .kernel = kernels::rev,
     .lower_local = rev_lower_local,
     .jvp = unary_linear_jvp<core::Prim::rev>,
     .transpose = rev_transpose,

@@ -14,14 +14,12 @@
 namespace parax::prims {
 namespace {
 
-using core::Batched;
 using core::BatchAxis;
+using core::Batched;
 using core::kNotMapped;
 using core::Program;
 
-const Program& body_of(const Params& p) {
-  return *p.get<std::shared_ptr<const Program>>("jaxpr");
-}
+const Program& body_of(const Params& p) { return *p.get<std::shared_ptr<const Program>>("jaxpr"); }
 
 // Returns the product of the sizes of manual axes `axes`.
 int64_t size_of(const Params& params, const std::vector<std::string>& axes) {
@@ -54,8 +52,40 @@ std::vector<Aval> global_outs(const Params& params) {
   return out;
 }
 
+// Returns the block of operand `a` each device sees under `spec`; throws TypeError naming
+// operand i if a dimension does not split evenly.
+Aval local_block(const Params& params, const Aval& a, const PartitionSpec& spec, size_t i) {
+  Aval local = a;
+  for (size_t d = 0; d < local.shape.size(); ++d) {
+    const int64_t n = blocks(params, spec, d);
+    if (local.shape[d] % n != 0) {
+      throw TypeError("[shard_map] operand " + std::to_string(i) + ": dimension " +
+                      std::to_string(d) + " of " + a.short_str() + " does not split into " +
+                      std::to_string(n) + " blocks");
+    }
+    local.shape[d] /= n;
+  }
+  return local;
+}
+
+// The body sees each operand's per-device block, so the blocks must match its inputs.
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
-  PARAX_CHECK(in.size() == body_of(params).invars.size(), "shard_map arity");
+  const Program& body = body_of(params);
+  const auto& specs = params.get<std::vector<PartitionSpec>>("in_specs");
+  if (in.size() != body.invars.size() || specs.size() != in.size()) {
+    throw TypeError("[shard_map] operands: got " + std::to_string(in.size()) + "; its body takes " +
+                    std::to_string(body.invars.size()) + " and in_specs has " +
+                    std::to_string(specs.size()));
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Aval local = local_block(params, in[i], specs[i], i);
+    const Aval& want = body.avals[size_t(body.invars[i])];
+    if (local.shape == want.shape && local.dtype == want.dtype) continue;
+    throw TypeError("[shard_map] operand " + std::to_string(i) +
+                    " does not match its body's input: got " + in[i].short_str() + ", " +
+                    local.short_str() + " per device; expected " + want.short_str() +
+                    " per device");
+  }
   return global_outs(params);
 }
 

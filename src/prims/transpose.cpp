@@ -1,5 +1,6 @@
 // transpose: result dimension i is operand dimension permutation[i].
 #include "prims/batching_util.h"
+#include "prims/kernels/copy.h"
 #include "prims/structural.h"
 #include "prims/structural_grad.h"
 
@@ -17,9 +18,10 @@ std::vector<Aval> transpose_abstract_eval(std::span<const Aval> in, const Params
     is_permutation = sorted[i] == int64_t(i);
   }
   if (!is_permutation) {
-    throw TypeError("transpose permutation isn't a permutation of operand dimensions, got "
-                    "permutation " + shape_str(perm) + " for operand shape " +
-                    shape_str(x.shape) + ".");
+    throw TypeError(
+        "transpose permutation isn't a permutation of operand dimensions, got "
+        "permutation " +
+        shape_str(perm) + " for operand shape " + shape_str(x.shape) + ".");
   }
   Shape shape;
   for (int64_t p : perm) shape.push_back(x.shape[size_t(p)]);
@@ -37,16 +39,6 @@ ShardingRule transpose_sharding_rule(std::span<const Aval> in, std::span<const A
   rule.results.push_back(result);
   return rule;
 }
-
-void transpose_kernel(const KernelCall& c) {
-  const std::vector<int64_t>& perm = param_ints(c.params, "permutation");
-  const std::vector<int64_t> in_strides = strides_of(c.in_avals[0].shape);
-  std::vector<int64_t> src_strides;
-  for (int64_t p : perm) src_strides.push_back(in_strides[size_t(p)]);
-  strided_copy(c.inputs[0], c.outputs[0], dtype_itemsize(c.out_avals[0].dtype),
-               dense_copy(c.out_avals[0].shape, src_strides));
-}
-
 
 // The cotangent moves back by the inverse permutation.
 std::vector<Array> transpose_transpose(std::span<const Array> cts, std::span<const Array>,
@@ -72,7 +64,7 @@ Batched transpose_batch(std::span<const Array> in, std::span<const int> dims, co
 extern const core::PrimRules transpose_rules = {
     .abstract_eval = transpose_abstract_eval,
     .sharding_rule = transpose_sharding_rule,
-    .kernel = transpose_kernel,
+    .kernel = kernels::transpose,
     .jvp = unary_linear_jvp<core::Prim::transpose>,
     .transpose = transpose_transpose,
     .batch = transpose_batch,

@@ -86,6 +86,65 @@ TEST(Verify, ChecksSubPrograms) {
             "f32[8], the program says i32[8]");
 }
 
+TEST(Verify, CatchesAPjitOperandThatDisagreesWithItsBody) {
+  EXPECT_EQ(complaint("{ lambda ; a:f32[8]. let\n"
+                      "    b:f32[4] = pjit[jaxpr={ lambda ; a:f32[4]. let b:f32[4] = sin a in "
+                      "(b,) } name=f] a\n"
+                      "  in (b,) }"),
+            "equation 0 (b:f32[4] = pjit[jaxpr={ lambda ; a:f32[4]. let b:f32[4] = sin a in (b,) } "
+            "name=f] a): [pjit] operand 0 does not match its body's input: got f32[8]; expected "
+            "f32[4]");
+  EXPECT_EQ(complaint("{ lambda ; a:i32[8]. let\n"
+                      "    b:f32[8] = pjit[jaxpr={ lambda ; a:f32[8]. let b:f32[8] = sin a in "
+                      "(b,) } name=f] a\n"
+                      "  in (b,) }"),
+            "equation 0 (b:f32[8] = pjit[jaxpr={ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) } "
+            "name=f] a): [pjit] operand 0 does not match its body's input: got i32[8]; expected "
+            "f32[8]");
+}
+
+TEST(Verify, CatchesAFusionOperandThatDisagreesWithItsBody) {
+  EXPECT_EQ(
+      complaint("{ lambda ; a:f32[8] b:i32[8]. let\n"
+                "    c:f32[8] = fusion[jaxpr={ lambda ; a:f32[8] b:f32[8]. let c:f32[8] = "
+                "add a b in (c,) }] a b\n"
+                "  in (c,) }"),
+      "equation 0 (c:f32[8] = fusion[jaxpr={ lambda ; a:f32[8] b:f32[8]. let c:f32[8] = add a b "
+      "in (c,) }] a b): [fusion] operand 1 does not match its body's input: got i32[8]; "
+      "expected f32[8]");
+}
+
+TEST(Verify, CatchesAShardMapOperandThatDisagreesWithItsBody) {
+  // Axis i of size 4 splits operand dimension 0: the body sees [2, 6] blocks of [8, 6].
+  // (Axis names in text need a mesh, and so devices: the params are set after parsing.)
+  Program p = parse_program(
+      "{ lambda ; a:f32[8,6]. let\n"
+      "    b:f32[8,6] = pjit[jaxpr={ lambda ; a:f32[2,6]. let b:f32[2,6] = sin a in (b,) } "
+      "name=f] a\n"
+      "  in (b,) }");
+  p.eqns[0].prim = Prim::shard_map;
+  p.eqns[0].params.set("axis_names", std::vector<std::string>{"i"});
+  p.eqns[0].params.set("axis_sizes", std::vector<int64_t>{4});
+  p.eqns[0].params.set("in_specs", std::vector<PartitionSpec>{PartitionSpec("i", None)});
+  p.eqns[0].params.set("out_specs", std::vector<PartitionSpec>{PartitionSpec("i", None)});
+  EXPECT_EQ(verify(p), std::nullopt);
+  p.eqns[0].params.set("in_specs", std::vector<PartitionSpec>{PartitionSpec(None, None)});
+  EXPECT_EQ(
+      verify(p).value_or(""),
+      "equation 0 (b:f32[8,6] = shard_map[axis_names=('i',) axis_sizes=(4,) in_specs=(P(None, "
+      "None),) jaxpr={ lambda ; a:f32[2,6]. let b:f32[2,6] = sin a in (b,) } name=f "
+      "out_specs=(P('i', None),)] a): [shard_map] operand 0 does not match its body's "
+      "input: got f32[8,6], f32[8,6] per device; expected f32[2,6] per device");
+  // A global shape the spec does not split evenly has no per-device block.
+  p.avals[size_t(p.invars[0])].shape = {6, 6};
+  p.eqns[0].params.set("in_specs", std::vector<PartitionSpec>{PartitionSpec("i", None)});
+  EXPECT_EQ(verify(p).value_or(""),
+            "equation 0 (b:f32[8,6] = shard_map[axis_names=('i',) axis_sizes=(4,) in_specs=(P('i', "
+            "None),) jaxpr={ lambda ; a:f32[2,6]. let b:f32[2,6] = sin a in (b,) } name=f "
+            "out_specs=(P('i', None),)] a): [shard_map] operand 0: dimension 0 of f32[6,6] does "
+            "not split into 4 blocks");
+}
+
 TEST(Verify, RankZeroOperandsOfElementwiseEquationsBroadcast) {
   // What fold-scalar-broadcasts leaves: kernels broadcast the scalar operand.
   EXPECT_EQ(complaint("{ lambda ; a:bool[2,3] b:i32[2,3] c:i32[]. let\n"
