@@ -1,8 +1,18 @@
+# The api layer: Array and device_put, printing, debug, and the front ends (lax, numpy,
+# random, the parallel transforms' public entry points).
 target_sources(parax PRIVATE
   api/array.cpp
   api/compiled.cpp
   api/debug.cpp
   api/device_put.cpp
   api/format.cpp
-  api/numpy_creation.cpp)
-include(${CMAKE_CURRENT_LIST_DIR}/sources_frontend.cmake OPTIONAL)
+  api/frontend.cpp
+  api/lax.cpp
+  api/numpy_creation.cpp
+  api/numpy_linalg.cpp
+  api/numpy_math.cpp
+  api/numpy_reductions.cpp
+  api/numpy_shape.cpp
+  api/operators.cpp
+  api/parallel.cpp
+  api/random.cpp)

@@ -4,6 +4,7 @@ target_sources(parax PRIVATE
   base/config.cpp
   base/dtype.cpp
   base/nested_format.cpp
+  base/promotion.cpp
   base/shape.cpp
   base/sizes.cpp
   base/thread_pool.cpp)

@@ -1,10 +1,63 @@
-# One file per primitive (elementwise families share one file per family: each
-# primitive is one row there). Fragments per family keep parallel work apart.
+# The prims layer: one file per primitive with all its rules (elementwise families keep one
+# row per primitive in unary.cpp, binary.cpp, compare.cpp), the rule table built from the
+# X-macro list (table.cpp) and the rules' shared helpers; then the kernels too large to sit
+# among rules (kernels/). The Highway files (kernels/simd_*.cpp, the only ones that include
+# Highway) compile themselves once per SIMD target through hwy/foreach_target.h, so no file
+# needs flags of its own.
 target_sources(parax PRIVATE
+  prims/argmax.cpp
+  prims/autodiff_util.cpp
+  prims/batching_util.cpp
+  prims/binary.cpp
+  prims/broadcast_in_dim.cpp
+  prims/clamp.cpp
+  prims/collectives.cpp
+  prims/compare.cpp
+  prims/concatenate.cpp
+  prims/convert_element_type.cpp
+  prims/cumsum.cpp
+  prims/device_put.cpp
+  prims/dot_general.cpp
+  prims/dynamic_slice.cpp
+  prims/dynamic_update_slice.cpp
+  prims/expand_dims.cpp
+  prims/fma.cpp
+  prims/fusion.cpp
+  prims/iota.cpp
+  prims/named_collectives.cpp
+  prims/pad.cpp
+  prims/pjit.cpp
   prims/prim_util.cpp
-  prims/table.cpp)
-include(${CMAKE_CURRENT_LIST_DIR}/sources_elementwise.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/sources_structural.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/sources_contraction.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/sources_internal.cmake OPTIONAL)
-include(${CMAKE_CURRENT_LIST_DIR}/sources_kernels.cmake)
+  prims/random_bits.cpp
+  prims/reduce.cpp
+  prims/reshape.cpp
+  prims/rev.cpp
+  prims/select_n.cpp
+  prims/shard_map.cpp
+  prims/shard_slice.cpp
+  prims/sharding_constraint.cpp
+  prims/slice.cpp
+  prims/sort.cpp
+  prims/squeeze.cpp
+  prims/stop_gradient.cpp
+  prims/table.cpp
+  prims/transpose.cpp
+  prims/unary.cpp
+
+  prims/kernels/argmax.cpp
+  prims/kernels/broadcast_tile.cpp
+  prims/kernels/clamp.cpp
+  prims/kernels/convert_element_type.cpp
+  prims/kernels/copy.cpp
+  prims/kernels/cumsum.cpp
+  prims/kernels/dot.cpp
+  prims/kernels/fma.cpp
+  prims/kernels/fusion.cpp
+  prims/kernels/iota.cpp
+  prims/kernels/random_bits.cpp
+  prims/kernels/reduce.cpp
+  prims/kernels/select_n.cpp
+  prims/kernels/simd_binary.cpp
+  prims/kernels/simd_kernels.cpp
+  prims/kernels/simd_unary.cpp
+  prims/kernels/sort.cpp)
