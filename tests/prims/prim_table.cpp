@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 
 #include "base/dtype_dispatch.h"
@@ -53,6 +54,18 @@ Real min_ref(Real a, Real b) {
   if (std::isnan(a) || std::isnan(b)) return kNan;
   return a == b ? (std::signbit(a) ? a : b) : std::min(a, b);
 }
+
+// Naive references of the rows that have no simpler kind (defined at the end).
+using Naive = std::vector<double>(const Case& c, const std::vector<std::vector<double>>& in,
+                                  const std::vector<core::Aval>& out, std::vector<double>& scale);
+Naive naive_dot, naive_select, naive_clamp, naive_fma, naive_nextafter, naive_reduce, naive_arg,
+    naive_cumsum, naive_sort;
+
+I128 int_neg(DType t, I128 a, I128) { return wrap(t, -a); }
+I128 int_abs(DType t, I128 a, I128) { return wrap(t, a < 0 ? -a : a); }
+I128 int_sign(DType, I128 a, I128) { return I128(a > 0) - I128(a < 0); }
+I128 int_same(DType, I128 a, I128) { return a; }
+Real sign_ref(Real x) { return x > 0 ? 1 : x < 0 ? -1 : x; }  // keeps -0 and NaN
 
 // ---- building rows --------------------------------------------------------------------
 
@@ -123,11 +136,12 @@ void unary_rows(Rows& r) {
     Real (*ref)(Real) = nullptr;
     Real ref_lo = 0, ref_hi = 0;
     bool zero_tangent = false;
+    I128 (*integer)(DType, I128, I128) = nullptr;
   };
   const Unary unary[] = {
-      {Prim::neg, -2, 2},
-      {Prim::abs, -2, 2},
-      {Prim::sign, -2, 2, nullptr, 0, 0, true},
+      {Prim::neg, -2, 2, [](Real x) { return -x; }, -10, 10, false, int_neg},
+      {Prim::abs, -2, 2, [](Real x) { return std::abs(x); }, -10, 10, false, int_abs},
+      {Prim::sign, -2, 2, sign_ref, -3, 3, true, int_sign},
       {Prim::floor, -3, 3, [](Real x) { return std::floor(x); }, -3, 3, true},
       {Prim::ceil, -3, 3, [](Real x) { return std::ceil(x); }, -3, 3, true},
       {Prim::exp, -2, 2, [](Real x) { return std::exp(x); }, -10, 10},
@@ -150,8 +164,8 @@ void unary_rows(Rows& r) {
       {Prim::logistic, -4, 4, [](Real x) { return 1 / (1 + std::exp(-x)); }, -10, 10},
       {Prim::erf, -2, 2, [](Real x) { return std::erf(x); }, -3, 3},
       {Prim::erf_inv, -0.9, 0.9, erf_inv_ref, -0.999L, 0.999L},
-      {Prim::is_finite, -2, 2, nullptr, 0, 0, true},
-      {Prim::copy, -2, 2},
+      {Prim::is_finite, -2, 2, [](Real x) { return Real(std::isfinite(x)); }, -10, 10, true},
+      {Prim::copy, -2, 2, [](Real x) { return x; }, -10, 10, false, int_same},
   };
   for (const Unary& u : unary) {
     Case& c = r.add(name_of(u.prim), u.prim, {f32({3, 4}, u.lo, u.hi)}, {}, kAll);
@@ -161,24 +175,40 @@ void unary_rows(Rows& r) {
       c.ref.unary = u.ref;
       c.ref.lo = u.ref_lo;
       c.ref.hi = u.ref_hi;
+      c.ref.integer = u.integer;
     }
     r.add(name_of(u.prim) + " of a scalar", u.prim, {f32({}, u.lo, u.hi)}, {}, kBatch);
   }
   // cbrt's derivative is singular at 0: draws for finite differences stay away from it,
   // and the batching leg sees negative values too.
   r.add("cbrt of negatives", Prim::cbrt, {f32({3, 4}, -4, -0.2)}, {}, kGrad | kBatch);
-  Case& sg = r.add("stop_gradient", Prim::stop_gradient, {f32({3, 4})}, {}, kAll);
+  Case& sg = r.add("stop_gradient", Prim::stop_gradient, {f32({3, 4})}, {}, kAll | kValues);
   sg.zero_tangent = true;
+  sg.ref = {.unary = [](Real x) { return x; }, .lo = -10, .hi = 10, .integer = int_same};
   r.add("stop_gradient of a scalar", Prim::stop_gradient, {f32({})}, {}, kBatch);
   r.add("neg of a scalar", Prim::neg, {f32({})}, {}, kGrad);
   r.add("neg", Prim::neg, {f32({4})}, {}, kTranspose).blank = true;
   r.add("copy", Prim::copy, {f32({4})}, {}, kTranspose);
 
-  r.add("round", Prim::round, {f32({3, 4}, -3, 3)}, {{"rounding_method", int64_t{1}}}, kAll)
-      .zero_tangent = true;
-  r.add("not", Prim::not_, {i32({5})}, {}, kShape | kBatch | kShard | kFuse);
+  // The default rounding mode rounds halves to even.
+  Case& even = r.add("round", Prim::round, {f32({3, 4}, -3, 3)}, {{"rounding_method", int64_t{1}}},
+                     kAll | kValues);
+  even.zero_tangent = true;
+  even.ref = {.unary = [](Real x) { return std::nearbyint(x); }, .lo = -3, .hi = 3};
+  r.add("round away from zero", Prim::round, {f32({3, 4})}, {{"rounding_method", int64_t{0}}},
+        kValues)
+      .ref = {.unary = [](Real x) { return std::round(x); }, .lo = -3, .hi = 3};
+  r.add("not", Prim::not_, {i32({5})}, {}, kShape | kBatch | kShard | kFuse | kValues)
+      .ref.integer = [](DType t, I128 a, I128) { return wrap(t, ~a); };
   r.add("not bool", Prim::not_, {boolean({2, 3})}, {}, kBatch);
-  r.add("integer_pow", Prim::integer_pow, {f32({3, 4})}, {{"y", int64_t{3}}}, kAll);
+  r.add("integer_pow", Prim::integer_pow, {f32({3, 4})}, {{"y", int64_t{3}}}, kAll | kValues)
+      .ref = {.unary = [](Real x) { return x * x * x; },
+              .lo = -4,
+              .hi = 4,
+              .integer = [](DType t, I128 a, I128) {
+                const auto u = static_cast<unsigned __int128>(a);
+                return wrap(t, I128(u * u * u));
+              }};
   for (int64_t y : {1, 2, -2}) {
     r.add("integer_pow y=" + std::to_string(y), Prim::integer_pow, {f32({4}, 0.3, 2)},
           {{"y", y}}, kGrad);
@@ -186,9 +216,15 @@ void unary_rows(Rows& r) {
   r.add("integer_pow y=0", Prim::integer_pow, {f32({3})}, {{"y", int64_t{0}}}, kGrad)
       .zero_tangent = true;
   r.add("integer_pow int", Prim::integer_pow, {i32({4})}, {{"y", int64_t{2}}}, kBatch);
-  r.add("convert_element_type", Prim::convert_element_type, {f32({3, 4}, -9, 9)},
-        convert_to(DType::int32), kAll)
-      .zero_tangent = true;
+  // To int32: floats truncate (NaN is 0), integers wrap. The conversions between every pair
+  // of dtypes: ElementwiseConvert.EveryPairMatchesReference.
+  Case& to_int = r.add("convert_element_type", Prim::convert_element_type, {f32({3, 4}, -9, 9)},
+                       convert_to(DType::int32), kAll | kValues);
+  to_int.zero_tangent = true;
+  to_int.ref = {.unary = [](Real x) { return std::isnan(x) ? 0 : std::trunc(x) + 0; },
+                .lo = -9,
+                .hi = 9,
+                .integer = [](DType, I128 a, I128) { return wrap(DType::int32, a); }};
   r.add("convert_element_type to bfloat16", Prim::convert_element_type, {i32({3, 4}, 0, 6)},
         convert_to(DType::bfloat16), kFuse);
   r.add("convert_element_type float64", Prim::convert_element_type, {f32({4})},
@@ -292,7 +328,10 @@ void float_binary_rows(Rows& r) {
 
 // Piecewise constant, or not over floats: a zero tangent, and integer references.
 void discrete_binary_rows(Rows& r) {
-  r.add("nextafter", Prim::nextafter, {f32({4}), f32({4})}, {}, kAll).zero_tangent = true;
+  Case& next = r.add("nextafter", Prim::nextafter, {f32({4}), f32({4})}, {}, kAll | kValues);
+  next.zero_tangent = true;
+  next.ref.naive = naive_nextafter;
+  next.ref.dtypes = {DType::float64};
   r.add("nextafter by a scalar", Prim::nextafter, {f32({3, 4}), f32({})}, {}, kFuse);
   struct Compare {
     Prim prim;
@@ -363,27 +402,36 @@ void discrete_binary_rows(Rows& r) {
 
 void other_elementwise_rows(Rows& r) {
   Case& sel = r.add("select_n", Prim::select_n, {boolean({3, 4}), f32({3, 4}), f32({3, 4})}, {},
-                    kAll | kTranspose);
+                    kAll | kTranspose | kValues);
   sel.linear = {{false, true, true}, {false, false, true}};
   sel.fixed = Fixed::zero;
+  sel.ref.naive = naive_select;
   r.add("select_n by a scalar", Prim::select_n, {boolean({}), f32({2, 3}), f32({2, 3})}, {},
         kBatch);
   r.add("select_n of three", Prim::select_n, {i32({4}, 0, 2), i32({4}), i32({4}), i32({4})}, {},
         kBatch);
   // Out-of-range indices clamp.
   Case& three = r.add("select_n of three floats", Prim::select_n,
-                      {i32({4}, -1, 5), f32({4}), f32({4}), f32({4})}, {}, kGrad | kTranspose);
+                      {i32({4}, -1, 5), f32({4}), f32({4}), f32({4})}, {},
+                      kGrad | kTranspose | kValues);
   three.fixed = Fixed::zero;
+  three.ref.naive = naive_select;
   Case& by = r.add("select_n of three by a scalar", Prim::select_n,
                    {i32({}, 0, 2), f32({4}), f32({4}), f32({4})}, {}, kGrad | kTranspose);
   by.linear = {{false, true, false, true}};
   by.fixed = Fixed::zero;
   r.add("select_n of one", Prim::select_n, {i32({}, 0, 0), f32({4})}, {}, kTranspose);
 
-  r.add("clamp", Prim::clamp, {f32({3, 4}, -2, 0), f32({3, 4}), f32({3, 4}, 0, 2)}, {},
-        kGrad | kBatch);
-  r.add("clamp by scalars", Prim::clamp, {f32({}, -1, 0), f32({3, 4}), f32({}, 0, 1)}, {}, kAll);
-  r.add("fma", Prim::fma, {f32({3, 4}), f32({3, 4}), f32({3, 4})}, {}, kAll);
+  Case& clamp = r.add("clamp", Prim::clamp, {f32({3, 4}, -2, 0), f32({3, 4}), f32({3, 4}, 0, 2)},
+                      {}, kGrad | kBatch | kValues);
+  clamp.ref.naive = naive_clamp;
+  clamp.ref.dtypes = {DType::float64, DType::bfloat16, DType::int32, DType::uint8};
+  Case& clamps = r.add("clamp by scalars", Prim::clamp,
+                       {f32({}, -1, 0), f32({3, 4}), f32({}, 0, 1)}, {}, kAll | kValues);
+  clamps.ref.naive = naive_clamp;
+  Case& fma = r.add("fma", Prim::fma, {f32({3, 4}), f32({3, 4}), f32({3, 4})}, {}, kAll | kValues);
+  fma.ref.naive = naive_fma;
+  fma.ref.dtypes = {DType::float64};
   r.add("fma by scalars", Prim::fma, {f32({}), f32({3, 4}), f32({})}, {}, kGrad | kBatch);
   r.add("fma of a scalar", Prim::fma, {f32({}), f32({4}), f32({4})}, {}, kGrad);
 }
@@ -771,7 +819,8 @@ double wrap_to(DType dtype, uint64_t v) {
 
 // For each result index, loops over the contracting index space.
 std::vector<double> naive_dot(const Case& c, const std::vector<std::vector<double>>& in,
-                              const core::Aval& out, std::vector<double>& scale) {
+                              const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const core::Aval& out = outs[0];
   const Shape& ls_shape = c.operands[0].shape;
   const Shape& rs_shape = c.operands[1].shape;
   const Ints lc = c.params.get<Ints>("lhs_contracting_dimensions");
@@ -985,6 +1034,107 @@ void contraction_rows(Rows& r) {
   r.add("sort 8x8", Prim::sort, {m8()}, sort_params(1, 1), kShard);
 }
 
+// The values leg of the reductions, argmax/argmin, cumsum and sort: every axes combination
+// of a rank-3 operand, edge shapes (rank 0, empty, size-1 dims, several passes, more
+// columns than one block), over the dtypes each takes.
+void reduction_value_rows(Rows& r) {
+  struct Reduce {
+    Prim prim;
+    std::vector<DType> dtypes;
+    double lo, hi;  // float products stay near 1, where float16 cannot overflow
+  };
+  using D = DType;
+  const Reduce reduces[] = {
+      {Prim::reduce_sum, {D::float32, D::float64, D::float16, D::int32, D::uint8, D::int8}, -50,
+       100},
+      {Prim::reduce_prod, {D::float32, D::float64}, 0.9, 1.1},
+      {Prim::reduce_prod, {D::int32, D::uint8}, 1, 3},
+      {Prim::reduce_max, {D::float32, D::bfloat16, D::int16, D::uint32, D::bool_}, -50, 50},
+      {Prim::reduce_min, {D::float64, D::float16, D::int64, D::uint8, D::bool_}, -50, 50},
+      {Prim::reduce_and, {D::bool_, D::int32, D::uint8}, -128, 127},
+      {Prim::reduce_or, {D::bool_, D::int16, D::uint64}, -128, 127},
+  };
+  for (const Reduce& red : reduces) {
+    for (Ints axes : {Ints{}, Ints{0}, Ints{1}, Ints{2}, Ints{0, 1}, Ints{0, 2}, Ints{1, 2},
+                      Ints{0, 1, 2}}) {
+      Case& c = r.add(name_of(red.prim) + " " + std::string(dtype_name(red.dtypes[0])) +
+                          " axes " + axes_str(axes),
+                      red.prim, {{{3, 4, 5}, red.dtypes[0], red.lo, red.hi}}, {{"axes", axes}},
+                      kValues);
+      c.ref.naive = naive_reduce;
+      c.ref.dtypes.assign(red.dtypes.begin() + 1, red.dtypes.end());
+    }
+  }
+  const std::pair<Shape, Ints> odd[] = {
+      {{}, {}},
+      {{2, 1, 3, 1}, {1, 2}},
+      {{6, 5, 4, 3}, {0, 2}},
+      {{2, 3, 4, 5, 6}, {0, 2, 4}},
+      {{3, 0, 2}, {1}},  // empty reduction: the identity
+      {{3, 0, 2}, {0}},  // empty result
+      {{0}, {0}},
+      {{7, 300}, {0}},
+      {{3, 1000}, {1}},
+  };
+  for (const auto& [shape, axes] : odd) {
+    const Operand ops[] = {{shape, D::float32, -2, 2}, {shape, D::float32, -5, 5},
+                           {shape, D::float32, -5, 5}, {shape, D::float64, 0.99, 1.01},
+                           {shape, D::int8, -128, 127}};
+    const Prim prims[] = {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min,
+                          Prim::reduce_prod, Prim::reduce_and};
+    for (size_t i = 0; i < std::size(prims); ++i) {
+      Case& c = r.add(name_of(prims[i]) + " of " + axes_str(shape) + " axes " + axes_str(axes),
+                      prims[i], {ops[i]}, {{"axes", axes}}, kValues);
+      c.ref.naive = naive_reduce;
+      if (prims[i] == Prim::reduce_sum) c.ref.dtypes = {D::float16};
+    }
+  }
+
+  // Few distinct values, so that ties are common; NaNs in the floats.
+  const Shape arg_shape = {4, 5, 300};
+  std::vector<double> few(size_t(shape_size(arg_shape)));
+  std::mt19937 rng(11);
+  for (size_t i = 0; i < few.size(); ++i) {
+    few[i] = i % 37 == 0 ? std::numeric_limits<double>::quiet_NaN() : double(rng() % 5);
+  }
+  for (Prim p : {Prim::argmax, Prim::argmin}) {
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      for (DType index : {D::int32, D::uint16}) {
+        const Params params{{"axes", Ints{axis}}, {"index_dtype", index}};
+        const std::string name = name_of(p) + " axis " + std::to_string(axis) + " to " +
+                                 std::string(dtype_name(index));
+        Case& f = r.add(name, p, {{arg_shape, D::float32, 0, 0, few}}, params, kValues);
+        f.ref.naive = naive_arg;
+        f.ref.dtypes = {D::float16};
+        Case& i = r.add(name + " of integers", p, {{arg_shape, D::int32, 0, 4}}, params, kValues);
+        i.ref.naive = naive_arg;
+        i.ref.dtypes = {D::uint8, D::bool_};
+      }
+    }
+  }
+
+  for (int64_t axis = 0; axis < 3; ++axis) {
+    for (bool reverse : {false, true}) {
+      Case& c = r.add("cumsum axis " + std::to_string(axis) + (reverse ? " reverse" : ""),
+                      Prim::cumsum, {{{3, 4, 300}, D::float32, -3, 100}},
+                      {{"axis", axis}, {"reverse", reverse}}, kValues);
+      c.ref.naive = naive_cumsum;
+      c.ref.dtypes = {D::float64, D::float16, D::int32, D::uint8};
+    }
+  }
+
+  // Values are their positions, so the permutation shows.
+  std::vector<double> positions(6 * 40);
+  for (size_t i = 0; i < positions.size(); ++i) positions[i] = double(i);
+  for (int64_t dim = 0; dim < 2; ++dim) {
+    Case& c = r.add("sort dimension " + std::to_string(dim), Prim::sort,
+                    {{{6, 40}, D::int8, -9, 9}, {{6, 40}, D::int32, 0, 0, positions}},
+                    sort_params(dim, 1), kValues);
+    c.ref.naive = naive_sort;
+    c.ref.dtypes = {D::uint16, D::float32, D::bfloat16, D::bool_, D::int64, D::float64};
+  }
+}
+
 // ---- layouts ------------------------------------------------------------------------------
 
 void layout_rows(Rows& r) {
@@ -1007,6 +1157,200 @@ void layout_rows(Rows& r) {
   src.blank = true;
 }
 
+// ---- naive references ---------------------------------------------------------------------
+
+// Element i of an operand's values, a rank-0 operand broadcast.
+double at(const std::vector<double>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
+
+// The case of `which`, clamped into range.
+std::vector<double> naive_select(const Case&, const std::vector<std::vector<double>>& in,
+                                 const std::vector<core::Aval>& out, std::vector<double>& scale) {
+  std::vector<double> want;
+  const int64_t last = int64_t(in.size()) - 2;
+  for (size_t i = 0; i < size_t(out[0].size()); ++i) {
+    const int64_t k = std::clamp(int64_t(at(in[0], i)), int64_t{0}, last);
+    want.push_back(at(in[size_t(1 + k)], i));
+  }
+  scale.assign(want.size(), 0);
+  return want;
+}
+
+std::vector<double> naive_clamp(const Case&, const std::vector<std::vector<double>>& in,
+                                const std::vector<core::Aval>& out, std::vector<double>& scale) {
+  std::vector<double> want;
+  for (size_t i = 0; i < size_t(out[0].size()); ++i) {
+    want.push_back(std::min(std::max(at(in[1], i), at(in[0], i)), at(in[2], i)));
+  }
+  scale.assign(want.size(), 0);
+  return want;
+}
+
+std::vector<double> naive_fma(const Case&, const std::vector<std::vector<double>>& in,
+                              const std::vector<core::Aval>& out, std::vector<double>& scale) {
+  std::vector<double> want;
+  for (size_t i = 0; i < size_t(out[0].size()); ++i) {
+    const double ab = at(in[0], i) * at(in[1], i), c = at(in[2], i);
+    want.push_back(ab + c);
+    scale.push_back(std::abs(ab) + std::abs(c) + 1e-30);
+  }
+  return want;
+}
+
+// The next value of the result's dtype (float32 or float64) from x towards y.
+std::vector<double> naive_nextafter(const Case&, const std::vector<std::vector<double>>& in,
+                                    const std::vector<core::Aval>& out,
+                                    std::vector<double>& scale) {
+  std::vector<double> want;
+  for (size_t i = 0; i < size_t(out[0].size()); ++i) {
+    const double x = at(in[0], i), y = at(in[1], i);
+    want.push_back(out[0].dtype == DType::float32 ? double(std::nextafter(float(x), float(y)))
+                                                  : std::nextafter(x, y));
+  }
+  scale.assign(want.size(), 0);
+  return want;
+}
+
+// Doubles for floats and comparisons, wrapping uint64 for integer arithmetic and bits.
+std::vector<double> naive_reduce(const Case& c, const std::vector<std::vector<double>>& in,
+                                 const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const Prim prim = c.prim;
+  const DType dt = outs[0].dtype;
+  const Shape& shape = c.operands[0].shape;
+  const Ints axes = c.params.get<Ints>("axes");
+  const size_t n = size_t(outs[0].size());
+  double init = prim == Prim::reduce_prod ? 1 : 0;
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (prim == Prim::reduce_max) init = double(std::numeric_limits<T>::lowest());
+      if (prim == Prim::reduce_min) init = double(std::numeric_limits<T>::max());
+    }
+  });
+  const double inf = std::numeric_limits<double>::infinity();
+  if (is_floating(dt) && prim == Prim::reduce_max) init = -inf;
+  if (is_floating(dt) && prim == Prim::reduce_min) init = inf;
+  std::vector<double> acc(n, init), mag(n, prim == Prim::reduce_prod ? 1 : 0);
+  std::vector<uint64_t> wrapped(n, prim == Prim::reduce_prod ? 1 : 0);
+  if (prim == Prim::reduce_and) std::fill(wrapped.begin(), wrapped.end(), ~uint64_t(0));
+  size_t i = 0;
+  for_each_index(shape, [&](const Ints& idx) {
+    size_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      if (std::count(axes.begin(), axes.end(), int64_t(d)) == 0) {
+        o = o * size_t(shape[d]) + size_t(idx[d]);
+      }
+    }
+    const double e = in[0][i++];
+    const uint64_t u = uint64_t(int64_t(e));
+    switch (prim) {
+      case Prim::reduce_sum: acc[o] += e, mag[o] += std::abs(e), wrapped[o] += u; break;
+      case Prim::reduce_prod: acc[o] *= e, mag[o] *= std::abs(e), wrapped[o] *= u; break;
+      case Prim::reduce_max:
+        acc[o] = (std::isnan(acc[o]) || e <= acc[o]) && !std::isnan(e) ? acc[o] : e;
+        break;
+      case Prim::reduce_min:
+        acc[o] = (std::isnan(acc[o]) || e >= acc[o]) && !std::isnan(e) ? acc[o] : e;
+        break;
+      case Prim::reduce_and: wrapped[o] &= u; break;
+      default: wrapped[o] |= u; break;
+    }
+  });
+  const bool exact = prim == Prim::reduce_max || prim == Prim::reduce_min;
+  for (size_t o = 0; o < n; ++o) {
+    if (!exact && !is_floating(dt)) acc[o] = wrap_to(dt, wrapped[o]);
+    scale.push_back(exact ? 0 : std::max(mag[o], 1e-30));
+  }
+  return acc;
+}
+
+// NaN is the extreme; ties go to the first index.
+std::vector<double> naive_arg(const Case& c, const std::vector<std::vector<double>>& in,
+                              const std::vector<core::Aval>&, std::vector<double>& scale) {
+  const bool is_max = c.prim == Prim::argmax;
+  const int64_t axis = c.params.get<Ints>("axes")[0];
+  const Shape& s = c.operands[0].shape;
+  const std::vector<double>& v = in[0];
+  int64_t p = 1, i = 1;
+  for (int64_t d = 0; d < axis; ++d) p *= s[size_t(d)];
+  for (size_t d = size_t(axis) + 1; d < s.size(); ++d) i *= s[d];
+  const int64_t r = s[size_t(axis)];
+  std::vector<double> out;
+  for (int64_t a = 0; a < p; ++a) {
+    for (int64_t k0 = 0; k0 < i; ++k0) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < r; ++k) {
+        const double cur = v[size_t((a * r + best) * i + k0)], e = v[size_t((a * r + k) * i + k0)];
+        if (std::isnan(cur)) break;
+        if (std::isnan(e) || (is_max ? e > cur : e < cur)) best = k;
+      }
+      out.push_back(double(best));
+    }
+  }
+  scale.assign(out.size(), 0);
+  return out;
+}
+
+// Sums in double (or wrapping uint64) rounded once, as the kernel does.
+std::vector<double> naive_cumsum(const Case& c, const std::vector<std::vector<double>>& in,
+                                 const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const DType dt = outs[0].dtype;
+  const Shape& shape = c.operands[0].shape;
+  const int64_t axis = c.params.get<int64_t>("axis");
+  const bool reverse = c.params.get<bool>("reverse");
+  const std::vector<double>& v = in[0];
+  const Ints st = strides_of(shape);
+  std::vector<double> want(v.size());
+  for_each_index(shape, [&](const Ints& idx) {
+    int64_t base = 0;
+    for (size_t d = 0; d < shape.size(); ++d) base += (int64_t(d) == axis ? 0 : idx[d]) * st[d];
+    double sum = 0;
+    uint64_t wrapped = 0;
+    const int64_t n = shape[size_t(axis)], here = idx[size_t(axis)];
+    const int64_t first = reverse ? here : 0, last = reverse ? n - 1 : here;
+    for (int64_t step = 0; step <= last - first; ++step) {
+      const int64_t k = reverse ? last - step : first + step;
+      sum += v[size_t(base + k * st[size_t(axis)])];
+      wrapped += uint64_t(int64_t(v[size_t(base + k * st[size_t(axis)])]));
+    }
+    want[size_t(base + here * st[size_t(axis)])] = is_floating(dt) ? sum : wrap_to(dt, wrapped);
+  });
+  scale.assign(want.size(), 0);
+  return want;
+}
+
+// A stable sort of each line by the keys, lexicographically; every operand follows.
+std::vector<double> naive_sort(const Case& c, const std::vector<std::vector<double>>& in,
+                               const std::vector<core::Aval>&, std::vector<double>& scale) {
+  const Shape& shape = c.operands[0].shape;
+  const int64_t dim = c.params.get<int64_t>("dimension");
+  const size_t keys = size_t(c.params.get<int64_t>("num_keys"));
+  const int64_t n = shape[size_t(dim)], step = strides_of(shape)[size_t(dim)];
+  std::vector<std::vector<double>> sorted(in.size(), std::vector<double>(in[0].size()));
+  Shape lines = shape;
+  lines[size_t(dim)] = 1;
+  for_each_index(lines, [&](const Ints& line) {
+    const int64_t base = flat(shape, line);
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      for (size_t k = 0; k < keys; ++k) {
+        const double x = in[k][size_t(base + a * step)], y = in[k][size_t(base + b * step)];
+        if (x != y) return x < y;
+      }
+      return false;
+    });
+    for (size_t o = 0; o < in.size(); ++o) {
+      for (int64_t j = 0; j < n; ++j) {
+        sorted[o][size_t(base + j * step)] = in[o][size_t(base + order[size_t(j)] * step)];
+      }
+    }
+  });
+  std::vector<double> want;
+  for (const std::vector<double>& s : sorted) want.insert(want.end(), s.begin(), s.end());
+  scale.assign(want.size(), 0);
+  return want;
+}
+
 }  // namespace
 
 const std::vector<Case>& cases() {
@@ -1020,6 +1364,7 @@ const std::vector<Case>& cases() {
     index_map_rows(r);
     contraction_rows(r);
     dot_value_rows(r);
+    reduction_value_rows(r);
     layout_rows(r);
     return r.take();
   }();
@@ -1070,6 +1415,14 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
       "the identity with a layout: its sharded behaviour is the sharding API's "
       "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
   static const std::map<Leg, std::map<std::string_view, std::string_view>> reasons = {
+      {kValues,
+       {{"iota", "no operands, its dtype a param: StructuralKernel.Iota checks every dtype "
+                 "and shape against the index"},
+        {"random_bits", "bits of a counter-based generator: random/random_test.cpp checks "
+                        "them against JAX's bits (Threefry.KnownAnswerVectors, Original.*)"},
+        {"sharding_constraint", "no kernel: the partitioner turns it into a reshard"},
+        {"device_put", "no kernel: the runtime moves buffers between devices "
+                       "(api/array_test.cpp, robustness/sharding_api_test.cpp)"}}},
       {kJvp,
        {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
         {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},

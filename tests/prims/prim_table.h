@@ -2,7 +2,8 @@
 // one application of a primitive (operand types and value ranges, params) and the legs
 // that check it; each leg's driver iterates over the rows:
 //   shape      abstract_eval against the types of the computed results (prim_table_test)
-//   values     the kernel against a naive reference (elementwise_test, structural_test)
+//   values     the kernel against a naive reference (elementwise_test, structural_test,
+//              contraction_test: one driver per kind of reference)
 //   jvp        the jvp rule against finite differences (grad_legs_test)
 //   transpose  the transpose rule by the dot-product test (grad_legs_test)
 //   vjp        reverse mode against forward mode, eagerly, under jit, of a jitted f
@@ -65,17 +66,23 @@ struct Reference {
   Real lo = 0, hi = 0;
   Real (*binary)(Real, Real) = nullptr;                // floating dtypes, over a pool of pairs
   Real ulps = 0;                                       // 0: correctly rounded
-  __int128 (*integer)(DType, __int128, __int128) = nullptr;  // every integer dtype
+  // Every integer dtype the primitive takes; unary rows ignore the second argument.
+  __int128 (*integer)(DType, __int128, __int128) = nullptr;
   bool (*compare)(Real, Real) = nullptr;               // every dtype
   // Data movement: where each element of the result (of type out_shape) comes from, bit
   // for bit, over several dtypes.
   std::function<Source(const std::vector<int64_t>& out)> index = nullptr;
   Shape out_shape = {};
-  // Contractions: the result of type `out` computed naively in double from the operands'
-  // values (integer results wrap, bool results are "any"); `scale` gets each element's sum
-  // of magnitudes, for a relative tolerance.
+  // Everything else: the results of types `out`, one after the other, computed naively in
+  // double from the operands' values (integer results wrap, bool results are "any");
+  // `scale` gets each element's sum of magnitudes, for a relative tolerance, or 0 where the
+  // kernel must give the reference rounded to the result's dtype exactly.
   std::vector<double> (*naive)(const Case& c, const std::vector<std::vector<double>>& in,
-                               const core::Aval& out, std::vector<double>& scale) = nullptr;
+                               const std::vector<core::Aval>& out,
+                               std::vector<double>& scale) = nullptr;
+  // The naive leg runs the row as written, then with each of these dtypes in place of the
+  // first operand's (in every operand of that dtype).
+  std::vector<DType> dtypes = {};
 };
 
 // How the transpose leg fixes the operands that are not linear: keep their values (the

@@ -36,13 +36,14 @@ TEST(PrimTable, EveryPrimitiveHasRowsOrAReason) {
 }
 
 // Every primitive with rows has rows of every leg that applies to it, or a reason in
-// prim_table::leg_exempt() (and not both).
+// prim_table::leg_exempt() (and not both). (A values row has a reference: RowsAreWellFormed.)
 TEST(PrimTable, EveryLegHasRowsOrAReason) {
   using prim_table::Leg;
   const std::pair<Leg, const char*> legs[] = {
-      {prim_table::kJvp, "jvp"},     {prim_table::kTranspose, "transpose"},
-      {prim_table::kVjp, "vjp"},     {prim_table::kBatch, "batch"},
-      {prim_table::kShard, "shard"}, {prim_table::kFuse, "fuse"}};
+      {prim_table::kValues, "values"}, {prim_table::kJvp, "jvp"},
+      {prim_table::kTranspose, "transpose"}, {prim_table::kVjp, "vjp"},
+      {prim_table::kBatch, "batch"},   {prim_table::kShard, "shard"},
+      {prim_table::kFuse, "fuse"}};
   for (const auto& [leg, leg_name] : legs) {
     std::set<Prim> with_rows, with_leg;
     for (const Case& c : prim_table::cases()) {
