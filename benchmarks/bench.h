@@ -56,8 +56,8 @@ void time_loop(benchmark::State& state, const std::string& key, F&& fn) {
 
 // Records `work` per iteration under `key` and shows work / best time (times `scale`) as a
 // counter in the console line.
-void show_rate(benchmark::State& state, const std::string& key, const char* counter,
-               double work, double scale);
+void show_rate(benchmark::State& state, const std::string& key, const char* counter, double work,
+               double scale);
 
 // Runs `body`; on an exception, marks the benchmark and the measurements under `keys` as
 // failed, so the summary says why instead of the whole run aborting.
@@ -106,8 +106,8 @@ inline std::string cache_key(const std::string& op, int64_t elements) {
 
 // The MLP's three layouts, as in the tutorial.
 inline constexpr const char* kMlpSingle = "single";
-inline constexpr const char* kMlpDataParallel = "dp8";               // P('batch'), params P()
-inline constexpr const char* kMlpDataTensorParallel = "dp4_tp2";     // mesh (4, 2), W2, W3 split
+inline constexpr const char* kMlpDataParallel = "dp8";            // P('batch'), params P()
+inline constexpr const char* kMlpDataTensorParallel = "dp4_tp2";  // mesh (4, 2), W2, W3 split
 
 // Whether parax::grad exists (issue 5); until then the gradient step is reported as skipped.
 #ifdef PARAX_HAS_GRAD
@@ -117,9 +117,9 @@ inline constexpr bool kHasGrad = false;
 #endif
 
 // Sizes shared by the registration and the summary.
-inline constexpr int64_t kBig = 8192;           // the headline 8192x8192 arrays
-inline constexpr int64_t kCacheBlock = 16384;   // elements of the in-cache ceiling block
-inline constexpr int64_t kTinyBlock = 64;       // 8x8, the fixed-cost / dispatch probe
+inline constexpr int64_t kBig = 8192;          // the headline 8192x8192 arrays
+inline constexpr int64_t kCacheBlock = 16384;  // elements of the in-cache ceiling block
+inline constexpr int64_t kTinyBlock = 64;      // 8x8, the fixed-cost / dispatch probe
 inline const std::vector<int64_t> kMlpLayers = {784, 1024, 1024, 1024, 10};
 inline constexpr int64_t kMlpBatch = 8192;
 

@@ -191,8 +191,8 @@ void bm_stream(benchmark::State& state, const std::string& kernel, int threads) 
 
 void sgemm(int64_t n, const float* a, const float* b, float* c) {
   const int in = int(n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a, in, b, in, 0.0f,
-              c, in);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a, in, b, in, 0.0f, c,
+              in);
 }
 
 // OpenBLAS's own threads for this call only: parax keeps OpenBLAS at one thread and splits
@@ -232,8 +232,8 @@ void register_limit_benchmarks(bool again) {
   }
   for (const char* kernel : {"copy_nt", "triad_nt"}) {
     for (int threads : {1, cores}) {
-      benchmark::RegisterBenchmark(pass_name(stream_key(kernel, threads), again).c_str(),
-                                   bm_stream, std::string(kernel), threads)
+      benchmark::RegisterBenchmark(pass_name(stream_key(kernel, threads), again).c_str(), bm_stream,
+                                   std::string(kernel), threads)
           ->UseManualTime()
           ->Iterations(10)
           ->Unit(benchmark::kMillisecond);
@@ -241,8 +241,7 @@ void register_limit_benchmarks(bool again) {
     }
   }
   for (int64_t n : {int64_t(4096), kBig}) {
-    benchmark::RegisterBenchmark(pass_name(sgemm_key(n, cores), again).c_str(), bm_sgemm, n,
-                                 cores)
+    benchmark::RegisterBenchmark(pass_name(sgemm_key(n, cores), again).c_str(), bm_sgemm, n, cores)
         ->UseManualTime()
         ->Iterations(n > 4096 ? 2 : 3)
         ->Unit(benchmark::kMillisecond);

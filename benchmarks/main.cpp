@@ -55,8 +55,8 @@ std::string pass_name(const std::string& key, bool again) {
   return key.substr(0, slash) + "_again" + key.substr(slash);
 }
 
-void show_rate(benchmark::State& state, const std::string& key, const char* counter,
-               double work, double scale) {
+void show_rate(benchmark::State& state, const std::string& key, const char* counter, double work,
+               double scale) {
   Measurement& m = measurement(key);
   m.work = work;
   if (m.ok()) state.counters[counter] = m.best_rate() * scale;

@@ -22,8 +22,8 @@ namespace {
 
 const std::vector<std::string>& probe_keys() {
   static const std::vector<std::string> keys = {
-      cache_key("sin", kTinyBlock), cache_key("sin", kCacheBlock),
-      cache_key("chain10", kTinyBlock), cache_key("chain10", kCacheBlock)};
+      cache_key("sin", kTinyBlock), cache_key("sin", kCacheBlock), cache_key("chain10", kTinyBlock),
+      cache_key("chain10", kCacheBlock)};
   return keys;
 }
 
@@ -63,8 +63,8 @@ void bm_single_core_probe(benchmark::State& state) {
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (status != 0 || merge_probe_file(path) != int(probe_keys().size())) {
-      const std::string why = "single-core probe failed (exit status " +
-                              std::to_string(status) + ")";
+      const std::string why =
+          "single-core probe failed (exit status " + std::to_string(status) + ")";
       for (const std::string& key : probe_keys()) measurement(key).error = why;
       state.SkipWithError(why.c_str());
       break;
@@ -72,8 +72,8 @@ void bm_single_core_probe(benchmark::State& state) {
   }
   std::remove(path.c_str());
   show_rate(state, cache_key("sin", kCacheBlock), "sin 16Ki Melem/s", double(kCacheBlock), 1e-6);
-  show_rate(state, cache_key("chain10", kCacheBlock), "chain10 16Ki Melem/s",
-            double(kCacheBlock), 1e-6);
+  show_rate(state, cache_key("chain10", kCacheBlock), "chain10 16Ki Melem/s", double(kCacheBlock),
+            1e-6);
 }
 
 }  // namespace

@@ -53,9 +53,9 @@ std::optional<double> in_cache_rate_per_core(const std::string& op) {
 
 struct Limits {
   int cores = 1;
-  std::optional<double> bandwidth;     // STREAM copy with NT stores, all cores, bytes/s
-  std::optional<double> sin_compute;   // parax sin in cache, elements/s on all cores
-  std::optional<double> chain_compute; // the 10-op chain in cache, elements/s on all cores
+  std::optional<double> bandwidth;      // STREAM copy with NT stores, all cores, bytes/s
+  std::optional<double> sin_compute;    // parax sin in cache, elements/s on all cores
+  std::optional<double> chain_compute;  // the 10-op chain in cache, elements/s on all cores
   std::optional<double> sgemm_4096, sgemm_8192, sgemm_best;  // flop/s, all cores
 };
 
@@ -82,8 +82,8 @@ std::string limits_table(const Limits& l) {
     os << "| " << name << " | " << (one ? rate_text(one, scale, unit) : "—") << " | "
        << rate_text(all, scale, unit) << note << " |\n";
   };
-  row("float32 FMA peak (register loop, 12 accumulators)", rate(fma_key(1)), rate(fma_key(n)),
-      1e-9, "GFLOP/s");
+  row("float32 FMA peak (register loop, 12 accumulators)", rate(fma_key(1)), rate(fma_key(n)), 1e-9,
+      "GFLOP/s");
   row("STREAM copy, NT stores, 256 MiB float32", rate(stream_key("copy_nt", 1)),
       rate(stream_key("copy_nt", n)), 1e-9, "GB/s");
   row("STREAM triad, NT stores, 256 MiB float32", rate(stream_key("triad_nt", 1)),
@@ -92,17 +92,17 @@ std::string limits_table(const Limits& l) {
     auto peak = rate(fma_key(n));
     return r && peak ? fmt(" (%.0f %% of FMA peak)", 100 * *r / *peak) : std::string();
   };
-  row("OpenBLAS sgemm 4096² (library threads = cores)", std::nullopt, l.sgemm_4096, 1e-9,
-      "GFLOP/s", of_peak(l.sgemm_4096));
-  row("OpenBLAS sgemm 8192² (library threads = cores)", std::nullopt, l.sgemm_8192, 1e-9,
-      "GFLOP/s", of_peak(l.sgemm_8192));
+  row("OpenBLAS sgemm 4096² (library threads = cores)", std::nullopt, l.sgemm_4096, 1e-9, "GFLOP/s",
+      of_peak(l.sgemm_4096));
+  row("OpenBLAS sgemm 8192² (library threads = cores)", std::nullopt, l.sgemm_8192, 1e-9, "GFLOP/s",
+      of_peak(l.sgemm_8192));
   auto per_core = [&](std::optional<double> all) {
     return all ? std::optional<double>(*all / n) : std::nullopt;
   };
   row("parax `sin` in cache (16 Ki block, 1 core, minus call cost; × cores)",
       per_core(l.sin_compute), l.sin_compute, 1e-9, "Gelem/s");
-  row("parax 10-op chain in cache (same method)", per_core(l.chain_compute), l.chain_compute,
-      1e-9, "Gelem/s");
+  row("parax 10-op chain in cache (same method)", per_core(l.chain_compute), l.chain_compute, 1e-9,
+      "Gelem/s");
   return os.str();
 }
 
@@ -155,8 +155,8 @@ Row elementwise_row(const std::string& name, const std::string& key, bool sharde
   const double t_compute = compute ? elements / *compute : 0;
   const double floor = std::max(t_mem, t_compute);
   if (floor > 0) {
-    row.limit = fmt("%.1f ms (memory %.1f, compute %.1f)", floor * 1e3, t_mem * 1e3,
-                    t_compute * 1e3);
+    row.limit =
+        fmt("%.1f ms (memory %.1f, compute %.1f)", floor * 1e3, t_mem * 1e3, t_compute * 1e3);
     row.of_limit = fmt("%.0f %%", 100 * floor / t);
     row.target = "≥ 85 %" + verdict(floor / t >= 0.85);
   }
@@ -164,8 +164,8 @@ Row elementwise_row(const std::string& name, const std::string& key, bool sharde
 }
 
 Row dot_row(int64_t n, bool sharded, std::optional<double> sgemm) {
-  const std::string key = workload_key("dot_" + std::to_string(n), sharded ? "devices:8"
-                                                                          : "devices:1");
+  const std::string key =
+      workload_key("dot_" + std::to_string(n), sharded ? "devices:8" : "devices:1");
   Row row{fmt("`dot` %lld² f32", (long long)n),
           sharded ? "8 devices, P('a',None)·P(None,'b')" : "1 device"};
   const Measurement* m = ok_measurement(key);
@@ -210,8 +210,8 @@ Row mlp_row(const std::string& layout, const Limits& l, bool grad) {
     }
     row.of_limit = fmt("%.0f %%", 100 * t_gemm / m->best());
     // The issue sets 80 % for the gradient step; the forward step is held to the same.
-    row.target = std::string(grad ? "≥ 80 %" : "≥ 80 % (as grad step)") +
-                 verdict(t_gemm / m->best() >= 0.8);
+    row.target =
+        std::string(grad ? "≥ 80 %" : "≥ 80 % (as grad step)") + verdict(t_gemm / m->best() >= 0.8);
   }
   if (i > 0) fill_sharded(row, workload_key(name, kMlpSingle), key);
   return row;
@@ -232,8 +232,8 @@ Row grad_of_jit_row(const std::string& layout) {
   }
   row.time = time_text(m, 1e3, "ms");
   row.achieved = fmt("%.1f GFLOP/s", mlp_grad_flops() / m->best() * 1e-9);
-  row.limit = fmt("jit(grad(loss)) beside it: %.1f (%.1f) ms", ref->best() * 1e3,
-                  ref->median() * 1e3);
+  row.limit =
+      fmt("jit(grad(loss)) beside it: %.1f (%.1f) ms", ref->best() * 1e3, ref->median() * 1e3);
   const double r = m->best() / ref->best();
   row.of_limit = fmt("%.2f× its time", r);
   row.target = "≤ 1.05×" + verdict(r <= 1.05);
@@ -303,9 +303,9 @@ std::string workloads_table(const Limits& l) {
   os << "| workload | layout | time: best (median) | achieved | limit | of limit | target | "
         "sharded / single | target |\n|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
-    os << "| " << r.workload << " | " << r.layout << " | " << r.time << " | " << r.achieved
-       << " | " << r.limit << " | " << r.of_limit << " | " << r.target << " | " << r.sharded
-       << " | " << r.sharded_target << " |\n";
+    os << "| " << r.workload << " | " << r.layout << " | " << r.time << " | " << r.achieved << " | "
+       << r.limit << " | " << r.of_limit << " | " << r.target << " | " << r.sharded << " | "
+       << r.sharded_target << " |\n";
   }
   return os.str();
 }

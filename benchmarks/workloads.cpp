@@ -58,13 +58,13 @@ std::string layout_name(bool sharded) { return sharded ? "devices:8" : "devices:
 // Ten elementwise primitives, a mix of cheap arithmetic and transcendental functions, reading
 // one input and writing one output: fused, it moves the bytes of one sin.
 Array chain10(const Array& x) {
-  Array y = x * 1.0001f;                 // mul
-  y = y + 0.5f;                          // add
-  y = np::sin(y);                        // sin
-  y = np::tanh(y);                       // tanh
-  y = np::exp(-np::abs(y));              // abs, neg, exp
-  y = np::maximum(y - 0.25f, 0.0f);      // sub, max
-  return y * x;                          // mul
+  Array y = x * 1.0001f;             // mul
+  y = y + 0.5f;                      // add
+  y = np::sin(y);                    // sin
+  y = np::tanh(y);                   // tanh
+  y = np::exp(-np::abs(y));          // abs, neg, exp
+  y = np::maximum(y - 0.25f, 0.0f);  // sub, max
+  return y * x;                      // mul
 }
 
 using Layer = std::pair<Array, Array>;  // (W, b)

@@ -80,8 +80,8 @@ double best_ms(F&& f, int reps) {
 int main(int argc, char** argv) {
   px::config::set_num_cpu_devices(8);
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
-  const std::vector<int64_t> layer_sizes =
-      small ? std::vector<int64_t>{784, 64, 64, 64, 10} : std::vector<int64_t>{784, 8192, 8192, 8192, 10};
+  const std::vector<int64_t> layer_sizes = small ? std::vector<int64_t>{784, 64, 64, 64, 10}
+                                                 : std::vector<int64_t>{784, 8192, 8192, 8192, 10};
   const int64_t batch_size = small ? 128 : 8192;
   const float step_size = 1e-5f;
 
@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
   const Array dp_after = loss_jit(dp_params, dp_batch);
   std::cout << dp_after.str() << "\n";
   const int reps = small ? 5 : 2;
-  double sharded = best_ms([&] { gradfun(dp_params, dp_batch)[0].first.block_until_ready(); }, reps);
+  double sharded =
+      best_ms([&] { gradfun(dp_params, dp_batch)[0].first.block_until_ready(); }, reps);
   Batch batch_single = px::device_put(dp_batch, px::devices()[0]);
   Params params_single = px::device_put(dp_params, px::devices()[0]);
   double single =
@@ -115,13 +116,12 @@ int main(int argc, char** argv) {
   px::debug::visualize_array_sharding(tp_batch.first);
   px::debug::visualize_array_sharding(tp_batch.second);
   px::NamedSharding rep(mesh42, P());
-  Params tp_params{
-      {px::device_put(params[0].first, rep), px::device_put(params[0].second, rep)},
-      {px::device_put(params[1].first, px::NamedSharding(mesh42, P(None, "model"))),
-       px::device_put(params[1].second, px::NamedSharding(mesh42, P("model")))},
-      {px::device_put(params[2].first, px::NamedSharding(mesh42, P("model", None))),
-       px::device_put(params[2].second, rep)},
-      {px::device_put(params[3].first, rep), px::device_put(params[3].second, rep)}};
+  Params tp_params{{px::device_put(params[0].first, rep), px::device_put(params[0].second, rep)},
+                   {px::device_put(params[1].first, px::NamedSharding(mesh42, P(None, "model"))),
+                    px::device_put(params[1].second, px::NamedSharding(mesh42, P("model")))},
+                   {px::device_put(params[2].first, px::NamedSharding(mesh42, P("model", None))),
+                    px::device_put(params[2].second, rep)},
+                   {px::device_put(params[3].first, rep), px::device_put(params[3].second, rep)}};
   px::debug::visualize_array_sharding(tp_params[1].first);
   px::debug::visualize_array_sharding(tp_params[2].first);
   const px::Sharding w2 = tp_params[1].first.sharding(), w3 = tp_params[2].first.sharding();

@@ -89,7 +89,9 @@ int main() {
   auto rows_then_cols = px::pmap(
       [](const Array& block) {
         return px::pmap(
-            [](const Array& v) { return v / px::lax::psum(v, {"rows", "cols"}); },
+            [](const Array& v) {
+              return v / px::lax::psum(v, {"rows", "cols"});
+            },
             {.axis_name = "cols"})(block);
       },
       {.axis_name = "rows"});
@@ -113,8 +115,7 @@ int main() {
 
   Params params = init(jr::key(123));
   Params replicated_params = px::tree::map(
-      [&](const Array& p) { return jnp::stack(std::vector<Array>(size_t(n_devices), p)); },
-      params);
+      [&](const Array& p) { return jnp::stack(std::vector<Array>(size_t(n_devices), p)); }, params);
   auto split = [&](const Array& arr) {
     px::Shape shape = arr.shape();
     shape[0] /= n_devices;
@@ -139,7 +140,6 @@ int main() {
     }
   }
   Params trained = px::tree::map([](const Array& p) { return p[0]; }, replicated_params);
-  std::printf("weight %.3f, bias %.3f\n", trained.weight.item<float>(),
-              trained.bias.item<float>());
+  std::printf("weight %.3f, bias %.3f\n", trained.weight.item<float>(), trained.bias.item<float>());
   return 0;
 }

@@ -47,12 +47,11 @@ int main(int argc, char** argv) {
   // NamedSharding over a 4x2 mesh with axes 'a' and 'b'.
   px::Mesh mesh(px::mesh_utils::create_device_mesh({4, 2}), {"a", "b"});
   auto mesh_sharding = [&](P spec) { return px::NamedSharding(mesh, spec); };
-  for (auto [text, spec] : {std::pair{"P('a', 'b')", P("a", "b")},
-                            std::pair{"P('b', 'a')", P("b", "a")},
-                            std::pair{"P('a', None)", P("a", None)},
-                            std::pair{"P(None, 'b')", P(None, "b")},
-                            std::pair{"P(None, 'a')", P(None, "a")},
-                            std::pair{"P(('a', 'b'), None)", P({"a", "b"}, None)}}) {
+  for (auto [text, spec] :
+       {std::pair{"P('a', 'b')", P("a", "b")}, std::pair{"P('b', 'a')", P("b", "a")},
+        std::pair{"P('a', None)", P("a", None)}, std::pair{"P(None, 'b')", P(None, "b")},
+        std::pair{"P(None, 'a')", P(None, "a")},
+        std::pair{"P(('a', 'b'), None)", P({"a", "b"}, None)}}) {
     std::cout << "# " << text << "\n";
     y = px::device_put(x, mesh_sharding(spec));
     px::debug::visualize_array_sharding(y);

@@ -94,8 +94,7 @@ class ArrayLike {
   ArrayLike(const Array& a) : array_(a) {}
   ArrayLike(Array&& a) : array_(std::move(a)) {}
   template <class T>
-    requires is_scalar_type_v<T>
-  ArrayLike(T value) {
+  requires is_scalar_type_v<T> ArrayLike(T value) {
     constexpr bool kWeak = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
     if constexpr (std::is_same_v<T, bool>) {
       uint8_t b = value ? 1 : 0;

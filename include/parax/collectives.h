@@ -6,8 +6,8 @@
 
 #include <cstdint>
 #include <initializer_list>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -19,8 +19,8 @@ namespace parax::lax {
 // One axis name, or several (acting over their product, the first major): "i", {"i", "j"}.
 class AxisNames {
  public:
-  AxisNames(const char* name) : names_{name} {}                   // NOLINT
-  AxisNames(std::string name) : names_{std::move(name)} {}        // NOLINT
+  AxisNames(const char* name) : names_{name} {}             // NOLINT
+  AxisNames(std::string name) : names_{std::move(name)} {}  // NOLINT
   AxisNames(std::initializer_list<std::string> names) : names_(names) {}
   AxisNames(std::vector<std::string> names) : names_(std::move(names)) {}  // NOLINT
   const std::vector<std::string>& names() const { return names_; }

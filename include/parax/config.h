@@ -31,8 +31,8 @@ bool read(std::string_view name);
 // A smaller bound takes effect at the cache's next insertion.
 void update(std::string_view name, int64_t value);
 template <std::integral T>
-  requires(!std::same_as<T, bool> && !std::same_as<T, int64_t>)
-void update(std::string_view name, T value) {
+requires(!std::same_as<T, bool> && !std::same_as<T, int64_t>) void update(std::string_view name,
+                                                                          T value) {
   update(name, static_cast<int64_t>(value));
 }
 

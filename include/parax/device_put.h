@@ -84,10 +84,10 @@ Array callback_result(R&& r, const Shape& block) {
 // a row-major std::vector of its size. Throws ValueError for a block of another size.
 template <class F>
 Array make_array_from_callback(const Shape& shape, const Sharding& sharding, F&& callback) {
-  return detail::make_array_from_shards(
-      shape, sharding, [&](const Index& index, const Shape& block) {
-        return detail::callback_result(callback(index), block);
-      });
+  return detail::make_array_from_shards(shape, sharding,
+                                        [&](const Index& index, const Shape& block) {
+                                          return detail::callback_result(callback(index), block);
+                                        });
 }
 template <class T>
 T device_put(const T& tree, const Device& device) {

@@ -95,21 +95,34 @@ struct bfloat16_t {
 template <class T>
 constexpr DType dtype_of() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, bool>) return DType::bool_;
-  else if constexpr (std::is_same_v<U, float16_t>) return DType::float16;
-  else if constexpr (std::is_same_v<U, bfloat16_t>) return DType::bfloat16;
-  else if constexpr (std::is_same_v<U, float>) return DType::float32;
-  else if constexpr (std::is_same_v<U, double>) return DType::float64;
+  if constexpr (std::is_same_v<U, bool>)
+    return DType::bool_;
+  else if constexpr (std::is_same_v<U, float16_t>)
+    return DType::float16;
+  else if constexpr (std::is_same_v<U, bfloat16_t>)
+    return DType::bfloat16;
+  else if constexpr (std::is_same_v<U, float>)
+    return DType::float32;
+  else if constexpr (std::is_same_v<U, double>)
+    return DType::float64;
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) {
-    if constexpr (sizeof(U) == 1) return DType::int8;
-    else if constexpr (sizeof(U) == 2) return DType::int16;
-    else if constexpr (sizeof(U) == 4) return DType::int32;
-    else return DType::int64;
+    if constexpr (sizeof(U) == 1)
+      return DType::int8;
+    else if constexpr (sizeof(U) == 2)
+      return DType::int16;
+    else if constexpr (sizeof(U) == 4)
+      return DType::int32;
+    else
+      return DType::int64;
   } else if constexpr (std::is_integral_v<U> && std::is_unsigned_v<U>) {
-    if constexpr (sizeof(U) == 1) return DType::uint8;
-    else if constexpr (sizeof(U) == 2) return DType::uint16;
-    else if constexpr (sizeof(U) == 4) return DType::uint32;
-    else return DType::uint64;
+    if constexpr (sizeof(U) == 1)
+      return DType::uint8;
+    else if constexpr (sizeof(U) == 2)
+      return DType::uint16;
+    else if constexpr (sizeof(U) == 4)
+      return DType::uint32;
+    else
+      return DType::uint64;
   } else {
     static_assert(sizeof(U) == 0, "no parax dtype for this C++ type");
   }
@@ -118,8 +131,7 @@ constexpr DType dtype_of() {
 // True for the C++ types that have a dtype.
 template <class T>
 inline constexpr bool is_scalar_type_v =
-    std::is_arithmetic_v<std::remove_cv_t<T>> ||
-    std::is_same_v<std::remove_cv_t<T>, float16_t> ||
+    std::is_arithmetic_v<std::remove_cv_t<T>> || std::is_same_v<std::remove_cv_t<T>, float16_t> ||
     std::is_same_v<std::remove_cv_t<T>, bfloat16_t>;
 
 }  // namespace parax

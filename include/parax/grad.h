@@ -101,8 +101,8 @@ auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Args..
   std::apply([&](const auto&... a) { detail::flatten_args(tleaves, tdefs, a...); }, tangents);
   detail::check_jvp_args(leaves, defs, tleaves, tdefs);
   TreeDef out_def;
-  auto [outs, touts] = detail::jvp_flat(leaves, tleaves, defs,
-                                        detail::flat_fn<F, Args...>(f, defs), &out_def);
+  auto [outs, touts] =
+      detail::jvp_flat(leaves, tleaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
   return std::make_pair(tree::unflatten<R>(out_def, outs), tree::unflatten<R>(out_def, touts));
 }
 
@@ -115,7 +115,8 @@ auto vjp(const F& f, const Args&... args) {
   std::vector<TreeDef> defs;
   detail::flatten_args(leaves, defs, args...);
   TreeDef out_def;
-  detail::FlatVjp v = detail::vjp_flat(leaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
+  detail::FlatVjp v =
+      detail::vjp_flat(leaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
   R out = tree::unflatten<R>(out_def, v.outs);
   auto pullback = [v, defs, out_def](const R& ct) {
     auto [ct_leaves, ct_def] = tree::flatten(ct);
@@ -123,7 +124,8 @@ auto vjp(const F& f, const Args&... args) {
     return [&]<size_t... I>(std::index_sequence<I...>) {
       return std::make_tuple(
           tree::unflatten<std::decay_t<Args>>(defs[I], detail::arg_leaves(all, defs, I))...);
-    }(std::index_sequence_for<Args...>{});
+    }
+    (std::index_sequence_for<Args...>{});
   };
   return std::make_pair(std::move(out), std::move(pullback));
 }
@@ -146,9 +148,9 @@ auto value_and_grad_impl(const F& f, const Args&... args) {
       }(),
       ...);
   check_grad_inputs(wrt);
-  FlatVjp v = vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def,
-                       kAux ? GradOutput::scalar_with_aux : GradOutput::scalar,
-                       arg_mask(defs, {I...}));
+  FlatVjp v =
+      vjp_flat(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def,
+               kAux ? GradOutput::scalar_with_aux : GradOutput::scalar, arg_mask(defs, {I...}));
   // With aux, the function's first output leaf is the value.
   check_grad_has_output(v.outs.size(), out_def);
   std::vector<Array> cts(v.outs.size());
@@ -160,8 +162,8 @@ auto value_and_grad_impl(const F& f, const Args&... args) {
       constexpr size_t k = (I, ...);
       return tree::unflatten<std::tuple_element_t<k, ArgsTuple>>(defs[k], arg_leaves(all, defs, k));
     } else {
-      return std::make_tuple(
-          tree::unflatten<std::tuple_element_t<I, ArgsTuple>>(defs[I], arg_leaves(all, defs, I))...);
+      return std::make_tuple(tree::unflatten<std::tuple_element_t<I, ArgsTuple>>(
+          defs[I], arg_leaves(all, defs, I))...);
     }
   }();
   return std::make_pair(tree::unflatten<R>(out_def, v.outs), std::move(grads));
@@ -189,7 +191,8 @@ auto value_and_grad(F f, Argnums<I...>, HasAux) {
 // (a pytree shaped like that argument).
 template <class F>
 auto grad(F f) {
-  return [f](const auto&... args) { return detail::value_and_grad_impl<false, 0>(f, args...).second; };
+  return
+      [f](const auto&... args) { return detail::value_and_grad_impl<false, 0>(f, args...).second; };
 }
 template <class F, size_t... I>
 auto grad(F f, Argnums<I...>) {

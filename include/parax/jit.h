@@ -244,8 +244,8 @@ auto make_jaxpr(F&& f) {
     std::vector<TreeDef> defs;
     detail::flatten_args(leaves, defs, args...);
     detail::JitCore core(JitOptions{});
-    return core.make_jaxpr(leaves, defs,
-                           detail::flat_fn<std::decay_t<F>, std::decay_t<decltype(args)>...>(f, defs));
+    return core.make_jaxpr(
+        leaves, defs, detail::flat_fn<std::decay_t<F>, std::decay_t<decltype(args)>...>(f, defs));
   };
 }
 

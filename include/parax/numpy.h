@@ -32,9 +32,9 @@ Array broadcast_scalar(const Array& scalar, Shape shape);
 // Returns an array of `values` with `shape` (default: 1-D).
 // Requires: the shape holds values.size() elements.
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(const std::vector<T>& values, std::optional<Shape> shape = std::nullopt,
-            std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(const std::vector<T>& values,
+                                         std::optional<Shape> shape = std::nullopt,
+                                         std::optional<DType> dtype = std::nullopt) {
   Shape s = shape ? *shape : Shape{int64_t(values.size())};
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(values.begin(), values.end());
@@ -46,17 +46,16 @@ Array array(const std::vector<T>& values, std::optional<Shape> shape = std::null
 }
 
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(std::initializer_list<T> values, std::optional<Shape> shape = std::nullopt,
-            std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(std::initializer_list<T> values,
+                                         std::optional<Shape> shape = std::nullopt,
+                                         std::optional<DType> dtype = std::nullopt) {
   return array(std::vector<T>(values), std::move(shape), dtype);
 }
 
 // Returns a 2-D array from nested braces: array({{1.f, 2.f}, {3.f, 4.f}}).
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(std::initializer_list<std::initializer_list<T>> rows,
-            std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(std::initializer_list<std::initializer_list<T>> rows,
+                                         std::optional<DType> dtype = std::nullopt) {
   std::vector<T> flat;
   int64_t cols = rows.size() ? int64_t(rows.begin()->size()) : 0;
   for (const auto& row : rows) {
@@ -71,8 +70,7 @@ Array array(std::initializer_list<std::initializer_list<T>> rows,
 
 // Returns a 0-d array holding `value`.
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(T value, std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(T value, std::optional<DType> dtype = std::nullopt) {
   return array(std::vector<T>{value}, Shape{}, dtype);
 }
 
@@ -84,21 +82,21 @@ Array place(const Array& x, const Sharding& sharding);
 // Returns array(values, shape, dtype) laid out as `sharding` (committed), as
 // jax.device_put(jnp.array(values), sharding) is.
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(const std::vector<T>& values, const Sharding& sharding,
-            std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(const std::vector<T>& values, const Sharding& sharding,
+                                         std::optional<Shape> shape = std::nullopt,
+                                         std::optional<DType> dtype = std::nullopt) {
   return detail::place(array(values, std::move(shape), dtype), sharding);
 }
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(std::initializer_list<T> values, const Sharding& sharding,
-            std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(std::initializer_list<T> values, const Sharding& sharding,
+                                         std::optional<Shape> shape = std::nullopt,
+                                         std::optional<DType> dtype = std::nullopt) {
   return detail::place(array(std::vector<T>(values), std::move(shape), dtype), sharding);
 }
 template <class T>
-  requires is_scalar_type_v<T>
-Array array(std::initializer_list<std::initializer_list<T>> rows, const Sharding& sharding,
-            std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array array(std::initializer_list<std::initializer_list<T>> rows,
+                                         const Sharding& sharding,
+                                         std::optional<DType> dtype = std::nullopt) {
   return detail::place(array(rows, dtype), sharding);
 }
 
@@ -108,8 +106,8 @@ Array ones(Shape shape, std::optional<DType> dtype = std::nullopt);
 
 // Returns an array of `shape` filled with `value` (dtype inferred from T unless given).
 template <class T>
-  requires is_scalar_type_v<T>
-Array full(Shape shape, T value, std::optional<DType> dtype = std::nullopt) {
+requires is_scalar_type_v<T> Array full(Shape shape, T value,
+                                        std::optional<DType> dtype = std::nullopt) {
   detail::check_host_array("full", shape, dtype.value_or(dtype_of<T>()), sizeof(T));
   return detail::broadcast_scalar(array(value, dtype), std::move(shape));
 }
@@ -117,14 +115,13 @@ Array full(Shape shape, T value, std::optional<DType> dtype = std::nullopt) {
 // Returns [start, stop) in steps of `step`: int32 for integer arguments, float32 for
 // floating ones, their 64-bit types with jax_enable_x64 (unless `dtype` says otherwise).
 template <class T>
-  requires std::is_arithmetic_v<T>
-Array arange(T stop, std::optional<DType> dtype = std::nullopt) {
+requires std::is_arithmetic_v<T> Array arange(T stop, std::optional<DType> dtype = std::nullopt) {
   DType t = dtype ? *dtype : (std::is_floating_point_v<T> ? DType::float64 : DType::int64);
   return detail::arange_impl(0.0, double(stop), 1.0, t, !dtype);
 }
 template <class A, class B, class C = int>
-  requires std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C>
-Array arange(A start, B stop, C step = 1, std::optional<DType> dtype = std::nullopt) {
+requires std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C> Array
+arange(A start, B stop, C step = 1, std::optional<DType> dtype = std::nullopt) {
   constexpr bool kFloat =
       std::is_floating_point_v<A> || std::is_floating_point_v<B> || std::is_floating_point_v<C>;
   DType t = dtype ? *dtype : (kFloat ? DType::float64 : DType::int64);
@@ -278,8 +275,8 @@ Array copy(const ArrayLike& x);
 Array ones_like(const ArrayLike& x, std::optional<DType> dtype = std::nullopt);
 Array zeros_like(const ArrayLike& x, std::optional<DType> dtype = std::nullopt);
 template <class T>
-  requires is_scalar_type_v<T>
-Array full_like(const ArrayLike& x, T fill_value, std::optional<DType> dtype = std::nullopt);
+requires is_scalar_type_v<T> Array full_like(const ArrayLike& x, T fill_value,
+                                             std::optional<DType> dtype = std::nullopt);
 Array full_like(const ArrayLike& x, const ArrayLike& fill_value,
                 std::optional<DType> dtype = std::nullopt);
 // Reverses the dimensions, or permutes them by `axes`.
@@ -312,8 +309,8 @@ Array norm(const ArrayLike& x, std::optional<double> ord = std::nullopt, Axes ax
 }  // namespace linalg
 
 template <class T>
-  requires is_scalar_type_v<T>
-Array full_like(const ArrayLike& x, T fill_value, std::optional<DType> dtype) {
+requires is_scalar_type_v<T> Array full_like(const ArrayLike& x, T fill_value,
+                                             std::optional<DType> dtype) {
   return full_like(x, ArrayLike(fill_value), dtype);
 }
 

@@ -217,8 +217,7 @@ class PositionalSharding : public Sharding {
   PositionalSharding transpose(std::vector<int> axes = {}) const;
   PositionalSharding T() const { return transpose(); }
   // Merges the device sets along `axis` (all axes if nullopt).
-  PositionalSharding replicate(std::optional<int> axis = std::nullopt,
-                               bool keepdims = true) const;
+  PositionalSharding replicate(std::optional<int> axis = std::nullopt, bool keepdims = true) const;
 
  private:
   explicit PositionalSharding(std::shared_ptr<const detail::ShardingImpl> impl)

@@ -53,7 +53,9 @@ template <class T, class C, class A>
 struct is_string_map<std::map<std::string, T, C, A>> : std::true_type {};
 
 template <class T>
-concept RegisteredStruct = requires(T& x) { parax_pytree_fields(x); };
+concept RegisteredStruct = requires(T& x) {
+  parax_pytree_fields(x);
+};
 
 // Calls f(leaf) for every leaf in order; T may be const.
 template <class T, class F>
@@ -68,8 +70,7 @@ void for_each_leaf(T& x, F&& f) {
   } else if constexpr (is_tuple_like<U>::value) {
     std::apply([&](auto&... child) { (for_each_leaf(child, f), ...); }, x);
   } else if constexpr (RegisteredStruct<U>) {
-    std::apply([&](auto&... child) { (for_each_leaf(child, f), ...); },
-               parax_pytree_fields(x));
+    std::apply([&](auto&... child) { (for_each_leaf(child, f), ...); }, parax_pytree_fields(x));
   } else {
     static_assert(sizeof(U) == 0,
                   "not a pytree: use Array, std::vector, std::array, std::pair, std::tuple, "
@@ -133,7 +134,10 @@ void fill_from(T& x, const TreeDef& def, const std::vector<Array>& leaves, size_
   } else if constexpr (is_tuple_like<U>::value || RegisteredStruct<U>) {
     constexpr bool kTuple = is_tuple_like<U>::value;
     auto fields = [&]() -> decltype(auto) {
-      if constexpr (kTuple) return (x); else return parax_pytree_fields(x);
+      if constexpr (kTuple)
+        return (x);
+      else
+        return parax_pytree_fields(x);
     };
     auto&& tied = fields();
     constexpr size_t n = std::tuple_size_v<std::remove_cvref_t<decltype(tied)>>;
@@ -215,13 +219,13 @@ T map(F&& f, const T& x, const Rest&... rest) {
 
 // Registers a struct as a pytree whose children are the listed fields, in order.
 // Use at namespace scope, in the struct's namespace: PARAX_REGISTER_PYTREE(Layer, w, b).
-#define PARAX_REGISTER_PYTREE(Type, ...)                                      \
-  inline auto parax_pytree_fields(Type& parax_x_) {                           \
-    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__));                 \
-  }                                                                           \
-  inline auto parax_pytree_fields(const Type& parax_x_) {                     \
-    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__));                 \
-  }                                                                           \
+#define PARAX_REGISTER_PYTREE(Type, ...)                      \
+  inline auto parax_pytree_fields(Type& parax_x_) {           \
+    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__)); \
+  }                                                           \
+  inline auto parax_pytree_fields(const Type& parax_x_) {     \
+    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__)); \
+  }                                                           \
   inline const char* parax_pytree_name(const Type*) { return #Type; }
 
 // Expands `obj, a, b, c` to `obj.a, obj.b, obj.c` (up to 16 fields).
@@ -231,8 +235,8 @@ T map(F&& f, const T& x, const Rest&... rest) {
 #define PARAX_PP_CAT2_(a, b) a##b
 #define PARAX_PP_NARGS_(...) \
   PARAX_PP_NARGS2_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1)
-#define PARAX_PP_NARGS2_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, \
-                         a16, n, ...)                                                      \
+#define PARAX_PP_NARGS2_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, \
+                         ...)                                                                      \
   n
 #define PARAX_PP_F1(o, a) o.a
 #define PARAX_PP_F2(o, a, ...) o.a, PARAX_PP_F1(o, __VA_ARGS__)

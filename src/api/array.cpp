@@ -4,8 +4,8 @@
 
 #include "api/array_impl.h"
 #include "api/format.h"
-#include "base/dtype_dispatch.h"
 #include "base/config_internal.h"
+#include "base/dtype_dispatch.h"
 #include "parax/lax.h"
 #include "runtime/eager.h"
 #include "runtime/transfer.h"
@@ -45,10 +45,14 @@ std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
 DType canonicalize_dtype(DType t) {
   if (x64_enabled()) return t;
   switch (t) {
-    case DType::float64: return DType::float32;
-    case DType::int64: return DType::int32;
-    case DType::uint64: return DType::uint32;
-    default: return t;
+    case DType::float64:
+      return DType::float32;
+    case DType::int64:
+      return DType::int32;
+    case DType::uint64:
+      return DType::uint32;
+    default:
+      return t;
   }
 }
 
@@ -93,8 +97,8 @@ std::vector<Shard> Array::addressable_shards() const {
       piece.shape[d] = index[d].end(x.aval.shape[d]) - index[d].begin(x.aval.shape[d]);
     }
     // A shard is committed as its array is (JAX's Shard.data).
-    Array data = detail::make_array(piece, SingleDeviceSharding(device), x.committed,
-                                    {x.buffers[next++]});
+    Array data =
+        detail::make_array(piece, SingleDeviceSharding(device), x.committed, {x.buffers[next++]});
     out.push_back(Shard{device, index, replica, std::move(data)});
   }
   return out;

@@ -24,7 +24,8 @@ std::shared_ptr<detail::ArrayImpl> abstract_impl(Shape shape, DType dtype,
   if (sharding) {
     const std::optional<Sharding> s = detail::try_resolve_spec(*sharding);
     if (!s) {
-      throw RuntimeError("ShapeDtypeStruct: the bare " + sharding->to_string() + " needs an "
+      throw RuntimeError("ShapeDtypeStruct: the bare " + sharding->to_string() +
+                         " needs an "
                          "enclosing parax::sharding::use_mesh scope");
     }
     (void)s->shard_shape(impl->aval.shape);  // JAX's error for a sharding that does not fit
@@ -42,7 +43,6 @@ ShapeDtypeStruct::ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Shard
     : Array(abstract_impl(std::move(shape), dtype, sharding)) {
   runtime::eager_backend();
 }
-
 
 std::string Compiled::as_text() const { return plan_->as_text(); }
 CostAnalysis Compiled::cost_analysis() const { return plan_->cost; }

@@ -30,8 +30,8 @@ bool terminal_wants_color(const std::ostream& os) {
 std::string highlight_numbers(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
-    bool word_before = i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) ||
-                                 text[i - 1] == '_');
+    bool word_before =
+        i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
     if (!std::isdigit(static_cast<unsigned char>(text[i])) || word_before) {
       out += text[i++];
       continue;

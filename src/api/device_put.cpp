@@ -5,8 +5,8 @@
 #include "core/trace.h"
 #include "parax/numpy.h"
 #include "runtime/transfer.h"
-#include "sharding/sharding_impl.h"
 #include "sharding/named_sharding_impl.h"
+#include "sharding/sharding_impl.h"
 #include "sharding/topology.h"
 #include "transforms/map_util.h"
 
@@ -49,10 +49,13 @@ Array device_put(const Array& x, const Sharding& target) {
   if (!src.tracer) detail::concrete_of(x, "device_put");
   const std::optional<Sharding> resolved = detail::try_resolve_spec(target);
   if (!resolved) {
-    throw ValueError("`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
-                     "`jax.Device`, `Layout` or a pytree of these values. Received invalid "
-                     "value: " + target.to_string() + " (a bare PartitionSpec needs an "
-                     "enclosing parax::sharding::use_mesh scope)");
+    throw ValueError(
+        "`jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
+        "`jax.Device`, `Layout` or a pytree of these values. Received invalid "
+        "value: " +
+        target.to_string() +
+        " (a bare PartitionSpec needs an "
+        "enclosing parax::sharding::use_mesh scope)");
   }
   const Sharding& sharding = *resolved;
   check_fits(src.aval, sharding);
@@ -114,9 +117,11 @@ Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
                        " with sharding " + sharding.to_string());
     }
     if (dtype && *dtype != p.aval.dtype) {
-      throw TypeError("make_array_from_callback: the callback returned blocks of different "
-                      "dtypes (" + std::string(dtype_name(*dtype)) + " and " +
-                      std::string(dtype_name(p.aval.dtype)) + "); expected one dtype");
+      throw TypeError(
+          "make_array_from_callback: the callback returned blocks of different "
+          "dtypes (" +
+          std::string(dtype_name(*dtype)) + " and " + std::string(dtype_name(p.aval.dtype)) +
+          "); expected one dtype");
     }
     dtype = p.aval.dtype;
     auto moved = runtime::relayout(p.aval, *p.sharding, p.buffers, SingleDeviceSharding(device));

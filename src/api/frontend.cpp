@@ -49,9 +49,7 @@ bool is_literal(const Array& x) {
 }
 
 Array scalar(double value, DType dtype, bool weak) { return host_scalar(value, dtype, weak); }
-Array scalar_int(int64_t value, DType dtype, bool weak) {
-  return host_scalar(value, dtype, weak);
-}
+Array scalar_int(int64_t value, DType dtype, bool weak) { return host_scalar(value, dtype, weak); }
 
 Array constant_like(const Array& x, double value) { return scalar(value, x.dtype()); }
 
@@ -121,8 +119,8 @@ Shape broadcast_shapes(std::string_view lax_name, std::span<const Shape> shapes)
   if (ok) return out;
   // JAX leaves same-rank operands to the lax primitive, which words the error itself.
   if (!lax_name.empty() && nonscalar_ranks.size() < 2) {
-    throw TypeError(std::string(lax_name) + " got incompatible shapes for broadcasting: " +
-                    shapes_str(shapes, ", ") + ".");
+    throw TypeError(std::string(lax_name) +
+                    " got incompatible shapes for broadcasting: " + shapes_str(shapes, ", ") + ".");
   }
   throw ValueError("Incompatible shapes for broadcasting: shapes=[" + shapes_str(shapes, ", ") +
                    "]");
@@ -151,8 +149,8 @@ Array broadcast_to(const Array& x, const Shape& shape) {
   const Shape& in = x.shape();
   if (in == shape) return x;
   if (shape.size() < in.size()) {
-    throw ValueError("Cannot broadcast to shape with fewer dimensions: arr_shape=" +
-                     shape_str(in) + " shape=" + shape_str(shape));
+    throw ValueError("Cannot broadcast to shape with fewer dimensions: arr_shape=" + shape_str(in) +
+                     " shape=" + shape_str(shape));
   }
   const size_t lead = shape.size() - in.size();
   std::vector<int64_t> dims;
@@ -200,7 +198,6 @@ std::vector<int64_t> reduction_axes(const numpy::Axes& axes, int64_t ndim) {
   return out;
 }
 
-
 Shape compute_newshape(const Array& a, Shape shape) {
   const int64_t size = a.size();
   std::vector<size_t> unknown;
@@ -230,9 +227,8 @@ Shape compute_newshape(const Array& a, Shape shape) {
     if (others == 0 || size % others != 0) {
       throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
                       std::to_string(size) + ") into shape " + shape_str(shape) +
-                      " because the product of specified axis sizes (" +
-                      std::to_string(others) + ") does not evenly divide " +
-                      std::to_string(size));
+                      " because the product of specified axis sizes (" + std::to_string(others) +
+                      ") does not evenly divide " + std::to_string(size));
     }
     shape[unknown[0]] = size / others;
   } else if (const auto n = product(std::nullopt); n != size) {

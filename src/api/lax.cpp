@@ -139,9 +139,7 @@ Array nextafter(const ArrayLike& x, const ArrayLike& y) { return binary(Prim::ne
 Array bitwise_and(const ArrayLike& x, const ArrayLike& y) { return binary(Prim::and_, x, y); }
 Array bitwise_or(const ArrayLike& x, const ArrayLike& y) { return binary(Prim::or_, x, y); }
 Array bitwise_xor(const ArrayLike& x, const ArrayLike& y) { return binary(Prim::xor_, x, y); }
-Array shift_left(const ArrayLike& x, const ArrayLike& y) {
-  return binary(Prim::shift_left, x, y);
-}
+Array shift_left(const ArrayLike& x, const ArrayLike& y) { return binary(Prim::shift_left, x, y); }
 Array shift_right_logical(const ArrayLike& x, const ArrayLike& y) {
   return binary(Prim::shift_right_logical, x, y);
 }
@@ -179,19 +177,16 @@ Array broadcasted_iota(DType dtype, Shape shape, int64_t dimension) {
   // An iota may be the first value a program makes: core evaluates it with the runtime.
   runtime::eager_backend();
   return core::bind1(Prim::iota, {},
-               {{"dtype", dtype},
-                {"shape", std::move(shape)},
-                {"dimension", dimension}});
+                     {{"dtype", dtype}, {"shape", std::move(shape)}, {"dimension", dimension}});
 }
 
-Array broadcast_in_dim(const ArrayLike& x, Shape shape,
-                       std::vector<int64_t> broadcast_dimensions) {
+Array broadcast_in_dim(const ArrayLike& x, Shape shape, std::vector<int64_t> broadcast_dimensions) {
   const Array& a = x.array();
   // JAX's shortcut: a rank-0 operand "broadcast" to rank 0 is itself.
   if (a.ndim() == int64_t(shape.size()) && broadcast_dimensions.empty()) return a;
-  return core::bind1(Prim::broadcast_in_dim, {a},
-               {{"shape", std::move(shape)},
-                {"broadcast_dimensions", std::move(broadcast_dimensions)}});
+  return core::bind1(
+      Prim::broadcast_in_dim, {a},
+      {{"shape", std::move(shape)}, {"broadcast_dimensions", std::move(broadcast_dimensions)}});
 }
 
 Array broadcast(const ArrayLike& x, Shape sizes) {
@@ -248,9 +243,9 @@ Array expand_dims(const ArrayLike& x, std::vector<int64_t> dimensions) {
 Array slice(const ArrayLike& x, std::vector<int64_t> start_indices,
             std::vector<int64_t> limit_indices, std::vector<int64_t> strides) {
   return core::bind1(Prim::slice, {x.array()},
-               {{"start_indices", std::move(start_indices)},
-                {"limit_indices", std::move(limit_indices)},
-                {"strides", std::move(strides)}});
+                     {{"start_indices", std::move(start_indices)},
+                      {"limit_indices", std::move(limit_indices)},
+                      {"strides", std::move(strides)}});
 }
 
 Array dynamic_slice(const ArrayLike& x, const std::vector<Array>& start_indices,
@@ -280,7 +275,7 @@ Array pad(const ArrayLike& x, const ArrayLike& padding_value, std::vector<PadCon
   std::vector<int64_t> flat;
   for (const PadConfig& c : config) flat.insert(flat.end(), {c.low, c.high, c.interior});
   return core::bind1(Prim::pad, adopt_literals(arrays_of({&x, &padding_value})),
-               {{"padding_config", std::move(flat)}});
+                     {{"padding_config", std::move(flat)}});
 }
 
 Array rev(const ArrayLike& x, std::vector<int64_t> dimensions) {
@@ -300,8 +295,7 @@ Array dot_general(const ArrayLike& lhs, const ArrayLike& rhs, DotDimensionNumber
   return core::bind1(Prim::dot_general, {lhs.array(), rhs.array()}, std::move(params));
 }
 
-Array dot(const ArrayLike& lhs, const ArrayLike& rhs,
-          std::optional<DType> preferred_element_type) {
+Array dot(const ArrayLike& lhs, const ArrayLike& rhs, std::optional<DType> preferred_element_type) {
   const Array& a = lhs.array();
   const Array& b = rhs.array();
   auto matrix_like = [](const Array& x) { return x.ndim() >= 1 && x.ndim() <= 2; };
@@ -333,13 +327,11 @@ Array reduce_or(const ArrayLike& x, std::vector<int64_t> axes) {
 
 Array argmax(const ArrayLike& x, int64_t axis, DType index_dtype) {
   return core::bind1(Prim::argmax, {x.array()},
-               {{"axes", std::vector<int64_t>{axis}},
-                {"index_dtype", index_dtype}});
+                     {{"axes", std::vector<int64_t>{axis}}, {"index_dtype", index_dtype}});
 }
 Array argmin(const ArrayLike& x, int64_t axis, DType index_dtype) {
   return core::bind1(Prim::argmin, {x.array()},
-               {{"axes", std::vector<int64_t>{axis}},
-                {"index_dtype", index_dtype}});
+                     {{"axes", std::vector<int64_t>{axis}}, {"index_dtype", index_dtype}});
 }
 
 Array cumsum(const ArrayLike& x, int64_t axis, bool reverse) {
@@ -365,16 +357,19 @@ std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, b
 Array with_sharding_constraint(const Array& x, const Sharding& sharding) {
   const std::optional<Sharding> resolved = parax::detail::try_resolve_spec(sharding);
   if (!resolved) {
-    throw RuntimeError("with_sharding_constraint requires a non-empty mesh if you are passing "
-                       "`PartitionSpec`s or `None` to shardings! Is a mesh defined at the call "
-                       "site? Alternatively, provide `Sharding`s to shardings and then the mesh "
-                       "context manager is not required.");
+    throw RuntimeError(
+        "with_sharding_constraint requires a non-empty mesh if you are passing "
+        "`PartitionSpec`s or `None` to shardings! Is a mesh defined at the call "
+        "site? Alternatively, provide `Sharding`s to shardings and then the mesh "
+        "context manager is not required.");
   }
   try {
     resolved->impl().check_rank(x.ndim());
   } catch (const ValueError& e) {
-    throw ValueError("One of with_sharding_constraint arguments is incompatible with its "
-                     "sharding annotation " + resolved->to_string() + ": " + e.what());
+    throw ValueError(
+        "One of with_sharding_constraint arguments is incompatible with its "
+        "sharding annotation " +
+        resolved->to_string() + ": " + e.what());
   }
   return core::bind1(Prim::sharding_constraint, {x},
                      {{"sharding", std::make_shared<const Sharding>(*resolved)}});

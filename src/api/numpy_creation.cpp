@@ -34,8 +34,8 @@ void check_host_array(std::string_view api, const Shape& shape, DType dtype,
                       int64_t staging_itemsize) {
   base::check_array_shape(api, shape, dtype);
   // Staging values, their converted copy and the device buffer are all live at once.
-  const unsigned __int128 bytes = (unsigned __int128)shape_size(shape) *
-                                  unsigned(staging_itemsize + 2 * dtype_itemsize(dtype));
+  const unsigned __int128 bytes =
+      (unsigned __int128)shape_size(shape) * unsigned(staging_itemsize + 2 * dtype_itemsize(dtype));
   base::check_allocation(api, bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes));
 }
 
@@ -95,7 +95,8 @@ Array ones(Shape shape, std::optional<DType> dtype) {
 Array linspace(double start, double stop, int64_t num, bool endpoint,
                std::optional<DType> requested) {
   const DType dtype = requested.value_or(base::default_float_dtype());
-  if (num < 0) throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
+  if (num < 0)
+    throw ValueError("Number of samples, " + std::to_string(num) + ", must be non-negative.");
   // JAX interpolates start*(1-t) + stop*t with t = i/div in the computation dtype, and
   // puts `stop` itself last; do the same so values match bit for bit.
   const bool wide = dtype == DType::float64;

@@ -128,8 +128,7 @@ std::vector<Term> parse_einsum(const std::string& subscripts, const std::vector<
       if (!fresh && it->second != n && it->second != 1 && n != 1) {
         throw ValueError("Size of label '" + std::string(1, c) + "' for operand " +
                          std::to_string(i) + " (" + std::to_string(n) +
-                         ") does not match previous terms (" + std::to_string(it->second) +
-                         ").");
+                         ") does not match previous terms (" + std::to_string(it->second) + ").");
       }
       if (it->second == 1) it->second = n;
     }
@@ -223,8 +222,8 @@ void filter_singleton_dims(Term& t, const Term& other) {
 std::string uniques(const Term& t, const std::string& other, const std::string& output) {
   std::string out;
   for (char c : t.names) {
-    if (std::count(t.names.begin(), t.names.end(), c) == 1 &&
-        other.find(c) == std::string::npos && output.find(c) == std::string::npos) {
+    if (std::count(t.names.begin(), t.names.end(), c) == 1 && other.find(c) == std::string::npos &&
+        output.find(c) == std::string::npos) {
       out += c;
     }
   }
@@ -367,13 +366,12 @@ Array matmul(const ArrayLike& a_, const ArrayLike& b_) {
   // perm = argsort(order): the result dimension each output position comes from.
   std::vector<int64_t> perm(order.size());
   std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
-    return order[size_t(x)] < order[size_t(y)];
-  });
+  std::stable_sort(perm.begin(), perm.end(),
+                   [&](int64_t x, int64_t y) { return order[size_t(x)] < order[size_t(y)]; });
   Array a = lax::squeeze(p.a, a_squeeze);
   Array b = lax::squeeze(p.b, b_squeeze);
-  lax::DotDimensionNumbers dims{{a.ndim() - 1}, {b.ndim() - 1 - (b_is_mat ? 1 : 0)},
-                                a_bdims, b_bdims};
+  lax::DotDimensionNumbers dims{
+      {a.ndim() - 1}, {b.ndim() - 1 - (b_is_mat ? 1 : 0)}, a_bdims, b_bdims};
   Array out = lax::dot_general(a, b, dims, p.out.dtype);
   return finish(lax::transpose(out, perm), p.out);
 }
@@ -462,8 +460,7 @@ Array norm(const ArrayLike& x_, std::optional<double> ord, Axes axis, bool keepd
     }
     throw ValueError("Invalid order '" + ord_str(*ord) + "' for matrix norm.");
   }
-  throw ValueError("Invalid axis values (" + shape_str(axes) +
-                   ") for jnp.linalg.norm.");
+  throw ValueError("Invalid axis values (" + shape_str(axes) + ") for jnp.linalg.norm.");
 }
 
 }  // namespace linalg

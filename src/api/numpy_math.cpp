@@ -159,9 +159,7 @@ Array tanh(const ArrayLike& x) { return lax::tanh(inexact(x)); }
 Array sqrt(const ArrayLike& x) { return lax::sqrt(inexact(x)); }
 Array cbrt(const ArrayLike& x) { return lax::cbrt(inexact(x)); }
 
-Array square(const ArrayLike& x) {
-  return lax::integer_pow(numeric(x), 2);
-}
+Array square(const ArrayLike& x) { return lax::integer_pow(numeric(x), 2); }
 
 Array reciprocal(const ArrayLike& x) { return lax::integer_pow(inexact(x), -1); }
 
@@ -183,72 +181,70 @@ Array logical_not(const ArrayLike& x) { return lax::bitwise_not(to_bool(x.array(
 Array invert(const ArrayLike& x) { return lax::bitwise_not(x); }
 
 Array add(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "add", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
+  return frontend::staged_binary("add", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
     auto [a, b] = args("add", x, y);
     return a.dtype() == DType::bool_ ? lax::bitwise_or(a, b) : lax::add(a, b);
   });
 }
 
 Array subtract(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "subtract", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("sub", x, y);
-    return lax::sub(a, b);
-  });
+  return frontend::staged_binary("subtract", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("sub", x, y);
+                                   return lax::sub(a, b);
+                                 });
 }
 
 Array multiply(const ArrayLike& x, const ArrayLike& y) {
   return frontend::staged_binary(
       "multiply", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("mul", x, y);
-    return a.dtype() == DType::bool_ ? lax::bitwise_and(a, b) : lax::mul(a, b);
-  });
+        auto [a, b] = args("mul", x, y);
+        return a.dtype() == DType::bool_ ? lax::bitwise_and(a, b) : lax::mul(a, b);
+      });
 }
 
 Array true_divide(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "true_divide", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args_inexact("div", x, y);
-    return lax::div(a, b);
-  });
+  return frontend::staged_binary("true_divide", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args_inexact("div", x, y);
+                                   return lax::div(a, b);
+                                 });
 }
 Array divide(const ArrayLike& x, const ArrayLike& y) { return true_divide(x, y); }
 
 Array floor_divide(const ArrayLike& x, const ArrayLike& y) {
   return frontend::staged_binary(
       "floor_divide", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    const bool floating = is_floating(result_type(x, y));
-    auto [a, b] = args_numeric(floating ? "rem" : "div", x, y);
-    if (is_unsigned_integer(a.dtype())) return lax::div(a, b);
-    if (is_integer(a.dtype())) {
-      Array quotient = lax::div(a, b);
-      Array select = logical_and(lax::ne(lax::sign(a), lax::sign(b)), lax::rem(a, b) != 0);
-      return where(select, quotient - 1, quotient);
-    }
-    return float_divmod(a, b).first;
-  });
+        const bool floating = is_floating(result_type(x, y));
+        auto [a, b] = args_numeric(floating ? "rem" : "div", x, y);
+        if (is_unsigned_integer(a.dtype())) return lax::div(a, b);
+        if (is_integer(a.dtype())) {
+          Array quotient = lax::div(a, b);
+          Array select = logical_and(lax::ne(lax::sign(a), lax::sign(b)), lax::rem(a, b) != 0);
+          return where(select, quotient - 1, quotient);
+        }
+        return float_divmod(a, b).first;
+      });
 }
 
 Array remainder(const ArrayLike& x, const ArrayLike& y) {
   return frontend::staged_binary(
       "remainder", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args_numeric("rem", x, y);
-    Array zero = constant_like(a, 0);
-    // Integer division by zero would trap; JAX divides by one there instead.
-    if (is_integer(b.dtype())) b = where(b == 0, full_like(b, 1), b);
-    Array trunc_mod = lax::rem(a, b);
-    Array trunc_mod_not_zero = lax::ne(trunc_mod, zero);
-    Array do_plus = lax::bitwise_and(lax::ne(lax::lt(trunc_mod, zero), lax::lt(b, zero)),
-                                     trunc_mod_not_zero);
-    return lax::select(do_plus, lax::add(trunc_mod, b), trunc_mod);
-  });
+        auto [a, b] = args_numeric("rem", x, y);
+        Array zero = constant_like(a, 0);
+        // Integer division by zero would trap; JAX divides by one there instead.
+        if (is_integer(b.dtype())) b = where(b == 0, full_like(b, 1), b);
+        Array trunc_mod = lax::rem(a, b);
+        Array trunc_mod_not_zero = lax::ne(trunc_mod, zero);
+        Array do_plus = lax::bitwise_and(lax::ne(lax::lt(trunc_mod, zero), lax::lt(b, zero)),
+                                         trunc_mod_not_zero);
+        return lax::select(do_plus, lax::add(trunc_mod, b), trunc_mod);
+      });
 }
 Array mod(const ArrayLike& x, const ArrayLike& y) { return remainder(x, y); }
 
 Array fmod(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "fmod", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
+  return frontend::staged_binary("fmod", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
     Array b = y.array();
     if (is_integer(result_type(x, y))) b = where(b == 0, full_like(b, 1), b);
     auto [p, q] = args_numeric("rem", x, b);
@@ -259,165 +255,165 @@ Array fmod(const ArrayLike& x, const ArrayLike& y) {
 Array power(const ArrayLike& x, const ArrayLike& y) {
   return frontend::staged_binary(
       "power", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    // A concrete integer exponent unrolls into multiplications (JAX's case 1), which is
-    // more precise than pow for x ** 2.
-    if (std::optional<int64_t> n = concrete_int(y.array())) {
-      return lax::integer_pow(numeric(x), *n);
-    }
-    std::vector<Array> shaped = frontend::promote_shapes("pow", {x.array(), y.array()});
-    auto [a, b] = args_numeric("pow", shaped[0], shaped[1]);
-    if (is_integral_or_bool(a.dtype())) return pow_int_int(a, b);
-    // A floating base with an integer exponent keeps the exponent's dtype, as JAX does.
-    if (is_floating(shaped[0].dtype()) && is_integer(shaped[1].dtype())) {
-      return lax::pow(shaped[0], shaped[1]);
-    }
-    return lax::pow(a, b);
-  });
+        // A concrete integer exponent unrolls into multiplications (JAX's case 1), which is
+        // more precise than pow for x ** 2.
+        if (std::optional<int64_t> n = concrete_int(y.array())) {
+          return lax::integer_pow(numeric(x), *n);
+        }
+        std::vector<Array> shaped = frontend::promote_shapes("pow", {x.array(), y.array()});
+        auto [a, b] = args_numeric("pow", shaped[0], shaped[1]);
+        if (is_integral_or_bool(a.dtype())) return pow_int_int(a, b);
+        // A floating base with an integer exponent keeps the exponent's dtype, as JAX does.
+        if (is_floating(shaped[0].dtype()) && is_integer(shaped[1].dtype())) {
+          return lax::pow(shaped[0], shaped[1]);
+        }
+        return lax::pow(a, b);
+      });
 }
 
 Array maximum(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "maximum", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("max", x, y);
-    return lax::max(a, b);
-  });
+  return frontend::staged_binary("maximum", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("max", x, y);
+                                   return lax::max(a, b);
+                                 });
 }
 
 Array minimum(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "minimum", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("min", x, y);
-    return lax::min(a, b);
-  });
+  return frontend::staged_binary("minimum", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("min", x, y);
+                                   return lax::min(a, b);
+                                 });
 }
 
 Array arctan2(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "arctan2", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args_inexact("atan2", x, y);
-    return lax::atan2(a, b);
-  });
+  return frontend::staged_binary("arctan2", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args_inexact("atan2", x, y);
+                                   return lax::atan2(a, b);
+                                 });
 }
 
 Array nextafter(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "nextafter", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args_inexact("nextafter", x, y);
-    return lax::nextafter(a, b);
-  });
+  return frontend::staged_binary("nextafter", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args_inexact("nextafter", x, y);
+                                   return lax::nextafter(a, b);
+                                 });
 }
 
 Array bitwise_and(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "bitwise_and", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("and", x, y);
-    return lax::bitwise_and(a, b);
-  });
+  return frontend::staged_binary("bitwise_and", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("and", x, y);
+                                   return lax::bitwise_and(a, b);
+                                 });
 }
 
 Array bitwise_or(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "bitwise_or", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("or", x, y);
-    return lax::bitwise_or(a, b);
-  });
+  return frontend::staged_binary("bitwise_or", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("or", x, y);
+                                   return lax::bitwise_or(a, b);
+                                 });
 }
 
 Array bitwise_xor(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "bitwise_xor", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("xor", x, y);
-    return lax::bitwise_xor(a, b);
-  });
+  return frontend::staged_binary("bitwise_xor", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("xor", x, y);
+                                   return lax::bitwise_xor(a, b);
+                                 });
 }
 
 Array left_shift(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "left_shift", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args_numeric("shift_left", x, y);
-    return lax::shift_left(a, b);
-  });
+  return frontend::staged_binary("left_shift", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args_numeric("shift_left", x, y);
+                                   return lax::shift_left(a, b);
+                                 });
 }
 
 Array right_shift(const ArrayLike& x, const ArrayLike& y) {
   return frontend::staged_binary(
       "right_shift", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    const bool logical = is_unsigned_integer(result_type(x, y));
-    auto [a, b] = args_numeric(logical ? "shift_right_logical" : "shift_right_arithmetic", x, y);
-    return logical ? lax::shift_right_logical(a, b) : lax::shift_right_arithmetic(a, b);
-  });
+        const bool logical = is_unsigned_integer(result_type(x, y));
+        auto [a, b] =
+            args_numeric(logical ? "shift_right_logical" : "shift_right_arithmetic", x, y);
+        return logical ? lax::shift_right_logical(a, b) : lax::shift_right_arithmetic(a, b);
+      });
 }
 
 Array logical_and(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "logical_and", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("and", x, y);
-    return lax::bitwise_and(to_bool(a), to_bool(b));
-  });
+  return frontend::staged_binary("logical_and", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("and", x, y);
+                                   return lax::bitwise_and(to_bool(a), to_bool(b));
+                                 });
 }
 
 Array logical_or(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "logical_or", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("or", x, y);
-    return lax::bitwise_or(to_bool(a), to_bool(b));
-  });
+  return frontend::staged_binary("logical_or", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("or", x, y);
+                                   return lax::bitwise_or(to_bool(a), to_bool(b));
+                                 });
 }
 
 Array logical_xor(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "logical_xor", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("xor", x, y);
-    return lax::bitwise_xor(to_bool(a), to_bool(b));
-  });
+  return frontend::staged_binary("logical_xor", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("xor", x, y);
+                                   return lax::bitwise_xor(to_bool(a), to_bool(b));
+                                 });
 }
 
 Array equal(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "equal", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("eq", x, y);
-    return lax::eq(a, b);
-  });
+  return frontend::staged_binary("equal", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("eq", x, y);
+                                   return lax::eq(a, b);
+                                 });
 }
 
 Array not_equal(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "not_equal", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("ne", x, y);
-    return lax::ne(a, b);
-  });
+  return frontend::staged_binary("not_equal", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("ne", x, y);
+                                   return lax::ne(a, b);
+                                 });
 }
 
 Array less(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "less", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
+  return frontend::staged_binary("less", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
     auto [a, b] = args("lt", x, y);
     return lax::lt(a, b);
   });
 }
 
 Array less_equal(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "less_equal", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("le", x, y);
-    return lax::le(a, b);
-  });
+  return frontend::staged_binary("less_equal", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("le", x, y);
+                                   return lax::le(a, b);
+                                 });
 }
 
 Array greater(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "greater", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("gt", x, y);
-    return lax::gt(a, b);
-  });
+  return frontend::staged_binary("greater", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("gt", x, y);
+                                   return lax::gt(a, b);
+                                 });
 }
 
 Array greater_equal(const ArrayLike& x, const ArrayLike& y) {
-  return frontend::staged_binary(
-      "greater_equal", x, y, [](const ArrayLike& x, const ArrayLike& y) -> Array {
-    auto [a, b] = args("ge", x, y);
-    return lax::ge(a, b);
-  });
+  return frontend::staged_binary("greater_equal", x, y,
+                                 [](const ArrayLike& x, const ArrayLike& y) -> Array {
+                                   auto [a, b] = args("ge", x, y);
+                                   return lax::ge(a, b);
+                                 });
 }
 
 Array where(const ArrayLike& condition, const ArrayLike& x, const ArrayLike& y) {

@@ -25,12 +25,18 @@ Array reduce(Op op, const Array& x, std::vector<int64_t> axes) {
   // bool reduces logically: sum is any, prod and min are all, max is any.
   const bool b = x.dtype() == DType::bool_;
   switch (op) {
-    case Op::sum: return b ? lax::reduce_or(x, axes) : lax::reduce_sum(x, axes);
-    case Op::prod: return b ? lax::reduce_and(x, axes) : lax::reduce_prod(x, axes);
-    case Op::max: return b ? lax::reduce_or(x, axes) : lax::reduce_max(x, axes);
-    case Op::min: return b ? lax::reduce_and(x, axes) : lax::reduce_min(x, axes);
-    case Op::all: return lax::reduce_and(x, axes);
-    case Op::any: return lax::reduce_or(x, axes);
+    case Op::sum:
+      return b ? lax::reduce_or(x, axes) : lax::reduce_sum(x, axes);
+    case Op::prod:
+      return b ? lax::reduce_and(x, axes) : lax::reduce_prod(x, axes);
+    case Op::max:
+      return b ? lax::reduce_or(x, axes) : lax::reduce_max(x, axes);
+    case Op::min:
+      return b ? lax::reduce_and(x, axes) : lax::reduce_min(x, axes);
+    case Op::all:
+      return lax::reduce_and(x, axes);
+    case Op::any:
+      return lax::reduce_or(x, axes);
   }
   return x;
 }

@@ -44,9 +44,7 @@ Array triangle(const char* name, const ArrayLike& m, int64_t k, bool lower) {
 Array copy(const ArrayLike& x) { return lax::copy(x); }
 
 Array ones_like(const ArrayLike& x, std::optional<DType> dtype) { return full_like(x, 1, dtype); }
-Array zeros_like(const ArrayLike& x, std::optional<DType> dtype) {
-  return full_like(x, 0, dtype);
-}
+Array zeros_like(const ArrayLike& x, std::optional<DType> dtype) { return full_like(x, 0, dtype); }
 
 Array full_like(const ArrayLike& x, const ArrayLike& fill_value, std::optional<DType> dtype) {
   const Array& a = x.array();

@@ -41,8 +41,8 @@ Array scalar_array(const void* value, DType src, bool weak) {
   // With x64 off, a value beyond int32 stays a weak int64: an explicit int64 operand keeps
   // it exact (int64 array + 2^40), and frontend::convert raises JAX's OverflowError text
   // when it has to narrow it.
-  const bool fits = v >= std::numeric_limits<int32_t>::min() &&
-                    v <= std::numeric_limits<int32_t>::max();
+  const bool fits =
+      v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
   return frontend::scalar_int(v, fits ? to : DType::int64, true);
 }
 

@@ -29,9 +29,9 @@ Array reduce_over(Prim prim, Array x, const AxisNames& axes) {
 // axis_index_groups, checked against the axis: which group each instance is in, and its
 // rank there.
 struct Groups {
-  int64_t size = 0;                            // instances per group
-  std::vector<std::vector<int64_t>> members;   // per group, in the caller's order
-  std::vector<int64_t> group_of, rank_of;      // per instance
+  int64_t size = 0;                           // instances per group
+  std::vector<std::vector<int64_t>> members;  // per group, in the caller's order
+  std::vector<int64_t> group_of, rank_of;     // per instance
 };
 
 std::string list_str(const std::vector<int64_t>& v) {
@@ -67,9 +67,9 @@ Groups check_groups(const AxisIndexGroups& groups, const AxisNames& axes) {
   }
   if (!cover) throw ValueError("axis_index_groups must cover all indices exactly once");
   if (total != n) {
-    throw ValueError("axis_index_groups " + groups_str(groups) + " cover " +
-                     std::to_string(total) + " indices, but axis " + names_str(axes.names()) +
-                     " has size " + std::to_string(n) + "; they must partition the axis");
+    throw ValueError("axis_index_groups " + groups_str(groups) + " cover " + std::to_string(total) +
+                     " indices, but axis " + names_str(axes.names()) + " has size " +
+                     std::to_string(n) + "; they must partition the axis");
   }
   std::vector<int64_t> sizes;
   for (const auto& g : groups) sizes.push_back(int64_t(g.size()));
@@ -109,11 +109,9 @@ Array group_stack(const Array& x, const AxisNames& axes, const Groups& groups) {
   const std::vector<std::string>& names = axes.names();
   const int64_t n = axis_size(axes);
   Array me = core::bind1(Prim::axis_index, {}, {{"axes", names}});
-  Array all = core::bind1(Prim::pall_gather, {x},
-                          {{"axes", names},
-                           {"all_gather_dimension", int64_t(0)},
-                           {"axis_size", n},
-                           {"tiled", false}});
+  Array all = core::bind1(
+      Prim::pall_gather, {x},
+      {{"axes", names}, {"all_gather_dimension", int64_t(0)}, {"axis_size", n}, {"tiled", false}});
   std::vector<int32_t> flat;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t m : groups.members[size_t(groups.group_of[size_t(i)])]) flat.push_back(int32_t(m));
@@ -287,8 +285,8 @@ Array pshuffle(const Array& x, const AxisNames& axis_name, const std::vector<int
 
 // all_to_all within groups: every member's x, then this instance's block of each, in the
 // group's order.
-Array grouped_all_to_all(const Array& x, const AxisNames& axis_name, int64_t split,
-                         int64_t concat, bool tiled, const Groups& g) {
+Array grouped_all_to_all(const Array& x, const AxisNames& axis_name, int64_t split, int64_t concat,
+                         bool tiled, const Groups& g) {
   const int64_t size = x.shape()[size_t(split)];
   if (tiled && size % g.size != 0) {
     throw ValueError("The size of all_to_all split_axis (" + std::to_string(size) +
@@ -296,9 +294,10 @@ Array grouped_all_to_all(const Array& x, const AxisNames& axis_name, int64_t spl
                      names_str(axis_name.names()) + " (" + std::to_string(g.size) + ")");
   }
   if (!tiled && size != g.size) {
-    throw ValueError("all_to_all requires the size of the mapped axis axis_name to equal "
-                     "x.shape[split_axis], but they are " + std::to_string(g.size) + " and " +
-                     std::to_string(size) + " respectively.");
+    throw ValueError(
+        "all_to_all requires the size of the mapped axis axis_name to equal "
+        "x.shape[split_axis], but they are " +
+        std::to_string(g.size) + " and " + std::to_string(size) + " respectively.");
   }
   Array all = group_stack(x, axis_name, g);  // [k, *x]
   const int64_t block = size / g.size;

@@ -47,8 +47,10 @@ Array random_bits(const Array& key, int64_t bit_width, const Shape& shape, bool 
 const Array& single_key(const Key& key, const char* fun) {
   if (key.ndim() != 0) {
     // JAX's _check_prng_key text (a ValueError there too).
-    throw ValueError(std::string(fun) + " accepts a single key, but was given a key array of "
-                     "shape " + shape_str(key.shape()) + " != (). Use jax.vmap for batching.");
+    throw ValueError(std::string(fun) +
+                     " accepts a single key, but was given a key array of "
+                     "shape " +
+                     shape_str(key.shape()) + " != (). Use jax.vmap for batching.");
   }
   return key.data();
 }

@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <iterator>
 #include <cstdlib>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -108,8 +108,8 @@ int count_from_env() {
   char* end = nullptr;
   long n = std::strtol(env, &end, 10);
   if (*end != '\0' || n < 1) {
-    throw ValueError("PARAX_NUM_CPU_DEVICES must be a positive integer; got '" +
-                     std::string(env) + "'");
+    throw ValueError("PARAX_NUM_CPU_DEVICES must be a positive integer; got '" + std::string(env) +
+                     "'");
   }
   return int(n);
 }

@@ -29,8 +29,7 @@ struct Formatter {
     line += word;
   }
 
-  std::string recurse(size_t axis, int64_t offset, const std::string& indent,
-                      int64_t width) const {
+  std::string recurse(size_t axis, int64_t offset, const std::string& indent, int64_t width) const {
     if (axis == shape.size()) {
       std::string word;
       element(offset, word);
@@ -85,8 +84,7 @@ struct Formatter {
 
 }  // namespace
 
-std::string format_nested(const Shape& shape, const ElementText& element,
-                          const NestedFormat& fmt) {
+std::string format_nested(const Shape& shape, const ElementText& element, const NestedFormat& fmt) {
   Formatter f{shape, element, fmt, std::vector<int64_t>(shape.size(), 1)};
   for (size_t d = shape.size(); d-- > 1;) f.strides[d - 1] = f.strides[d] * shape[d];
   const std::string indent(size_t(fmt.prefix_width) + 1, ' ');

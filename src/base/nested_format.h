@@ -25,7 +25,6 @@ using ElementText = std::function<void(int64_t i, std::string& out)>;
 
 // Returns the nested-bracket text of an array of `shape`.
 // Requires: ndim >= 1 and no zero dimension.
-std::string format_nested(const Shape& shape, const ElementText& element,
-                          const NestedFormat& fmt);
+std::string format_nested(const Shape& shape, const ElementText& element, const NestedFormat& fmt);
 
 }  // namespace parax::detail

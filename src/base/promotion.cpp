@@ -121,9 +121,7 @@ TypedDType raw_lattice_result_type(std::span<const TypedDType> in) {
   return out;
 }
 
-bool is_64bit(DType t) {
-  return t == DType::int64 || t == DType::uint64 || t == DType::float64;
-}
+bool is_64bit(DType t) { return t == DType::int64 || t == DType::uint64 || t == DType::float64; }
 
 // True when a strong operand is 64-bit. With x64 off, such a value can only come from an
 // explicitly requested dtype, and the README's rule honours it: the operation computes as
@@ -141,10 +139,14 @@ bool explicit_64bit(std::span<const TypedDType> in) {
 DType canonicalize_dtype(DType t) {
   if (detail::x64_enabled()) return t;
   switch (t) {
-    case DType::float64: return DType::float32;
-    case DType::int64: return DType::int32;
-    case DType::uint64: return DType::uint32;
-    default: return t;
+    case DType::float64:
+      return DType::float32;
+    case DType::int64:
+      return DType::int32;
+    case DType::uint64:
+      return DType::uint32;
+    default:
+      return t;
   }
 }
 
@@ -175,8 +177,10 @@ TypedDType result_type(std::span<const TypedDType> in) {
 DType to_inexact_dtype(DType t) {
   switch (t) {
     case DType::int64:
-    case DType::uint64: return DType::float64;
-    default: return is_floating(t) ? t : DType::float32;
+    case DType::uint64:
+      return DType::float64;
+    default:
+      return is_floating(t) ? t : DType::float32;
   }
 }
 

@@ -8,9 +8,15 @@ namespace parax {
 
 std::ostream& operator<<(std::ostream& os, const Slice& s) {
   os << "slice(";
-  if (s.start) os << *s.start; else os << "None";
+  if (s.start)
+    os << *s.start;
+  else
+    os << "None";
   os << ", ";
-  if (s.stop) os << *s.stop; else os << "None";
+  if (s.stop)
+    os << *s.stop;
+  else
+    os << "None";
   return os << ", None)";
 }
 

@@ -13,8 +13,9 @@ namespace {
 
 std::string overflow_text(std::string_view api, std::string_view what, int64_t a, int64_t b,
                           char op) {
-  return "[" + std::string(api) + "] " + std::string(what) + " overflows a 64-bit size: " +
-         std::to_string(a) + " " + op + " " + std::to_string(b) + " is not representable";
+  return "[" + std::string(api) + "] " + std::string(what) +
+         " overflows a 64-bit size: " + std::to_string(a) + " " + op + " " + std::to_string(b) +
+         " is not representable";
 }
 
 // "12.0 GiB": the scale a reader checks a request against.
@@ -33,8 +34,8 @@ std::string human_bytes(uint64_t n) {
 
 // A cgroup's memory limit (v2, then v1), or 0 when there is none.
 uint64_t cgroup_limit() {
-  for (const char* path : {"/sys/fs/cgroup/memory.max",
-                           "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+  for (const char* path :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
     std::ifstream in(path);
     std::string s;
     if (!(in >> s) || s.empty() || s == "max") continue;
@@ -99,11 +100,10 @@ uint64_t memory_limit_bytes() {
 }
 
 void throw_out_of_memory(std::string_view what, uint64_t nbytes) {
-  throw ResourceExhaustedError("RESOURCE_EXHAUSTED: [" + std::string(what) +
-                               "] Out of memory while trying to allocate " +
-                               std::to_string(nbytes) + " bytes (" + human_bytes(nbytes) +
-                               "); this machine has " + human_bytes(memory_limit_bytes()) +
-                               " of memory and swap");
+  throw ResourceExhaustedError(
+      "RESOURCE_EXHAUSTED: [" + std::string(what) + "] Out of memory while trying to allocate " +
+      std::to_string(nbytes) + " bytes (" + human_bytes(nbytes) + "); this machine has " +
+      human_bytes(memory_limit_bytes()) + " of memory and swap");
 }
 
 bool allocation_fits(uint64_t nbytes, uint64_t live_bytes) {

@@ -42,7 +42,8 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
       const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
       const auto& in_specs = e.params.get<std::vector<PartitionSpec>>("in_specs");
       const auto& out_specs = e.params.get<std::vector<PartitionSpec>>("out_specs");
-      auto boundary = [&](Prim p, const Atom& a, const core::Aval& aval, const PartitionSpec& spec) {
+      auto boundary = [&](Prim p, const Atom& a, const core::Aval& aval,
+                          const PartitionSpec& spec) {
         int v = out.new_var(aval);
         core::Params params{{"axes", e.params.get<std::vector<std::string>>("axis_names")},
                             {"axis_sizes", e.params.get<std::vector<int64_t>>("axis_sizes")},
@@ -53,13 +54,13 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
       };
       std::vector<Atom> local;
       for (size_t i = 0; i < in.size(); ++i) {
-        local.push_back(boundary(Prim::manual_enter, in[i],
-                                 body.avals[size_t(body.invars[i])], in_specs[i]));
+        local.push_back(
+            boundary(Prim::manual_enter, in[i], body.avals[size_t(body.invars[i])], in_specs[i]));
       }
       std::vector<Atom> res = inline_into(out, body, local);
       for (size_t r = 0; r < e.outputs.size(); ++r) {
-        map[size_t(e.outputs[r])] = boundary(Prim::manual_exit, res[r],
-                                             callee.avals[size_t(e.outputs[r])], out_specs[r]);
+        map[size_t(e.outputs[r])] =
+            boundary(Prim::manual_exit, res[r], callee.avals[size_t(e.outputs[r])], out_specs[r]);
       }
       continue;
     }
@@ -222,8 +223,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
     std::vector<Sharding> candidates;
     const Atom& out = flat.outvars[o];
     for (const core::Eqn& e : flat.eqns) {
-      if (core::has_trait(e.prim, core::kLayout) && !out.is_literal() &&
-          e.outputs[0] == out.var) {
+      if (core::has_trait(e.prim, core::kLayout) && !out.is_literal() && e.outputs[0] == out.var) {
         candidates.push_back(*e.params.get<std::shared_ptr<const Sharding>>("sharding"));
       }
     }
@@ -288,8 +288,8 @@ std::string Plan::serialize() const {
   };
   return as_text() + "# args " + list_str(arg_shardings, optional_str) + "\n# in_shardings " +
          list_str(in_shardings, sharding_str) + "\n# out_shardings " +
-         list_str(out_shardings, sharding_str) + "\n# in_avals " +
-         list_str(in_avals, aval_str) + "\n# out_avals " + list_str(out_avals, aval_str) + "\n# committed " +
+         list_str(out_shardings, sharding_str) + "\n# in_avals " + list_str(in_avals, aval_str) +
+         "\n# out_avals " + list_str(out_avals, aval_str) + "\n# committed " +
          (committed ? "true" : "false") + "\n# cost " + cost.str() + "\n";
 }
 

@@ -46,7 +46,7 @@ struct Plan {
   std::vector<Sharding> in_shardings;
   std::vector<Sharding> out_shardings;
   std::vector<core::Aval> in_avals, out_avals;  // global types
-  bool committed = false;  // outputs are committed arrays
+  bool committed = false;                       // outputs are committed arrays
   CostAnalysis cost;
 
   // Returns the partitioned per-device program with its mesh and layouts.

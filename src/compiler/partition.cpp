@@ -47,8 +47,7 @@ class Partitioner {
   Atom reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to);
   // reshard's steps, in order; each emits its collectives and advances `from`.
   Atom reduce_unreduced(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
-  Atom gather_padded_dimensions(Atom cur, const Aval& global, DimShard& from,
-                                const DimShard& to);
+  Atom gather_padded_dimensions(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
   bool same_tile_counts(const DimShard& from, const DimShard& to) const;
   std::vector<int64_t> tile_of(const DimShard& s, int64_t device) const;
   Atom permute_tiles(Atom cur, const Aval& global, const DimShard& from, const DimShard& to);
@@ -123,16 +122,16 @@ Atom Partitioner::reduce_unreduced(Atom cur, const Aval& global, DimShard& from,
     core::Params params{{"mesh_axes", scatter},
                         {"dimension", int64_t(d)},
                         {"op", std::string(core::reduce_op_name(from.op))}};
-    cur = Atom::of(emit(Prim::reduce_scatter, {cur}, std::move(params),
-                        mesh_.local_aval(global, next)));
+    cur = Atom::of(
+        emit(Prim::reduce_scatter, {cur}, std::move(params), mesh_.local_aval(global, next)));
     from = next;
   }
   if (!from.unreduced.empty()) {
     core::Params params{{"mesh_axes", from.unreduced},
                         {"op", std::string(core::reduce_op_name(from.op))}};
     from.unreduced.clear();
-    cur = Atom::of(emit(Prim::all_reduce, {cur}, std::move(params),
-                        mesh_.local_aval(global, from)));
+    cur =
+        Atom::of(emit(Prim::all_reduce, {cur}, std::move(params), mesh_.local_aval(global, from)));
   }
   from.op = core::ReduceOp::none;
   return cur;
@@ -198,8 +197,8 @@ Atom Partitioner::permute_tiles(Atom cur, const Aval& global, const DimShard& fr
     }
   }
   core::Params params{{"source_target_pairs", pairs}};
-  return Atom::of(emit(Prim::collective_permute, {cur}, std::move(params),
-                       mesh_.local_aval(global, to)));
+  return Atom::of(
+      emit(Prim::collective_permute, {cur}, std::move(params), mesh_.local_aval(global, to)));
 }
 
 // Removes one axis a dimension has but should not: an all-to-all moves it to the
@@ -219,8 +218,8 @@ bool Partitioner::remove_one_axis(Atom& cur, const Aval& global, DimShard& from,
       AxisList gathered(from.dims[d].begin() + long(c), from.dims[d].end());
       next.dims[d].resize(c);
       core::Params params{{"mesh_axes", gathered}, {"dimension", int64_t(d)}};
-      cur = Atom::of(emit(Prim::all_gather, {cur}, std::move(params),
-                          mesh_.local_aval(global, next)));
+      cur = Atom::of(
+          emit(Prim::all_gather, {cur}, std::move(params), mesh_.local_aval(global, next)));
       from = next;
     }
     return true;
@@ -235,8 +234,7 @@ std::optional<size_t> Partitioner::all_to_all_target(const Aval& global, const D
   const int64_t ax = from.dims[d].back();
   for (size_t e = 0; e < from.dims.size(); ++e) {
     if (e == d || !is_prefix(from.dims[e], to.dims[e])) continue;
-    if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax)
-      continue;
+    if (to.dims[e].size() <= from.dims[e].size() || to.dims[e][from.dims[e].size()] != ax) continue;
     if (padded(global, to, e) ||
         mesh_.local_aval(global, from).shape[e] % mesh_.axis_sizes[size_t(ax)] != 0) {
       continue;
@@ -274,8 +272,8 @@ Atom Partitioner::slice_added_axes(Atom cur, const Aval& global, DimShard& from,
     next.dims[d] = to.dims[d];
     if (padded(global, next, d)) cur = pad_to_shards(cur, global, from, next, d);
     core::Params params{{"mesh_axes", added}, {"dimension", int64_t(d)}};
-    cur = Atom::of(emit(Prim::shard_slice, {cur}, std::move(params),
-                        mesh_.local_aval(global, next)));
+    cur =
+        Atom::of(emit(Prim::shard_slice, {cur}, std::move(params), mesh_.local_aval(global, next)));
     from = next;
   }
   return cur;
@@ -452,8 +450,8 @@ void Partitioner::partition_eqn(size_t e) {
                     const std::function<int64_t(int64_t)>& to) {
       return move_blocks(x, local, axes, to);
     };
-    const core::LowerContext ctx{global_in, in_avals, out_avals, in_axes, mesh_.axis_sizes,
-                                 emit_one, move, named};
+    const core::LowerContext ctx{global_in,        in_avals, out_avals, in_axes,
+                                 mesh_.axis_sizes, emit_one, move,      named};
     const std::vector<Atom> res = lower(inputs, eqn.params, ctx);
     for (size_t r = 0; r < res.size(); ++r) {
       const int v = eqn.outputs[r];

@@ -33,7 +33,8 @@ AxisList MeshInfo::axes_named(const std::vector<std::string>& axis_names,
     const int a = mesh.axis_index(name);
     if (a < 0) {
       throw ValueError(user + " names axis '" + name + "', which the computation's mesh " +
-                       mesh.to_string() + " does not have; use one mesh for a region and its "
+                       mesh.to_string() +
+                       " does not have; use one mesh for a region and its "
                        "arguments");
     }
     axes.push_back(a);

@@ -15,13 +15,15 @@ const ArrayImpl& concrete_of(const Array& x, const char* what) {
   }
   if (impl.abstract) {
     throw ValueError(std::string(what) + " needs data, but the array is a ShapeDtypeStruct of " +
-                     "type " + impl.aval.str() + " (a shape and dtype only); pass a concrete "
+                     "type " + impl.aval.str() +
+                     " (a shape and dtype only); pass a concrete "
                      "array");
   }
   if (impl.tracer) {
     throw ConcretizationError(
         "Abstract tracer value encountered where concrete value is expected: traced array "
-        "with shape " + impl.aval.str() + ".\nThe problem arose with " + what +
+        "with shape " +
+        impl.aval.str() + ".\nThe problem arose with " + what +
         ", which needs data; inside jit only shapes and dtypes are known.");
   }
   return impl;

@@ -1,8 +1,8 @@
 #include "core/autodiff.h"
 
+#include "base/check.h"
 #include "core/array_value.h"
 #include "core/backend.h"
-#include "base/check.h"
 #include "core/rules.h"
 
 namespace parax::core {
@@ -98,7 +98,9 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
     value[size_t(in_vars[i])] = inputs[i];
     if (differentiable(p.avals[size_t(in_vars[i])])) tangent[size_t(in_vars[i])] = tangents[i];
   }
-  auto val = [&](const Atom& a) { return a.is_literal() ? literal_array(*a.literal) : value[size_t(a.var)]; };
+  auto val = [&](const Atom& a) {
+    return a.is_literal() ? literal_array(*a.literal) : value[size_t(a.var)];
+  };
   auto tan = [&](const Atom& a) { return a.is_literal() ? Array() : tangent[size_t(a.var)]; };
   for (const Eqn& e : p.eqns) {
     std::vector<Array> ins, tins;
@@ -355,7 +357,8 @@ Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs,
     std::vector<Array> vals = bind(e.prim, ins, e.params);
     for (size_t r = 0; r < vals.size(); ++r) lin.known[size_t(e.outputs[r])] = vals[r];
   }
-  for (size_t o = 0; o < l.outvars.size() / 2; ++o) lin.outs.push_back(value_of(l.outvars[o], lin.known));
+  for (size_t o = 0; o < l.outvars.size() / 2; ++o)
+    lin.outs.push_back(value_of(l.outvars[o], lin.known));
   return lin;
 }
 

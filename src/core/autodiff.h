@@ -24,10 +24,10 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
 struct Linearized {
   std::vector<Array> outs;  // the primal outputs
   std::shared_ptr<const Program> linear;
-  std::vector<Array> consts;          // values of `linear`'s constvars
-  std::vector<Aval> in_avals;         // the tangent inputs' types
-  std::vector<Array> known;           // values of the primal (non-linear) variables
-  std::vector<bool> wrt;              // per input: whether it has a tangent
+  std::vector<Array> consts;   // values of `linear`'s constvars
+  std::vector<Aval> in_avals;  // the tangent inputs' types
+  std::vector<Array> known;    // values of the primal (non-linear) variables
+  std::vector<bool> wrt;       // per input: whether it has a tangent
 };
 
 // Linearizes `closed` (constvars bound to closed.consts) at `inputs` (its invars), with

@@ -26,10 +26,9 @@ Array element(const Array& x, int64_t b) {
   std::vector<int64_t> start(shape.size(), 0), limit(shape.begin(), shape.end());
   start[0] = b;
   limit[0] = b + 1;
-  return squeeze_front(bind1(Prim::slice, {x},
-                             {{"start_indices", start},
-                              {"limit_indices", limit},
-                              {"strides", std::vector<int64_t>{}}}));
+  return squeeze_front(bind1(
+      Prim::slice, {x},
+      {{"start_indices", start}, {"limit_indices", limit}, {"strides", std::vector<int64_t>{}}}));
 }
 
 Array stack(const std::vector<Array>& parts) {
@@ -179,7 +178,8 @@ const AxisFrame& find_axis(const std::string& name) {
   for (const AxisFrame& f : axis_stack) names += (names.empty() ? "'" : ", '") + f.name + "'";
   throw NameError("unbound axis name: " + name +
                   ". The following axis names (e.g. defined by pmap) are available to collective "
-                  "operations: [" + names + "]");
+                  "operations: [" +
+                  names + "]");
 }
 
 std::vector<AxisFrame> bound_axes() { return axis_stack; }

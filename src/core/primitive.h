@@ -11,16 +11,16 @@ namespace parax::core {
 enum Trait : uint32_t {
   kUnary = 1u << 0,
   kBinary = 1u << 1,
-  kElementwise = 1u << 2,   // output element i depends on input elements i only
-  kLinear = 1u << 3,        // has a transpose rule (linear in some array inputs; a test checks)
+  kElementwise = 1u << 2,  // output element i depends on input elements i only
+  kLinear = 1u << 3,       // has a transpose rule (linear in some array inputs; a test checks)
   kReduction = 1u << 4,
-  kCollective = 1u << 5,    // communicates across devices; created only by reshard
-  kHasProgram = 1u << 6,    // holds a sub-program (param `jaxpr`): jit, shard_map, fusion
-  kNamedAxes = 1u << 7,     // a collective over named axes (param `axes`): psum, ...
-  kReadsDevice = 1u << 8,   // its kernel reads where its device sits (DeviceContext coords)
-  kLayout = 1u << 9,        // the identity with a layout (param `sharding`) its result must have
-  kCall = 1u << 10,         // runs its program where it stands: inlining it changes nothing
-  kBroadcast = 1u << 11,    // repeats its operand along new dimensions (rank 0: a filled array)
+  kCollective = 1u << 5,   // communicates across devices; created only by reshard
+  kHasProgram = 1u << 6,   // holds a sub-program (param `jaxpr`): jit, shard_map, fusion
+  kNamedAxes = 1u << 7,    // a collective over named axes (param `axes`): psum, ...
+  kReadsDevice = 1u << 8,  // its kernel reads where its device sits (DeviceContext coords)
+  kLayout = 1u << 9,       // the identity with a layout (param `sharding`) its result must have
+  kCall = 1u << 10,        // runs its program where it stands: inlining it changes nothing
+  kBroadcast = 1u << 11,   // repeats its operand along new dimensions (rank 0: a filled array)
   // A manual region's boundary (params `mesh`, `axes`, `spec`): the identity that
   // relabels a value between its global view and the region's per-device view.
   kRegionEnter = 1u << 12,

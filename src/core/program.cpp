@@ -106,12 +106,18 @@ std::string param_str(const ParamValue& v) {
   return std::visit(
       [](const auto& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, bool>) return x ? "True" : "False";
-        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, double>) return float_repr(x);
-        else if constexpr (std::is_same_v<T, std::string>) return x;
-        else if constexpr (std::is_same_v<T, DType>) return std::string(dtype_name(x));
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return shape_str(x);
+        if constexpr (std::is_same_v<T, bool>)
+          return x ? "True" : "False";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(x);
+        else if constexpr (std::is_same_v<T, double>)
+          return float_repr(x);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return x;
+        else if constexpr (std::is_same_v<T, DType>)
+          return std::string(dtype_name(x));
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          return shape_str(x);
         else if constexpr (std::is_same_v<T, std::shared_ptr<const Sharding>>)
           return x ? x->to_string() : "None";
         else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
@@ -122,7 +128,8 @@ std::string param_str(const ParamValue& v) {
           std::string out = "(";
           for (size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + x[i].to_ir_string();
           return out + (x.size() == 1 ? ",)" : ")");
-        } else return x ? to_string(*x) : "None";
+        } else
+          return x ? to_string(*x) : "None";
       },
       v);
 }
@@ -218,8 +225,6 @@ std::string to_string(const Program& p, const ParamPrinter& param_printer) {
   return text + "  " + out;
 }
 
-std::string eqn_str(const Program& p, size_t e) {
-  return Printer(p, nullptr).eqn(p.eqns[e]);
-}
+std::string eqn_str(const Program& p, size_t e) { return Printer(p, nullptr).eqn(p.eqns[e]); }
 
 }  // namespace parax::core

@@ -45,8 +45,8 @@ class Params {
 
 // A scalar constant written inline in an equation (JAX's Literal).
 struct Literal {
-  Aval aval;      // rank 0
-  double value;   // exact for every dtype parax inlines (ints up to 2^53, floats)
+  Aval aval;     // rank 0
+  double value;  // exact for every dtype parax inlines (ints up to 2^53, floats)
   bool operator==(const Literal&) const = default;
 };
 
@@ -72,15 +72,17 @@ struct Eqn {
 };
 
 struct Program {
-  std::vector<Aval> avals;      // the type of every variable, by index
-  std::vector<int> constvars;   // inputs bound to closed-over constants
+  std::vector<Aval> avals;     // the type of every variable, by index
+  std::vector<int> constvars;  // inputs bound to closed-over constants
   std::vector<int> invars;
   std::vector<Eqn> eqns;
   std::vector<Atom> outvars;
 
   // Adds a variable of type `aval` and returns its index.
   int new_var(Aval aval);
-  const Aval& aval_of(const Atom& a) const { return a.is_literal() ? a.literal->aval : avals[size_t(a.var)]; }
+  const Aval& aval_of(const Atom& a) const {
+    return a.is_literal() ? a.literal->aval : avals[size_t(a.var)];
+  }
 };
 
 // Returns the program in JAX's jaxpr notation, e.g.

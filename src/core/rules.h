@@ -99,8 +99,8 @@ struct LocalizeInfo {
 // result tangents. It must be linear in the tangents: every primitive it binds on a
 // tangent is linear in that operand (mul by a primal value, add, dot_general, ...).
 using JvpFn = std::vector<Array> (*)(std::span<const Array> primals,
-                                     std::span<const Array> tangents,
-                                     std::span<const Array> outs, const Params& params);
+                                     std::span<const Array> tangents, std::span<const Array> outs,
+                                     const Params& params);
 // transpose (linear primitives only): given the cotangents of the results and the
 // operands — `linear[i]` marks the ones the equation is linear in; those are placeholders
 // that carry only their type (aval_of / shape() / dtype() work, their data does not) —
@@ -160,9 +160,9 @@ using EagerFn = std::vector<Array> (*)(std::span<const Array> in, const Params& 
 
 // What a primitive that lowers itself to several per-device equations sees (lower_local).
 struct LowerContext {
-  std::span<const Aval> global_in;   // global operand types
-  std::span<const Aval> in_avals;    // per-device operand types
-  std::span<const Aval> out_avals;   // per-device result types
+  std::span<const Aval> global_in;  // global operand types
+  std::span<const Aval> in_avals;   // per-device operand types
+  std::span<const Aval> out_avals;  // per-device result types
   // Mesh axes sharding each dimension of each operand, major to minor.
   std::span<const std::vector<std::vector<int64_t>>> in_dim_axes;
   std::span<const int64_t> axis_sizes;  // the mesh's, in its axis order
@@ -185,7 +185,7 @@ struct LowerContext {
 // axes of its names); returns the results, laid out as the sharding rule says. It asks
 // the context for every equation, so the partitioner stays the one maker of collectives.
 using LowerLocalFn = std::vector<Atom> (*)(std::span<const Atom> in, const Params& params,
-                                          const LowerContext& ctx);
+                                           const LowerContext& ctx);
 using LocalizeFn = Params (*)(const Params& params, const LocalizeInfo& info);
 
 // What one equation of a per-device program costs its device (cost_analysis).
@@ -195,13 +195,13 @@ struct Cost {
 };
 // cost: given the per-device operand and result types and the mesh's axis sizes (in its
 // axis order).
-using CostFn = Cost (*)(std::span<const Aval> in, std::span<const Aval> out,
-                        const Params& params, std::span<const int64_t> axis_sizes);
+using CostFn = Cost (*)(std::span<const Aval> in, std::span<const Aval> out, const Params& params,
+                        std::span<const int64_t> axis_sizes);
 
 // vma (JAX's check_vma inside shard_map): given, per operand, the manual axes it varies
 // over (bit a: `axis_names[a]`), returns each result's.
 using VaryingFn = std::vector<uint64_t> (*)(std::span<const uint64_t> in, const Params& params,
-                                           std::span<const std::string> axis_names);
+                                            std::span<const std::string> axis_names);
 
 // One tile of a fusion for a primitive that joins fusions without being elementwise
 // (broadcast_in_dim reads its smaller operand in place).

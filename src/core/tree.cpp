@@ -23,10 +23,17 @@ std::string body(const TreeDef& d) {
     s += close;
   };
   switch (d.kind) {
-    case TreeDef::Kind::leaf: return "*";
-    case TreeDef::Kind::list: children("[", "]"); break;
-    case TreeDef::Kind::tuple: children("(", ")"); break;
-    case TreeDef::Kind::dict: children("{", "}"); break;
+    case TreeDef::Kind::leaf:
+      return "*";
+    case TreeDef::Kind::list:
+      children("[", "]");
+      break;
+    case TreeDef::Kind::tuple:
+      children("(", ")");
+      break;
+    case TreeDef::Kind::dict:
+      children("{", "}");
+      break;
     case TreeDef::Kind::custom:
       s += "CustomNode(" + d.type_name + "[], ";
       children("[", "]");

@@ -91,21 +91,13 @@ Array full_like(const Array& like, double value) {
   return broadcast_to(c(like, value), like.shape());
 }
 // JAX's _replace_zero: x with its zeros replaced by ones.
-Array replace_zero(const Array& x) {
-  return lax::select(lax::eq(x, c(x, 0)), full_like(x, 1), x);
-}
+Array replace_zero(const Array& x) { return lax::select(lax::eq(x, c(x, 0)), full_like(x, 1), x); }
 
 Array d_same(const Array& t, const Array&, const Array&, const Array&) { return t; }
 Array d_negated(const Array& t, const Array&, const Array&, const Array&) { return lax::neg(t); }
-Array d_mul_x(const Array& t, const Array&, const Array& y, const Array&) {
-  return lax::mul(t, y);
-}
-Array d_mul_y(const Array& t, const Array& x, const Array&, const Array&) {
-  return lax::mul(x, t);
-}
-Array d_div_x(const Array& t, const Array&, const Array& y, const Array&) {
-  return lax::div(t, y);
-}
+Array d_mul_x(const Array& t, const Array&, const Array& y, const Array&) { return lax::mul(t, y); }
+Array d_mul_y(const Array& t, const Array& x, const Array&, const Array&) { return lax::mul(x, t); }
+Array d_div_x(const Array& t, const Array&, const Array& y, const Array&) { return lax::div(t, y); }
 Array d_div_y(const Array& t, const Array& x, const Array& y, const Array&) {
   return lax::mul(lax::mul(lax::neg(t), x), lax::integer_pow(y, -2));
 }

@@ -9,8 +9,7 @@
 namespace parax::prims {
 namespace {
 
-std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in,
-                                                 const Params& params) {
+std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "broadcast_in_dim got " << in.size() << " operands");
   const Aval& x = in[0];
   const Shape& shape = param_ints(params, "shape");
@@ -19,40 +18,48 @@ std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in,
   check_shapelike("broadcast_in_dim", "broadcast_dimensions", dims);
   const size_t ndim = x.shape.size();
   if (dims.size() != ndim) {
-    throw TypeError("broadcast_in_dim broadcast_dimensions must have length equal to operand "
-                    "ndim; got broadcast_dimensions " + shape_str(dims) + " for operand ndim " +
-                    std::to_string(ndim) + ".");
+    throw TypeError(
+        "broadcast_in_dim broadcast_dimensions must have length equal to operand "
+        "ndim; got broadcast_dimensions " +
+        shape_str(dims) + " for operand ndim " + std::to_string(ndim) + ".");
   }
   if (shape.size() < ndim) {
-    throw TypeError("broadcast_in_dim target broadcast shape must have equal or higher rank to "
-                    "the operand shape; got operand ndim " + std::to_string(ndim) +
-                    " and target broadcast ndim " + std::to_string(shape.size()) + ".");
+    throw TypeError(
+        "broadcast_in_dim target broadcast shape must have equal or higher rank to "
+        "the operand shape; got operand ndim " +
+        std::to_string(ndim) + " and target broadcast ndim " + std::to_string(shape.size()) + ".");
   }
   for (int64_t d : dims) {
     if (d < int64_t(shape.size())) continue;
-    throw TypeError("broadcast_in_dim broadcast_dimensions must be a subset of output "
-                    "dimensions, got " + shape_str(dims) + " for operand ndim " +
-                    std::to_string(ndim) + " and shape " + shape_str(shape) + ".");
+    throw TypeError(
+        "broadcast_in_dim broadcast_dimensions must be a subset of output "
+        "dimensions, got " +
+        shape_str(dims) + " for operand ndim " + std::to_string(ndim) + " and shape " +
+        shape_str(shape) + ".");
   }
   for (size_t i = 0; i < ndim; ++i) {
     if (x.shape[i] == 1 || x.shape[i] == shape[size_t(dims[i])]) continue;
-    throw TypeError("broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
-                    "their corresponding dimensions in the target broadcast shape; got operand "
-                    "of shape " + shape_str(x.shape) + ", target broadcast shape " +
-                    shape_str(shape) + ", broadcast_dimensions " + shape_str(dims));
+    throw TypeError(
+        "broadcast_in_dim operand dimension sizes must either be 1, or be equal to "
+        "their corresponding dimensions in the target broadcast shape; got operand "
+        "of shape " +
+        shape_str(x.shape) + ", target broadcast shape " + shape_str(shape) +
+        ", broadcast_dimensions " + shape_str(dims));
   }
   for (size_t i = 1; i < ndim; ++i) {
     if (dims[i - 1] < dims[i]) continue;
-    throw TypeError("broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
-                    "broadcast_dimensions " + shape_str(dims));
+    throw TypeError(
+        "broadcast_in_dim broadcast_dimensions must be strictly increasing; got "
+        "broadcast_dimensions " +
+        shape_str(dims));
   }
   return {Aval{shape, x.dtype, x.weak_type}};
 }
 
 // One factor per result dimension; an operand dimension shares it unless it is a size-1
 // dimension that broadcasts (every device then needs the operand's single element).
-ShardingRule broadcast_in_dim_sharding_rule(std::span<const Aval> in,
-                                            std::span<const Aval> out, const Params& params) {
+ShardingRule broadcast_in_dim_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,
+                                            const Params& params) {
   const std::vector<int64_t>& dims = param_ints(params, "broadcast_dimensions");
   ShardingRule rule;
   std::vector<int> result;
@@ -86,7 +93,6 @@ Params broadcast_in_dim_localize(const Params& params, const core::LocalizeInfo&
   local.set("shape", info.out_avals[0].shape);
   return local;
 }
-
 
 // JAX's _broadcast_in_dim_transpose_rule: sum over the result dimensions no operand
 // dimension fills (new ones, and those a size-1 operand dimension repeated along), then

@@ -84,8 +84,8 @@ core::Cost all_gather_cost(std::span<const Aval> in, std::span<const Aval> out, 
   return {.collective_bytes = double(out[0].nbytes() - in[0].nbytes())};
 }
 
-core::Cost reduce_scatter_cost(std::span<const Aval> in, std::span<const Aval> out,
-                               const Params&, std::span<const int64_t>) {
+core::Cost reduce_scatter_cost(std::span<const Aval> in, std::span<const Aval> out, const Params&,
+                               std::span<const int64_t>) {
   return {.collective_bytes = double(in[0].nbytes() - out[0].nbytes())};
 }
 

@@ -19,7 +19,8 @@ std::vector<int64_t> free_dims(size_t rank, const std::vector<int64_t>& contract
   std::vector<int64_t> free;
   for (int64_t d = 0; d < int64_t(rank); ++d) {
     const bool used = std::count(contract.begin(), contract.end(), d) +
-                          std::count(batch.begin(), batch.end(), d) > 0;
+                          std::count(batch.begin(), batch.end(), d) >
+                      0;
     if (!used) free.push_back(d);
   }
   return free;
@@ -62,10 +63,9 @@ void check_in_range(const std::string& side, const std::vector<int64_t>& contrac
     for (int64_t d : *dims) {
       if (d >= 0 && d < int64_t(rank)) continue;
       throw TypeError("dot_general requires " + side + " dimension numbers to be nonnegative " +
-                      "and less than the number of axes of the " + side + " value, got " +
-                      side + "_batch of " + shape_str(batch) + " and " + side +
-                      "_contracting of " + shape_str(contract) + " for " + side + " of rank " +
-                      std::to_string(rank));
+                      "and less than the number of axes of the " + side + " value, got " + side +
+                      "_batch of " + shape_str(batch) + " and " + side + "_contracting of " +
+                      shape_str(contract) + " for " + side + " of rank " + std::to_string(rank));
     }
   }
 }
@@ -86,8 +86,8 @@ void check_disjoint(const std::string& side, const std::vector<int64_t>& contrac
                     const std::vector<int64_t>& batch) {
   if (intersects(batch, contract)) {
     throw TypeError("dot_general requires " + side + " batch dimensions to be disjoint from " +
-                    "contracting dimensions, got " + side + "_batch " + shape_str(batch) +
-                    " and " + side + "_contracting " + shape_str(contract) + ".");
+                    "contracting dimensions, got " + side + "_batch " + shape_str(batch) + " and " +
+                    side + "_contracting " + shape_str(contract) + ".");
   }
 }
 
@@ -95,17 +95,21 @@ void check_disjoint(const std::string& side, const std::vector<int64_t>& contrac
 // may widen or become floats, floats stay floats, bool stays bool.
 void check_preferred(DType input, DType preferred) {
   if (input == preferred) return;
-  const bool compatible = (is_integer(input) && (is_integer(preferred) || is_floating(preferred)))
-                          || (is_floating(input) && is_floating(preferred));
+  const bool compatible =
+      (is_integer(input) && (is_integer(preferred) || is_floating(preferred))) ||
+      (is_floating(input) && is_floating(preferred));
   if (!compatible) {
-    throw TypeError("Input type is incompatible with `preferred_element_type`. The compatible "
-                    "combinations of (input_type, preferred_element_type) are (integral, "
-                    "integral), (integral, floating), (floating, floating).");
+    throw TypeError(
+        "Input type is incompatible with `preferred_element_type`. The compatible "
+        "combinations of (input_type, preferred_element_type) are (integral, "
+        "integral), (integral, floating), (floating, floating).");
   }
   if (is_integer(preferred) && dtype_itemsize(preferred) < dtype_itemsize(input)) {
-    throw TypeError("`preferred_element_type` must not be narrower than the original type, got "
-                    "preferred_element_type of " + std::string(dtype_name(preferred)) +
-                    " for result type of " + std::string(dtype_name(input)) + ".");
+    throw TypeError(
+        "`preferred_element_type` must not be narrower than the original type, got "
+        "preferred_element_type of " +
+        std::string(dtype_name(preferred)) + " for result type of " +
+        std::string(dtype_name(input)) + ".");
   }
 }
 
@@ -116,9 +120,10 @@ std::vector<Aval> dot_general_abstract_eval(std::span<const Aval> in, const Para
   check_in_range("lhs", d.lhs_contract, d.lhs_batch, lhs.shape.size());
   check_in_range("rhs", d.rhs_contract, d.rhs_batch, rhs.shape.size());
   if (d.lhs_batch.size() != d.rhs_batch.size()) {
-    throw TypeError("dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
-                    "got lhs_batch " + shape_str(d.lhs_batch) + " and rhs_batch " +
-                    shape_str(d.rhs_batch) + ".");
+    throw TypeError(
+        "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
+        "got lhs_batch " +
+        shape_str(d.lhs_batch) + " and rhs_batch " + shape_str(d.rhs_batch) + ".");
   }
   check_distinct("lhs", d.lhs_contract, d.lhs_batch);
   check_distinct("rhs", d.rhs_contract, d.rhs_batch);
@@ -126,9 +131,10 @@ std::vector<Aval> dot_general_abstract_eval(std::span<const Aval> in, const Para
   check_disjoint("rhs", d.rhs_contract, d.rhs_batch);
   const Shape batch = sizes_of(lhs.shape, d.lhs_batch);
   if (batch != sizes_of(rhs.shape, d.rhs_batch)) {
-    throw TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to have "
-                    "the same shape, got " + shape_str(batch) + " and " +
-                    shape_str(sizes_of(rhs.shape, d.rhs_batch)) + ".");
+    throw TypeError(
+        "dot_general requires lhs batch dimensions and rhs batch dimensions to have "
+        "the same shape, got " +
+        shape_str(batch) + " and " + shape_str(sizes_of(rhs.shape, d.rhs_batch)) + ".");
   }
   const Shape lhs_k = sizes_of(lhs.shape, d.lhs_contract);
   const Shape rhs_k = sizes_of(rhs.shape, d.rhs_contract);
@@ -219,16 +225,15 @@ Ints range_from(int64_t start, size_t count) {
 }
 
 // Bilinear: the tangent is dot(t_lhs, rhs) + dot(lhs, t_rhs).
-std::vector<Array> dot_general_jvp(std::span<const Array> primals,
-                                   std::span<const Array> tangents, std::span<const Array>,
-                                   const Params& params) {
+std::vector<Array> dot_general_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                                   std::span<const Array>, const Params& params) {
   Array out;
   if (tangents[0].valid()) {
     out = core::bind1(core::Prim::dot_general, {tangents[0], primals[1]}, params);
   }
   if (tangents[1].valid()) {
-    out = add_tangents(out, core::bind1(core::Prim::dot_general, {primals[0], tangents[1]},
-                                        params));
+    out =
+        add_tangents(out, core::bind1(core::Prim::dot_general, {primals[0], tangents[1]}, params));
   }
   return {out};
 }
@@ -248,9 +253,8 @@ Array dot_transpose_lhs(const Array& g, const Array& y, const Aval& x, const Int
   // The product's free dimensions from y come in y's order: x's contracting dimensions
   // sorted by their partners in y.
   Ints by_y = range_from(0, y_contract.size());
-  std::sort(by_y.begin(), by_y.end(), [&](int64_t a, int64_t b) {
-    return y_contract[size_t(a)] < y_contract[size_t(b)];
-  });
+  std::sort(by_y.begin(), by_y.end(),
+            [&](int64_t a, int64_t b) { return y_contract[size_t(a)] < y_contract[size_t(b)]; });
   Ints produced(x_batch);
   produced.insert(produced.end(), x_kept.begin(), x_kept.end());
   for (int64_t i : by_y) produced.push_back(x_contract[size_t(i)]);
@@ -270,8 +274,8 @@ Array dot_transpose_lhs(const Array& g, const Array& y, const Aval& x, const Int
     if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);
     return x_bar;
   }
-  Array x_bar = lax::transpose(lax::dot_general(g, yy, {ans_y, y_kept, ans_batch, y_batch}),
-                               out_axes);
+  Array x_bar =
+      lax::transpose(lax::dot_general(g, yy, {ans_y, y_kept, ans_batch, y_batch}), out_axes);
   if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);
   return x_bar;
 }

@@ -51,7 +51,6 @@ void expand_dims_kernel(const KernelCall& c) {
   copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
 }
 
-
 std::vector<Array> expand_dims_transpose(std::span<const Array> cts, std::span<const Array>,
                                          std::span<const bool>, const Params& params) {
   if (!cts[0].valid()) return {Array()};

@@ -15,8 +15,8 @@
 namespace parax::prims {
 namespace {
 
-using core::Batched;
 using core::BatchAxis;
+using core::Batched;
 using core::kNotMapped;
 using core::Prim;
 
@@ -103,16 +103,17 @@ std::vector<Aval> all_to_all_eval(std::span<const Aval> in, const Params& p) {
   if (p.get<bool>("tiled")) {
     if (size % n != 0) {
       throw ValueError("The size of all_to_all split_axis (" + std::to_string(size) +
-                       ") has to be divisible by the size of the named axis " +
-                       axes_of(p)[0] + " (" + std::to_string(n) + ")");
+                       ") has to be divisible by the size of the named axis " + axes_of(p)[0] +
+                       " (" + std::to_string(n) + ")");
     }
     out.shape[size_t(split)] /= n;
     out.shape[size_t(concat)] *= n;
   } else {
     if (size != n) {
-      throw ValueError("all_to_all requires the size of the mapped axis axis_name to equal "
-                       "x.shape[split_axis], but they are " + std::to_string(n) + " and " +
-                       std::to_string(size) + " respectively.");
+      throw ValueError(
+          "all_to_all requires the size of the mapped axis axis_name to equal "
+          "x.shape[split_axis], but they are " +
+          std::to_string(n) + " and " + std::to_string(size) + " respectively.");
     }
     // The split axis becomes the one the pieces come from: its size stays n, and it moves
     // to concat_axis.
@@ -296,9 +297,9 @@ Array gather_stacked(const Array& x, const std::vector<std::string>& names, int6
   Shape stacked = x.shape();
   stacked.insert(stacked.begin(), n);
   Array slot = zeros_like_aval(Aval{stacked, x.dtype(), false});
-  Array mine = lax::dynamic_update_slice(slot, lax::expand_dims(x, {0}),
-                                         starts_at(stacked.size(), 0,
-                                                   core::bind1(Prim::axis_index, {}, {{"axes", names}})));
+  Array mine = lax::dynamic_update_slice(
+      slot, lax::expand_dims(x, {0}),
+      starts_at(stacked.size(), 0, core::bind1(Prim::axis_index, {}, {{"axes", names}})));
   return core::bind1(Prim::psum, {mine}, {{"axes", names}});
 }
 
@@ -349,8 +350,9 @@ Array composed(Prim prim, const Array& x, const Params& p) {
       Array to = lax::reshape(lax::dynamic_slice(table, {me}, {1}), {});
       Shape slots = x.shape();
       slots.insert(slots.begin(), n + 1);
-      Array sent = lax::dynamic_update_slice(zeros_like_aval(Aval{slots, x.dtype(), false}),
-                                             lax::expand_dims(x, {0}), starts_at(slots.size(), 0, to));
+      Array sent =
+          lax::dynamic_update_slice(zeros_like_aval(Aval{slots, x.dtype(), false}),
+                                    lax::expand_dims(x, {0}), starts_at(slots.size(), 0, to));
       Array all = core::bind1(Prim::psum, {sent}, {{"axes", names}});
       Shape one = slots;
       one[0] = 1;
@@ -367,7 +369,8 @@ Array composed(Prim prim, const Array& x, const Params& p) {
       const int64_t block = tiled ? sizes[size_t(split) + 1] / n : 1;
       sizes[size_t(split) + 1] = block;
       Array start = tiled ? lax::mul(me, index_constant(block)) : me;
-      Array mine = lax::dynamic_slice(all, starts_at(sizes.size(), size_t(split) + 1, start), sizes);
+      Array mine =
+          lax::dynamic_slice(all, starts_at(sizes.size(), size_t(split) + 1, start), sizes);
       if (!tiled) return move_dim(lax::squeeze(mine, {split + 1}), 0, concat);
       return merge_dims(move_dim(mine, 0, concat), concat);
     }
@@ -381,7 +384,8 @@ Array composed(Prim prim, const Array& x, const Params& p) {
 Batched batch_composed(Prim prim, const Array& x, int dim, const Params& p, const BatchAxis& axis) {
   Aval element = core::aval_of(x);
   if (dim != kNotMapped) element.shape.erase(element.shape.begin() + dim);
-  core::ClosedProgram closed = core::trace_to_program(std::vector<Aval>{element},
+  core::ClosedProgram closed = core::trace_to_program(
+      std::vector<Aval>{element},
       [&](const std::vector<Array>& xs) { return std::vector<Array>{composed(prim, xs[0], p)}; });
   std::vector<Array> inputs(closed.consts);
   inputs.push_back(x);
@@ -411,8 +415,8 @@ Batched all_gather_batch(std::span<const Array> in, std::span<const int> dims, c
   return Batched{{x}, {kNotMapped}};
 }
 
-Batched reduce_scatter_batch(std::span<const Array> in, std::span<const int> dims,
-                             const Params& p, const BatchAxis& axis) {
+Batched reduce_scatter_batch(std::span<const Array> in, std::span<const int> dims, const Params& p,
+                             const BatchAxis& axis) {
   if (!without(p, axis.name)) {
     Array x = core::move_batch_dim(in[0], dims[0], 0, axis.size);
     Params q = p;
@@ -530,7 +534,6 @@ Batched axis_index_batch(std::span<const Array>, std::span<const int>, const Par
   return Batched{{index}, {0}};
 }
 
-
 // ---------------------------------------------------------------------------------------
 // Inside pmap and shard_map regions the partitioner lowers each one (lower_local) to the
 // collectives of the mesh axes its names stand for, asking it for every equation.
@@ -561,8 +564,7 @@ Aval insert_one(const Aval& a, int64_t d) {
 }
 
 template <core::ReduceOp kOp>
-std::vector<Atom> all_reduce_lower(std::span<const Atom> in, const Params&,
-                                   const LowerContext& c) {
+std::vector<Atom> all_reduce_lower(std::span<const Atom> in, const Params&, const LowerContext& c) {
   const Atom x = buffer_of(in, c);
   Params params{{"mesh_axes", mesh_axes(c)}, {"op", std::string(core::reduce_op_name(kOp))}};
   return {c.emit(Prim::all_reduce, {x}, std::move(params), c.out_avals[0])};
@@ -593,8 +595,7 @@ std::vector<Atom> reduce_scatter_lower(std::span<const Atom> in, const Params& p
   Aval unit = c.in_avals[0];
   unit.shape[size_t(d)] = 1;
   const Atom one = c.emit(Prim::reduce_scatter, {x}, std::move(params), unit);
-  return {c.emit(Prim::squeeze, {one}, {{"dimensions", std::vector<int64_t>{d}}},
-                 c.out_avals[0])};
+  return {c.emit(Prim::squeeze, {one}, {{"dimensions", std::vector<int64_t>{d}}}, c.out_avals[0])};
 }
 
 // Untiled (the split axis has n elements): a unit axis receives the pieces, and the
@@ -624,9 +625,8 @@ std::vector<Atom> all_to_all_lower(std::span<const Atom> in, const Params& p,
   const int64_t concat = int_param(p, "concat_axis");
   if (!p.get<bool>("tiled")) return {untiled_all_to_all(x, a, split, concat, out, c)};
   if (split != concat) {
-    Params params{{"mesh_axes", mesh_axes(c)},
-                  {"split_dimension", split},
-                  {"concat_dimension", concat}};
+    Params params{
+        {"mesh_axes", mesh_axes(c)}, {"split_dimension", split}, {"concat_dimension", concat}};
     return {c.emit(Prim::all_to_all, {x}, std::move(params), out)};
   }
   // Split and concatenated along one axis: as (n, block), the n pieces trade places.
@@ -642,8 +642,7 @@ std::vector<Atom> all_to_all_lower(std::span<const Atom> in, const Params& p,
 // Index pairs along the axes become device pairs: every device whose index is a source
 // sends to the device that differs from it only in those axes' coordinates (sources are
 // unique: lax::ppermute checks).
-std::vector<Atom> ppermute_lower(std::span<const Atom> in, const Params& p,
-                                 const LowerContext& c) {
+std::vector<Atom> ppermute_lower(std::span<const Atom> in, const Params& p, const LowerContext& c) {
   const Atom x = buffer_of(in, c);
   const auto& perm = p.get<std::vector<int64_t>>("perm");
   const auto to = [&](int64_t index) -> int64_t {

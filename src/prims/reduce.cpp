@@ -101,20 +101,19 @@ std::vector<int64_t> kept_axes(int64_t n, const std::vector<int64_t>& axes) {
 }
 
 // Every operand element receives the cotangent of the sum it went into.
-std::vector<Array> reduce_sum_transpose(std::span<const Array> cts,
-                                        std::span<const Array> operands,
+std::vector<Array> reduce_sum_transpose(std::span<const Array> cts, std::span<const Array> operands,
                                         std::span<const bool>, const Params& params) {
   if (!cts[0].valid()) return {Array()};
   const Shape shape = operand_type(operands, 0, "reduce_sum").shape;
-  return {lax::broadcast_in_dim(cts[0], shape,
-                                kept_axes(int64_t(shape.size()), reduce_axes(params)))};
+  return {
+      lax::broadcast_in_dim(cts[0], shape, kept_axes(int64_t(shape.size()), reduce_axes(params)))};
 }
 
 // JAX's _reduce_chooser_jvp_rule: the tangent is the mean of the tangents at the places
 // that attain the max (min), so ties share it.
 std::vector<Array> reduce_chooser_jvp(std::span<const Array> primals,
-                                      std::span<const Array> tangents,
-                                      std::span<const Array> outs, const Params& params) {
+                                      std::span<const Array> tangents, std::span<const Array> outs,
+                                      const Params& params) {
   const Array& t = tangents[0];
   if (!t.valid()) return {Array()};
   const Array& x = primals[0];
@@ -136,9 +135,8 @@ Array leading_slice(const Array& x, int64_t lo, int64_t hi) {
 
 // JAX's _reduce_prod_jvp_rule: the jvp of a product tree (halves multiplied pairwise).
 // Unlike t * prod / x it is exact where the operand has zeros.
-std::vector<Array> reduce_prod_jvp(std::span<const Array> primals,
-                                   std::span<const Array> tangents, std::span<const Array>,
-                                   const Params& params) {
+std::vector<Array> reduce_prod_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                                   std::span<const Array>, const Params& params) {
   if (!tangents[0].valid()) return {Array()};
   const Shape& shape = primals[0].shape();
   const std::vector<int64_t>& axes = reduce_axes(params);

@@ -15,10 +15,9 @@ std::vector<Aval> reshape_abstract_eval(std::span<const Aval> in, const Params& 
     throw TypeError("reshape new_sizes must all be positive, got " + shape_str(new_sizes) + ".");
   }
   if (shape_size(new_sizes) != x.size()) {
-    throw TypeError("reshape total size must be unchanged, got new_sizes " +
-                    shape_str(new_sizes) + " (of total size " +
-                    std::to_string(shape_size(new_sizes)) + ") for shape " + shape_str(x.shape) +
-                    " (of total size " + std::to_string(x.size()) + ").");
+    throw TypeError("reshape total size must be unchanged, got new_sizes " + shape_str(new_sizes) +
+                    " (of total size " + std::to_string(shape_size(new_sizes)) + ") for shape " +
+                    shape_str(x.shape) + " (of total size " + std::to_string(x.size()) + ").");
   }
   return {Aval{new_sizes, x.dtype, x.weak_type}};
 }
@@ -78,7 +77,6 @@ Params reshape_localize(const Params& params, const core::LocalizeInfo& info) {
   local.set("new_sizes", info.out_avals[0].shape);
   return local;
 }
-
 
 std::vector<Array> reshape_transpose(std::span<const Array> cts, std::span<const Array> operands,
                                      std::span<const bool>, const Params&) {

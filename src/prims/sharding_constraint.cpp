@@ -16,9 +16,8 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
 }
 
 // The cotangent keeps the layout asked for, as the tangent does.
-std::vector<Array> sharding_constraint_transpose(std::span<const Array> cts,
-                                                 std::span<const Array>, std::span<const bool>,
-                                                 const Params& params) {
+std::vector<Array> sharding_constraint_transpose(std::span<const Array> cts, std::span<const Array>,
+                                                 std::span<const bool>, const Params& params) {
   if (!cts[0].valid()) return {Array()};
   return {core::bind1(core::Prim::sharding_constraint, {cts[0]}, params)};
 }

@@ -9,9 +9,7 @@ namespace {
 
 // Elements a positive stride picks from `len` (>= 0) consecutive ones: ceil(len / stride),
 // written so that a huge user stride cannot overflow.
-int64_t strided_count(int64_t len, int64_t stride) {
-  return len == 0 ? 0 : (len - 1) / stride + 1;
-}
+int64_t strided_count(int64_t len, int64_t stride) { return len == 0 ? 0 : (len - 1) / stride + 1; }
 
 // Returns the strides param, with the empty (or absent) list meaning all ones.
 std::vector<int64_t> slice_strides(const Params& params, size_t rank) {
@@ -30,34 +28,40 @@ std::vector<Aval> slice_abstract_eval(std::span<const Aval> in, const Params& pa
   check_shapelike("slice", "limit_indices", limit);
   const std::string shape = shape_str(x.shape);
   if (start.size() != x.shape.size()) {
-    throw TypeError("slice start_indices must have length equal to the number of dimensions of "
-                    "the operand, got indices " + shape_str(start) + " for operand shape " +
-                    shape + ".");
+    throw TypeError(
+        "slice start_indices must have length equal to the number of dimensions of "
+        "the operand, got indices " +
+        shape_str(start) + " for operand shape " + shape + ".");
   }
   if (limit.size() != start.size()) {
-    throw TypeError("slice limit_indices must have the same length as start_indices, got "
-                    "start_indices " + shape_str(start) + " and limit_indices " +
-                    shape_str(limit) + ".");
+    throw TypeError(
+        "slice limit_indices must have the same length as start_indices, got "
+        "start_indices " +
+        shape_str(start) + " and limit_indices " + shape_str(limit) + ".");
   }
   for (size_t d = 0; d < limit.size(); ++d) {
     if (limit[d] <= x.shape[d]) continue;
-    throw TypeError("slice limit_indices must be less than or equal to operand shape, got "
-                    "limit_indices " + shape_str(limit) + " for operand shape " + shape + ".");
+    throw TypeError(
+        "slice limit_indices must be less than or equal to operand shape, got "
+        "limit_indices " +
+        shape_str(limit) + " for operand shape " + shape + ".");
   }
   for (size_t d = 0; d < limit.size(); ++d) {
     if (limit[d] >= start[d]) continue;
-    throw TypeError("slice limit_indices must be greater than or equal to start_indices, got "
-                    "start_indices " + shape_str(start) + " and limit_indices " +
-                    shape_str(limit) + ".");
+    throw TypeError(
+        "slice limit_indices must be greater than or equal to start_indices, got "
+        "start_indices " +
+        shape_str(start) + " and limit_indices " + shape_str(limit) + ".");
   }
   const bool has_strides = params.has("strides") && !param_ints(params, "strides").empty();
   if (has_strides) {
     const std::vector<int64_t>& strides = param_ints(params, "strides");
     check_shapelike("slice", "strides", strides);
     if (strides.size() != x.shape.size()) {
-      throw TypeError("slice strides must have length equal to the number of dimensions of the "
-                      "operand, got strides " + shape_str(strides) + " for operand shape " +
-                      shape + ".");
+      throw TypeError(
+          "slice strides must have length equal to the number of dimensions of the "
+          "operand, got strides " +
+          shape_str(strides) + " for operand shape " + shape + ".");
     }
     for (int64_t s : strides) {
       if (s <= 0) throw TypeError("slice strides must be positive, got " + shape_str(strides));
@@ -118,7 +122,6 @@ Params slice_localize(const Params& params, const core::LocalizeInfo& info) {
   out.set("limit_indices", limit);
   return out;
 }
-
 
 // JAX's _slice_transpose_rule: pad the cotangent with zeros back to the operand's shape;
 // a stride s puts s - 1 zeros between the kept elements (interior padding).

@@ -22,8 +22,10 @@ std::vector<Aval> squeeze_abstract_eval(std::span<const Aval> in, const Params& 
   }
   for (int64_t d : dims) {
     if (x.shape[size_t(d)] == 1) continue;
-    throw ValueError("cannot select an axis to squeeze out which has size not equal to one, "
-                     "got shape=" + shape_str(x.shape) + " and dimensions=" + shape_str(dims));
+    throw ValueError(
+        "cannot select an axis to squeeze out which has size not equal to one, "
+        "got shape=" +
+        shape_str(x.shape) + " and dimensions=" + shape_str(dims));
   }
   Shape shape;
   for (size_t d = 0; d < x.shape.size(); ++d) {
@@ -54,7 +56,6 @@ ShardingRule squeeze_sharding_rule(std::span<const Aval> in, std::span<const Ava
 void squeeze_kernel(const KernelCall& c) {
   copy_bytes(c.inputs[0], c.outputs[0], c.out_avals[0].nbytes());
 }
-
 
 std::vector<Array> squeeze_transpose(std::span<const Array> cts, std::span<const Array>,
                                      std::span<const bool>, const Params& params) {

@@ -227,9 +227,8 @@ void strided_copy_typed(const uint8_t* src, uint8_t* dst, const StridedCopy& c) 
   for (size_t d = 0; d < last; ++d) rows *= c.shape[d];
   const int64_t chunk = std::min(n, kElementGrain);
   const int64_t units = rows * ((n + chunk - 1) / chunk);
-  parallel_chunks(units, std::max<int64_t>(1, kElementGrain / chunk), [&](int64_t b, int64_t e) {
-    copy_units<U>(src, dst, c, chunk, b, e);
-  });
+  parallel_chunks(units, std::max<int64_t>(1, kElementGrain / chunk),
+                  [&](int64_t b, int64_t e) { copy_units<U>(src, dst, c, chunk, b, e); });
 }
 
 }  // namespace detail
@@ -241,10 +240,14 @@ inline void strided_copy(const void* src, void* dst, int itemsize, const Strided
   const auto* s = static_cast<const uint8_t*>(src);
   auto* d = static_cast<uint8_t*>(dst);
   switch (itemsize) {
-    case 1: return detail::strided_copy_typed<uint8_t>(s, d, c);
-    case 2: return detail::strided_copy_typed<uint16_t>(s, d, c);
-    case 4: return detail::strided_copy_typed<uint32_t>(s, d, c);
-    case 8: return detail::strided_copy_typed<uint64_t>(s, d, c);
+    case 1:
+      return detail::strided_copy_typed<uint8_t>(s, d, c);
+    case 2:
+      return detail::strided_copy_typed<uint16_t>(s, d, c);
+    case 4:
+      return detail::strided_copy_typed<uint32_t>(s, d, c);
+    case 8:
+      return detail::strided_copy_typed<uint64_t>(s, d, c);
   }
   PARAX_CHECK(false, "unsupported itemsize " << itemsize);
 }

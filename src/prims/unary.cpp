@@ -180,33 +180,33 @@ std::vector<Array> unary_jvp(std::span<const Array> primals, std::span<const Arr
 
 // The last column is the jvp rule: unary_jvp of a derivative above, or zero_jvp where the
 // function is piecewise constant (or its values are not differentiable).
-#define PARAX_UNARY_ROWS(X)                                                                  \
-  X(neg, kNumber, false, negate(x), neg, unary_jvp<d_neg>)                                   \
-  X(abs, kSignedNumber, false, absolute(x), abs, unary_jvp<d_abs>)                           \
-  X(sign, kNumber, false, signum(x), sign, zero_jvp)                                         \
-  X(floor, kFloating, false, std::floor(x), floor, zero_jvp)                                 \
-  X(ceil, kFloating, false, std::ceil(x), ceil, zero_jvp)                                    \
-  X(exp, kInexact, false, std::exp(x), exp, unary_jvp<d_exp>)                                \
-  X(exp2, kInexact, false, std::exp2(x), exp2, unary_jvp<d_exp2>)                            \
-  X(log, kInexact, false, std::log(x), log, unary_jvp<d_log>)                                \
-  X(log1p, kInexact, false, std::log1p(x), log1p, unary_jvp<d_log1p>)                        \
-  X(expm1, kInexact, false, std::expm1(x), expm1, unary_jvp<d_expm1>)                        \
-  X(sin, kInexact, false, std::sin(x), sin, unary_jvp<d_sin>)                                \
-  X(cos, kInexact, false, std::cos(x), cos, unary_jvp<d_cos>)                                \
-  X(tan, kInexact, false, std::tan(x), tan, unary_jvp<d_tan>)                                \
-  X(asin, kInexact, false, std::asin(x), asin, unary_jvp<d_asin>)                            \
-  X(acos, kInexact, false, std::acos(x), acos, unary_jvp<d_acos>)                            \
-  X(atan, kInexact, false, std::atan(x), atan, unary_jvp<d_atan>)                            \
-  X(sinh, kInexact, false, std::sinh(x), sinh, unary_jvp<d_sinh>)                            \
-  X(cosh, kInexact, false, std::cosh(x), cosh, unary_jvp<d_cosh>)                            \
-  X(tanh, kInexact, false, std::tanh(x), tanh, unary_jvp<d_tanh>)                            \
-  X(sqrt, kInexact, false, std::sqrt(x), sqrt, unary_jvp<d_sqrt>)                            \
-  X(rsqrt, kInexact, false, C(1) / std::sqrt(x), rsqrt, unary_jvp<d_rsqrt>)                  \
-  X(cbrt, kFloating, false, std::cbrt(x), cbrt, unary_jvp<d_cbrt>)                           \
+#define PARAX_UNARY_ROWS(X)                                                                   \
+  X(neg, kNumber, false, negate(x), neg, unary_jvp<d_neg>)                                    \
+  X(abs, kSignedNumber, false, absolute(x), abs, unary_jvp<d_abs>)                            \
+  X(sign, kNumber, false, signum(x), sign, zero_jvp)                                          \
+  X(floor, kFloating, false, std::floor(x), floor, zero_jvp)                                  \
+  X(ceil, kFloating, false, std::ceil(x), ceil, zero_jvp)                                     \
+  X(exp, kInexact, false, std::exp(x), exp, unary_jvp<d_exp>)                                 \
+  X(exp2, kInexact, false, std::exp2(x), exp2, unary_jvp<d_exp2>)                             \
+  X(log, kInexact, false, std::log(x), log, unary_jvp<d_log>)                                 \
+  X(log1p, kInexact, false, std::log1p(x), log1p, unary_jvp<d_log1p>)                         \
+  X(expm1, kInexact, false, std::expm1(x), expm1, unary_jvp<d_expm1>)                         \
+  X(sin, kInexact, false, std::sin(x), sin, unary_jvp<d_sin>)                                 \
+  X(cos, kInexact, false, std::cos(x), cos, unary_jvp<d_cos>)                                 \
+  X(tan, kInexact, false, std::tan(x), tan, unary_jvp<d_tan>)                                 \
+  X(asin, kInexact, false, std::asin(x), asin, unary_jvp<d_asin>)                             \
+  X(acos, kInexact, false, std::acos(x), acos, unary_jvp<d_acos>)                             \
+  X(atan, kInexact, false, std::atan(x), atan, unary_jvp<d_atan>)                             \
+  X(sinh, kInexact, false, std::sinh(x), sinh, unary_jvp<d_sinh>)                             \
+  X(cosh, kInexact, false, std::cosh(x), cosh, unary_jvp<d_cosh>)                             \
+  X(tanh, kInexact, false, std::tanh(x), tanh, unary_jvp<d_tanh>)                             \
+  X(sqrt, kInexact, false, std::sqrt(x), sqrt, unary_jvp<d_sqrt>)                             \
+  X(rsqrt, kInexact, false, C(1) / std::sqrt(x), rsqrt, unary_jvp<d_rsqrt>)                   \
+  X(cbrt, kFloating, false, std::cbrt(x), cbrt, unary_jvp<d_cbrt>)                            \
   X(logistic, kInexact, false, C(1) / (C(1) + std::exp(-x)), logistic, unary_jvp<d_logistic>) \
-  X(erf, kFloating, false, std::erf(x), erf, unary_jvp<d_erf>)                               \
-  X(erf_inv, kFloating, false, C(erf_inv(double(x))), none, unary_jvp<d_erf_inv>)            \
-  X(is_finite, kFloating, true, std::isfinite(x), none, zero_jvp)                            \
+  X(erf, kFloating, false, std::erf(x), erf, unary_jvp<d_erf>)                                \
+  X(erf_inv, kFloating, false, C(erf_inv(double(x))), none, unary_jvp<d_erf_inv>)             \
+  X(is_finite, kFloating, true, std::isfinite(x), none, zero_jvp)                             \
   X(not_, kBoolOrInt, false, bit_not(x), none, zero_jvp)
 
 PARAX_UNARY_ROWS(PARAX_UNARY_OP)
@@ -359,9 +359,8 @@ constexpr core::TransposeFn unary_transpose(core::Prim p) {
 }
 
 // y x^(y-1) t, as JAX; x^0 is constant, so y == 0 has a zero tangent.
-std::vector<Array> integer_pow_jvp(std::span<const Array> primals,
-                                   std::span<const Array> tangents, std::span<const Array> outs,
-                                   const Params& params) {
+std::vector<Array> integer_pow_jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                                   std::span<const Array> outs, const Params& params) {
   const int64_t y = params.get<int64_t>("y");
   if (!tangents[0].valid() || !has_tangent(outs[0].dtype()) || y == 0) return {Array()};
   const Array& x = primals[0];
@@ -371,7 +370,7 @@ std::vector<Array> integer_pow_jvp(std::span<const Array> primals,
 }  // namespace
 
 #define PARAX_UNARY_RULES(prim, accepts, predicate, expr, simd_op, jvp) \
-  extern const PrimRules prim##_rules =                                   \
+  extern const PrimRules prim##_rules =                                 \
       with_autodiff(unary_rules<prim##_op>, &jvp, unary_transpose(core::Prim::prim));
 PARAX_UNARY_ROWS(PARAX_UNARY_RULES)
 #undef PARAX_UNARY_RULES

@@ -97,8 +97,11 @@ class BlockCache {
 
   BufferCacheStats stats() {
     std::lock_guard<std::mutex> lock(mu_);
-    return {int64_t(cached_), int64_t(lru_.size()),
-            detail::int_setting(detail::IntSettingId::kBufferCacheBytes), reused_, mapped_,
+    return {int64_t(cached_),
+            int64_t(lru_.size()),
+            detail::int_setting(detail::IntSettingId::kBufferCacheBytes),
+            reused_,
+            mapped_,
             released_};
   }
 

@@ -89,12 +89,18 @@ void combine_into(void* o, const void* x, int64_t n, DType dtype, Op op) {
       for (int64_t i = 0; i < n; ++i) out[i] = combine<kOp>(out[i], in[i]);
     };
     switch (op) {
-      case Op::sum: return run.template operator()<Op::sum>();
-      case Op::prod: return run.template operator()<Op::prod>();
-      case Op::max: return run.template operator()<Op::max>();
-      case Op::min: return run.template operator()<Op::min>();
-      case Op::and_: return run.template operator()<Op::and_>();
-      case Op::or_: return run.template operator()<Op::or_>();
+      case Op::sum:
+        return run.template operator()<Op::sum>();
+      case Op::prod:
+        return run.template operator()<Op::prod>();
+      case Op::max:
+        return run.template operator()<Op::max>();
+      case Op::min:
+        return run.template operator()<Op::min>();
+      case Op::and_:
+        return run.template operator()<Op::and_>();
+      case Op::or_:
+        return run.template operator()<Op::or_>();
     }
   });
 }
@@ -183,8 +189,8 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
         std::memcpy(dst, static_cast<const uint8_t*>(in[size_t(m[0])]->data()) + offset,
                     size_t(n_elems) * item);
         for (size_t j = 1; j < m.size(); ++j) {
-          combine_into(dst, static_cast<const uint8_t*>(in[size_t(m[j])]->data()) + offset,
-                       n_elems, out_aval.dtype, op);
+          combine_into(dst, static_cast<const uint8_t*>(in[size_t(m[j])]->data()) + offset, n_elems,
+                       out_aval.dtype, op);
         }
       });
       for (size_t gi = 0; gi < g.members.size(); ++gi) {

@@ -44,8 +44,10 @@ class Profile {
         if (p->calls_[i] > 0) order.push_back(i);
         total += p->ns_[i];
       }
-      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p->ns_[a] > p->ns_[b]; });
-      std::fprintf(stderr, "parax profile: %.1f ms in kernels and collectives\n", double(total) / 1e6);
+      std::sort(order.begin(), order.end(),
+                [&](size_t a, size_t b) { return p->ns_[a] > p->ns_[b]; });
+      std::fprintf(stderr, "parax profile: %.1f ms in kernels and collectives\n",
+                   double(total) / 1e6);
       for (size_t i : order) {
         std::fprintf(stderr, "  %-22s %10.1f ms %5.1f%% %8lld calls\n",
                      std::string(core::prim_name(core::Prim(i))).c_str(), double(p->ns_[i]) / 1e6,
@@ -155,7 +157,8 @@ std::vector<std::vector<BufferRef>> Executor::run(
   Profile* const profile = Profile::get();
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     const core::Eqn& eqn = p.eqns[e];
-    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    const auto start =
+        profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     if (core::has_trait(eqn.prim, core::kCollective)) {
       const core::Atom& a = eqn.inputs[0];
       env[size_t(eqn.outputs[0])] = run_collective(
@@ -211,8 +214,9 @@ std::vector<std::vector<BufferRef>> Executor::run(
           env[size_t(eqn.outputs[r])][size_t(d)] = std::move(buf);
         }
         const int threads = base::num_threads();
-        core::DeviceContext ctx{mesh_.coords[size_t(d)], mesh_.axis_sizes,
-                                std::max(1, threads / int(std::min<size_t>(active, size_t(threads))))};
+        core::DeviceContext ctx{
+            mesh_.coords[size_t(d)], mesh_.axis_sizes,
+            std::max(1, threads / int(std::min<size_t>(active, size_t(threads))))};
         kernel(core::KernelCall{ins, in_avals, outs, out_avals, eqn.params, ctx});
       });
       for (size_t d = 0; d < n; ++d) {

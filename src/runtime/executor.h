@@ -22,8 +22,8 @@ class Executor {
  private:
   std::shared_ptr<const core::Program> program_;
   MeshLayout mesh_;
-  std::vector<std::vector<int>> release_after_;            // per eqn: vars dead after it
-  std::vector<std::vector<BufferRef>> literal_buffers_;    // per eqn, per input (or null)
+  std::vector<std::vector<int>> release_after_;          // per eqn: vars dead after it
+  std::vector<std::vector<BufferRef>> literal_buffers_;  // per eqn, per input (or null)
   // Per eqn, per output: the input whose buffer the output may take over (-1: none).
   std::vector<std::vector<int>> donor_;
   // Per eqn: its result depends only on its operands' values, not on which device runs

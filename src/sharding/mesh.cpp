@@ -5,8 +5,8 @@
 #include "base/nested_format.h"
 #include "parax/errors.h"
 #include "parax/sharding.h"
-#include "sharding/topology.h"
 #include "sharding/sharding_impl.h"
+#include "sharding/topology.h"
 
 namespace parax {
 namespace detail {
@@ -37,8 +37,8 @@ void check_axis_sizes(const char* api, const char* arg, const Shape& sizes,
   int64_t n = 1;
   for (int64_t s : sizes) {
     if (__builtin_mul_overflow(n, s, &n)) {
-      throw ValueError(std::string("[") + api + "] the product of " + arg + " " +
-                       shape_str(sizes) + " overflows a 64-bit size");
+      throw ValueError(std::string("[") + api + "] the product of " + arg + " " + shape_str(sizes) +
+                       " overflows a 64-bit size");
     }
   }
 }
@@ -52,8 +52,8 @@ DeviceGrid::DeviceGrid(std::vector<Device> devices, Shape shape)
     : devices_(std::move(devices)), shape_(std::move(shape)) {
   check_axis_sizes("DeviceGrid", "shape", shape_, true);
   if (shape_size(shape_) != int64_t(devices_.size())) {
-    throw ValueError("cannot arrange " + std::to_string(devices_.size()) +
-                     " devices into shape " + shape_str(shape_));
+    throw ValueError("cannot arrange " + std::to_string(devices_.size()) + " devices into shape " +
+                     shape_str(shape_));
   }
 }
 
@@ -74,16 +74,17 @@ struct Mesh::Data {
 
 Mesh::Mesh(const DeviceGrid& grid, std::vector<std::string> axis_names) {
   if (grid.size() == 0) {
-    throw ValueError("[Mesh] a mesh needs at least one device; got an empty device grid of "
-                     "shape " + shape_str(grid.shape()) + " for axis_names " +
-                     names_tuple(axis_names));
+    throw ValueError(
+        "[Mesh] a mesh needs at least one device; got an empty device grid of "
+        "shape " +
+        shape_str(grid.shape()) + " for axis_names " + names_tuple(axis_names));
   }
   if (grid.ndim() != int64_t(axis_names.size())) {
     throw ValueError(
         "Mesh requires the ndim of its first argument (`devices`) to equal the length of its "
         "second argument (`axis_names`), but got devices.ndim == " +
-        std::to_string(grid.ndim()) + " and len(axis_names) == " +
-        std::to_string(axis_names.size()) + ".");
+        std::to_string(grid.ndim()) +
+        " and len(axis_names) == " + std::to_string(axis_names.size()) + ".");
   }
   std::set<std::string> unique_names(axis_names.begin(), axis_names.end());
   if (unique_names.size() != axis_names.size()) {

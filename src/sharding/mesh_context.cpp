@@ -15,7 +15,8 @@ struct BareSpecImpl final : ShardingImpl {
   explicit BareSpecImpl(PartitionSpec s) : ShardingImpl(Kind::bare_spec, {}), spec(std::move(s)) {}
   std::string repr() const override { return spec.to_string(); }
   [[noreturn]] void unresolved() const {
-    throw RuntimeError("the bare " + spec.to_string() + " has no mesh: it is only read by jit's "
+    throw RuntimeError("the bare " + spec.to_string() +
+                       " has no mesh: it is only read by jit's "
                        "in_shardings/out_shardings, device_put and with_sharding_constraint "
                        "inside a parax::sharding::use_mesh scope; use NamedSharding(mesh, spec) "
                        "elsewhere");

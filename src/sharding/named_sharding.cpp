@@ -20,8 +20,8 @@ NamedShardingImpl::NamedShardingImpl(Mesh m, PartitionSpec s)
       if (!seen.insert(name).second) {
         throw ValueError(
             "A single NamedSharding spec specification can map every mesh axis to at most one "
-            "positional dimension, but " + spec.to_string() + " has duplicate entries for `" +
-            name + "`");
+            "positional dimension, but " +
+            spec.to_string() + " has duplicate entries for `" + name + "`");
       }
       axes.push_back(a);
     }

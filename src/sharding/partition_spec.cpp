@@ -19,8 +19,8 @@ std::string SpecEntry::to_string() const {
   return s + (axes_.size() == 1 ? ",)" : ")");
 }
 
-PartitionSpec::PartitionSpec(SpecEntry e0, SpecEntry e1, SpecEntry e2, SpecEntry e3,
-                             SpecEntry e4, SpecEntry e5, SpecEntry e6, SpecEntry e7) {
+PartitionSpec::PartitionSpec(SpecEntry e0, SpecEntry e1, SpecEntry e2, SpecEntry e3, SpecEntry e4,
+                             SpecEntry e5, SpecEntry e6, SpecEntry e7) {
   for (SpecEntry* e : {&e0, &e1, &e2, &e3, &e4, &e5, &e6, &e7}) {
     if (e->absent()) break;
     entries_.push_back(std::move(*e));
@@ -46,7 +46,9 @@ std::string entries_text(const std::vector<SpecEntry>& entries) {
 }
 }  // namespace
 
-std::string PartitionSpec::to_string() const { return "PartitionSpec(" + entries_text(entries_) + ")"; }
+std::string PartitionSpec::to_string() const {
+  return "PartitionSpec(" + entries_text(entries_) + ")";
+}
 
 std::string PartitionSpec::to_ir_string() const { return "P(" + entries_text(entries_) + ")"; }
 

@@ -10,7 +10,9 @@ namespace detail {
 
 struct PositionalShardingImpl final : ShardingImpl {
   PositionalShardingImpl(std::vector<Device> devices, Shape s, std::vector<std::vector<int>> i)
-      : ShardingImpl(Kind::positional, std::move(devices)), shape(std::move(s)), ids(std::move(i)) {}
+      : ShardingImpl(Kind::positional, std::move(devices)),
+        shape(std::move(s)),
+        ids(std::move(i)) {}
 
   std::string repr() const override {
     std::string platform(assignment[0].platform());
@@ -26,7 +28,8 @@ struct PositionalShardingImpl final : ShardingImpl {
           for (int p : ids[size_t(i)]) dev_ids.push_back(assignment[size_t(p)].id());
           std::sort(dev_ids.begin(), dev_ids.end());
           std::string s = "{" + platform + " ";
-          for (size_t k = 0; k < dev_ids.size(); ++k) s += (k ? ", " : "") + std::to_string(dev_ids[k]);
+          for (size_t k = 0; k < dev_ids.size(); ++k)
+            s += (k ? ", " : "") + std::to_string(dev_ids[k]);
           out += s + "}";
         },
         fmt);

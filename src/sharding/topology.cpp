@@ -36,7 +36,8 @@ Device Topology::device(int id) const {
 
 namespace {
 const detail::DeviceState& checked(const detail::DeviceState* s) {
-  if (!s) throw ValueError("use of an empty parax::Device handle; get devices from parax::devices()");
+  if (!s)
+    throw ValueError("use of an empty parax::Device handle; get devices from parax::devices()");
   return *s;
 }
 }  // namespace
@@ -45,9 +46,7 @@ int Device::id() const { return checked(state_).id; }
 std::string_view Device::platform() const { return checked(state_).platform; }
 int Device::process_index() const { return checked(state_).process_index; }
 
-std::string Device::to_string() const {
-  return "CpuDevice(id=" + std::to_string(id()) + ")";
-}
+std::string Device::to_string() const { return "CpuDevice(id=" + std::to_string(id()) + ")"; }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.to_string(); }
 

@@ -80,9 +80,7 @@ struct Chunk {
 };
 
 // Python's slice length as JAX computes it: an open stop means the whole dimension.
-Int slice_size(Int dim, const Slice& s) {
-  return s.stop ? *s.stop - s.start.value_or(0) : dim;
-}
+Int slice_size(Int dim, const Slice& s) { return s.stop ? *s.stop - s.start.value_or(0) : dim; }
 
 // JAX's _slice_to_chunk_idx: which chunk along a dimension a shard covers. JAX asserts
 // the chunks are even; parax reports a ValueError instead of an AssertionError.
@@ -143,11 +141,11 @@ std::u32string make_label(std::string_view platform, const std::set<int>& ids) {
 }
 
 // matplotlib's "tab20b" colormap, the one JAX uses when matplotlib is installed.
-constexpr Rgb kTab20b[20] = {
-    {57, 59, 121},   {82, 84, 163},   {107, 110, 207}, {156, 158, 222}, {99, 121, 57},
-    {140, 162, 82},  {181, 207, 107}, {206, 219, 156}, {140, 109, 49},  {189, 158, 57},
-    {231, 186, 82},  {231, 203, 148}, {132, 60, 57},   {173, 73, 74},   {214, 97, 107},
-    {231, 150, 156}, {123, 65, 115},  {165, 81, 148},  {206, 109, 189}, {222, 158, 214}};
+constexpr Rgb kTab20b[20] = {{57, 59, 121},  {82, 84, 163},  {107, 110, 207}, {156, 158, 222},
+                             {99, 121, 57},  {140, 162, 82}, {181, 207, 107}, {206, 219, 156},
+                             {140, 109, 49}, {189, 158, 57}, {231, 186, 82},  {231, 203, 148},
+                             {132, 60, 57},  {173, 73, 74},  {214, 97, 107},  {231, 150, 156},
+                             {123, 65, 115}, {165, 81, 148}, {206, 109, 189}, {222, 158, 214}};
 
 // tab20b(v) for v in [0, 1]: matplotlib scales by 20 and truncates, keeping 1.0 in range.
 Rgb tab20b(double v) {
@@ -178,8 +176,8 @@ Cell make_cell(std::u32string label, const Chunk& chunk, Int base_width, Int bas
   constexpr double kHeightToWidth = 2.5;
   double raw_width = std::trunc(chunk.width_frac * double(base_width) * kHeightToWidth);
   Int height = chunk.height_frac ? Int(*chunk.height_frac * double(base_height)) : 1;
-  Int width = Int(std::min(std::max(raw_width, double(params.min_width)),
-                           double(params.max_width)));
+  Int width =
+      Int(std::min(std::max(raw_width, double(params.min_width)), double(params.max_width)));
   Cell cell;
   auto [left, left_rem] = py_divmod(width - Int(label.size()) - 2, 2);
   auto [top, top_rem] = py_divmod(height - 2, 2);
@@ -227,11 +225,11 @@ Layout build_layout(const Shape& shape, std::string_view platform,
     for (Int c = 0; c < layout.cols; ++c) {
       auto it = chunks.find({r, c});
       if (it == chunks.end()) {
-        throw ValueError("`visualize_sharding`: no device holds chunk (" +
-                         std::to_string(r) + ", " + std::to_string(c) + ")");
+        throw ValueError("`visualize_sharding`: no device holds chunk (" + std::to_string(r) +
+                         ", " + std::to_string(c) + ")");
       }
-      Cell cell = make_cell(make_label(platform, it->second.device_ids), it->second,
-                            base_width, base_height, params);
+      Cell cell = make_cell(make_label(platform, it->second.device_ids), it->second, base_width,
+                            base_height, params);
       if (params.color) cell.style = int(layout.cells.size());
       layout.cells.push_back(std::move(cell));
     }
@@ -415,8 +413,7 @@ Int sum(const std::vector<Int>& v) { return std::accumulate(v.begin(), v.end(), 
 
 // rich._ratio.ratio_reduce: take `total` away from `values` in proportion to `ratios`,
 // at most `maximums[i]` from each.
-std::vector<Int> ratio_reduce(Int total, std::vector<Int> ratios,
-                              const std::vector<Int>& maximums,
+std::vector<Int> ratio_reduce(Int total, std::vector<Int> ratios, const std::vector<Int>& maximums,
                               const std::vector<Int>& values) {
   for (size_t i = 0; i < ratios.size(); ++i) {
     if (!maximums[i]) ratios[i] = 0;
@@ -502,8 +499,7 @@ std::vector<Lines> render_row(const Layout& layout, Int row, const std::vector<I
 }
 
 // rich.box.SQUARE drawn across `widths`: e.g. left "├", fill "─", cross "┼", right "┤".
-Line box_line(const std::vector<Int>& widths, char32_t left, char32_t cross,
-              char32_t right) {
+Line box_line(const std::vector<Int>& widths, char32_t left, char32_t cross, char32_t right) {
   std::u32string text(1, left);
   for (size_t i = 0; i < widths.size(); ++i) {
     if (i) text += cross;
@@ -566,8 +562,7 @@ void append_segment(std::string& out, const Segment& s, const Layout& layout) {
     return;
   }
   const CellColors& colors = layout.colors[s.style];
-  out += "\x1b[38;2;" + rgb_codes(colors.text) + ";48;2;" + rgb_codes(colors.background) +
-         "m";
+  out += "\x1b[38;2;" + rgb_codes(colors.text) + ";48;2;" + rgb_codes(colors.background) + "m";
   append_utf8(out, s.text);
   out += "\x1b[0m";
 }

@@ -26,9 +26,8 @@ core::ClosedProgram trace_flat(const std::vector<Array>& leaves, const FlatFn& f
                                TreeDef* out_def) {
   std::vector<core::Aval> avals;
   for (const Array& x : leaves) avals.push_back(core::aval_of(x));
-  return core::trace_to_program(avals, [&](const std::vector<Array>& args) {
-    return fn(args, out_def);
-  });
+  return core::trace_to_program(avals,
+                                [&](const std::vector<Array>& args) { return fn(args, out_def); });
 }
 
 }  // namespace
@@ -46,8 +45,8 @@ FlatVjp vjp_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& d
   return FlatVjp{state->outs, state};
 }
 
-std::vector<Array> vjp_apply(const FlatVjp& v, const std::vector<Array>& cts,
-                             const TreeDef* ct_def, const TreeDef* out_def) {
+std::vector<Array> vjp_apply(const FlatVjp& v, const std::vector<Array>& cts, const TreeDef* ct_def,
+                             const TreeDef* out_def) {
   if (ct_def && out_def && *ct_def != *out_def) {
     throw ValueError("unexpected tree structure of argument to vjp function: got " +
                      ct_def->to_string() + ", but expected to match " + out_def->to_string());
@@ -66,11 +65,14 @@ std::vector<Array> vjp_apply(const FlatVjp& v, const std::vector<Array>& cts,
     const bool dtype_ok = got.dtype == out.dtype || !is_floating(out.dtype);
     if (got.shape != out.shape || !dtype_ok) {
       const std::string expected = is_floating(out.dtype) ? out.str() : "float0" + dims_of(out);
-      throw ValueError("unexpected JAX type (e.g. shape/dtype) for argument to vjp function: "
-                       "got " + got.str() + ", but expected " + expected + " because the "
-                       "corresponding output of the function had JAX type " + out.str() +
-                       " (output leaf " + std::to_string(i) + " of " +
-                       std::to_string(cts.size()) + ")");
+      throw ValueError(
+          "unexpected JAX type (e.g. shape/dtype) for argument to vjp function: "
+          "got " +
+          got.str() + ", but expected " + expected +
+          " because the "
+          "corresponding output of the function had JAX type " +
+          out.str() + " (output leaf " + std::to_string(i) + " of " + std::to_string(cts.size()) +
+          ")");
     }
   }
   return core::transpose(*v.state, cts);
@@ -81,9 +83,10 @@ void check_jvp_args(const std::vector<Array>& primals, const std::vector<TreeDef
   if (defs != tdefs) {
     TreeDef p{TreeDef::Kind::tuple, "", {}, defs};
     TreeDef t{TreeDef::Kind::tuple, "", {}, tdefs};
-    throw TypeError("primal and tangent arguments to jax.jvp must have the same tree "
-                    "structure; primals have tree structure " + p.to_string() +
-                    " whereas tangents have tree structure " + t.to_string() + ".");
+    throw TypeError(
+        "primal and tangent arguments to jax.jvp must have the same tree "
+        "structure; primals have tree structure " +
+        p.to_string() + " whereas tangents have tree structure " + t.to_string() + ".");
   }
   for (size_t i = 0; i < primals.size(); ++i) {
     const DType pd = primals[i].dtype();
@@ -91,14 +94,15 @@ void check_jvp_args(const std::vector<Array>& primals, const std::vector<TreeDef
     // JAX wants float0 for an integer or bool primal; parax has no float0 and takes the
     // primal's own dtype in its place (the tangent is then ignored, as a float0 one is).
     if (pd != td) {
-      const std::string expected = is_floating(pd) ? std::string(dtype_name(pd))
-                                                   : std::string(dtype_name(pd)) +
-                                                         " (parax's stand-in for float0)";
-      throw TypeError("primal and tangent arguments to jax.jvp do not match; dtypes must be "
-                      "equal, or in case of int/bool primal dtype the tangent dtype must be "
-                      "float0.Got primal dtype " + std::string(dtype_name(pd)) +
-                      " and so expected tangent dtype " + expected +
-                      ", but got tangent dtype " + std::string(dtype_name(td)) + " instead.");
+      const std::string expected =
+          is_floating(pd) ? std::string(dtype_name(pd))
+                          : std::string(dtype_name(pd)) + " (parax's stand-in for float0)";
+      throw TypeError(
+          "primal and tangent arguments to jax.jvp do not match; dtypes must be "
+          "equal, or in case of int/bool primal dtype the tangent dtype must be "
+          "float0.Got primal dtype " +
+          std::string(dtype_name(pd)) + " and so expected tangent dtype " + expected +
+          ", but got tangent dtype " + std::string(dtype_name(td)) + " instead.");
     }
     if (primals[i].shape() != tangents[i].shape()) {
       throw ValueError("jvp called with different primal and tangent shapes;Got primal shape " +
@@ -112,14 +116,15 @@ void check_grad_inputs(const std::vector<Array>& leaves) {
   for (const Array& x : leaves) {
     const DType t = x.dtype();
     if (!is_floating(t)) {
-      throw TypeError("grad requires real- or complex-valued inputs (input dtype that is a "
-                      "sub-dtype of np.inexact), but got " + std::string(dtype_name(t)) +
-                      ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
-                      "allow_int to True.");
+      throw TypeError(
+          "grad requires real- or complex-valued inputs (input dtype that is a "
+          "sub-dtype of np.inexact), but got " +
+          std::string(dtype_name(t)) +
+          ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
+          "allow_int to True.");
     }
   }
 }
-
 
 std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const std::vector<Array>& leaves,
                                                            const std::vector<Array>& tangents,
@@ -154,8 +159,10 @@ std::string output_str(const TreeDef& def) {
 void check_grad_output_tree(const TreeDef& out_def, bool aux) {
   if (aux) {
     if (out_def.kind != TreeDef::Kind::tuple || out_def.children.size() != 2) {
-      throw TypeError("expected function with aux output to return a two-element tuple, but "
-                      "got " + out_def.to_string());
+      throw TypeError(
+          "expected function with aux output to return a two-element tuple, but "
+          "got " +
+          out_def.to_string());
     }
     if (out_def.children[0].num_leaves() != 1) {
       throw TypeError("Gradient only defined for scalar-output functions. Output was " +
@@ -175,8 +182,10 @@ void check_grad_output(const core::Aval& a) {
                     shape_str(a.shape) + ".");
   }
   if (!is_floating(a.dtype)) {
-    throw TypeError("grad requires real-valued outputs (output dtype that is a sub-dtype of "
-                    "np.floating), but got " + std::string(dtype_name(a.dtype)) + ".");
+    throw TypeError(
+        "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+        "np.floating), but got " +
+        std::string(dtype_name(a.dtype)) + ".");
   }
 }
 

@@ -18,8 +18,8 @@
 #include "core/program_trace.h"
 #include "core/rules.h"
 #include "parax/config.h"
-#include "sharding/sharding_impl.h"
 #include "parax/vmap.h"
+#include "sharding/sharding_impl.h"
 #include "transforms/jit_cache.h"
 #include "transforms/lowered.h"
 #include "transforms/map_util.h"
@@ -182,19 +182,22 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     ++totals().misses;
   }
   if (!in_shardings.empty() && in_shardings.size() != defs.size()) {
-    throw ValueError("pjit in_shardings specification must be a tree prefix of the positional "
-                     "arguments tuple passed to the `pjit`-decorated function. In particular, "
-                     "pjit in_shardings must either be a None, a PartitionSpec, or a tuple of "
-                     "length equal to the number of positional arguments. But pjit in_shardings "
-                     "is the wrong length: got a tuple or list of length " +
-                     std::to_string(in_shardings.size()) + " for an args tuple of "
-                     "length " + std::to_string(defs.size()) + ".");
+    throw ValueError(
+        "pjit in_shardings specification must be a tree prefix of the positional "
+        "arguments tuple passed to the `pjit`-decorated function. In particular, "
+        "pjit in_shardings must either be a None, a PartitionSpec, or a tuple of "
+        "length equal to the number of positional arguments. But pjit in_shardings "
+        "is the wrong length: got a tuple or list of length " +
+        std::to_string(in_shardings.size()) +
+        " for an args tuple of "
+        "length " +
+        std::to_string(defs.size()) + ".");
   }
   auto traced = std::make_shared<Traced>();
   for (size_t i = 0; i < defs.size(); ++i) {
     const auto& s = i < in_shardings.size() ? in_shardings[i] : std::nullopt;
-    traced->leaf_in_shardings.insert(traced->leaf_in_shardings.end(),
-                                     size_t(defs[i].num_leaves()), s);
+    traced->leaf_in_shardings.insert(traced->leaf_in_shardings.end(), size_t(defs[i].num_leaves()),
+                                     s);
   }
   traced->closed = core::trace_to_program(avals, [&](std::vector<Array> args) {
     // in_shardings and out_shardings are constraints at the program's boundary. Unlike
@@ -221,11 +224,14 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
       // the output's leaves as the full pytree's length.
       const TreeDef& d = traced->out_def;
       const std::string type = d.kind == TreeDef::Kind::list ? "list" : "tuple";
-      throw ValueError("pytree structure error: different lengths of " + type + " at key path\n"
+      throw ValueError("pytree structure error: different lengths of " + type +
+                       " at key path\n"
                        "    pjit out_shardings\nAt that key path, the prefix pytree pjit "
-                       "out_shardings has a subtree of type " + type + " of length " +
-                       std::to_string(os.size()) + ", but the full pytree has a subtree of the "
-                       "same type but of length " + std::to_string(outs.size()) + ".");
+                       "out_shardings has a subtree of type " +
+                       type + " of length " + std::to_string(os.size()) +
+                       ", but the full pytree has a subtree of the "
+                       "same type but of length " +
+                       std::to_string(outs.size()) + ".");
     }
     // JAX names an output by its key path in the result ([1]; none for a lone array).
     const std::vector<std::string> out_paths = leaf_key_paths(traced->out_def);
@@ -236,8 +242,7 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
       const core::Aval& aval = core::aval_of(outs[o]);
       check_rank(*s, aval, "pjit outputs", out_paths[o]);
       const auto layout = s->impl().layout(int64_t(aval.shape.size()));
-      const std::string path =
-          out_paths[o].empty() ? "" : " with pytree key path " + out_paths[o];
+      const std::string path = out_paths[o].empty() ? "" : " with pytree key path " + out_paths[o];
       for (size_t d = 0; d < aval.shape.size(); ++d) {
         if (aval.shape[d] % layout.tiles[d] == 0) continue;
         throw ValueError(
@@ -268,9 +273,11 @@ std::vector<Array> JitCore::call(const std::vector<Array>& leaves, const std::ve
     if (!want || x.tracer || x.abstract || !x.committed || !x.sharding) continue;
     const int64_t rank = int64_t(x.aval.shape.size());
     if (x.sharding->is_equivalent_to(*want, rank)) continue;
-    throw ValueError("Sharding passed to pjit does not match the sharding on the respective "
-                     "arg. Got pjit sharding: " + want->to_string() + ",\narg sharding: " +
-                     x.sharding->to_string() + " for arg shape: " + x.aval.str());
+    throw ValueError(
+        "Sharding passed to pjit does not match the sharding on the respective "
+        "arg. Got pjit sharding: " +
+        want->to_string() + ",\narg sharding: " + x.sharding->to_string() +
+        " for arg shape: " + x.aval.str());
   }
   std::vector<Array> inputs = traced->closed.consts;
   inputs.insert(inputs.end(), leaves.begin(), leaves.end());

@@ -56,8 +56,8 @@ struct PrefixError {
 // `node` is not a prefix of `tree`. `paths`, when given, receives each leaf's prefix key
 // path (JAX's in_specs[0][1] is "[0][1]"; a spec covering the whole tree is "").
 template <class Node, class LeafStr>
-auto expand_prefix(const Node& node, const TreeDef& tree, const PrefixError& err,
-                   LeafStr leaf_str, std::vector<std::string>* paths = nullptr) {
+auto expand_prefix(const Node& node, const TreeDef& tree, const PrefixError& err, LeafStr leaf_str,
+                   std::vector<std::string>* paths = nullptr) {
   std::vector<std::decay_t<decltype(*node.leaf_value())>> out;
   const auto visit = [&](const auto& self, const Node& n, const TreeDef& def,
                          const std::string& path, int depth) -> void {

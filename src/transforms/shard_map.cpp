@@ -12,8 +12,8 @@
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
-#include "transforms/map_util.h"
 #include "parax/device.h"
+#include "transforms/map_util.h"
 
 namespace parax {
 
@@ -69,8 +69,7 @@ int64_t blocks_of(const Mesh& mesh, const PartitionSpec& spec, size_t d) {
 // `label` names the spec in messages by its key path: in_specs[0][1], or in_specs for one
 // spec covering every argument.
 void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, const char* what,
-                const std::string& label, const std::string& fname,
-                const std::string& value_desc) {
+                const std::string& label, const std::string& fname, const std::string& value_desc) {
   for (size_t d = 0; d < spec.size(); ++d) {
     if (spec[d].is_unconstrained()) {
       throw ValueError("shard_map " + std::string(what) + " cannot use P.UNCONSTRAINED");
@@ -79,8 +78,8 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
       if (mesh.axis_index(a) < 0) {
         throw ValueError("shard_map " + std::string(what) +
                          " argument must refer to an axis marked as manual (" + spec_names(mesh) +
-                         "), but:\n\n  " + label + " refers to '" + a +
-                         "'\n\nCheck the " + what + " values passed to shard_map.");
+                         "), but:\n\n  " + label + " refers to '" + a + "'\n\nCheck the " + what +
+                         " values passed to shard_map.");
       }
     }
   }
@@ -90,14 +89,16 @@ void check_spec(const Mesh& mesh, const PartitionSpec& spec, const Aval& aval, c
         "shard_map applied to the function '" + fname + "' was given an " + what +
         " entry which is too long to be compatible with the corresponding " +
         (in ? "input" : "output") + " value from the function:\n\n" + label + " is " +
-        spec.to_string() + " which has length " +
-        std::to_string(spec.size()) + ", but " + value_desc + " has shape " + aval.str() +
-        ", which has rank " + std::to_string(aval.shape.size()) + " (and " +
-        std::to_string(aval.shape.size()) + " < " + std::to_string(spec.size()) +
-        ")\n\nEntries in " + what + " must be of length no greater than the number of axes in "
-        "the corresponding " + (in ? "input" : "output") + " value.\n\nEither revise the spec "
-        "to be shorter, or modify '" + fname + "' so that its " + (in ? "inputs" : "outputs") +
-        " have sufficient rank." +
+        spec.to_string() + " which has length " + std::to_string(spec.size()) + ", but " +
+        value_desc + " has shape " + aval.str() + ", which has rank " +
+        std::to_string(aval.shape.size()) + " (and " + std::to_string(aval.shape.size()) + " < " +
+        std::to_string(spec.size()) + ")\n\nEntries in " + what +
+        " must be of length no greater than the number of axes in "
+        "the corresponding " +
+        (in ? "input" : "output") +
+        " value.\n\nEither revise the spec "
+        "to be shorter, or modify '" +
+        fname + "' so that its " + (in ? "inputs" : "outputs") + " have sufficient rank." +
         (aval.shape.empty() ? std::string("\n\nFor scalar values (rank 0), consider using an ") +
                                   what + " entry of `P()`, where `P = jax.sharding.PartitionSpec`."
                             : std::string()));
@@ -177,18 +178,21 @@ void check_vma(const Program& body, const std::vector<PartitionSpec>& in_specs,
     if (__builtin_popcountll(unmentioned) == 1) {
       bullet = label + " is " + out_specs[o].to_string() +
                " which implies that the corresponding output value is replicated across mesh "
-               "axis '" + axes[size_t(__builtin_ctzll(unmentioned))] +
+               "axis '" +
+               axes[size_t(__builtin_ctzll(unmentioned))] +
                "', but could not infer replication over any axes";
     } else {
       bullet = label + " is " + out_specs[o].to_string() +
                " which implies that the corresponding output value is replicated across mesh "
-               "axes " + axis_set(unmentioned, axes) + ", but could only infer replication over " +
+               "axes " +
+               axis_set(unmentioned, axes) + ", but could only infer replication over " +
                axis_set(unmentioned & ~outs[o], axes) + ", which is missing the required axes " +
                axis_list(extra, axes);
     }
     throw ValueError("shard_map applied to the function '" + fname +
                      "' was given out_specs which require replication which can't be statically "
-                     "inferred given the mesh:\n\n" + mesh_line(mesh) + "\n\n" + bullet +
+                     "inferred given the mesh:\n\n" +
+                     mesh_line(mesh) + "\n\n" + bullet +
                      "\n\nCheck if these output values are meant to be replicated over those mesh "
                      "axes. If not, consider revising the corresponding out_specs entries. If so, "
                      "consider disabling the check by passing the check_vma=False argument to "
@@ -258,8 +262,8 @@ core::ClosedProgram keep_one_instance(const core::ClosedProgram& closed,
 // Traces fn on the blocks (`local`), checks the results' specs, and binds the shard_map.
 std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<PartitionSpec> in_specs,
                                const std::vector<Aval>& local, const FlatFn& fn, TreeDef* out_def,
-                               const Specs& out_specs_given, const Region& region,
-                               const Mesh* mesh, bool vma, const std::string& fname) {
+                               const Specs& out_specs_given, const Region& region, const Mesh* mesh,
+                               bool vma, const std::string& fname) {
   core::ClosedProgram closed;
   {
     std::vector<std::unique_ptr<core::AxisScope>> scopes;
@@ -267,9 +271,8 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
       scopes.push_back(std::make_unique<core::AxisScope>(
           core::AxisFrame{region.axis_names[a], region.axis_sizes[a], true}));
     }
-    closed = core::trace_to_program(local, [&](const std::vector<Array>& xs) {
-      return fn(xs, out_def);
-    });
+    closed = core::trace_to_program(local,
+                                    [&](const std::vector<Array>& xs) { return fn(xs, out_def); });
   }
   const Program& body = *closed.program;
   std::vector<std::string> spec_paths;
@@ -333,7 +336,8 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
   for (const std::string& a : mesh.axis_names()) {
     if (const core::AxisFrame* f = core::lookup_axis(a); f != nullptr && f->manual) {
       throw ValueError("shard_map applied to the function '" + options.name + "' maps mesh axis '" +
-                       a + "', which an enclosing shard_map or pmap already maps; a nested "
+                       a +
+                       "', which an enclosing shard_map or pmap already maps; a nested "
                        "shard_map must use other mesh axes");
     }
   }
@@ -361,16 +365,18 @@ std::vector<Array> shard_map_flat(const std::vector<Array>& leaves,
       throw ValueError(
           "shard_map applied to the function '" + options.name +
           "' was given argument arrays with axis sizes that are not evenly divisible by the "
-          "corresponding mesh axis sizes:\n\n" + mesh_line(mesh) + "\n\n" + names[i] +
-          " of shape " + core::aval_of(leaves[i]).str() + " corresponds to " + spec_label +
-          " of value " + in_specs[i].to_string() + ", which maps array "
-          "axis " + std::to_string(d) + " (of size " + std::to_string(a.shape[d]) + ") to " +
-          which + ", but " + std::to_string(n) + " does not evenly divide " +
-          std::to_string(a.shape[d]) + "\n\nArray arguments' axis sizes must be evenly divisible "
+          "corresponding mesh axis sizes:\n\n" +
+          mesh_line(mesh) + "\n\n" + names[i] + " of shape " + core::aval_of(leaves[i]).str() +
+          " corresponds to " + spec_label + " of value " + in_specs[i].to_string() +
+          ", which maps array "
+          "axis " +
+          std::to_string(d) + " (of size " + std::to_string(a.shape[d]) + ") to " + which +
+          ", but " + std::to_string(n) + " does not evenly divide " + std::to_string(a.shape[d]) +
+          "\n\nArray arguments' axis sizes must be evenly divisible "
           "by the mesh axis or axes indicated by the corresponding elements of the argument's "
           "in_specs entry. Consider checking that in_specs are correct, and if so consider "
-          "changing the mesh axis sizes or else padding the input and adapting '" + options.name +
-          "' appropriately.");
+          "changing the mesh axis sizes or else padding the input and adapting '" +
+          options.name + "' appropriately.");
     }
     local.push_back(a);
   }
@@ -395,8 +401,9 @@ struct MappedArgs {
 MappedArgs split_mapped_axis(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& names) {
   if (leaves.empty()) {
-    throw ValueError("pmap wrapped function must be passed at least one argument containing an "
-                     "array, got empty *args=() and **kwargs={}");
+    throw ValueError(
+        "pmap wrapped function must be passed at least one argument containing an "
+        "array, got empty *args=() and **kwargs={}");
   }
   MappedArgs m;
   std::optional<int64_t> size;
@@ -413,8 +420,10 @@ MappedArgs split_mapped_axis(const std::vector<Array>& leaves, const std::vector
     const int d = in_dims[i] < 0 ? int(in_dims[i] + rank) : in_dims[i];
     if (d < 0 || d >= rank) {
       throw ValueError("pmap was requested to map its argument along axis " +
-                       std::to_string(in_dims[i]) + ", which implies that its rank should be at "
-                       "least " + std::to_string(d + 1) + ", but is only " + std::to_string(rank) +
+                       std::to_string(in_dims[i]) +
+                       ", which implies that its rank should be at "
+                       "least " +
+                       std::to_string(d + 1) + ", but is only " + std::to_string(rank) +
                        " (its shape is " + shape_str(a.shape) + ")");
     }
     m.dims.push_back(d);
@@ -426,8 +435,9 @@ MappedArgs split_mapped_axis(const std::vector<Array>& leaves, const std::vector
   if (mismatch) throw_inconsistent_sizes("pmap", m.avals, m.dims, names);
   if (!size) throw ValueError("pmap must have at least one non-None value in in_axes");
   if (*size == 0) {
-    throw ValueError("pmap got a mapped axis of size 0; it maps one instance per device, so "
-                     "the mapped size must be at least 1");
+    throw ValueError(
+        "pmap got a mapped axis of size 0; it maps one instance per device, so "
+        "the mapped size must be at least 1");
   }
   m.size = *size;
   return m;
@@ -474,9 +484,8 @@ core::ClosedProgram trace_one_instance(const std::vector<Aval>& element, const F
   core::ClosedProgram closed;
   try {
     core::AxisScope scope(core::AxisFrame{name, n, true});
-    closed = core::trace_to_program(element, [&](const std::vector<Array>& xs) {
-      return fn(xs, out_def);
-    });
+    closed = core::trace_to_program(element,
+                                    [&](const std::vector<Array>& xs) { return fn(xs, out_def); });
   } catch (...) {
     nested_axes = saved;
     throw;
@@ -553,9 +562,10 @@ Mesh pmap_mesh(const PmapOptions& options, const std::string& name, int64_t n,
   }
   std::vector<Device> devices = options.devices.empty() ? local_devices() : options.devices;
   if (!options.devices.empty() && int64_t(devices.size()) != n) {
-    throw ValueError("Leading axis size of input to pmapped function must equal the number of "
-                     "local devices passed to pmap. Got axis_size=" + std::to_string(n) +
-                     ", num_local_devices=" + std::to_string(devices.size()) + ".");
+    throw ValueError(
+        "Leading axis size of input to pmapped function must equal the number of "
+        "local devices passed to pmap. Got axis_size=" +
+        std::to_string(n) + ", num_local_devices=" + std::to_string(devices.size()) + ".");
   }
   if (total > int64_t(devices.size())) {
     throw ValueError("compiling computation that requires " + std::to_string(total) +

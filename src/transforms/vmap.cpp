@@ -22,15 +22,17 @@ std::vector<std::optional<int>> MapAxes::leaves(const TreeDef& tree, const std::
   // key-path form, explaining in_axes.
   detail::PrefixError err{fn + " " + what, fn == "vmap", ""};
   if (fn == "pmap" && std::string(what) == "in_axes") {
-    err.note = "The 'full pytree' here is the tuple of arguments passed positionally to the "
-               "pmapped function, and the value of `in_axes` must be a tree prefix of that "
-               "tuple. But it was not a prefix.\n\nCheck that the value of the `in_axes` "
-               "argument to `pmap` is a tree prefix of the tuple of arguments passed "
-               "positionally to the pmapped function.";
+    err.note =
+        "The 'full pytree' here is the tuple of arguments passed positionally to the "
+        "pmapped function, and the value of `in_axes` must be a tree prefix of that "
+        "tuple. But it was not a prefix.\n\nCheck that the value of the `in_axes` "
+        "argument to `pmap` is a tree prefix of the tuple of arguments passed "
+        "positionally to the pmapped function.";
   } else if (fn == "pmap") {
-    err.note = "The full pytree is the output of the pmapped function. Ensure that the "
-               "`out_axes` argument to `pmap` is a pytree prefix of the pmapped function's "
-               "output.";
+    err.note =
+        "The full pytree is the output of the pmapped function. Ensure that the "
+        "`out_axes` argument to `pmap` is a pytree prefix of the pmapped function's "
+        "output.";
   }
   return detail::expand_prefix(*this, tree, err, axis_str);
 }
@@ -61,37 +63,46 @@ namespace {
 // A pytree node's Python type name, as tree_util's errors print it.
 std::string kind_name(const TreeDef& d) {
   switch (d.kind) {
-    case TreeDef::Kind::leaf: return "parax::Array";
-    case TreeDef::Kind::list: return "list";
-    case TreeDef::Kind::tuple: return "tuple";
-    case TreeDef::Kind::dict: return "dict";
-    case TreeDef::Kind::custom: return d.type_name;
+    case TreeDef::Kind::leaf:
+      return "parax::Array";
+    case TreeDef::Kind::list:
+      return "list";
+    case TreeDef::Kind::tuple:
+      return "tuple";
+    case TreeDef::Kind::dict:
+      return "dict";
+    case TreeDef::Kind::custom:
+      return d.type_name;
   }
   return "";
 }
 }  // namespace
 
 void throw_prefix_error(const PrefixError& err, const std::string& spec, const TreeDef& tree,
-                        const std::string& path, const TreeDef& def, size_t n_prefix,
-                        int depth) {
+                        const std::string& path, const TreeDef& def, size_t n_prefix, int depth) {
   if (err.spec_form) {
-    throw ValueError(err.what + " specification must be a tree prefix of the corresponding "
-                     "value, got specification " + spec + " for value tree " +
-                     tree.to_string() + ".");
+    throw ValueError(err.what +
+                     " specification must be a tree prefix of the corresponding "
+                     "value, got specification " +
+                     spec + " for value tree " + tree.to_string() + ".");
   }
   // A braced list is the positional tuple at the top and a list below (as prefix_str).
   const std::string list_type = depth == 0 ? "tuple" : "list";
   std::string msg;
   if (def.kind == TreeDef::Kind::leaf) {
     msg = "pytree structure error: different types at key path\n    " + err.what + path +
-          "\nAt that key path, the prefix pytree " + err.what + " has a subtree of type\n    "
-          "<class '" + list_type + "'>\nbut at the same key path the full pytree has a subtree "
-          "of different type\n    <class '" + kind_name(def) + "'>.";
+          "\nAt that key path, the prefix pytree " + err.what +
+          " has a subtree of type\n    "
+          "<class '" +
+          list_type +
+          "'>\nbut at the same key path the full pytree has a subtree "
+          "of different type\n    <class '" +
+          kind_name(def) + "'>.";
   } else {
     const std::string type = kind_name(def);
-    msg = "pytree structure error: different lengths of " + type + " at key path\n    " +
-          err.what + path + "\nAt that key path, the prefix pytree " + err.what +
-          " has a subtree of type " + type + " of length " + std::to_string(n_prefix) +
+    msg = "pytree structure error: different lengths of " + type + " at key path\n    " + err.what +
+          path + "\nAt that key path, the prefix pytree " + err.what + " has a subtree of type " +
+          type + " of length " + std::to_string(n_prefix) +
           ", but the full pytree has a subtree of the same type but of length " +
           std::to_string(def.children.size()) + ".";
   }
@@ -102,10 +113,11 @@ void throw_prefix_error(const PrefixError& err, const std::string& spec, const T
 std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs,
                            const std::string& fn) {
   if (fn == "vmap" && !axes.leaf_value() && axes.children().size() != defs.size()) {
-    throw ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding "
-                     "to the positional arguments passed to the function, but got "
-                     "len(in_axes)=" + std::to_string(axes.children().size()) +
-                     ", len(args)=" + std::to_string(defs.size()));
+    throw ValueError(
+        "vmap in_axes must be an int, None, or a tuple of entries corresponding "
+        "to the positional arguments passed to the function, but got "
+        "len(in_axes)=" +
+        std::to_string(axes.children().size()) + ", len(args)=" + std::to_string(defs.size()));
   }
   // in_axes is a prefix of the tuple of positional arguments.
   TreeDef args{TreeDef::Kind::tuple, {}, {}, defs};
@@ -151,7 +163,8 @@ void throw_inconsistent_sizes(const std::string& fn, const std::vector<core::Ava
   for (size_t i = 0; i < avals.size(); ++i) {
     if (dims[i] < 0) continue;
     const int64_t size = avals[i].shape[size_t(dims[i])];
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == size; });
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == size; });
     if (it == groups.end()) {
       groups.push_back({size, {i}});
     } else {
@@ -164,8 +177,8 @@ void throw_inconsistent_sizes(const std::string& fn, const std::vector<core::Ava
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto& [size, members] = groups[g];
     const size_t i = members[0];
-    const std::string where = "axis " + std::to_string(dims[i]) + " of " + names[i] +
-                              " of type " + avals[i].str();
+    const std::string where =
+        "axis " + std::to_string(dims[i]) + " of " + names[i] + " of type " + avals[i].str();
     if (members.size() == 1) {
       msg += "  * one axis had size " + std::to_string(size) + ": " + where;
     } else {
@@ -207,9 +220,8 @@ std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector
   core::ClosedProgram closed;
   {
     core::AxisScope scope(core::AxisFrame{options.axis_name, *size, false});
-    closed = core::trace_to_program(element, [&](const std::vector<Array>& args) {
-      return fn(args, out_def);
-    });
+    closed = core::trace_to_program(
+        element, [&](const std::vector<Array>& args) { return fn(args, out_def); });
   }
   std::vector<Array> inputs(closed.consts);
   inputs.insert(inputs.end(), leaves.begin(), leaves.end());
@@ -218,14 +230,16 @@ std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector
   core::Batched r = core::vmap_program(*closed.program, inputs, input_dims, axis);
 
   std::vector<Array> outs;
-  const std::vector<std::optional<int>> out_axes = options.out_axes.leaves(*out_def, "vmap", "out_axes");
+  const std::vector<std::optional<int>> out_axes =
+      options.out_axes.leaves(*out_def, "vmap", "out_axes");
   for (size_t o = 0; o < r.outs.size(); ++o) {
     const std::optional<int> want = out_axes[o];
     if (!want) {
       if (r.dims[o] != core::kNotMapped) {
         throw ValueError(options.axis_name.empty()
                              ? "at vmap out_axes, got axis spec None but output was batched on "
-                               "axis " + std::to_string(r.dims[o])
+                               "axis " +
+                                   std::to_string(r.dims[o])
                              : "vmap has mapped output (axis_name='" + options.axis_name +
                                    "') but out_axes is None");
       }

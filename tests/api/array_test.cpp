@@ -18,14 +18,20 @@ Mesh mesh42() { return make_mesh({4, 2}, {"a", "b"}); }
 std::vector<Sharding> layouts_2d() {
   auto m = mesh42();
   auto pos = PositionalSharding(devices());
-  return {NamedSharding(m, P("a", "b")),        NamedSharding(m, P("b", "a")),
-          NamedSharding(m, P("a", None)),       NamedSharding(m, P(None, "b")),
-          NamedSharding(m, P(None, "a")),       NamedSharding(m, P({"a", "b"}, None)),
-          NamedSharding(m, P({"b", "a"}, None)), NamedSharding(m, P()),
+  return {NamedSharding(m, P("a", "b")),
+          NamedSharding(m, P("b", "a")),
+          NamedSharding(m, P("a", None)),
+          NamedSharding(m, P(None, "b")),
+          NamedSharding(m, P(None, "a")),
+          NamedSharding(m, P({"a", "b"}, None)),
+          NamedSharding(m, P({"b", "a"}, None)),
+          NamedSharding(m, P()),
           NamedSharding(make_mesh({8}, {"x"}), P("x")),
           NamedSharding(make_mesh({2, 2, 2}, {"p", "q", "r"}), P({"r", "p"}, "q")),
-          SingleDeviceSharding(devices()[5]),   pos.reshape(4, 2),
-          pos.reshape(4, 2).replicate(0),       pos.reshape(1, 8),
+          SingleDeviceSharding(devices()[5]),
+          pos.reshape(4, 2),
+          pos.reshape(4, 2).replicate(0),
+          pos.reshape(1, 8),
           pos.reshape(8, 1)};
 }
 
@@ -33,12 +39,16 @@ template <class T>
 std::vector<T> sample_values(int64_t n) {
   std::vector<T> v;
   for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_same_v<T, bool>) v.push_back(i % 3 == 0);
+    if constexpr (std::is_same_v<T, bool>)
+      v.push_back(i % 3 == 0);
     else if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>)
       v.push_back(T(float(i % 97) - 40.5f));
-    else if constexpr (std::is_floating_point_v<T>) v.push_back(T(i) * T(0.37) - T(3));
-    else if constexpr (std::is_signed_v<T>) v.push_back(T(int64_t(i % 101) - 50));
-    else v.push_back(T(i % 199));
+    else if constexpr (std::is_floating_point_v<T>)
+      v.push_back(T(i) * T(0.37) - T(3));
+    else if constexpr (std::is_signed_v<T>)
+      v.push_back(T(int64_t(i % 101) - 50));
+    else
+      v.push_back(T(i % 199));
   }
   return v;
 }
@@ -217,8 +227,8 @@ TEST(DevicePut, Pytrees) {
   std::map<std::string, Array> dict = {{"x", jnp::arange(8)}, {"y", jnp::arange(16)}};
   auto d2 = device_put(dict, devices()[3]);
   EXPECT_EQ(d2["y"].devices(), (std::vector<Device>{devices()[3]}));
-  std::tuple<Array, std::array<Array, 2>, Layer> t{jnp::zeros({8}), {jnp::ones({4}), jnp::ones({8})},
-                                                   Layer{jnp::ones({8, 8}), jnp::zeros({8})}};
+  std::tuple<Array, std::array<Array, 2>, Layer> t{
+      jnp::zeros({8}), {jnp::ones({4}), jnp::ones({8})}, Layer{jnp::ones({8, 8}), jnp::zeros({8})}};
   auto t2 = device_put(t, NamedSharding(mesh42(), P()));
   EXPECT_TRUE(std::get<2>(t2).w.sharding().is_fully_replicated());
   EXPECT_EQ(std::get<2>(t2).w.sharding().num_devices(), 8);

@@ -60,7 +60,10 @@ Array i32(int x) { return jnp::array(x); }
 Array ones(Shape s) { return jnp::ones(std::move(s)); }
 Slice sl(std::optional<int64_t> a, std::optional<int64_t> b) { return Slice{a, b}; }
 
-#define CASE(name, ...) {name, [&]() -> Result { return __VA_ARGS__; }}
+#define CASE(name, ...)                           \
+  {                                               \
+    name, [&]() -> Result { return __VA_ARGS__; } \
+  }
 
 std::vector<Case> cases(const Inputs& in) {
   const auto& [f, v, w, i, j, u8, i8, u32, b, h, bf, m, n, t3, col, r, special, sq, ws, wi] = in;
@@ -187,8 +190,7 @@ std::vector<Case> cases(const Inputs& in) {
       CASE("clip_f", jnp::clip(f, -1.0, 2.0)),
       CASE("clip_i_min", jnp::clip(i, 0, std::nullopt)),
       CASE("clip_i_max_f", jnp::clip(i, std::nullopt, 2.5)),
-      CASE("isclose_s",
-           jnp::isclose(special, jnp::array({1.0f + 1e-6f, NAN, INFINITY, INFINITY}))),
+      CASE("isclose_s", jnp::isclose(special, jnp::array({1.0f + 1e-6f, NAN, INFINITY, INFINITY}))),
       CASE("isclose_nan", jnp::isclose(special, special, 1e-5, 1e-8, true)),
       CASE("isclose_i", jnp::isclose(j, jnp::array({2, -3, 5}))),
       CASE("allclose_true", jnp::allclose(v, v + 1e-7)),
@@ -329,8 +331,8 @@ std::vector<Case> cases(const Inputs& in) {
       CASE("matmul_t3_n", jnp::matmul(t3, n)),
       CASE("matmul_v_m", jnp::matmul(ones({3}), m)),
       CASE("matmul_m_vec", jnp::matmul(m, jnp::array({1.0f, 2.0f, 3.0f, 4.0f}))),
-      CASE("matmul_batch_bcast", jnp::matmul(ones({2, 1, 3, 4}),
-                                             jnp::arange(40, DType::float32).reshape({5, 4, 2}))),
+      CASE("matmul_batch_bcast",
+           jnp::matmul(ones({2, 1, 3, 4}), jnp::arange(40, DType::float32).reshape({5, 4, 2}))),
       CASE("matmul_batch_one", jnp::matmul(ones({1, 3, 4}), t3.reshape({2, 4, 3}))),
       CASE("matmul_i_f", jnp::matmul(i, ones({3, 2}))),
       CASE("err_matmul_scalar", jnp::matmul(v, 2.0)),
@@ -446,9 +448,9 @@ std::vector<Case> cases(const Inputs& in) {
       CASE("lax_cumsum_rev", lax::cumsum(m, 0, true)),
       CASE("lax_sort", lax::sort(f)),
       CASE("lax_sort_0", lax::sort(f, 0)),
-      CASE("lax_sort_multi",
-           lax::sort({jnp::array({3, 1, 2, 1}), jnp::array({0.0f, 1.0f, 2.0f, 3.0f})}, -1, true,
-                     1)),
+      CASE(
+          "lax_sort_multi",
+          lax::sort({jnp::array({3, 1, 2, 1}), jnp::array({0.0f, 1.0f, 2.0f, 3.0f})}, -1, true, 1)),
       CASE("err_lax_sort_keys", lax::sort({v, w}, -1, true, 3)),
       CASE("lax_copy", lax::copy(f)),
       // Indexing.
@@ -468,10 +470,14 @@ std::vector<Case> cases(const Inputs& in) {
 
 std::string error_text(const std::exception& e) {
   const char* kind = "Error";
-  if (dynamic_cast<const TypeError*>(&e)) kind = "TypeError";
-  else if (dynamic_cast<const ValueError*>(&e)) kind = "ValueError";
-  else if (dynamic_cast<const IndexError*>(&e)) kind = "IndexError";
-  else if (dynamic_cast<const NotImplementedError*>(&e)) kind = "NotImplementedError";
+  if (dynamic_cast<const TypeError*>(&e))
+    kind = "TypeError";
+  else if (dynamic_cast<const ValueError*>(&e))
+    kind = "ValueError";
+  else if (dynamic_cast<const IndexError*>(&e))
+    kind = "IndexError";
+  else if (dynamic_cast<const NotImplementedError*>(&e))
+    kind = "NotImplementedError";
   return std::string("!") + kind + ": " + e.what();
 }
 
@@ -507,8 +513,7 @@ void expect_close(const std::string& name, const Array& x, const std::string& re
     } else if (std::isinf(expected)) {
       EXPECT_EQ(got[k], expected) << name << "[" << k << "]";
     } else {
-      EXPECT_NEAR(got[k], expected, rtol * std::abs(expected) + 1e-6)
-          << name << "[" << k << "]";
+      EXPECT_NEAR(got[k], expected, rtol * std::abs(expected) + 1e-6) << name << "[" << k << "]";
     }
   }
 }
@@ -565,9 +570,9 @@ TEST(LaxNumpy, TracedCasesHaveJaxTypes) {
   Inputs in;
   core::ProgramTrace trace;
   auto arg = [&](Array& x) { x = trace.new_arg(core::aval_of(x)); };
-  for (Array* x : {&in.f, &in.v, &in.w, &in.i, &in.j, &in.u8, &in.i8, &in.u32, &in.b, &in.h,
-                   &in.bf, &in.m, &in.n, &in.t3, &in.col, &in.r, &in.special, &in.sq, &in.ws,
-                   &in.wi}) {
+  for (Array* x :
+       {&in.f,  &in.v, &in.w, &in.i,  &in.j,   &in.u8, &in.i8,      &in.u32, &in.b,  &in.h,
+        &in.bf, &in.m, &in.n, &in.t3, &in.col, &in.r,  &in.special, &in.sq,  &in.ws, &in.wi}) {
     arg(*x);
   }
   core::TraceScope scope(trace);
@@ -602,9 +607,9 @@ TEST(LaxNumpy, TracedCasesHaveJaxTypes) {
       for (size_t d = 0; d < aval.shape.size(); ++d) {
         shape += (d ? "," : "") + std::to_string(aval.shape[d]);
       }
-      EXPECT_EQ(std::string(dtype_name(aval.dtype)) + "|" + (aval.weak_type ? "w" : "s") + "|" +
-                    shape,
-                parts[0] + "|" + parts[1] + "|" + parts[2]);
+      EXPECT_EQ(
+          std::string(dtype_name(aval.dtype)) + "|" + (aval.weak_type ? "w" : "s") + "|" + shape,
+          parts[0] + "|" + parts[1] + "|" + parts[2]);
     }
     ++checked;
   }
@@ -614,8 +619,8 @@ TEST(LaxNumpy, TracedCasesHaveJaxTypes) {
 // ---- promotion tables --------------------------------------------------------------------
 
 const std::vector<DType> kAllDTypes = {
-    DType::bool_,  DType::int8,    DType::int16,    DType::int32,   DType::int64,
-    DType::uint8,  DType::uint16,  DType::uint32,   DType::uint64,  DType::float16,
+    DType::bool_,    DType::int8,    DType::int16,  DType::int32,  DType::int64,
+    DType::uint8,    DType::uint16,  DType::uint32, DType::uint64, DType::float16,
     DType::bfloat16, DType::float32, DType::float64};
 
 std::string typed_str(base::TypedDType t) {
@@ -771,9 +776,13 @@ TEST(LaxNumpy, ParaxErrorTexts) {
             "[numpy.einsum] 'ij,jk->ik' names 2 operands; expected 1");
   EXPECT_EQ(message([&] { jnp::einsum("ijk,kl->il", m, m); }),
             "[numpy.einsum] operand 0 has shape (2, 4); expected rank 3 for 'ijk'");
-  EXPECT_EQ(message([&] { jnp::einsum("ij,jk->iz", m, m.reshape({4, 2})); }),
+  EXPECT_EQ(message([&] {
+              jnp::einsum("ij,jk->iz", m, m.reshape({4, 2}));
+            }),
             "[numpy.einsum] output label 'z' does not appear in any input of 'ij,jk->iz'");
-  EXPECT_EQ(message([&] { jnp::einsum("ij,ij->ij", m, jnp::ones({2, 3})); }),
+  EXPECT_EQ(message([&] {
+              jnp::einsum("ij,ij->ij", m, jnp::ones({2, 3}));
+            }),
             "Size of label 'j' for operand 1 (3) does not match previous terms (4).");
   EXPECT_EQ(message([&] { jnp::expand_dims(m, None); }),
             "[numpy.expand_dims] axis is None; expected one axis or a list of axes");
@@ -805,9 +814,8 @@ TEST(LaxNumpy, TracesLikeJax) {
       {"maximum", {x23, x23}, [](auto& a) { return jnp::maximum(a[0], a[1]); }},
   };
   for (const TraceCase& c : cases) {
-    auto closed = core::trace_to_program(c.args, [&](const std::vector<Array>& args) {
-      return std::vector<Array>{c.fn(args)};
-    });
+    auto closed = core::trace_to_program(
+        c.args, [&](const std::vector<Array>& args) { return std::vector<Array>{c.fn(args)}; });
     EXPECT_EQ(core::to_string(*closed.program), goldens().at("jaxpr/" + c.name)) << c.name;
   }
 }

@@ -84,8 +84,8 @@ TEST(Fusion, IntermediatesUsedLaterLeaveTheFusion) {
 TEST(Fusion, AReductionOverTrailingAxesJoinsTheChain) {
   for (Shape shape : {Shape{1000, 9}, Shape{3, 10007}, Shape{64, 64, 8}, Shape{0, 5}}) {
     auto x = random_array(shape, DType::float32, 3);
-    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{int64_t(shape.size()) - 1},
-                                             std::vector<int64_t>{}}) {
+    for (const std::vector<int64_t>& axes :
+         {std::vector<int64_t>{int64_t(shape.size()) - 1}, std::vector<int64_t>{}}) {
       auto f = jit([&](const Array& v) {
         Array y = numpy::cos(v) * 3.0f;
         return std::make_pair(axes.empty() ? numpy::max(y) : numpy::max(y, axes[0]),
@@ -115,9 +115,10 @@ TEST(Fusion, BroadcastsJoinAndReadTheirOperandInPlace) {
     Shape in, out;
     std::vector<int64_t> dims;
   };
-  for (const Bcast& b : {Bcast{{37}, {300, 37}, {1}}, Bcast{{300}, {300, 37}, {0}},
-                         Bcast{{1, 37}, {300, 37}, {0, 1}}, Bcast{{5, 1, 7}, {5, 600, 7}, {0, 1, 2}},
-                         Bcast{{6}, {4, 6, 500}, {1}}, Bcast{{300, 37}, {300, 37}, {0, 1}}}) {
+  for (const Bcast& b :
+       {Bcast{{37}, {300, 37}, {1}}, Bcast{{300}, {300, 37}, {0}},
+        Bcast{{1, 37}, {300, 37}, {0, 1}}, Bcast{{5, 1, 7}, {5, 600, 7}, {0, 1, 2}},
+        Bcast{{6}, {4, 6, 500}, {1}}, Bcast{{300, 37}, {300, 37}, {0, 1}}}) {
     auto small = random_array(b.in, DType::float32, 5);
     auto big = random_array(b.out, DType::float32, 6);
     auto run = [&](const Array& s, const Array& x) {
@@ -141,8 +142,9 @@ TEST(Fusion, FilledOperandsBecomeScalars) {
     auto x = random_array(shape, DType::float32, 7) - 0.4f;
     auto run = [&](const Array& v) {
       auto fill = [&](float c) {
-        return core::bind1(Prim::broadcast_in_dim, {numpy::array(c)},
-                           Params{{"shape", shape}, {"broadcast_dimensions", std::vector<int64_t>{}}});
+        return core::bind1(
+            Prim::broadcast_in_dim, {numpy::array(c)},
+            Params{{"shape", shape}, {"broadcast_dimensions", std::vector<int64_t>{}}});
       };
       Array ones = fill(1.0f), twos = fill(2.0f);
       Array picked = lax::select_n(lax::gt(v, 0.0f), {ones, twos});

@@ -9,8 +9,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "parax/parax.h"
 #include "base/thread_pool.h"
+#include "parax/parax.h"
 #include "runtime/buffer.h"
 
 namespace parax {

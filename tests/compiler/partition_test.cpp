@@ -70,8 +70,8 @@ std::string partitioned(const std::string& text, std::vector<int64_t> axis_sizes
 }
 
 TEST(Partition, ElementwiseKeepsTheOperandsShardingWithoutCommunication) {
-  EXPECT_EQ(partitioned("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = add a b in (c,) }",
-                        {4}, {"a"}, {"P('a', None)", "P('a', None)"}),
+  EXPECT_EQ(partitioned("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = add a b in (c,) }", {4},
+                        {"a"}, {"P('a', None)", "P('a', None)"}),
             "# in_layouts (P('a', None), P('a', None))\n"
             "# out_layouts (P('a', None))\n"
             "{ lambda ; a:f32[2,4] b:f32[2,4]. let c:f32[2,4] = add a b in (c,) }");
@@ -140,8 +140,8 @@ TEST(Partition, ReduceSumOverAShardedAxisEndsInAnAllReduce) {
 }
 
 TEST(Partition, MismatchedOperandsMeetThroughAnAllToAll) {
-  EXPECT_EQ(partitioned("{ lambda ; a:f32[8,8] b:f32[8,8]. let c:f32[8,8] = add a b in (c,) }",
-                        {4}, {"a"}, {"P('a', None)", "P(None, 'a')"}),
+  EXPECT_EQ(partitioned("{ lambda ; a:f32[8,8] b:f32[8,8]. let c:f32[8,8] = add a b in (c,) }", {4},
+                        {"a"}, {"P('a', None)", "P(None, 'a')"}),
             "# in_layouts (P('a', None), P(None, 'a'))\n"
             "# out_layouts (P('a', None))\n"
             "{ lambda ; a:f32[2,8] b:f32[8,2]. let\n"
@@ -191,8 +191,8 @@ TEST(Partition, ReorderedAxesMoveTilesByCollectivePermute) {
 }
 
 TEST(Partition, UncommittedOperandTakesItsNeighboursLayout) {
-  EXPECT_EQ(partitioned("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = mul a b in (c,) }",
-                        {4}, {"a"}, {"P('a', None)", std::nullopt}),
+  EXPECT_EQ(partitioned("{ lambda ; a:f32[8,4] b:f32[8,4]. let c:f32[8,4] = mul a b in (c,) }", {4},
+                        {"a"}, {"P('a', None)", std::nullopt}),
             "# in_layouts (P('a', None), P('a', None))\n"
             "# out_layouts (P('a', None))\n"
             "{ lambda ; a:f32[2,4] b:f32[2,4]. let c:f32[2,4] = mul a b in (c,) }");
@@ -284,8 +284,7 @@ TEST(ParseWithDevices, ShortShardingsAndAxisNamesUseTheGivenMesh) {
       &mesh);
   const auto& s = p.eqns[0].params.get<std::shared_ptr<const Sharding>>("sharding");
   EXPECT_EQ(*s, NamedSharding(mesh, P("a")));
-  EXPECT_EQ(p.eqns[1].params.get<std::vector<int64_t>>("mesh_axes"),
-            (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(p.eqns[1].params.get<std::vector<int64_t>>("mesh_axes"), (std::vector<int64_t>{1, 0}));
   // A NamedSharding printed on the given mesh reads back on it.
   expect_round_trip(
       "{ lambda ; a:f32[8]. let\n"
@@ -294,10 +293,11 @@ TEST(ParseWithDevices, ShortShardingsAndAxisNamesUseTheGivenMesh) {
       "  in (b,) }",
       &mesh);
   try {
-    core::parse_program("{ lambda ; a:f32[8]. let\n"
-                        "    b:f32[8] = sharding_constraint[sharding=P('z')] a\n"
-                        "  in (b,) }",
-                        &mesh);
+    core::parse_program(
+        "{ lambda ; a:f32[8]. let\n"
+        "    b:f32[8] = sharding_constraint[sharding=P('z')] a\n"
+        "  in (b,) }",
+        &mesh);
     ADD_FAILURE() << "no error";
   } catch (const ValueError& e) {
     EXPECT_EQ(std::string(e.what()),

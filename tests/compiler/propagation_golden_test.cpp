@@ -35,10 +35,11 @@ struct Op {
   Fn fn;
 };
 
-#define FN(...) [](const std::vector<Array>& in, const Constrain& c) -> Array { \
-  (void)c;                                                                        \
-  return __VA_ARGS__;                                                             \
-}
+#define FN(...)                                                   \
+  [](const std::vector<Array>& in, const Constrain& c) -> Array { \
+    (void)c;                                                      \
+    return __VA_ARGS__;                                           \
+  }
 
 // The ops of the golden script, under the same names.
 const std::map<std::string, Op>& ops() {
@@ -61,8 +62,7 @@ const std::map<std::string, Op>& ops() {
         {"dot matrix-vector", {{m, v}, 0, FN(jnp::dot(in[0], in[1]))}},
         {"batched matmul", {{t, t}, 0, FN(jnp::matmul(in[0], in[1]))}},
         {"transpose", {{m}, 0, FN(jnp::transpose(in[0]))}},
-        {"transpose (1, 2, 0)",
-         {{t}, 0, FN(jnp::transpose(in[0], std::vector<int64_t>{1, 2, 0}))}},
+        {"transpose (1, 2, 0)", {{t}, 0, FN(jnp::transpose(in[0], std::vector<int64_t>{1, 2, 0}))}},
         {"reshape (64,)", {{m}, 0, FN(in[0].reshape({64}))}},
         {"reshape (2, 4, 8)", {{m}, 0, FN(in[0].reshape({2, 4, 8}))}},
         {"reshape (4, 16)", {{m}, 0, FN(in[0].reshape({4, 16}))}},
@@ -80,28 +80,26 @@ const std::map<std::string, Op>& ops() {
         {"where(x > 32, x, y)", {{m, m}, 0, FN(jnp::where(in[0] > 32, in[0], in[1]))}},
         {"where(x > 32, x, 0.0)", {{m}, 0, FN(jnp::where(in[0] > 32, in[0], 0.0))}},
         {"jit x * 2", {{m}, 0, FN(jit([](const Array& x) { return x * 2; })(in[0]))}},
-        {"jit sin(x) @ y + 1",
-         {{m, m}, 0, FN(jit([](const Array& x, const Array& y) {
-            return jnp::matmul(jnp::sin(x), y) + 1;
-          })(in[0], in[1]))}},
+        {"jit sin(x) @ y + 1", {{m, m}, 0, FN(jit([](const Array& x, const Array& y) {
+                                  return jnp::matmul(jnp::sin(x), y) + 1;
+                                })(in[0], in[1]))}},
         {"jit x + y.T", {{m, m}, 0, FN(jit([](const Array& x, const Array& y) {
-                            return x + jnp::transpose(y);
-                          })(in[0], in[1]))}},
+                           return x + jnp::transpose(y);
+                         })(in[0], in[1]))}},
         {"jit sum(x, 0) * 2",
          {{m}, 0, FN(jit([](const Array& x) { return jnp::sum(x, 0) * 2; })(in[0]))}},
-        {"jit x @ x.T",
-         {{m}, 0, FN(jit([](const Array& x) { return jnp::matmul(x, jnp::transpose(x)); })(
-                      in[0]))}},
-        {"jit wsc(x * 2)",
-         {{m}, 1, FN(jit([&c](const Array& x) { return c(x * 2, 0); })(in[0]))}},
+        {"jit x @ x.T", {{m}, 0, FN(jit([](const Array& x) {
+                           return jnp::matmul(x, jnp::transpose(x));
+                         })(in[0]))}},
+        {"jit wsc(x * 2)", {{m}, 1, FN(jit([&c](const Array& x) { return c(x * 2, 0); })(in[0]))}},
         {"jit sin(wsc(x))",
          {{m}, 1, FN(jit([&c](const Array& x) { return jnp::sin(c(x, 0)); })(in[0]))}},
         {"jit wsc(x @ y)", {{m, m}, 1, FN(jit([&c](const Array& x, const Array& y) {
-                               return c(jnp::matmul(x, y), 0);
-                             })(in[0], in[1]))}},
+                              return c(jnp::matmul(x, y), 0);
+                            })(in[0], in[1]))}},
         {"jit wsc(x) + y", {{m, m}, 1, FN(jit([&c](const Array& x, const Array& y) {
-                               return c(x, 0) + y;
-                             })(in[0], in[1]))}},
+                              return c(x, 0) + y;
+                            })(in[0], in[1]))}},
         {"sum axis=1 (3-d)", {{t}, 0, FN(jnp::sum(in[0], 1))}},
     };
     for (int a : {0, 1, -1}) {  // -1: all axes (axis=None)
@@ -111,8 +109,7 @@ const std::map<std::string, Op>& ops() {
       (*o)["sum" + key] = {{m}, 0, [axes](auto& in, auto&) { return jnp::sum(in[0], axes); }};
       (*o)["max" + key] = {{m}, 0, [axes](auto& in, auto&) { return jnp::max(in[0], axes); }};
       (*o)["mean" + key] = {{m}, 0, [axes](auto& in, auto&) { return jnp::mean(in[0], axes); }};
-      (*o)["argmax" + key] = {{m}, 0,
-                              [axis](auto& in, auto&) { return jnp::argmax(in[0], axis); }};
+      (*o)["argmax" + key] = {{m}, 0, [axis](auto& in, auto&) { return jnp::argmax(in[0], axis); }};
       if (a < 0) continue;
       (*o)["cumsum" + key] = {{m}, 0, [a](auto& in, auto&) { return jnp::cumsum(in[0], a); }};
       (*o)["sort" + key] = {{m}, 0, [a](auto& in, auto&) { return jnp::sort(in[0], a); }};
@@ -177,9 +174,12 @@ std::set<Entries> candidate_specs(size_t ndim, std::vector<std::string> axes) {
 PartitionSpec spec_of(const Entries& entries) {
   std::vector<SpecEntry> e;
   for (const auto& axes : entries) {
-    if (axes.empty()) e.emplace_back(None);
-    else if (axes.size() == 1) e.emplace_back(axes[0]);
-    else e.emplace_back(axes);
+    if (axes.empty())
+      e.emplace_back(None);
+    else if (axes.size() == 1)
+      e.emplace_back(axes[0]);
+    else
+      e.emplace_back(axes);
   }
   return PartitionSpec::from_entries(e);
 }
@@ -260,8 +260,8 @@ std::vector<std::string> split_name(const std::string& name) {
 
 bool values_equal(const Array& got, const Array& want, std::string* why) {
   if (got.shape() != want.shape() || got.dtype() != want.dtype()) {
-    *why = "type " + std::string(dtype_name(got.dtype())) + shape_str(got.shape()) +
-           ", expected " + std::string(dtype_name(want.dtype())) + shape_str(want.shape());
+    *why = "type " + std::string(dtype_name(got.dtype())) + shape_str(got.shape()) + ", expected " +
+           std::string(dtype_name(want.dtype())) + shape_str(want.shape());
     return false;
   }
   const std::vector<double> g = got.to_vector<double>();
@@ -276,7 +276,7 @@ bool values_equal(const Array& got, const Array& want, std::string* why) {
 }
 
 struct Outcome {
-  std::string sharding;  // canonical text, or `error ...`
+  std::string sharding;     // canonical text, or `error ...`
   std::string value_error;  // empty when the values equal the single-device result
 };
 
@@ -292,10 +292,10 @@ Outcome run_case(const std::string& name) {
   std::vector<Array> sharded, local;
   for (size_t i = 0; i < op.shapes.size(); ++i) {
     local.push_back(data(op.shapes[i]));
-    sharded.push_back(specs[i] == "-" ? local.back()
-                                      : device_put(local.back(),
-                                                   NamedSharding(mesh, core::parse_partition_spec(
-                                                                           specs[i]))));
+    sharded.push_back(
+        specs[i] == "-"
+            ? local.back()
+            : device_put(local.back(), NamedSharding(mesh, core::parse_partition_spec(specs[i]))));
   }
   const Constrain constrain = [&](const Array& x, size_t k) {
     const PartitionSpec spec = core::parse_partition_spec(specs[op.shapes.size() + k]);

@@ -111,8 +111,7 @@ TEST(ShardedSweep, EveryPrimitiveMatchesSingleDeviceOnEveryMesh) {
             expect_close(got[r], want[r], c.tolerance, what);
             EXPECT_TRUE(got[r].is_committed()) << what;
           }
-          if (core::has_trait(c.prim, core::kElementwise) && same &&
-              shape0 == got[0].shape()) {
+          if (core::has_trait(c.prim, core::kElementwise) && same && shape0 == got[0].shape()) {
             EXPECT_TRUE(got[0].sharding().is_equivalent_to(in[0].sharding(), got[0].ndim()))
                 << what << ": got " << got[0].sharding();
           }

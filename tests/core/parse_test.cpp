@@ -146,10 +146,11 @@ TEST(Parse, ErrorsNameTheLineColumnAndWhatWasExpected) {
   expect_error("{ lambda ; 1a:f32[8]. let in (1a,) }",
                "[parse_program] line 1, column 12: expected a variable name such as a or ba; "
                "got '1a'");
-  expect_error("{ lambda ; a:f32[8]. let b:f32[8] = sharding_constraint[sharding=P('a')] a "
-               "in (b,) }",
-               "[parse_program] line 1, column 66: the sharding P('a',) needs a mesh; pass one "
-               "to parse_program or write NamedSharding(...)");
+  expect_error(
+      "{ lambda ; a:f32[8]. let b:f32[8] = sharding_constraint[sharding=P('a')] a "
+      "in (b,) }",
+      "[parse_program] line 1, column 66: the sharding P('a',) needs a mesh; pass one "
+      "to parse_program or write NamedSharding(...)");
   expect_error("{ lambda ; a:f32[8]. let b:f32[8] = copy[x=1 x=2] a in (b,) }",
                "[parse_program] line 1, column 46: param 'x' appears twice");
   expect_error("{ lambda ; a:f32[8]",

@@ -29,7 +29,9 @@ TEST(Program, PrintsParamsSortedAndOneEquationALine) {
   int d = p.new_var(f32({8, 4}));
   int e = p.new_var(f32({4}));
   p.invars = {a, b};
-  p.eqns.push_back(Eqn{Prim::broadcast_in_dim, {Atom::of(b)}, {c},
+  p.eqns.push_back(Eqn{Prim::broadcast_in_dim,
+                       {Atom::of(b)},
+                       {c},
                        Params{{"shape", std::vector<int64_t>{1, 4}},
                               {"broadcast_dimensions", std::vector<int64_t>{1}}}});
   p.eqns.push_back(Eqn{Prim::add, {Atom::of(a), Atom::of(c)}, {d}, {}});
@@ -105,8 +107,9 @@ TEST(Primitives, LinearOnesHaveATransposeRule) {
   for (int i = 0; i < kNumPrims; ++i) {
     const Prim p = Prim(i);
     EXPECT_EQ(has_trait(p, kLinear), rules(p).transpose != nullptr)
-        << prim_name(p) << (has_trait(p, kLinear) ? " is kLinear without a transpose rule"
-                                                  : " has a transpose rule but is not kLinear");
+        << prim_name(p)
+        << (has_trait(p, kLinear) ? " is kLinear without a transpose rule"
+                                  : " has a transpose rule but is not kLinear");
   }
 }
 

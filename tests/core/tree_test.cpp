@@ -22,8 +22,7 @@ TEST(Tree, LeavesAndStructure) {
   EXPECT_EQ(tree::structure(d).to_string(), "PyTreeDef({'a': *, 'b': *})");
   EXPECT_EQ(tree::leaves(d)[0].item<float>(), 0.f);  // sorted keys
   Mlp m{params, jnp::ones({})};
-  EXPECT_EQ(tree::structure(m).to_string(),
-            "PyTreeDef(CustomNode(Mlp[], [[(*, *), (*, *)], *]))");
+  EXPECT_EQ(tree::structure(m).to_string(), "PyTreeDef(CustomNode(Mlp[], [[(*, *), (*, *)], *]))");
   EXPECT_EQ(tree::structure(std::tuple<Array>{jnp::ones({})}).to_string(), "PyTreeDef((*,))");
   EXPECT_EQ(tree::structure(jnp::ones({})).to_string(), "PyTreeDef(*)");
 }

@@ -33,8 +33,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Returns a buffer of `dtype` holding `values` converted as numpy's astype does.
 HostBuffer make(DType dtype, const Shape& shape, const std::vector<double>& values) {
-  HostBuffer b{Aval{shape, dtype, false}, std::vector<uint8_t>(values.size() *
-                                                               size_t(dtype_itemsize(dtype)))};
+  HostBuffer b{Aval{shape, dtype, false},
+               std::vector<uint8_t>(values.size() * size_t(dtype_itemsize(dtype)))};
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = reinterpret_cast<T*>(b.bytes.data());
@@ -83,11 +83,16 @@ std::vector<double> random_values(DType dtype, int64_t n, unsigned seed, double 
 // reference's sum of magnitudes.
 double tolerance(DType dtype) {
   switch (dtype) {
-    case DType::float64: return 1e-12;
-    case DType::float32: return 2e-6;
-    case DType::float16: return 2e-3;
-    case DType::bfloat16: return 1.6e-2;
-    default: return 0;
+    case DType::float64:
+      return 1e-12;
+    case DType::float32:
+      return 2e-6;
+    case DType::float16:
+      return 2e-3;
+    case DType::bfloat16:
+      return 1.6e-2;
+    default:
+      return 0;
   }
 }
 
@@ -115,8 +120,8 @@ void expect_matches(const std::vector<HostBuffer>& outs, const std::vector<doubl
   ASSERT_EQ(got.size(), want.size());
   ASSERT_EQ(scale.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    const double w = scale[i] == 0 || !is_floating(dtypes[i]) ? round_to(dtypes[i], want[i])
-                                                              : want[i];
+    const double w =
+        scale[i] == 0 || !is_floating(dtypes[i]) ? round_to(dtypes[i], want[i]) : want[i];
     if (scale[i] == 0 || std::isnan(w) || std::isinf(w)) {
       EXPECT_TRUE(std::isnan(w) ? std::isnan(got[i]) : got[i] == w)
           << "at " << i << ": " << got[i] << " vs " << w;
@@ -195,11 +200,11 @@ TEST(ContractionReduce, EmptyReductionsGiveIdentities) {
 TEST(ContractionReduce, MaxAndMinPropagateNaN) {
   const HostBuffer x = make(DType::float32, {2, 3}, {1, kNaN, 3, -kInf, 2, kNaN});
   for (Prim prim : {Prim::reduce_max, Prim::reduce_min}) {
-    const std::vector<float> rows = run_kernel(prim, {x}, Params{{"axes", Ints{1}}})[0]
-                                        .values<float>();
+    const std::vector<float> rows =
+        run_kernel(prim, {x}, Params{{"axes", Ints{1}}})[0].values<float>();
     EXPECT_TRUE(std::isnan(rows[0]) && std::isnan(rows[1]));
-    const std::vector<float> cols = run_kernel(prim, {x}, Params{{"axes", Ints{0}}})[0]
-                                        .values<float>();
+    const std::vector<float> cols =
+        run_kernel(prim, {x}, Params{{"axes", Ints{0}}})[0].values<float>();
     EXPECT_EQ(cols[0], prim == Prim::reduce_max ? 1.0f : -INFINITY);
     EXPECT_TRUE(std::isnan(cols[1]) && std::isnan(cols[2]));
   }
@@ -210,8 +215,8 @@ TEST(ContractionReduce, LongFloat32SumsStayAccurate) {
   const int64_t n = int64_t(1) << 22;
   const HostBuffer x = HostBuffer::of<float>({n}, std::vector<float>(size_t(n), 0.1f));
   const double exact = double(0.1f) * double(n);
-  const float all = run_kernel(Prim::reduce_sum, {x}, Params{{"axes", Ints{0}}})[0]
-                        .values<float>()[0];
+  const float all =
+      run_kernel(Prim::reduce_sum, {x}, Params{{"axes", Ints{0}}})[0].values<float>()[0];
   EXPECT_NEAR(all, exact, exact * 1e-6);
   // Column sums of [4096, 64] go through the row-pairwise path.
   const HostBuffer m = HostBuffer::of<float>({4096, 64}, std::vector<float>(4096 * 64, 0.1f));
@@ -247,9 +252,9 @@ TEST(ContractionArg, TiesGoFirstAndNaNWins) {
 
 TEST(ContractionCumsum, EmptyAndRankOne) {
   const HostBuffer e = make(DType::float32, {0, 3}, {});
-  EXPECT_EQ(run_kernel(Prim::cumsum, {e}, Params{{"axis", int64_t{0}}, {"reverse", false}})[0]
-                .aval.shape,
-            (Shape{0, 3}));
+  EXPECT_EQ(
+      run_kernel(Prim::cumsum, {e}, Params{{"axis", int64_t{0}}, {"reverse", false}})[0].aval.shape,
+      (Shape{0, 3}));
   const HostBuffer x = make(DType::int32, {4}, {1, 2, 3, 4});
   EXPECT_EQ(run_kernel(Prim::cumsum, {x}, Params{{"axis", int64_t{0}}, {"reverse", true}})[0]
                 .values<int32_t>(),
@@ -323,8 +328,7 @@ TEST(ContractionShardingRule, Strings) {
                      {"rhs_contracting_dimensions", Ints{}},
                      {"lhs_batch_dimensions", Ints{}},
                      {"rhs_batch_dimensions", Ints{}}};
-  EXPECT_EQ(rule_str(Prim::dot_general, {m, n}, outer),
-            "([i, j], [k, l]) -> ([i, j, k, l])");
+  EXPECT_EQ(rule_str(Prim::dot_general, {m, n}, outer), "([i, j], [k, l]) -> ([i, j, k, l])");
 
   const Aval x{{4, 8, 2}, DType::float32, false};
   EXPECT_EQ(rule_str(Prim::reduce_sum, {x}, Params{{"axes", Ints{1}}}),

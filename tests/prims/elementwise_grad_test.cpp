@@ -134,8 +134,8 @@ TEST_F(ElementwiseGrad, Float32TangentsStayFloat32) {
 TEST_F(ElementwiseGrad, RulesRunUnderJit) {
   auto rule = [](const Array& x, const Array& y, const Array& t) {
     const Array z = core::bind1(Prim::pow, {x, y});
-    const Array jvp = core::rules(Prim::pow).jvp(std::vector<Array>{x, y},
-                                                 std::vector<Array>{t, t}, {&z, 1}, {})[0];
+    const Array jvp = core::rules(Prim::pow).jvp(std::vector<Array>{x, y}, std::vector<Array>{t, t},
+                                                 {&z, 1}, {})[0];
     const bool linear[] = {true, false};
     return core::rules(Prim::mul).transpose({&jvp, 1}, std::vector<Array>{x, y},
                                             std::span<const bool>(linear), {})[0];

@@ -83,10 +83,14 @@ Real round_to(DType t, Real v) { return values(make(t, {v}))[0]; }
 
 Real epsilon(DType t) {
   switch (t) {
-    case DType::float16: return 0x1p-10L;
-    case DType::bfloat16: return 0x1p-7L;
-    case DType::float32: return 0x1p-23L;
-    default: return 0x1p-52L;
+    case DType::float16:
+      return 0x1p-10L;
+    case DType::bfloat16:
+      return 0x1p-7L;
+    case DType::float32:
+      return 0x1p-23L;
+    default:
+      return 0x1p-52L;
   }
 }
 Real min_normal(DType t) {
@@ -164,10 +168,16 @@ const Exact kExact[] = {
     {Prim::sign, {f32}, {{-2, -0.0, 0, kNan, 3, -kInf}}, {-1, -0.0, 0, kNan, 1, -1}},
     {Prim::floor, {f32}, {{-1.5, 1.5, -0.0, -0.5}}, {-2, 1, -0.0, -1}},
     {Prim::ceil, {f16}, {{-1.5, 1.5, -0.5}}, {-1, 2, -0.0}},
-    {Prim::round, {f32}, {{0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997L, 8388609}},
-     {1, 2, 3, -1, -3, 0, 8388609}, Params{{"rounding_method", int64_t(0)}}},
-    {Prim::round, {f32}, {{0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997L, 8388609}},
-     {0, 2, 2, -0.0, -2, 0, 8388609}, Params{{"rounding_method", int64_t(1)}}},
+    {Prim::round,
+     {f32},
+     {{0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997L, 8388609}},
+     {1, 2, 3, -1, -3, 0, 8388609},
+     Params{{"rounding_method", int64_t(0)}}},
+    {Prim::round,
+     {f32},
+     {{0.5, 1.5, 2.5, -0.5, -2.5, 0.49999997L, 8388609}},
+     {0, 2, 2, -0.0, -2, 0, 8388609},
+     Params{{"rounding_method", int64_t(1)}}},
     {Prim::round, {bf16}, {{2.5, 3.5, -3.5}}, {2, 4, -4}, Params{{"rounding_method", int64_t(1)}}},
     {Prim::round, {f64}, {{2.5, 4503599627370497.0L}}, {3, 4503599627370497.0L}},
     {Prim::is_finite, {f32}, {{1, kInf, -kInf, kNan}}, {1, 0, 0, 0}},
@@ -191,7 +201,9 @@ const Exact kExact[] = {
     {Prim::cbrt, {f32}, {{-8, 27}}, {-2, 3}},
     {Prim::tanh, {f64}, {{kInf, -kInf}}, {1, -1}},
     // Division and remainder by zero, MIN / -1, truncation towards zero.
-    {Prim::div, {i32, i32}, {{5, -5, 0, i32min, 7, -7}, {0, 0, 0, -1, -2, 2}},
+    {Prim::div,
+     {i32, i32},
+     {{5, -5, 0, i32min, 7, -7}, {0, 0, 0, -1, -2, 2}},
      {-1, -1, -1, i32min, -3, -3}},
     {Prim::div, {u32, u32}, {{5, 7}, {0, 2}}, {4294967295.0L, 3}},
     {Prim::rem, {i32, i32}, {{5, -5, i32min, 7, -7}, {0, 0, -1, -2, 2}}, {5, -5, 0, 1, -1}},
@@ -207,7 +219,9 @@ const Exact kExact[] = {
     // Shifts by the bit width or more (negative amounts count as large).
     {Prim::shift_left, {i32, i32}, {{1, 1, 1, -1}, {31, 32, -1, 4}}, {i32min, 0, 0, -16}},
     {Prim::shift_right_arithmetic, {i32, i32}, {{-8, -8, 8}, {1, 40, -1}}, {-4, -1, 0}},
-    {Prim::shift_right_arithmetic, {u8, u8}, {{200, 200, 100, 200}, {1, 8, 9, 200}},
+    {Prim::shift_right_arithmetic,
+     {u8, u8},
+     {{200, 200, 100, 200}, {1, 8, 9, 200}},
      {228, 255, 0, 255}},
     {Prim::shift_right_logical, {i32, i32}, {{-8, -8}, {1, 32}}, {2147483644, 0}},
     {Prim::shift_left, {u8, u8}, {{1, 3}, {200, 7}}, {0, 128}},
@@ -218,9 +232,13 @@ const Exact kExact[] = {
     {Prim::pow, {f16, i32}, {{2, 2, 2}, {3, 70000, -1}}, {8, kInf, 0.5}},
     {Prim::pow, {f32, i64}, {{-2, 0}, {3, -1}}, {-8, kInf}},
     {Prim::pow, {f32, f32}, {{0, -8, kNan, 1}, {0, 0.5, 0, kNan}}, {1, kNan, 1, 1}},
-    {Prim::nextafter, {f32, f32}, {{1, 0, 0, -0.0, kNan}, {2, -1, -0.0, 0, 1}},
+    {Prim::nextafter,
+     {f32, f32},
+     {{1, 0, 0, -0.0, kNan}, {2, -1, -0.0, 0, 1}},
      {1 + 0x1p-23L, -0x1p-149L, -0.0, 0, kNan}},
-    {Prim::nextafter, {f16, f16}, {{1, 0, 65504, kInf, 1}, {2, -1, kInf, 0, 1}},
+    {Prim::nextafter,
+     {f16, f16},
+     {{1, 0, 65504, kInf, 1}, {2, -1, kInf, 0, 1}},
      {1 + 0x1p-10L, -0x1p-24L, kInf, 65504, 1}},
     {Prim::nextafter, {bf16, bf16}, {{1, -0.0}, {0, 1}}, {1 - 0x1p-8L, 0x1p-133L}},
     {Prim::atan2, {f64, f64}, {{1, -0.0, 0}, {0, -1, -1}}, {kPi / 2, -kPi, kPi}},
@@ -230,14 +248,15 @@ const Exact kExact[] = {
     {Prim::lt, {b1, b1}, {{0, 1, 0}, {1, 0, 0}}, {1, 0, 0}},
     {Prim::ge, {u64, u64}, {{18446744073709551615.0L, 0}, {1, 1}}, {1, 0}},
     // select_n: out-of-range indices clamp; a rank-0 `which` picks whole cases.
-    {Prim::select_n, {i32, i16, i16, i16}, {{-1, 0, 1, 2, 5}, {1, 1, 1, 1, 1},
-     {2, 2, 2, 2, 2}, {3, 3, 3, 3, 3}}, {1, 1, 2, 3, 3}},
+    {Prim::select_n,
+     {i32, i16, i16, i16},
+     {{-1, 0, 1, 2, 5}, {1, 1, 1, 1, 1}, {2, 2, 2, 2, 2}, {3, 3, 3, 3, 3}},
+     {1, 1, 2, 3, 3}},
     {Prim::select_n, {b1, f64, f64}, {{1, 0}, {1, 2}, {3, 4}}, {3, 2}},
     {Prim::select_n, {u8, b1, b1}, {{1, 0, 200}, {0, 1, 0}, {1, 0, 1}}, {1, 1, 1}},
     {Prim::select_n, {u64, u32}, {{18446744073709551615.0L}, {7, 8}}, {7, 8}},
     {Prim::select_n, {b1, f16, f16}, {{1}, {1, 2}, {3, 4}}, {3, 4}},
-    {Prim::select_n, {i64, i64, i64, i64}, {{-9223372036854775807.0L - 1}, {10}, {20}, {30}},
-     {10}},
+    {Prim::select_n, {i64, i64, i64, i64}, {{-9223372036854775807.0L - 1}, {10}, {20}, {30}}, {10}},
     // clamp: NaN anywhere gives NaN; an empty range [2, 1] gives the upper bound.
     {Prim::clamp, {f32, f32, f32}, {{0}, {kNan, -1, 0.5, 5}, {1}}, {kNan, 0, 0.5, 1}},
     {Prim::clamp, {f32, f32, f32}, {{kNan}, {0.5}, {1}}, {kNan}},
@@ -342,7 +361,7 @@ TEST(ElementwiseInteger, OpsMatchReference) {
       for (size_t i = 0; i < got.size(); ++i) {
         const I128 want = op.ref.integer(t, I128(a[i]), unary ? 0 : I128(b[i]));
         EXPECT_TRUE(I128(got[i]) == want) << name(op.prim) << "(" << double(a[i]) << ", "
-                                      << double(b[i]) << ") in " << dtype_name(t);
+                                          << double(b[i]) << ") in " << dtype_name(t);
       }
     }
   }
@@ -388,8 +407,8 @@ Real convert_ref(Real v, DType from, DType to) {
   if (std::isnan(v)) return 0;
   const int bits = bits_of(to);
   const Real lo = is_signed_integer(to) ? -std::ldexp(Real(1), bits - 1) : 0;
-  const Real hi = is_signed_integer(to) ? std::ldexp(Real(1), bits - 1) - 1
-                                        : std::ldexp(Real(1), bits) - 1;
+  const Real hi =
+      is_signed_integer(to) ? std::ldexp(Real(1), bits - 1) - 1 : std::ldexp(Real(1), bits) - 1;
   return std::clamp(std::trunc(v), lo, hi) + 0;  // + 0: -0.0 converts to 0
 }
 
@@ -403,11 +422,11 @@ bool representable(DType t, Real v) {
 }
 
 TEST(ElementwiseConvert, EveryPairMatchesReference) {
-  const Reals pool = {0,     -0.0,    1,         -1,          2.5,     -2.5,   0.1L,
-                      127,   128,     255,       256,         -128,    -129,   1000.75,
-                      65504, 65520,   70000,     2147483647,  0x1p31L, -0x1p31L, 0x1p32L,
-                      0x1p53L + 1, 0x1p63L - 1, -0x1p63L, 0x1p64L - 1, 1e20L, -1e20L, 1e300L,
-                      kInf,  -kInf,   kNan};
+  const Reals pool = {0,           -0.0,        1,        -1,          2.5,     -2.5,     0.1L,
+                      127,         128,         255,      256,         -128,    -129,     1000.75,
+                      65504,       65520,       70000,    2147483647,  0x1p31L, -0x1p31L, 0x1p32L,
+                      0x1p53L + 1, 0x1p63L - 1, -0x1p63L, 0x1p64L - 1, 1e20L,   -1e20L,   1e300L,
+                      kInf,        -kInf,       kNan};
   for (int f = 0; f < kNumDTypes; ++f) {
     const DType from = DType(f);
     // Only values the source dtype holds exactly (so every conversion starts exact).
@@ -423,8 +442,8 @@ TEST(ElementwiseConvert, EveryPairMatchesReference) {
       for (size_t i = 0; i < src.size(); ++i) {
         const Real want = convert_ref(src[i], from, to);
         EXPECT_TRUE(close(got[i], want, is_floating(to) ? to : f64, 0))
-            << dtype_name(from) << " " << double(src[i]) << " -> " << dtype_name(to)
-            << ": got " << double(got[i]) << ", want " << double(want);
+            << dtype_name(from) << " " << double(src[i]) << " -> " << dtype_name(to) << ": got "
+            << double(got[i]) << ", want " << double(want);
       }
     }
   }
@@ -445,8 +464,8 @@ TEST(ElementwiseConvert, RoundsLikeXla) {
   EXPECT_EQ(bits16(f32, 6e-8L, f16), 0x0001);
 
   const Params weak{{"new_dtype", i32}, {"weak_type", true}};
-  const std::vector<Aval> out = core::abstract_eval(Prim::convert_element_type,
-                                                    std::vector{Aval{{2, 3}, f32, false}}, weak);
+  const std::vector<Aval> out =
+      core::abstract_eval(Prim::convert_element_type, std::vector{Aval{{2, 3}, f32, false}}, weak);
   EXPECT_EQ(out[0], (Aval{{2, 3}, i32, true}));
 }
 
@@ -539,88 +558,184 @@ struct ErrorCase {
 Aval A(DType t, Shape shape = {3}) { return Aval{std::move(shape), t, false}; }
 
 const ErrorCase kErrors[] = {
-    {Prim::sin, {A(i32)}, {}, Kind::type,
+    {Prim::sin,
+     {A(i32)},
+     {},
+     Kind::type,
      "sin does not accept dtype int32. Accepted dtypes are subtypes of floating, complexfloating."},
-    {Prim::abs, {A(u32)}, {}, Kind::type,
+    {Prim::abs,
+     {A(u32)},
+     {},
+     Kind::type,
      "abs does not accept dtype uint32. Accepted dtypes are subtypes of floating, "
      "complexfloating, signedinteger."},
-    {Prim::neg, {A(b1)}, {}, Kind::type,
+    {Prim::neg,
+     {A(b1)},
+     {},
+     Kind::type,
      "neg does not accept dtype bool. Accepted dtypes are subtypes of integer, complexfloating, "
      "floating."},
-    {Prim::floor, {A(i32)}, {}, Kind::type,
+    {Prim::floor,
+     {A(i32)},
+     {},
+     Kind::type,
      "floor does not accept dtype int32. Accepted dtypes are subtypes of floating."},
-    {Prim::is_finite, {A(u8)}, {}, Kind::type,
+    {Prim::is_finite,
+     {A(u8)},
+     {},
+     Kind::type,
      "is_finite does not accept dtype uint8. Accepted dtypes are subtypes of floating."},
-    {Prim::not_, {A(f32)}, {}, Kind::type,
+    {Prim::not_,
+     {A(f32)},
+     {},
+     Kind::type,
      "not does not accept dtype float32. Accepted dtypes are subtypes of integer, bool_."},
-    {Prim::erf_inv, {A(i8)}, {}, Kind::type,
+    {Prim::erf_inv,
+     {A(i8)},
+     {},
+     Kind::type,
      "erf_inv does not accept dtype int8. Accepted dtypes are subtypes of floating."},
-    {Prim::integer_pow, {A(b1)}, Params{{"y", int64_t(2)}}, Kind::type,
+    {Prim::integer_pow,
+     {A(b1)},
+     Params{{"y", int64_t(2)}},
+     Kind::type,
      "integer_pow does not accept dtype bool. Accepted dtypes are subtypes of integer, "
      "complexfloating, floating."},
-    {Prim::integer_pow, {A(i32, {1})}, Params{{"y", int64_t(-1)}}, Kind::type,
+    {Prim::integer_pow,
+     {A(i32, {1})},
+     Params{{"y", int64_t(-1)}},
+     Kind::type,
      "Integers cannot be raised to negative powers, got integer_pow(ShapedArray(int32[1]), -1)"},
-    {Prim::round, {A(f32)}, Params{{"rounding_method", int64_t(2)}}, Kind::value,
+    {Prim::round,
+     {A(f32)},
+     Params{{"rounding_method", int64_t(2)}},
+     Kind::value,
      "[round] rounding_method must be 0 (AWAY_FROM_ZERO) or 1 (TO_NEAREST_EVEN), got 2."},
-    {Prim::add, {A(b1), A(b1)}, {}, Kind::type,
+    {Prim::add,
+     {A(b1), A(b1)},
+     {},
+     Kind::type,
      "add does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
      "of integer, complexfloating, floating."},
-    {Prim::add, {A(f32), A(b1)}, {}, Kind::type,
+    {Prim::add,
+     {A(f32), A(b1)},
+     {},
+     Kind::type,
      "add does not accept dtype bool at position 1. Accepted dtypes at position 1 are subtypes "
      "of integer, complexfloating, floating."},
-    {Prim::add, {A(f32), A(i32)}, {}, Kind::type,
+    {Prim::add,
+     {A(f32), A(i32)},
+     {},
+     Kind::type,
      "lax.add requires arguments to have the same dtypes, got float32, int32."},
-    {Prim::add, {A(f32), A(f32, {4})}, {}, Kind::type,
+    {Prim::add,
+     {A(f32), A(f32, {4})},
+     {},
+     Kind::type,
      "add got incompatible shapes for broadcasting: (3,), (4,)."},
-    {Prim::rem, {A(b1), A(b1)}, {}, Kind::type,
+    {Prim::rem,
+     {A(b1), A(b1)},
+     {},
+     Kind::type,
      "rem does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
      "of integer, floating."},
-    {Prim::pow, {A(i32), A(i32)}, {}, Kind::type,
+    {Prim::pow,
+     {A(i32), A(i32)},
+     {},
+     Kind::type,
      "pow does not accept dtype int32 at position 0. Accepted dtypes at position 0 are subtypes "
      "of floating, complexfloating."},
-    {Prim::pow, {A(f32), A(b1)}, {}, Kind::type,
+    {Prim::pow,
+     {A(f32), A(b1)},
+     {},
+     Kind::type,
      "pow does not accept dtype bool at position 1. Accepted dtypes at position 1 are subtypes "
      "of integer, complexfloating, floating."},
-    {Prim::pow, {A(f32), A(f64)}, {}, Kind::type,
+    {Prim::pow,
+     {A(f32), A(f64)},
+     {},
+     Kind::type,
      "the first argument to pow must have an inexact dtype (float or complex), and the second "
      "argument must have an inexact or integer dtype, and two inexact dtypes must match, but "
      "got float32 and float64 respectively."},
-    {Prim::atan2, {A(i32), A(i32)}, {}, Kind::type,
+    {Prim::atan2,
+     {A(i32), A(i32)},
+     {},
+     Kind::type,
      "atan2 does not accept dtype int32 at position 0. Accepted dtypes at position 0 are "
      "subtypes of floating, complexfloating."},
-    {Prim::nextafter, {A(f32), A(u8)}, {}, Kind::type,
+    {Prim::nextafter,
+     {A(f32), A(u8)},
+     {},
+     Kind::type,
      "nextafter does not accept dtype uint8 at position 1. Accepted dtypes at position 1 are "
      "subtypes of floating."},
-    {Prim::and_, {A(f32), A(f32)}, {}, Kind::type,
+    {Prim::and_,
+     {A(f32), A(f32)},
+     {},
+     Kind::type,
      "and does not accept dtype float32 at position 0. Accepted dtypes at position 0 are "
      "subtypes of integer, bool_."},
-    {Prim::shift_left, {A(b1), A(b1)}, {}, Kind::type,
+    {Prim::shift_left,
+     {A(b1), A(b1)},
+     {},
+     Kind::type,
      "shift_left does not accept dtype bool at position 0. Accepted dtypes at position 0 are "
      "subtypes of integer."},
-    {Prim::lt, {A(f32), A(f64)}, {}, Kind::type,
+    {Prim::lt,
+     {A(f32), A(f64)},
+     {},
+     Kind::type,
      "lax.lt requires arguments to have the same dtypes, got float32, float64."},
-    {Prim::eq, {A(f32, {2}), A(f32)}, {}, Kind::type,
+    {Prim::eq,
+     {A(f32, {2}), A(f32)},
+     {},
+     Kind::type,
      "eq got incompatible shapes for broadcasting: (2,), (3,)."},
-    {Prim::clamp, {A(f32, {2}), A(f32), A(f32, {})}, {}, Kind::type,
+    {Prim::clamp,
+     {A(f32, {2}), A(f32), A(f32, {})},
+     {},
+     Kind::type,
      "clamp requires min.shape == operand.shape or min.shape == (), got min.shape=(2,), "
      "operand.shape=(3,)."},
-    {Prim::clamp, {A(f32, {}), A(f32), A(f32, {2})}, {}, Kind::type,
+    {Prim::clamp,
+     {A(f32, {}), A(f32), A(f32, {2})},
+     {},
+     Kind::type,
      "clamp requires max.shape == operand.shape or max.shape == (), got max.shape=(2,), "
      "operand.shape=(3,)."},
-    {Prim::clamp, {A(f64, {}), A(f32), A(f32, {})}, {}, Kind::type,
+    {Prim::clamp,
+     {A(f64, {}), A(f32), A(f32, {})},
+     {},
+     Kind::type,
      "lax.clamp requires arguments to have the same dtypes, got float64, float32, float32."},
     {Prim::select_n, {A(b1)}, {}, Kind::type, "select must have at least one case"},
-    {Prim::select_n, {A(b1), A(f32), A(f32, {2})}, {}, Kind::type,
+    {Prim::select_n,
+     {A(b1), A(f32), A(f32, {2})},
+     {},
+     Kind::type,
      "select cases must have the same shapes, got [(3,), (2,)]."},
-    {Prim::select_n, {A(b1, {2}), A(f32), A(f32)}, {}, Kind::type,
+    {Prim::select_n,
+     {A(b1, {2}), A(f32), A(f32)},
+     {},
+     Kind::type,
      "select `which` must be scalar or have the same shape as cases, got `which` shape (2,) "
      "but case shape (3,)."},
-    {Prim::select_n, {A(b1), A(f32), A(f64)}, {}, Kind::type,
+    {Prim::select_n,
+     {A(b1), A(f32), A(f64)},
+     {},
+     Kind::type,
      "lax.select requires arguments to have the same dtypes, got float32, float64. (Tip: "
      "jnp.where is a similar function that does automatic type promotion on inputs)."},
-    {Prim::select_n, {A(f32), A(f32), A(f32)}, {}, Kind::type,
+    {Prim::select_n,
+     {A(f32), A(f32), A(f32)},
+     {},
+     Kind::type,
      "select `which` must be boolean or integer type, got float32."},
-    {Prim::select_n, {A(b1), A(f32), A(f32), A(f32)}, {}, Kind::type,
+    {Prim::select_n,
+     {A(b1), A(f32), A(f32), A(f32)},
+     {},
+     Kind::type,
      "select with boolean `which` cannot have > 2 cases."},
 };
 
@@ -643,10 +758,10 @@ TEST(ElementwiseErrors, AcceptedDtypesFollowJax) {
   // Which dtype kinds each primitive takes, as one string per primitive: b(ool), s(igned),
   // u(nsigned), f(loat).
   const std::pair<Prim, std::string> accepted[] = {
-      {Prim::neg, "suf"},  {Prim::abs, "sf"},   {Prim::sign, "suf"},  {Prim::exp, "f"},
-      {Prim::not_, "bsu"}, {Prim::copy, "bsuf"}, {Prim::add, "suf"},  {Prim::rem, "suf"},
-      {Prim::max, "bsuf"}, {Prim::and_, "bsu"}, {Prim::shift_left, "su"}, {Prim::eq, "bsuf"},
-      {Prim::lt, "bsuf"},  {Prim::atan2, "f"},  {Prim::pow, "f"},     {Prim::clamp, "bsuf"},
+      {Prim::neg, "suf"},  {Prim::abs, "sf"},    {Prim::sign, "suf"},      {Prim::exp, "f"},
+      {Prim::not_, "bsu"}, {Prim::copy, "bsuf"}, {Prim::add, "suf"},       {Prim::rem, "suf"},
+      {Prim::max, "bsuf"}, {Prim::and_, "bsu"},  {Prim::shift_left, "su"}, {Prim::eq, "bsuf"},
+      {Prim::lt, "bsuf"},  {Prim::atan2, "f"},   {Prim::pow, "f"},         {Prim::clamp, "bsuf"},
   };
   for (const auto& [prim, kinds] : accepted) {
     for (DType t : {b1, i16, u32, bf16}) {

@@ -113,8 +113,8 @@ void check_jvp(const Case& c, const Arrays& xs, const std::vector<bool>& perturb
     double scale = 1;
     for (size_t k = 0; k < h.size(); ++k) scale = std::max(scale, std::abs(h[k] - l[k]) / kEps);
     for (size_t k = 0; k < h.size(); ++k) {
-      EXPECT_NEAR(g[k], (h[k] - l[k]) / (2 * kEps), 1e-6 * scale) << "result " << o << "[" << k
-                                                                   << "]";
+      EXPECT_NEAR(g[k], (h[k] - l[k]) / (2 * kEps), 1e-6 * scale)
+          << "result " << o << "[" << k << "]";
     }
   }
 }

@@ -72,9 +72,7 @@ Real sign_ref(Real x) { return x > 0 ? 1 : x < 0 ? -1 : x; }  // keeps -0 and Na
 Operand f32(Shape s, double lo = -2, double hi = 2) {
   return {std::move(s), DType::float32, lo, hi};
 }
-Operand i32(Shape s, double lo = -9, double hi = 9) {
-  return {std::move(s), DType::int32, lo, hi};
-}
+Operand i32(Shape s, double lo = -9, double hi = 9) { return {std::move(s), DType::int32, lo, hi}; }
 Operand boolean(Shape s) { return {std::move(s), DType::bool_, 0, 1}; }
 // A fixed int32 scalar (a start index).
 Operand index(int64_t v) { return {{}, DType::int32, 0, 0, {double(v)}}; }
@@ -123,8 +121,8 @@ Params convert_to(DType t) { return {{"new_dtype", t}, {"weak_type", false}}; }
 
 // A layout one device can hold: P('a', None) on a one-device mesh.
 Params on_one_device() {
-  return {{"sharding", std::make_shared<const Sharding>(
-                           NamedSharding(make_mesh({1}, {"a"}), P("a", None)))}};
+  return {{"sharding",
+           std::make_shared<const Sharding>(NamedSharding(make_mesh({1}, {"a"}), P("a", None)))}};
 }
 
 // ---- elementwise ----------------------------------------------------------------------
@@ -198,23 +196,24 @@ void unary_rows(Rows& r) {
   r.add("round away from zero", Prim::round, {f32({3, 4})}, {{"rounding_method", int64_t{0}}},
         kValues)
       .ref = {.unary = [](Real x) { return std::round(x); }, .lo = -3, .hi = 3};
-  r.add("not", Prim::not_, {i32({5})}, {}, kShape | kBatch | kShard | kFuse | kValues)
-      .ref.integer = [](DType t, I128 a, I128) { return wrap(t, ~a); };
+  r.add("not", Prim::not_, {i32({5})}, {}, kShape | kBatch | kShard | kFuse | kValues).ref.integer =
+      [](DType t, I128 a, I128) { return wrap(t, ~a); };
   r.add("not bool", Prim::not_, {boolean({2, 3})}, {}, kBatch);
   r.add("integer_pow", Prim::integer_pow, {f32({3, 4})}, {{"y", int64_t{3}}}, kAll | kValues)
       .ref = {.unary = [](Real x) { return x * x * x; },
               .lo = -4,
               .hi = 4,
-              .integer = [](DType t, I128 a, I128) {
-                const auto u = static_cast<unsigned __int128>(a);
-                return wrap(t, I128(u * u * u));
-              }};
+              .integer =
+                  [](DType t, I128 a, I128) {
+                    const auto u = static_cast<unsigned __int128>(a);
+                    return wrap(t, I128(u * u * u));
+                  }};
   for (int64_t y : {1, 2, -2}) {
-    r.add("integer_pow y=" + std::to_string(y), Prim::integer_pow, {f32({4}, 0.3, 2)},
-          {{"y", y}}, kGrad);
+    r.add("integer_pow y=" + std::to_string(y), Prim::integer_pow, {f32({4}, 0.3, 2)}, {{"y", y}},
+          kGrad);
   }
-  r.add("integer_pow y=0", Prim::integer_pow, {f32({3})}, {{"y", int64_t{0}}}, kGrad)
-      .zero_tangent = true;
+  r.add("integer_pow y=0", Prim::integer_pow, {f32({3})}, {{"y", int64_t{0}}}, kGrad).zero_tangent =
+      true;
   r.add("integer_pow int", Prim::integer_pow, {i32({4})}, {{"y", int64_t{2}}}, kBatch);
   // To int32: floats truncate (NaN is 0), integers wrap. The conversions between every pair
   // of dtypes: ElementwiseConvert.EveryPairMatchesReference.
@@ -229,8 +228,8 @@ void unary_rows(Rows& r) {
         convert_to(DType::bfloat16), kFuse);
   r.add("convert_element_type float64", Prim::convert_element_type, {f32({4})},
         convert_to(DType::float64), kGrad);
-  for (auto [from, to] : {std::pair{DType::float32, DType::float64},
-                          std::pair{DType::float64, DType::float32}}) {
+  for (auto [from, to] :
+       {std::pair{DType::float32, DType::float64}, std::pair{DType::float64, DType::float32}}) {
     Case& c = r.add("convert_element_type " + std::string(dtype_name(from)) + " to " +
                         std::string(dtype_name(to)),
                     Prim::convert_element_type, {{{3}, from}}, convert_to(to), kTranspose);
@@ -318,7 +317,7 @@ void float_binary_rows(Rows& r) {
   mul.blank = true;
   for (auto ops : {std::vector{f32({}), f32({4})}, std::vector{f32({4}), f32({})}}) {
     r.add("mul with a scalar", Prim::mul, ops, {}, kTranspose).linear = {{true, false},
-                                                                          {false, true}};
+                                                                         {false, true}};
   }
   for (auto ops : {std::vector{f32({4}), f32({4}, 0.5, 2)}, std::vector{f32({}), f32({4}, 0.5, 2)},
                    std::vector{f32({4}), f32({}, 0.5, 2)}}) {
@@ -411,9 +410,9 @@ void other_elementwise_rows(Rows& r) {
   r.add("select_n of three", Prim::select_n, {i32({4}, 0, 2), i32({4}), i32({4}), i32({4})}, {},
         kBatch);
   // Out-of-range indices clamp.
-  Case& three = r.add("select_n of three floats", Prim::select_n,
-                      {i32({4}, -1, 5), f32({4}), f32({4}), f32({4})}, {},
-                      kGrad | kTranspose | kValues);
+  Case& three =
+      r.add("select_n of three floats", Prim::select_n,
+            {i32({4}, -1, 5), f32({4}), f32({4}), f32({4})}, {}, kGrad | kTranspose | kValues);
   three.fixed = Fixed::zero;
   three.ref.naive = naive_select;
   Case& by = r.add("select_n of three by a scalar", Prim::select_n,
@@ -504,15 +503,15 @@ void structural_rows(Rows& r) {
         {{"slice_sizes", Ints{3}}}, kBatch);
   r.add("dynamic_slice whole and unit", Prim::dynamic_slice,
         {f32({4, 5}), i32({}, 0, 4), i32({}, -1, 5)}, {{"slice_sizes", Ints{4, 1}}}, kBatch);
-  r.add("dynamic_slice uint8 starts", Prim::dynamic_slice,
-        {f32({7}), {{}, DType::uint8, 0, 255}}, {{"slice_sizes", Ints{2}}}, kBatch);
+  r.add("dynamic_slice uint8 starts", Prim::dynamic_slice, {f32({7}), {{}, DType::uint8, 0, 255}},
+        {{"slice_sizes", Ints{2}}}, kBatch);
   r.add("dynamic_slice 8x8", Prim::dynamic_slice, {m8(), index(2), index(0)},
         {{"slice_sizes", Ints{4, 8}}}, kShard);
 
   Case& dus = r.add("dynamic_update_slice", Prim::dynamic_update_slice,
                     {f32({5, 6}), f32({2, 3}), index(1), index(4)}, {}, dyn);
-  dus.linear = {{true, true, false, false}, {false, true, false, false},
-                {true, false, false, false}};
+  dus.linear = {
+      {true, true, false, false}, {false, true, false, false}, {true, false, false, false}};
   dus.fixed = Fixed::zero;
   Case& far = r.add("dynamic_update_slice clamped", Prim::dynamic_update_slice,
                     {f32({5, 6}), f32({2, 3}), index(9), index(0)}, {}, dyn);
@@ -531,8 +530,7 @@ void structural_rows(Rows& r) {
                     {{"dimension", int64_t{0}}}, linear);
   cat.fixed = Fixed::zero;
   Case& some = r.add("concatenate some linear", Prim::concatenate,
-                     {f32({2, 1}), f32({2, 3}), f32({2, 2})}, {{"dimension", int64_t{1}}},
-                     linear);
+                     {f32({2, 1}), f32({2, 3}), f32({2, 2})}, {{"dimension", int64_t{1}}}, linear);
   some.diff = {true, false, true};
   some.fixed = Fixed::zero;
   r.add("concatenate two", Prim::concatenate, {f32({2, 3}), f32({4, 3})},
@@ -554,8 +552,7 @@ void structural_rows(Rows& r) {
   pad("pad value only", f32({4}), {1, -1, 1}, linear).diff = {false, true};
   r.add("pad cropping", Prim::pad, {i32({3, 4}), i32({})},
         {{"padding_config", Ints{-1, 2, 1, 2, -1, 0}}}, kBatch);
-  r.add("pad 8x8", Prim::pad, {m8(), m8({})}, {{"padding_config", Ints{1, 2, 0, 0, 0, 1}}},
-        kShard);
+  r.add("pad 8x8", Prim::pad, {m8(), m8({})}, {{"padding_config", Ints{1, 2, 0, 0, 0, 1}}}, kShard);
 
   r.add("rev", Prim::rev, {f32({3, 4})}, {{"dimensions", Ints{0}}}, linear).blank = true;
   r.add("rev both", Prim::rev, {f32({3, 4})}, {{"dimensions", Ints{0, 1}}}, linear).blank = true;
@@ -563,9 +560,8 @@ void structural_rows(Rows& r) {
   r.add("rev two", Prim::rev, {i32({3, 4, 2})}, {{"dimensions", Ints{0, 2}}}, kBatch);
   r.add("rev 8x8", Prim::rev, {m8()}, {{"dimensions", Ints{0}}}, kShard);
 
-  r.add("iota", Prim::iota, {}, {{"dtype", DType::float32}, {"shape", Ints{4}},
-                                 {"dimension", int64_t{0}}},
-        kJvp)
+  r.add("iota", Prim::iota, {},
+        {{"dtype", DType::float32}, {"shape", Ints{4}}, {"dimension", int64_t{0}}}, kJvp)
       .zero_tangent = true;
   const Operand key{{2}, DType::uint32, 0, 4294967295.0};
   for (bool partitionable : {true, false}) {
@@ -626,91 +622,290 @@ void index_map_rows(Rows& r) {
     c.ref.out_shape = k.out_shape;
   };
   // broadcast_in_dim
-  add({"bcast_row", Prim::broadcast_in_dim, {{3}}, {},
-       P({{"shape", Ints{2, 3}}, {"broadcast_dimensions", Ints{1}}}), {2, 3},
-       [](const Ints& o) { return Source{0, o[1]}; }});
-  add({"bcast_size1", Prim::broadcast_in_dim, {{3, 1}}, {},
-       P({{"shape", Ints{3, 4}}, {"broadcast_dimensions", Ints{0, 1}}}), {3, 4},
-       [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"bcast_middle", Prim::broadcast_in_dim, {{2, 3}}, {},
-       P({{"shape", Ints{2, 4, 3}}, {"broadcast_dimensions", Ints{0, 2}}}), {2, 4, 3},
-       [](const Ints& o) { return Source{0, o[0] * 3 + o[2]}; }});
-  add({"bcast_scalar", Prim::broadcast_in_dim, {{}}, {},
-       P({{"shape", Ints{2, 2}}, {"broadcast_dimensions", Ints{}}}), {2, 2},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"bcast_rank0", Prim::broadcast_in_dim, {{}}, {},
-       P({{"shape", Ints{}}, {"broadcast_dimensions", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"bcast_zero", Prim::broadcast_in_dim, {{0}}, {},
-       P({{"shape", Ints{2, 0}}, {"broadcast_dimensions", Ints{1}}}), {2, 0}, nullptr});
-  add({"bcast_big", Prim::broadcast_in_dim, {{1, 300}}, {},
-       P({{"shape", Ints{300, 300}}, {"broadcast_dimensions", Ints{0, 1}}}), {300, 300},
-       [](const Ints& o) { return Source{0, o[1]}; }});
-  add({"bcast_fill_big", Prim::broadcast_in_dim, {{}}, {},
-       P({{"shape", Ints{100000}}, {"broadcast_dimensions", Ints{}}}), {100000},
-       [](const Ints&) { return Source{0, 0}; }});
-  // reshape, squeeze, expand_dims: same row-major order
-  add({"reshape", Prim::reshape, {{2, 3, 4}}, {}, P({{"new_sizes", Ints{6, 4}}}), {6, 4},
-       [](const Ints& o) { return same({6, 4}, o); }});
-  add({"reshape_rank0", Prim::reshape, {{}}, {}, P({{"new_sizes", Ints{1, 1}}}), {1, 1},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"reshape_zero", Prim::reshape, {{0, 3}}, {}, P({{"new_sizes", Ints{3, 0}}}), {3, 0},
+  add({"bcast_row",
+       Prim::broadcast_in_dim,
+       {{3}},
+       {},
+       P({{"shape", Ints{2, 3}}, {"broadcast_dimensions", Ints{1}}}),
+       {2, 3},
+       [](const Ints& o) {
+         return Source{0, o[1]};
+       }});
+  add({"bcast_size1",
+       Prim::broadcast_in_dim,
+       {{3, 1}},
+       {},
+       P({{"shape", Ints{3, 4}}, {"broadcast_dimensions", Ints{0, 1}}}),
+       {3, 4},
+       [](const Ints& o) {
+         return Source{0, o[0]};
+       }});
+  add({"bcast_middle",
+       Prim::broadcast_in_dim,
+       {{2, 3}},
+       {},
+       P({{"shape", Ints{2, 4, 3}}, {"broadcast_dimensions", Ints{0, 2}}}),
+       {2, 4, 3},
+       [](const Ints& o) {
+         return Source{0, o[0] * 3 + o[2]};
+       }});
+  add({"bcast_scalar",
+       Prim::broadcast_in_dim,
+       {{}},
+       {},
+       P({{"shape", Ints{2, 2}}, {"broadcast_dimensions", Ints{}}}),
+       {2, 2},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  add({"bcast_rank0",
+       Prim::broadcast_in_dim,
+       {{}},
+       {},
+       P({{"shape", Ints{}}, {"broadcast_dimensions", Ints{}}}),
+       {},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  add({"bcast_zero",
+       Prim::broadcast_in_dim,
+       {{0}},
+       {},
+       P({{"shape", Ints{2, 0}}, {"broadcast_dimensions", Ints{1}}}),
+       {2, 0},
        nullptr});
-  add({"reshape_big", Prim::reshape, {{600, 400}}, {}, P({{"new_sizes", Ints{400, 600}}}),
-       {400, 600}, [](const Ints& o) { return same({400, 600}, o); }});
-  add({"squeeze", Prim::squeeze, {{1, 3, 1}}, {}, P({{"dimensions", Ints{0, 2}}}), {3},
-       [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"expand_dims", Prim::expand_dims, {{3}}, {}, P({{"dimensions", Ints{0, 2}}}), {1, 3, 1},
-       [](const Ints& o) { return Source{0, o[1]}; }});
-  add({"expand_rank0", Prim::expand_dims, {{}}, {}, P({{"dimensions", Ints{0}}}), {1},
-       [](const Ints&) { return Source{0, 0}; }});
+  add({"bcast_big",
+       Prim::broadcast_in_dim,
+       {{1, 300}},
+       {},
+       P({{"shape", Ints{300, 300}}, {"broadcast_dimensions", Ints{0, 1}}}),
+       {300, 300},
+       [](const Ints& o) {
+         return Source{0, o[1]};
+       }});
+  add({"bcast_fill_big",
+       Prim::broadcast_in_dim,
+       {{}},
+       {},
+       P({{"shape", Ints{100000}}, {"broadcast_dimensions", Ints{}}}),
+       {100000},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  // reshape, squeeze, expand_dims: same row-major order
+  add({"reshape",
+       Prim::reshape,
+       {{2, 3, 4}},
+       {},
+       P({{"new_sizes", Ints{6, 4}}}),
+       {6, 4},
+       [](const Ints& o) {
+         return same({6, 4}, o);
+       }});
+  add({"reshape_rank0",
+       Prim::reshape,
+       {{}},
+       {},
+       P({{"new_sizes", Ints{1, 1}}}),
+       {1, 1},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  add({"reshape_zero",
+       Prim::reshape,
+       {{0, 3}},
+       {},
+       P({{"new_sizes", Ints{3, 0}}}),
+       {3, 0},
+       nullptr});
+  add({"reshape_big",
+       Prim::reshape,
+       {{600, 400}},
+       {},
+       P({{"new_sizes", Ints{400, 600}}}),
+       {400, 600},
+       [](const Ints& o) {
+         return same({400, 600}, o);
+       }});
+  add({"squeeze",
+       Prim::squeeze,
+       {{1, 3, 1}},
+       {},
+       P({{"dimensions", Ints{0, 2}}}),
+       {3},
+       [](const Ints& o) {
+         return Source{0, o[0]};
+       }});
+  add({"expand_dims",
+       Prim::expand_dims,
+       {{3}},
+       {},
+       P({{"dimensions", Ints{0, 2}}}),
+       {1, 3, 1},
+       [](const Ints& o) {
+         return Source{0, o[1]};
+       }});
+  add({"expand_rank0",
+       Prim::expand_dims,
+       {{}},
+       {},
+       P({{"dimensions", Ints{0}}}),
+       {1},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
   // transpose
-  add({"transpose3", Prim::transpose, {{2, 3, 4}}, {}, P({{"permutation", Ints{2, 0, 1}}}),
-       {4, 2, 3}, [](const Ints& o) { return same({2, 3, 4}, {o[1], o[2], o[0]}); }});
-  add({"transpose_tiled", Prim::transpose, {{96, 80}}, {}, P({{"permutation", Ints{1, 0}}}),
-       {80, 96}, [](const Ints& o) { return same({96, 80}, {o[1], o[0]}); }});
-  add({"transpose_tiled3", Prim::transpose, {{3, 64, 40}}, {},
-       P({{"permutation", Ints{2, 1, 0}}}), {40, 64, 3},
-       [](const Ints& o) { return same({3, 64, 40}, {o[2], o[1], o[0]}); }});
-  add({"transpose_big", Prim::transpose, {{7, 300, 90}}, {},
-       P({{"permutation", Ints{2, 0, 1}}}), {90, 7, 300},
-       [](const Ints& o) { return same({7, 300, 90}, {o[1], o[2], o[0]}); }});
-  add({"transpose_rank0", Prim::transpose, {{}}, {}, P({{"permutation", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"transpose_zero", Prim::transpose, {{0, 5}}, {}, P({{"permutation", Ints{1, 0}}}),
-       {5, 0}, nullptr});
+  add({"transpose3",
+       Prim::transpose,
+       {{2, 3, 4}},
+       {},
+       P({{"permutation", Ints{2, 0, 1}}}),
+       {4, 2, 3},
+       [](const Ints& o) {
+         return same({2, 3, 4}, {o[1], o[2], o[0]});
+       }});
+  add({"transpose_tiled",
+       Prim::transpose,
+       {{96, 80}},
+       {},
+       P({{"permutation", Ints{1, 0}}}),
+       {80, 96},
+       [](const Ints& o) {
+         return same({96, 80}, {o[1], o[0]});
+       }});
+  add({"transpose_tiled3",
+       Prim::transpose,
+       {{3, 64, 40}},
+       {},
+       P({{"permutation", Ints{2, 1, 0}}}),
+       {40, 64, 3},
+       [](const Ints& o) {
+         return same({3, 64, 40}, {o[2], o[1], o[0]});
+       }});
+  add({"transpose_big",
+       Prim::transpose,
+       {{7, 300, 90}},
+       {},
+       P({{"permutation", Ints{2, 0, 1}}}),
+       {90, 7, 300},
+       [](const Ints& o) {
+         return same({7, 300, 90}, {o[1], o[2], o[0]});
+       }});
+  add({"transpose_rank0",
+       Prim::transpose,
+       {{}},
+       {},
+       P({{"permutation", Ints{}}}),
+       {},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  add({"transpose_zero",
+       Prim::transpose,
+       {{0, 5}},
+       {},
+       P({{"permutation", Ints{1, 0}}}),
+       {5, 0},
+       nullptr});
   // slice
-  add({"slice", Prim::slice, {{5, 6}}, {},
+  add({"slice",
+       Prim::slice,
+       {{5, 6}},
+       {},
        P({{"start_indices", Ints{1, 0}}, {"limit_indices", Ints{4, 6}}, {"strides", Ints{}}}),
-       {3, 6}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1]}); }});
-  add({"slice_strided", Prim::slice, {{7, 8}}, {},
-       P({{"start_indices", Ints{1, 2}}, {"limit_indices", Ints{7, 8}},
-          {"strides", Ints{2, 3}}}),
-       {3, 2}, [](const Ints& o) { return same({7, 8}, {1 + 2 * o[0], 2 + 3 * o[1]}); }});
-  add({"slice_no_strides_param", Prim::slice, {{4}}, {},
-       P({{"start_indices", Ints{2}}, {"limit_indices", Ints{4}}}), {2},
-       [](const Ints& o) { return Source{0, o[0] + 2}; }});
-  add({"slice_empty", Prim::slice, {{4, 3}}, {},
-       P({{"start_indices", Ints{2, 0}}, {"limit_indices", Ints{2, 3}}}), {0, 3}, nullptr});
-  add({"slice_rank0", Prim::slice, {{}}, {},
-       P({{"start_indices", Ints{}}, {"limit_indices", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"slice_big", Prim::slice, {{400, 300}}, {},
-       P({{"start_indices", Ints{3, 1}}, {"limit_indices", Ints{400, 300}},
+       {3, 6},
+       [](const Ints& o) {
+         return same({5, 6}, {o[0] + 1, o[1]});
+       }});
+  add({"slice_strided",
+       Prim::slice,
+       {{7, 8}},
+       {},
+       P({{"start_indices", Ints{1, 2}}, {"limit_indices", Ints{7, 8}}, {"strides", Ints{2, 3}}}),
+       {3, 2},
+       [](const Ints& o) {
+         return same({7, 8}, {1 + 2 * o[0], 2 + 3 * o[1]});
+       }});
+  add({"slice_no_strides_param",
+       Prim::slice,
+       {{4}},
+       {},
+       P({{"start_indices", Ints{2}}, {"limit_indices", Ints{4}}}),
+       {2},
+       [](const Ints& o) {
+         return Source{0, o[0] + 2};
+       }});
+  add({"slice_empty",
+       Prim::slice,
+       {{4, 3}},
+       {},
+       P({{"start_indices", Ints{2, 0}}, {"limit_indices", Ints{2, 3}}}),
+       {0, 3},
+       nullptr});
+  add({"slice_rank0",
+       Prim::slice,
+       {{}},
+       {},
+       P({{"start_indices", Ints{}}, {"limit_indices", Ints{}}}),
+       {},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  add({"slice_big",
+       Prim::slice,
+       {{400, 300}},
+       {},
+       P({{"start_indices", Ints{3, 1}},
+          {"limit_indices", Ints{400, 300}},
           {"strides", Ints{1, 2}}}),
-       {397, 150}, [](const Ints& o) { return same({400, 300}, {o[0] + 3, 1 + 2 * o[1]}); }});
+       {397, 150},
+       [](const Ints& o) {
+         return same({400, 300}, {o[0] + 3, 1 + 2 * o[1]});
+       }});
   // dynamic_slice: starts clamped into [0, size - slice_size]
-  add({"dslice", Prim::dynamic_slice, {{5, 6}}, {1, 2}, P({{"slice_sizes", Ints{2, 3}}}),
-       {2, 3}, [](const Ints& o) { return same({5, 6}, {o[0] + 1, o[1] + 2}); }});
-  add({"dslice_clamped", Prim::dynamic_slice, {{5, 6}}, {4, -3},
-       P({{"slice_sizes", Ints{2, 3}}}), {2, 3},
-       [](const Ints& o) { return same({5, 6}, {o[0] + 3, o[1]}); }});
-  add({"dslice_huge", Prim::dynamic_slice, {{5}}, {2000000000}, P({{"slice_sizes", Ints{5}}}),
-       {5}, [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"dslice_rank0", Prim::dynamic_slice, {{}}, {}, P({{"slice_sizes", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
-  add({"dslice_zero", Prim::dynamic_slice, {{5, 6}}, {1, 1}, P({{"slice_sizes", Ints{0, 3}}}),
-       {0, 3}, nullptr});
+  add({"dslice",
+       Prim::dynamic_slice,
+       {{5, 6}},
+       {1, 2},
+       P({{"slice_sizes", Ints{2, 3}}}),
+       {2, 3},
+       [](const Ints& o) {
+         return same({5, 6}, {o[0] + 1, o[1] + 2});
+       }});
+  add({"dslice_clamped",
+       Prim::dynamic_slice,
+       {{5, 6}},
+       {4, -3},
+       P({{"slice_sizes", Ints{2, 3}}}),
+       {2, 3},
+       [](const Ints& o) {
+         return same({5, 6}, {o[0] + 3, o[1]});
+       }});
+  add({"dslice_huge",
+       Prim::dynamic_slice,
+       {{5}},
+       {2000000000},
+       P({{"slice_sizes", Ints{5}}}),
+       {5},
+       [](const Ints& o) {
+         return Source{0, o[0]};
+       }});
+  add({"dslice_rank0",
+       Prim::dynamic_slice,
+       {{}},
+       {},
+       P({{"slice_sizes", Ints{}}}),
+       {},
+       [](const Ints&) {
+         return Source{0, 0};
+       }});
+  add({"dslice_zero",
+       Prim::dynamic_slice,
+       {{5, 6}},
+       {1, 1},
+       P({{"slice_sizes", Ints{0, 3}}}),
+       {0, 3},
+       nullptr});
   // dynamic_update_slice
   auto dus_ref = [](Shape shape, Shape update, Ints start) {
     return [=](const Ints& o) {
@@ -722,34 +917,71 @@ void index_map_rows(Rows& r) {
       return Source{1, flat(update, u)};
     };
   };
-  add({"dus", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {1, 1}, {}, {4, 5},
+  add({"dus",
+       Prim::dynamic_update_slice,
+       {{4, 5}, {2, 3}},
+       {1, 1},
+       {},
+       {4, 5},
        dus_ref({4, 5}, {2, 3}, {1, 1})});
-  add({"dus_clamped", Prim::dynamic_update_slice, {{4, 5}, {2, 3}}, {3, -7}, {}, {4, 5},
+  add({"dus_clamped",
+       Prim::dynamic_update_slice,
+       {{4, 5}, {2, 3}},
+       {3, -7},
+       {},
+       {4, 5},
        dus_ref({4, 5}, {2, 3}, {2, 0})});
-  add({"dus_rank0", Prim::dynamic_update_slice, {{}, {}}, {}, {}, {},
-       [](const Ints&) { return Source{1, 0}; }});
-  add({"dus_empty_update", Prim::dynamic_update_slice, {{3}, {0}}, {1}, {}, {3},
-       [](const Ints& o) { return Source{0, o[0]}; }});
-  add({"dus_big", Prim::dynamic_update_slice, {{300, 300}, {100, 299}}, {150, 1}, {},
-       {300, 300}, dus_ref({300, 300}, {100, 299}, {150, 1})});
+  add({"dus_rank0", Prim::dynamic_update_slice, {{}, {}}, {}, {}, {}, [](const Ints&) {
+         return Source{1, 0};
+       }});
+  add({"dus_empty_update", Prim::dynamic_update_slice, {{3}, {0}}, {1}, {}, {3}, [](const Ints& o) {
+         return Source{0, o[0]};
+       }});
+  add({"dus_big",
+       Prim::dynamic_update_slice,
+       {{300, 300}, {100, 299}},
+       {150, 1},
+       {},
+       {300, 300},
+       dus_ref({300, 300}, {100, 299}, {150, 1})});
   // concatenate
-  add({"concat1", Prim::concatenate, {{2, 3}, {2, 1}, {2, 2}}, {}, P({{"dimension", 1}}),
-       {2, 6}, [](const Ints& o) {
+  add({"concat1",
+       Prim::concatenate,
+       {{2, 3}, {2, 1}, {2, 2}},
+       {},
+       P({{"dimension", 1}}),
+       {2, 6},
+       [](const Ints& o) {
          if (o[1] < 3) return Source{0, o[0] * 3 + o[1]};
          if (o[1] < 4) return Source{1, o[0]};
          return Source{2, o[0] * 2 + o[1] - 4};
        }});
-  add({"concat0_zero", Prim::concatenate, {{1, 3}, {0, 3}, {2, 3}}, {}, P({{"dimension", 0}}),
-       {3, 3}, [](const Ints& o) {
+  add({"concat0_zero",
+       Prim::concatenate,
+       {{1, 3}, {0, 3}, {2, 3}},
+       {},
+       P({{"dimension", 0}}),
+       {3, 3},
+       [](const Ints& o) {
          return o[0] < 1 ? Source{0, o[1]} : Source{2, (o[0] - 1) * 3 + o[1]};
        }});
-  add({"concat_big", Prim::concatenate, {{200, 150}, {200, 250}}, {}, P({{"dimension", 1}}),
-       {200, 400}, [](const Ints& o) {
+  add({"concat_big",
+       Prim::concatenate,
+       {{200, 150}, {200, 250}},
+       {},
+       P({{"dimension", 1}}),
+       {200, 400},
+       [](const Ints& o) {
          return o[1] < 150 ? Source{0, o[0] * 150 + o[1]} : Source{1, o[0] * 250 + o[1] - 150};
        }});
   // pad: operand, then the padding value (operand 1)
   auto pad = [&](std::string name, Shape shape, Ints config, Shape out) {
-    add({name, Prim::pad, {shape, {}}, {}, P({{"padding_config", config}}), out,
+    add({name,
+         Prim::pad,
+         {shape, {}},
+         {},
+         P({{"padding_config", config}}),
+         out,
          [=](const Ints& o) { return pad_ref(shape, config, o); }});
   };
   pad("pad_edges", {3}, {1, 2, 0}, {6});
@@ -762,18 +994,34 @@ void index_map_rows(Rows& r) {
   pad("pad_zero_operand", {0}, {2, 1, 3}, {3});
   pad("pad_big", {250, 250}, {3, 4, 1, -2, -1, 0}, {506, 247});
   // rev
-  add({"rev0", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{0}}}), {3, 4},
-       [](const Ints& o) { return same({3, 4}, {2 - o[0], o[1]}); }});
-  add({"rev01", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{1, 0}}}), {3, 4},
-       [](const Ints& o) { return same({3, 4}, {2 - o[0], 3 - o[1]}); }});
-  add({"rev_none", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{}}}), {3, 4},
-       [](const Ints& o) { return same({3, 4}, o); }});
-  add({"rev_rank0", Prim::rev, {{}}, {}, P({{"dimensions", Ints{}}}), {},
-       [](const Ints&) { return Source{0, 0}; }});
+  add({"rev0", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{0}}}), {3, 4}, [](const Ints& o) {
+         return same({3, 4}, {2 - o[0], o[1]});
+       }});
+  add({"rev01",
+       Prim::rev,
+       {{3, 4}},
+       {},
+       P({{"dimensions", Ints{1, 0}}}),
+       {3, 4},
+       [](const Ints& o) {
+         return same({3, 4}, {2 - o[0], 3 - o[1]});
+       }});
+  add({"rev_none", Prim::rev, {{3, 4}}, {}, P({{"dimensions", Ints{}}}), {3, 4}, [](const Ints& o) {
+         return same({3, 4}, o);
+       }});
+  add({"rev_rank0", Prim::rev, {{}}, {}, P({{"dimensions", Ints{}}}), {}, [](const Ints&) {
+         return Source{0, 0};
+       }});
   add({"rev_zero", Prim::rev, {{0, 2}}, {}, P({{"dimensions", Ints{0}}}), {0, 2}, nullptr});
-  add({"rev_big", Prim::rev, {{200, 300}}, {}, P({{"dimensions", Ints{1}}}), {200, 300},
-       [](const Ints& o) { return same({200, 300}, {o[0], 299 - o[1]}); }});
-
+  add({"rev_big",
+       Prim::rev,
+       {{200, 300}},
+       {},
+       P({{"dimensions", Ints{1}}}),
+       {200, 300},
+       [](const Ints& o) {
+         return same({200, 300}, {o[0], 299 - o[1]});
+       }});
 }
 
 // ---- dot_general against a naive loop ---------------------------------------------------
@@ -945,8 +1193,8 @@ void contraction_rows(Rows& r) {
       {"batch and crossed", {2, 4, 3, 5}, {3, 2, 4}, dot_params({1, 2}, {2, 0}, {0}, {1})},
   };
   for (const Layout& l : layouts) {
-    Case& c = r.add("dot_general " + l.name, Prim::dot_general, {f32(l.lhs), f32(l.rhs)},
-                    l.params, kGrad | kTranspose | l.batch);
+    Case& c = r.add("dot_general " + l.name, Prim::dot_general, {f32(l.lhs), f32(l.rhs)}, l.params,
+                    kGrad | kTranspose | l.batch);
     c.linear = {{true, false}, {false, true}};
     c.blank = true;
     c.tolerance = 1e-5;
@@ -971,12 +1219,11 @@ void contraction_rows(Rows& r) {
     const double tol = p == Prim::reduce_sum || p == Prim::reduce_prod ? 1e-5 : 0;
     r.add(name_of(p) + " batched", p, {f32({3, 4}, 0.5, 1.5)}, {{"axes", Ints{1}}}, kBatch)
         .tolerance = tol;
-    r.add(name_of(p) + " two axes batched", p, {f32({2, 3, 4}, 0.5, 1.5)},
-          {{"axes", Ints{0, 2}}}, kBatch)
+    r.add(name_of(p) + " two axes batched", p, {f32({2, 3, 4}, 0.5, 1.5)}, {{"axes", Ints{0, 2}}},
+          kBatch)
         .tolerance = tol;
     for (Ints axes : {Ints{0}, Ints{1}, Ints{0, 1}}) {
-      r.add(name_of(p) + " 8x8 axes " + axes_str(axes), p, {m8()}, {{"axes", axes}},
-            kShard)
+      r.add(name_of(p) + " 8x8 axes " + axes_str(axes), p, {m8()}, {{"axes", axes}}, kShard)
           .tolerance = 1e-5;
     }
   }
@@ -984,12 +1231,11 @@ void contraction_rows(Rows& r) {
   r.add("reduce_max all", Prim::reduce_max, {f32({2, 3, 2})}, {{"axes", Ints{0, 2}}}, kGrad);
   r.add("reduce_min", Prim::reduce_min, {f32({4, 3})}, {{"axes", Ints{0}}}, kGrad);
   r.add("reduce_prod odd", Prim::reduce_prod, {f32({3, 5})}, {{"axes", Ints{1}}}, kGrad);
-  r.add("reduce_prod two axes", Prim::reduce_prod, {f32({2, 3, 4})}, {{"axes", Ints{2, 0}}},
-        kGrad);
+  r.add("reduce_prod two axes", Prim::reduce_prod, {f32({2, 3, 4})}, {{"axes", Ints{2, 0}}}, kGrad);
   r.add("reduce_prod one zero", Prim::reduce_prod, {given({1.5, 0.0, -2.0, 0.5})},
         {{"axes", Ints{0}}}, kGrad);
-  r.add("reduce_prod two zeros", Prim::reduce_prod, {given({0.0, 3.0, 0.0})},
-        {{"axes", Ints{0}}}, kGrad);
+  r.add("reduce_prod two zeros", Prim::reduce_prod, {given({0.0, 3.0, 0.0})}, {{"axes", Ints{0}}},
+        kGrad);
   r.add("reduce_prod no axes", Prim::reduce_prod, {f32({3})}, {{"axes", Ints{}}}, kGrad);
   r.add("reduce_and", Prim::reduce_and, {boolean({3, 4})}, {{"axes", Ints{1}}}, kBatch);
   r.add("reduce_or", Prim::reduce_or, {boolean({3, 4})}, {{"axes", Ints{0, 1}}}, kBatch);
@@ -1022,15 +1268,15 @@ void contraction_rows(Rows& r) {
                    kTranspose);
   st.linear = {{false, true}};
   st.first_linear_out = 1;
-  Case& st2 = r.add("sort transpose two keys", Prim::sort,
-                    {given({1, 0, 1, 0, 2}), f32({5}), f32({5}), f32({5})}, sort_params(0, 2),
-                    kTranspose);
+  Case& st2 =
+      r.add("sort transpose two keys", Prim::sort,
+            {given({1, 0, 1, 0, 2}), f32({5}), f32({5}), f32({5})}, sort_params(0, 2), kTranspose);
   st2.linear = {{false, false, true, true}};
   st2.first_linear_out = 2;
   r.add("sort batched", Prim::sort, {f32({3, 5})}, sort_params(1, 1), kBatch);
   r.add("sort by key", Prim::sort, {i32({4, 3}, 0, 2), f32({4, 3})}, sort_params(0, 1), kBatch);
-  r.add("sort two keys", Prim::sort, {i32({6}, 0, 1), i32({6}, 0, 2), f32({6})},
-        sort_params(0, 2), kBatch);
+  r.add("sort two keys", Prim::sort, {i32({6}, 0, 1), i32({6}, 0, 2), f32({6})}, sort_params(0, 2),
+        kBatch);
   r.add("sort 8x8", Prim::sort, {m8()}, sort_params(1, 1), kShard);
 }
 
@@ -1045,7 +1291,9 @@ void reduction_value_rows(Rows& r) {
   };
   using D = DType;
   const Reduce reduces[] = {
-      {Prim::reduce_sum, {D::float32, D::float64, D::float16, D::int32, D::uint8, D::int8}, -50,
+      {Prim::reduce_sum,
+       {D::float32, D::float64, D::float16, D::int32, D::uint8, D::int8},
+       -50,
        100},
       {Prim::reduce_prod, {D::float32, D::float64}, 0.9, 1.1},
       {Prim::reduce_prod, {D::int32, D::uint8}, 1, 3},
@@ -1055,12 +1303,12 @@ void reduction_value_rows(Rows& r) {
       {Prim::reduce_or, {D::bool_, D::int16, D::uint64}, -128, 127},
   };
   for (const Reduce& red : reduces) {
-    for (Ints axes : {Ints{}, Ints{0}, Ints{1}, Ints{2}, Ints{0, 1}, Ints{0, 2}, Ints{1, 2},
-                      Ints{0, 1, 2}}) {
-      Case& c = r.add(name_of(red.prim) + " " + std::string(dtype_name(red.dtypes[0])) +
-                          " axes " + axes_str(axes),
-                      red.prim, {{{3, 4, 5}, red.dtypes[0], red.lo, red.hi}}, {{"axes", axes}},
-                      kValues);
+    for (Ints axes :
+         {Ints{}, Ints{0}, Ints{1}, Ints{2}, Ints{0, 1}, Ints{0, 2}, Ints{1, 2}, Ints{0, 1, 2}}) {
+      Case& c =
+          r.add(name_of(red.prim) + " " + std::string(dtype_name(red.dtypes[0])) + " axes " +
+                    axes_str(axes),
+                red.prim, {{{3, 4, 5}, red.dtypes[0], red.lo, red.hi}}, {{"axes", axes}}, kValues);
       c.ref.naive = naive_reduce;
       c.ref.dtypes.assign(red.dtypes.begin() + 1, red.dtypes.end());
     }
@@ -1077,11 +1325,13 @@ void reduction_value_rows(Rows& r) {
       {{3, 1000}, {1}},
   };
   for (const auto& [shape, axes] : odd) {
-    const Operand ops[] = {{shape, D::float32, -2, 2}, {shape, D::float32, -5, 5},
-                           {shape, D::float32, -5, 5}, {shape, D::float64, 0.99, 1.01},
+    const Operand ops[] = {{shape, D::float32, -2, 2},
+                           {shape, D::float32, -5, 5},
+                           {shape, D::float32, -5, 5},
+                           {shape, D::float64, 0.99, 1.01},
                            {shape, D::int8, -128, 127}};
-    const Prim prims[] = {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min,
-                          Prim::reduce_prod, Prim::reduce_and};
+    const Prim prims[] = {Prim::reduce_sum, Prim::reduce_max, Prim::reduce_min, Prim::reduce_prod,
+                          Prim::reduce_and};
     for (size_t i = 0; i < std::size(prims); ++i) {
       Case& c = r.add(name_of(prims[i]) + " of " + axes_str(shape) + " axes " + axes_str(axes),
                       prims[i], {ops[i]}, {{"axes", axes}}, kValues);
@@ -1101,8 +1351,8 @@ void reduction_value_rows(Rows& r) {
     for (int64_t axis = 0; axis < 3; ++axis) {
       for (DType index : {D::int32, D::uint16}) {
         const Params params{{"axes", Ints{axis}}, {"index_dtype", index}};
-        const std::string name = name_of(p) + " axis " + std::to_string(axis) + " to " +
-                                 std::string(dtype_name(index));
+        const std::string name =
+            name_of(p) + " axis " + std::to_string(axis) + " to " + std::string(dtype_name(index));
         Case& f = r.add(name, p, {{arg_shape, D::float32, 0, 0, few}}, params, kValues);
         f.ref.naive = naive_arg;
         f.ref.dtypes = {D::float16};
@@ -1147,8 +1397,7 @@ void layout_rows(Rows& r) {
       {"sharding", std::make_shared<const Sharding>(PositionalSharding(first).reshape(1, 1))}};
   r.add("sharding_constraint positional", Prim::sharding_constraint, {f32({2, 3})}, positional,
         kBatch);
-  r.add("device_put", Prim::device_put, {f32({2, 3})}, on_one_device(),
-        kGrad | kTranspose | kBatch)
+  r.add("device_put", Prim::device_put, {f32({2, 3})}, on_one_device(), kGrad | kTranspose | kBatch)
       .blank = true;
   // The tangent's form: the primal rides along so that the transpose knows its layout.
   Case& src = r.add("device_put with source", Prim::device_put, {f32({2, 3}), f32({2, 3})},
@@ -1243,16 +1492,24 @@ std::vector<double> naive_reduce(const Case& c, const std::vector<std::vector<do
     const double e = in[0][i++];
     const uint64_t u = uint64_t(int64_t(e));
     switch (prim) {
-      case Prim::reduce_sum: acc[o] += e, mag[o] += std::abs(e), wrapped[o] += u; break;
-      case Prim::reduce_prod: acc[o] *= e, mag[o] *= std::abs(e), wrapped[o] *= u; break;
+      case Prim::reduce_sum:
+        acc[o] += e, mag[o] += std::abs(e), wrapped[o] += u;
+        break;
+      case Prim::reduce_prod:
+        acc[o] *= e, mag[o] *= std::abs(e), wrapped[o] *= u;
+        break;
       case Prim::reduce_max:
         acc[o] = (std::isnan(acc[o]) || e <= acc[o]) && !std::isnan(e) ? acc[o] : e;
         break;
       case Prim::reduce_min:
         acc[o] = (std::isnan(acc[o]) || e >= acc[o]) && !std::isnan(e) ? acc[o] : e;
         break;
-      case Prim::reduce_and: wrapped[o] &= u; break;
-      default: wrapped[o] |= u; break;
+      case Prim::reduce_and:
+        wrapped[o] &= u;
+        break;
+      default:
+        wrapped[o] |= u;
+        break;
     }
   });
   const bool exact = prim == Prim::reduce_max || prim == Prim::reduce_min;
@@ -1416,28 +1673,44 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
       "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
   static const std::map<Leg, std::map<std::string_view, std::string_view>> reasons = {
       {kValues,
-       {{"iota", "no operands, its dtype a param: StructuralKernel.Iota checks every dtype "
-                 "and shape against the index"},
-        {"random_bits", "bits of a counter-based generator: random/random_test.cpp checks "
-                        "them against JAX's bits (Threefry.KnownAnswerVectors, Original.*)"},
+       {{"iota",
+         "no operands, its dtype a param: StructuralKernel.Iota checks every dtype "
+         "and shape against the index"},
+        {"random_bits",
+         "bits of a counter-based generator: random/random_test.cpp checks "
+         "them against JAX's bits (Threefry.KnownAnswerVectors, Original.*)"},
         {"sharding_constraint", "no kernel: the partitioner turns it into a reshard"},
-        {"device_put", "no kernel: the runtime moves buffers between devices "
-                       "(api/array_test.cpp, robustness/sharding_api_test.cpp)"}}},
+        {"device_put",
+         "no kernel: the runtime moves buffers between devices "
+         "(api/array_test.cpp, robustness/sharding_api_test.cpp)"}}},
       {kJvp,
-       {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
-        {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},
-        {"shift_right_arithmetic", kIntegers}, {"reduce_and", kBooleans},
-        {"reduce_or", kBooleans}, {"random_bits", kKey}}},
+       {{"not", kIntegers},
+        {"and", kIntegers},
+        {"or", kIntegers},
+        {"xor", kIntegers},
+        {"shift_left", kIntegers},
+        {"shift_right_logical", kIntegers},
+        {"shift_right_arithmetic", kIntegers},
+        {"reduce_and", kBooleans},
+        {"reduce_or", kBooleans},
+        {"random_bits", kKey}}},
       {kVjp,
-       {{"not", kIntegers}, {"and", kIntegers}, {"or", kIntegers}, {"xor", kIntegers},
-        {"shift_left", kIntegers}, {"shift_right_logical", kIntegers},
-        {"shift_right_arithmetic", kIntegers}, {"reduce_and", kBooleans},
-        {"reduce_or", kBooleans}, {"random_bits", kKey},
+       {{"not", kIntegers},
+        {"and", kIntegers},
+        {"or", kIntegers},
+        {"xor", kIntegers},
+        {"shift_left", kIntegers},
+        {"shift_right_logical", kIntegers},
+        {"shift_right_arithmetic", kIntegers},
+        {"reduce_and", kBooleans},
+        {"reduce_or", kBooleans},
+        {"random_bits", kKey},
         {"iota", "no operands: nothing to differentiate"}}},
       {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
       {kShard,
-       {{"iota", "no operands: checked sharded through the partitioner's padding masks and "
-                 "StructuralKernel.IotaShardOffset"},
+       {{"iota",
+         "no operands: checked sharded through the partitioner's padding masks and "
+         "StructuralKernel.IotaShardOffset"},
         {"random_bits", "draws sharded over 1-8 devices, bit for bit: random/random_test.cpp"},
         {"sharding_constraint", kLayout},
         {"device_put", kLayout}}},

@@ -62,13 +62,13 @@ struct Source {
   int64_t index;
 };
 struct Reference {
-  Real (*unary)(Real) = nullptr;                       // floating dtypes, over [lo, hi]
+  Real (*unary)(Real) = nullptr;  // floating dtypes, over [lo, hi]
   Real lo = 0, hi = 0;
-  Real (*binary)(Real, Real) = nullptr;                // floating dtypes, over a pool of pairs
-  Real ulps = 0;                                       // 0: correctly rounded
+  Real (*binary)(Real, Real) = nullptr;  // floating dtypes, over a pool of pairs
+  Real ulps = 0;                         // 0: correctly rounded
   // Every integer dtype the primitive takes; unary rows ignore the second argument.
   __int128 (*integer)(DType, __int128, __int128) = nullptr;
-  bool (*compare)(Real, Real) = nullptr;               // every dtype
+  bool (*compare)(Real, Real) = nullptr;  // every dtype
   // Data movement: where each element of the result (of type out_shape) comes from, bit
   // for bit, over several dtypes.
   std::function<Source(const std::vector<int64_t>& out)> index = nullptr;
@@ -101,11 +101,11 @@ struct Case {
   // transpose: each set of operands taken as linear (empty: {diff}).
   std::vector<std::vector<bool>> linear = {};
   Fixed fixed = Fixed::keep;
-  bool blank = false;            // transpose also with untyped (invalid) placeholders
-  size_t first_linear_out = 0;   // transpose: earlier results do not depend on linear operands
-  bool zero_tangent = false;     // jvp: the rule must return a symbolic zero
-  bool keep_dtypes = false;      // jvp/vjp/transpose run in float64 unless this is set
-  double tolerance = 0;          // batch and shard: relative; 0 = exact
+  bool blank = false;           // transpose also with untyped (invalid) placeholders
+  size_t first_linear_out = 0;  // transpose: earlier results do not depend on linear operands
+  bool zero_tangent = false;    // jvp: the rule must return a symbolic zero
+  bool keep_dtypes = false;     // jvp/vjp/transpose run in float64 unless this is set
+  double tolerance = 0;         // batch and shard: relative; 0 = exact
   Reference ref = {};
 
   bool has(Leg l) const { return (legs & l) != 0; }

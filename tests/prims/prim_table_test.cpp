@@ -39,11 +39,13 @@ TEST(PrimTable, EveryPrimitiveHasRowsOrAReason) {
 // prim_table::leg_exempt() (and not both). (A values row has a reference: RowsAreWellFormed.)
 TEST(PrimTable, EveryLegHasRowsOrAReason) {
   using prim_table::Leg;
-  const std::pair<Leg, const char*> legs[] = {
-      {prim_table::kValues, "values"}, {prim_table::kJvp, "jvp"},
-      {prim_table::kTranspose, "transpose"}, {prim_table::kVjp, "vjp"},
-      {prim_table::kBatch, "batch"},   {prim_table::kShard, "shard"},
-      {prim_table::kFuse, "fuse"}};
+  const std::pair<Leg, const char*> legs[] = {{prim_table::kValues, "values"},
+                                              {prim_table::kJvp, "jvp"},
+                                              {prim_table::kTranspose, "transpose"},
+                                              {prim_table::kVjp, "vjp"},
+                                              {prim_table::kBatch, "batch"},
+                                              {prim_table::kShard, "shard"},
+                                              {prim_table::kFuse, "fuse"}};
   for (const auto& [leg, leg_name] : legs) {
     std::set<Prim> with_rows, with_leg;
     for (const Case& c : prim_table::cases()) {
@@ -98,8 +100,8 @@ TEST_F(PrimTableShapes, AbstractEvalGivesTheComputedTypes) {
   int checked = 0;
   for (const Case& c : prim_table::cases()) {
     SCOPED_TRACE(c.name);
-    const bool grad_legs = c.has(prim_table::kJvp) || c.has(prim_table::kVjp) ||
-                           c.has(prim_table::kTranspose);
+    const bool grad_legs =
+        c.has(prim_table::kJvp) || c.has(prim_table::kVjp) || c.has(prim_table::kTranspose);
     for (bool grad : {false, true}) {
       if (grad && !grad_legs) continue;
       std::vector<Array> xs;

@@ -168,12 +168,29 @@ std::vector<T> random_values(const std::vector<Range>& ranges, size_t n, uint64_
 template <class T>
 std::vector<T> edge_values(const std::vector<double>& extra) {
   using L = std::numeric_limits<T>;
-  std::vector<T> v = {T(0),          T(-0.0),        L::infinity(), -L::infinity(),
-                      L::quiet_NaN(), L::denorm_min(), -L::denorm_min(), L::min(),
-                      -L::min(),      L::max(),       -L::max(),     T(1),
-                      T(-1),          T(0.5),         T(-0.5),       T(2),
-                      T(-2),          T(1e-30),       T(-1e-30),     T(1e30),
-                      T(-1e30),       L::epsilon(),   T(3) * L::denorm_min()};
+  std::vector<T> v = {T(0),
+                      T(-0.0),
+                      L::infinity(),
+                      -L::infinity(),
+                      L::quiet_NaN(),
+                      L::denorm_min(),
+                      -L::denorm_min(),
+                      L::min(),
+                      -L::min(),
+                      L::max(),
+                      -L::max(),
+                      T(1),
+                      T(-1),
+                      T(0.5),
+                      T(-0.5),
+                      T(2),
+                      T(-2),
+                      T(1e-30),
+                      T(-1e-30),
+                      T(1e30),
+                      T(-1e30),
+                      L::epsilon(),
+                      T(3) * L::denorm_min()};
   for (double x : extra) {
     v.push_back(T(x));
     v.push_back(std::nextafter(T(x), T(0)));
@@ -211,54 +228,157 @@ const std::vector<UnaryCase>& unary_cases() {
       {Prim::neg, {}, [](Real x) { return -x; }, 0, 0, {Uniform{-1e6, 1e6}}, {}},
       {Prim::abs, {}, [](Real x) { return std::abs(x); }, 0, 0, {Uniform{-1e6, 1e6}}, {}},
       {Prim::sign, {}, sign_ref, 0, 0, {Uniform{-10, 10}}, {}},
-      {Prim::floor, {}, [](Real x) { return std::floor(x); }, 0, 0,
-       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}}, {8388607.5, 4503599627370495.5}},
-      {Prim::ceil, {}, [](Real x) { return std::ceil(x); }, 0, 0,
-       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}}, {8388607.5, 4503599627370495.5}},
-      {Prim::round, kAway, [](Real x) { return std::round(x); }, 0, 0,
-       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}}, {0.49999997, 2.5, 8388607.5}},
-      {Prim::round, kEven, round_even_ref, 0, 0,
-       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}}, {0.49999997, 2.5, 8388607.5}},
-      {Prim::sqrt, {}, [](Real x) { return std::sqrt(x); }, 0.5, 0.5,
-       {LogUniform{1e-38, 1e38, false}}, {}},
-      {Prim::rsqrt, {}, [](Real x) { return 1 / std::sqrt(x); }, 1.5, 1.5,
-       {LogUniform{1e-38, 1e38, false}}, {}},
-      {Prim::exp, {}, [](Real x) { return std::exp(x); }, 1, 1,
-       {Uniform{-87.3, 88.7}, Uniform{-104, 89}}, {88.72283935546875, 709.782712893384, -87.33,
-                                                  -103.97, -745.13, -708.4}},
-      {Prim::exp2, {}, [](Real x) { return std::exp2(x); }, 1, 1,
-       {Uniform{-126, 127}, Uniform{-150, 129}}, {128, -126, -149, 1024, -1074}},
-      {Prim::log, {}, [](Real x) { return std::log(x); }, 4, 4,
-       {LogUniform{1e-38, 1e38, false}, Uniform{0.5, 2}}, {}},
-      {Prim::log1p, {}, [](Real x) { return std::log1p(x); }, 1, 1,
-       {Uniform{-0.999, 10}, LogUniform{1e-30, 1e30, false}}, {-1, -0.5}},
-      {Prim::expm1, {}, [](Real x) { return std::expm1(x); }, 4, 4,
-       {Uniform{-20, 88.7}, LogUniform{1e-30, 1, true}}, {88.72283935546875, 709.782712893384,
-                                                         -104, 0.34657359}},
-      {Prim::sin, {}, [](Real x) { return std::sin(x); }, 3, 3,
-       {Uniform{-39000, 39000}, Uniform{-4, 4}}, {39000, 1e5, 3e7, 1e10, 3.14159265358979}},
-      {Prim::cos, {}, [](Real x) { return std::cos(x); }, 3, 3,
-       {Uniform{-39000, 39000}, Uniform{-4, 4}}, {39000, 1e5, 3e7, 1e10, 1.5707963267949}},
-      {Prim::tan, {}, [](Real x) { return std::tan(x); }, 3.5, 3.5,
-       {Uniform{-1e4, 1e4}, Uniform{-2, 2}}, {1.5707963267949, 1e10}},
+      {Prim::floor,
+       {},
+       [](Real x) { return std::floor(x); },
+       0,
+       0,
+       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}},
+       {8388607.5, 4503599627370495.5}},
+      {Prim::ceil,
+       {},
+       [](Real x) { return std::ceil(x); },
+       0,
+       0,
+       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}},
+       {8388607.5, 4503599627370495.5}},
+      {Prim::round,
+       kAway,
+       [](Real x) { return std::round(x); },
+       0,
+       0,
+       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}},
+       {0.49999997, 2.5, 8388607.5}},
+      {Prim::round,
+       kEven,
+       round_even_ref,
+       0,
+       0,
+       {Uniform{-100, 100}, LogUniform{1e-3, 1e20, true}},
+       {0.49999997, 2.5, 8388607.5}},
+      {Prim::sqrt,
+       {},
+       [](Real x) { return std::sqrt(x); },
+       0.5,
+       0.5,
+       {LogUniform{1e-38, 1e38, false}},
+       {}},
+      {Prim::rsqrt,
+       {},
+       [](Real x) { return 1 / std::sqrt(x); },
+       1.5,
+       1.5,
+       {LogUniform{1e-38, 1e38, false}},
+       {}},
+      {Prim::exp,
+       {},
+       [](Real x) { return std::exp(x); },
+       1,
+       1,
+       {Uniform{-87.3, 88.7}, Uniform{-104, 89}},
+       {88.72283935546875, 709.782712893384, -87.33, -103.97, -745.13, -708.4}},
+      {Prim::exp2,
+       {},
+       [](Real x) { return std::exp2(x); },
+       1,
+       1,
+       {Uniform{-126, 127}, Uniform{-150, 129}},
+       {128, -126, -149, 1024, -1074}},
+      {Prim::log,
+       {},
+       [](Real x) { return std::log(x); },
+       4,
+       4,
+       {LogUniform{1e-38, 1e38, false}, Uniform{0.5, 2}},
+       {}},
+      {Prim::log1p,
+       {},
+       [](Real x) { return std::log1p(x); },
+       1,
+       1,
+       {Uniform{-0.999, 10}, LogUniform{1e-30, 1e30, false}},
+       {-1, -0.5}},
+      {Prim::expm1,
+       {},
+       [](Real x) { return std::expm1(x); },
+       4,
+       4,
+       {Uniform{-20, 88.7}, LogUniform{1e-30, 1, true}},
+       {88.72283935546875, 709.782712893384, -104, 0.34657359}},
+      {Prim::sin,
+       {},
+       [](Real x) { return std::sin(x); },
+       3,
+       3,
+       {Uniform{-39000, 39000}, Uniform{-4, 4}},
+       {39000, 1e5, 3e7, 1e10, 3.14159265358979}},
+      {Prim::cos,
+       {},
+       [](Real x) { return std::cos(x); },
+       3,
+       3,
+       {Uniform{-39000, 39000}, Uniform{-4, 4}},
+       {39000, 1e5, 3e7, 1e10, 1.5707963267949}},
+      {Prim::tan,
+       {},
+       [](Real x) { return std::tan(x); },
+       3.5,
+       3.5,
+       {Uniform{-1e4, 1e4}, Uniform{-2, 2}},
+       {1.5707963267949, 1e10}},
       {Prim::asin, {}, [](Real x) { return std::asin(x); }, 3.5, 3.5, {Uniform{-1, 1}}, {1, -1}},
       {Prim::acos, {}, [](Real x) { return std::acos(x); }, 2, 2, {Uniform{-1, 1}}, {1, -1}},
-      {Prim::atan, {}, [](Real x) { return std::atan(x); }, 3, 3,
-       {LogUniform{1e-10, 1e10, true}}, {}},
-      {Prim::sinh, {}, [](Real x) { return std::sinh(x); }, 3.5, 3.5, {Uniform{-89, 89}},
+      {Prim::atan,
+       {},
+       [](Real x) { return std::atan(x); },
+       3,
+       3,
+       {LogUniform{1e-10, 1e10, true}},
+       {}},
+      {Prim::sinh,
+       {},
+       [](Real x) { return std::sinh(x); },
+       3.5,
+       3.5,
+       {Uniform{-89, 89}},
        {89.415985, 710.475860}},
-      {Prim::cosh, {}, [](Real x) { return std::cosh(x); }, 3.5, 3.5, {Uniform{-89, 89}},
+      {Prim::cosh,
+       {},
+       [](Real x) { return std::cosh(x); },
+       3.5,
+       3.5,
+       {Uniform{-89, 89}},
        {89.415985, 710.475860}},
-      {Prim::tanh, {}, [](Real x) { return std::tanh(x); }, 4, 4,
-       {Uniform{-10, 10}, LogUniform{1e-30, 1e3, true}}, {18.714973875, 0.625}},
-      {Prim::cbrt, {}, [](Real x) { return std::cbrt(x); }, 3.5, 3.5,
-       {LogUniform{1e-38, 1e38, true}}, {}},
+      {Prim::tanh,
+       {},
+       [](Real x) { return std::tanh(x); },
+       4,
+       4,
+       {Uniform{-10, 10}, LogUniform{1e-30, 1e3, true}},
+       {18.714973875, 0.625}},
+      {Prim::cbrt,
+       {},
+       [](Real x) { return std::cbrt(x); },
+       3.5,
+       3.5,
+       {LogUniform{1e-38, 1e38, true}},
+       {}},
       // Below x = -88.7 (float32), exp(-x) overflows and the result flushes to 0 instead of
       // a subnormal, as in XLA; elementwise_test.cpp pins that.
-      {Prim::logistic, {}, [](Real x) { return 1 / (1 + std::exp(-x)); }, 3, 3,
-       {Uniform{-87, 100}, Uniform{-10, 10}}, {-87}},
-      {Prim::erf, {}, [](Real x) { return std::erf(x); }, 1, 1,
-       {Uniform{-5, 5}, LogUniform{1e-30, 1, true}}, {}},
+      {Prim::logistic,
+       {},
+       [](Real x) { return 1 / (1 + std::exp(-x)); },
+       3,
+       3,
+       {Uniform{-87, 100}, Uniform{-10, 10}},
+       {-87}},
+      {Prim::erf,
+       {},
+       [](Real x) { return std::erf(x); },
+       1,
+       1,
+       {Uniform{-5, 5}, LogUniform{1e-30, 1, true}},
+       {}},
   };
   return cases;
 }
@@ -303,11 +423,10 @@ void check_unary_accuracy(size_t samples) {
       TargetScope scope(target);
       const Worst r = worst_error(u, random, want_random);
       const Worst e = worst_error(u, edges, want_edges);
-      const std::string what = case_name(u) + " " + std::string(dtype_name(dtype_of<T>())) +
-                               " on " + target;
+      const std::string what =
+          case_name(u) + " " + std::string(dtype_name(dtype_of<T>())) + " on " + target;
       EXPECT_LE(r.ulp, bound) << what << ": " << r.ulp << " ulp at x = " << double(r.x);
-      EXPECT_LE(e.ulp, bound) << what << " (edges): " << e.ulp << " ulp at x = "
-                              << double(e.x);
+      EXPECT_LE(e.ulp, bound) << what << " (edges): " << e.ulp << " ulp at x = " << double(e.x);
       if (report()) {
         std::printf("%-12s %-8s %-7s random %.3f ulp (x=%.9g)  edges %.3f ulp (x=%.9g)\n",
                     case_name(u).c_str(), std::string(dtype_name(dtype_of<T>())).c_str(),
@@ -405,8 +524,8 @@ void check_binary_accuracy(size_t samples) {
         }
       }
       EXPECT_LE(w.ulp, c.bound) << core::prim_name(c.prim) << "(" << double(a[at]) << ", "
-                                << double(b[at]) << ") in " << dtype_name(dtype_of<T>())
-                                << " on " << target << ": got " << double(got[at]);
+                                << double(b[at]) << ") in " << dtype_name(dtype_of<T>()) << " on "
+                                << target << ": got " << double(got[at]);
       if (report()) {
         std::printf("%-12s %-8s %-7s %.3f ulp\n", std::string(core::prim_name(c.prim)).c_str(),
                     std::string(dtype_name(dtype_of<T>())).c_str(), target.c_str(), w.ulp);
@@ -435,13 +554,14 @@ void check_ragged(Prim p, const Params& params = {}) {
     for (size_t n = 0; n <= 37; ++n) {
       for (size_t shift = 0; shift < 8; ++shift) {
         const std::vector<T> x(pool.begin() + shift, pool.begin() + shift + n);
-        const std::vector<T> got = run<T>(p, {vec(x, shift * sizeof(T))}, params,
-                                          (7 - shift) * sizeof(T));
+        const std::vector<T> got =
+            run<T>(p, {vec(x, shift * sizeof(T))}, params, (7 - shift) * sizeof(T));
         ASSERT_EQ(got.size(), n);
         for (size_t i = 0; i < n; ++i) {
           const T one = run<T>(p, {vec(std::vector<T>{x[i]})}, params)[0];
-          ASSERT_TRUE(same_bits(got[i], one)) << core::prim_name(p) << " n=" << n << " shift="
-                                              << shift << " i=" << i << " on " << target;
+          ASSERT_TRUE(same_bits(got[i], one))
+              << core::prim_name(p) << " n=" << n << " shift=" << shift << " i=" << i << " on "
+              << target;
         }
       }
     }
@@ -563,8 +683,8 @@ std::vector<To> convert(const std::vector<From>& x, DType to, DType from = dtype
 
 TEST(ElementwiseSimd, ConversionsMatchScalarSemantics) {
   std::vector<float> x = random_values<float>({LogUniform{1e-8, 1e12, true}}, 100003, 21);
-  const std::vector<float> edges = edge_values<float>({2147483648.0, 2147483520.0, 65504, 65520,
-                                                       6e-8, 3.0e-5, 1.00390625, 1.01171875});
+  const std::vector<float> edges = edge_values<float>(
+      {2147483648.0, 2147483520.0, 65504, 65520, 6e-8, 3.0e-5, 1.00390625, 1.01171875});
   x.insert(x.end(), edges.begin(), edges.end());
   std::vector<int32_t> ints;
   for (size_t i = 0; i < x.size(); ++i) ints.push_back(int32_t(uint32_t(i) * 2654435761u));
@@ -582,10 +702,10 @@ TEST(ElementwiseSimd, ConversionsMatchScalarSemantics) {
     const std::vector<float> from_f16 = convert<float>(to_f16, DType::float32, DType::float16);
     for (size_t i = 0; i < x.size(); ++i) {
       const std::string at = std::to_string(x[i]) + " on " + target;
-      const int32_t want_i32 = std::isnan(x[i])               ? 0
-                               : x[i] >= 2147483648.0f        ? INT32_MAX
-                               : x[i] <= -2147483648.0f       ? INT32_MIN
-                                                              : int32_t(x[i]);
+      const int32_t want_i32 = std::isnan(x[i])         ? 0
+                               : x[i] >= 2147483648.0f  ? INT32_MAX
+                               : x[i] <= -2147483648.0f ? INT32_MIN
+                                                        : int32_t(x[i]);
       ASSERT_EQ(to_i32[i], want_i32) << at;
       ASSERT_TRUE(same_bits(from_i32[i], float(ints[i]))) << ints[i];
       ASSERT_TRUE(same_bits(to_f64[i], double(x[i]))) << at;
@@ -645,8 +765,8 @@ TEST(ElementwiseSimd, HalvesComputeThroughFloat32Tiles) {
         ASSERT_EQ(b[i], bfloat16_t(bf[i]).bits) << core::prim_name(p) << " bf16 " << i;
       }
     }
-    const std::vector<uint8_t> lt = run<uint8_t>(Prim::lt, {typed(xh, DType::float16),
-                                                           typed(yh, DType::float16)});
+    const std::vector<uint8_t> lt =
+        run<uint8_t>(Prim::lt, {typed(xh, DType::float16), typed(yh, DType::float16)});
     for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(lt[i], uint8_t(xhf[i] < yhf[i])) << i;
   }
 }

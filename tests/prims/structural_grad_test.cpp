@@ -57,8 +57,9 @@ TEST_F(StructuralGrad, DotGeneralPreferredElementType) {
   const Array rhs = random({4, 2}, DType::float32);
   const Array ct = random({3, 2});
   const bool linear[] = {true, false};
-  const std::vector<Array> back = core::rules(Prim::dot_general).transpose(
-      {&ct, 1}, std::vector<Array>{lhs, rhs}, std::span<const bool>(linear, 2), params);
+  const std::vector<Array> back = core::rules(Prim::dot_general)
+                                      .transpose({&ct, 1}, std::vector<Array>{lhs, rhs},
+                                                 std::span<const bool>(linear, 2), params);
   ASSERT_TRUE(back[0].valid());
   EXPECT_EQ(back[0].dtype(), DType::float32);
   const Array y = core::bind1(Prim::dot_general, {lhs, rhs}, params);

@@ -83,8 +83,8 @@ TEST(Caches, TenThousandEagerOpsOnDistinctShapesStayUnder300MiB) {
   EXPECT_LT(rss, 300 * kMiB) << "RSS " << rss / kMiB << " MiB";
   if (std::getenv("PARAX_TEST_VERBOSE")) {
     std::printf("rss %lld MiB cached %lld reused %lld mapped %lld released %lld\n",
-                (long long)(rss / kMiB), (long long)blocks.cached_bytes,
-                (long long)blocks.reused, (long long)blocks.mapped, (long long)blocks.released);
+                (long long)(rss / kMiB), (long long)blocks.cached_bytes, (long long)blocks.reused,
+                (long long)blocks.mapped, (long long)blocks.released);
   }
 }
 

@@ -53,8 +53,10 @@ Rows rows(const Array& a) {
 
 enum class Map { pmap, vmap, shard_map, pmap_in_jit };
 const char* name(Map m) {
-  return m == Map::pmap ? "pmap" : m == Map::vmap ? "vmap" : m == Map::shard_map ? "shard_map"
-                                                                                 : "pmap in jit";
+  return m == Map::pmap        ? "pmap"
+         : m == Map::vmap      ? "vmap"
+         : m == Map::shard_map ? "shard_map"
+                               : "pmap in jit";
 }
 constexpr Map kMaps[] = {Map::pmap, Map::vmap, Map::shard_map, Map::pmap_in_jit};
 
@@ -139,12 +141,11 @@ TEST(AxisIndexGroups, ReductionsWithinGroups) {
   Array x = input(shape);
   const Rows xs = rows(x);
   using Red = std::function<Array(const Array&, const AxisIndexGroups&)>;
-  const std::vector<std::tuple<std::string, Red, std::function<double(double, double)>, bool>>
-      ops = {
+  const std::vector<std::tuple<std::string, Red, std::function<double(double, double)>, bool>> ops =
+      {
           {"psum", [](const Array& a, const AxisIndexGroups& g) { return lax::psum(a, "i", g); },
            [](double a, double b) { return a + b; }, false},
-          {"pmean",
-           [](const Array& a, const AxisIndexGroups& g) { return lax::pmean(a, "i", g); },
+          {"pmean", [](const Array& a, const AxisIndexGroups& g) { return lax::pmean(a, "i", g); },
            [](double a, double b) { return a + b; }, true},
           {"pmax", [](const Array& a, const AxisIndexGroups& g) { return lax::pmax(a, "i", g); },
            [](double a, double b) { return std::max(a, b); }, false},
@@ -170,7 +171,8 @@ TEST(AxisIndexGroups, ReductionsWithinGroups) {
       for (Map m : kMaps) {
         const auto& f = fn;
         const AxisIndexGroups g = groups;
-        Array got = run(m, [&f, g](const Array& a) { return f(a, g); }, x);
+        Array got = run(
+            m, [&f, g](const Array& a) { return f(a, g); }, x);
         EXPECT_EQ(got.dtype(), DType::float32);
         expect_rows(got, want, shape, what(m, op, groups));
       }
@@ -182,20 +184,22 @@ TEST(AxisIndexGroups, PsumOfIntsBoolsAndConstants) {
   const AxisIndexGroups groups = {{0, 2, 4, 6}, {1, 3, 5, 7}};
   Array ints = jnp::arange(kN * 2, DType::int32).reshape({kN, 2});
   for (Map m : kMaps) {
-    Array s = run(m, [&](const Array& a) { return lax::psum(a, "i", groups); }, ints);
+    Array s = run(
+        m, [&](const Array& a) { return lax::psum(a, "i", groups); }, ints);
     EXPECT_EQ(s.dtype(), DType::int32);
     // Even instances: rows 0,2,4,6 -> [0+4+8+12, 1+5+9+13].
-    expect_rows(s, Rows{{24, 28}, {32, 36}, {24, 28}, {32, 36}, {24, 28}, {32, 36}, {24, 28},
-                        {32, 36}},
-                {2}, what(m, "psum int32", groups));
+    expect_rows(
+        s, Rows{{24, 28}, {32, 36}, {24, 28}, {32, 36}, {24, 28}, {32, 36}, {24, 28}, {32, 36}},
+        {2}, what(m, "psum int32", groups));
     // psum of bool counts, as int32.
-    Array count = run(m, [&](const Array& a) { return lax::psum(lax::gt(a, 5), "i", groups); },
-                      ints);
+    Array count = run(
+        m, [&](const Array& a) { return lax::psum(lax::gt(a, 5), "i", groups); }, ints);
     EXPECT_EQ(count.dtype(), DType::int32);
     expect_rows(count, Rows{{2, 2}, {3, 3}, {2, 2}, {3, 3}, {2, 2}, {3, 3}, {2, 2}, {3, 3}}, {2},
                 what(m, "psum bool", groups));
     // A constant sums to itself times the group's size (JAX's psum(1, axis_index_groups=...)).
-    Array n = run(m, [&](const Array& a) { return a * 0 + lax::psum(1, "i", groups); }, ints);
+    Array n = run(
+        m, [&](const Array& a) { return a * 0 + lax::psum(1, "i", groups); }, ints);
     expect_rows(n, Rows(kN, {4, 4}), {2}, what(m, "psum constant", groups));
   }
 }
@@ -232,9 +236,9 @@ TEST(AxisIndexGroups, AllGatherWithinGroups) {
                 if (tiled) {
                   at = axis == 0 ? (k * 2 + r) * 3 + c : r * (3 * gs) + k * 3 + c;
                 } else {
-                  at = axis == 0 ? (k * 2 + r) * 3 + c
-                     : axis == 1 ? (r * gs + k) * 3 + c
-                                 : (r * 3 + c) * gs + k;
+                  at = axis == 0   ? (k * 2 + r) * 3 + c
+                       : axis == 1 ? (r * gs + k) * 3 + c
+                                   : (r * 3 + c) * gs + k;
                 }
                 want[i][size_t(at)] = src[size_t(r * 3 + c)];
               }
@@ -244,10 +248,9 @@ TEST(AxisIndexGroups, AllGatherWithinGroups) {
         for (Map m : kMaps) {
           Array got = run(
               m, [&](const Array& a) { return lax::all_gather(a, "i", axis, tiled, groups); }, x);
-          expect_rows(got, want, out,
-                      what(m, "all_gather axis " + std::to_string(axis) +
-                                  (tiled ? " tiled" : ""),
-                           groups));
+          expect_rows(
+              got, want, out,
+              what(m, "all_gather axis " + std::to_string(axis) + (tiled ? " tiled" : ""), groups));
         }
       }
     }
@@ -358,8 +361,9 @@ TEST(AxisIndexGroups, AllToAllWithinGroups) {
                 },
                 x);
             expect_rows(got, want, out,
-                        what(m, "all_to_all " + std::to_string(split) + "->" +
-                                    std::to_string(concat) + (tiled ? " tiled" : ""),
+                        what(m,
+                             "all_to_all " + std::to_string(split) + "->" + std::to_string(concat) +
+                                 (tiled ? " tiled" : ""),
                              groups));
           }
         }
@@ -382,8 +386,9 @@ TEST(Pswapaxes, SwapsTheMappedAxisWithADimension) {
     }
   }
   for (Map m : kMaps) {
-    expect_rows(run(m, [](const Array& a) { return lax::pswapaxes(a, "i", 0); }, x), want,
-                {kN, 3}, std::string(name(m)) + " pswapaxes axis 0");
+    expect_rows(run(
+                    m, [](const Array& a) { return lax::pswapaxes(a, "i", 0); }, x),
+                want, {kN, 3}, std::string(name(m)) + " pswapaxes axis 0");
   }
   // Axis 1 of a [3, 8] block, and -1 for the same.
   Array y = input({3, kN}, 5);
@@ -395,8 +400,9 @@ TEST(Pswapaxes, SwapsTheMappedAxisWithADimension) {
     }
   }
   for (Map m : kMaps) {
-    expect_rows(run(m, [](const Array& a) { return lax::pswapaxes(a, "i", -1); }, y), want1,
-                {3, kN}, std::string(name(m)) + " pswapaxes axis -1");
+    expect_rows(run(
+                    m, [](const Array& a) { return lax::pswapaxes(a, "i", -1); }, y),
+                want1, {3, kN}, std::string(name(m)) + " pswapaxes axis -1");
   }
   // Within groups of 4 the axis must have the group's size.
   const AxisIndexGroups groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
@@ -410,7 +416,8 @@ TEST(Pswapaxes, SwapsTheMappedAxisWithADimension) {
     }
   }
   for (Map m : kMaps) {
-    expect_rows(run(m, [&](const Array& a) { return lax::pswapaxes(a, "i", 0, groups); }, z),
+    expect_rows(run(
+                    m, [&](const Array& a) { return lax::pswapaxes(a, "i", 0, groups); }, z),
                 want2, {4, 2}, std::string(name(m)) + " pswapaxes in groups");
   }
 }
@@ -422,8 +429,9 @@ TEST(Pshuffle, InstanceIReceivesPermI) {
   Rows want(kN);
   for (size_t i = 0; i < kN; ++i) want[i] = xs[size_t(perm[i])];
   for (Map m : kMaps) {
-    expect_rows(run(m, [&](const Array& a) { return lax::pshuffle(a, "i", perm); }, x), want,
-                {2}, std::string(name(m)) + " pshuffle");
+    expect_rows(run(
+                    m, [&](const Array& a) { return lax::pshuffle(a, "i", perm); }, x),
+                want, {2}, std::string(name(m)) + " pshuffle");
   }
   // Its gradient runs the permutation backwards.
   Array w = input({2}, 8);
@@ -432,7 +440,9 @@ TEST(Pshuffle, InstanceIReceivesPermI) {
   for (size_t i = 0; i < kN; ++i) gwant[size_t(perm[i])] = ws[i];
   for (Map m : {Map::pmap, Map::vmap}) {
     Array g = grad([&](const Array& a) {
-      return jnp::sum(run(m, [&](const Array& b) { return lax::pshuffle(b, "i", perm); }, a) * w);
+      return jnp::sum(run(
+                          m, [&](const Array& b) { return lax::pshuffle(b, "i", perm); }, a) *
+                      w);
     })(x);
     expect_rows(g, gwant, {2}, std::string(name(m)) + " grad of pshuffle");
   }
@@ -455,7 +465,7 @@ TEST(CollectiveTrees, PpermuteAndAllToAllMapOverLeaves) {
       std::map<std::string, Array> d = {{"p", x}, {"q", y}};
       auto shuffled = lax::pshuffle(d, "i", {1, 2, 3, 4, 5, 6, 7, 0});
       auto swapped = lax::pswapaxes(std::vector<Array>{y}, "i", 0);
-      return std::vector<Array>{tree[0], tree[1], std::get<0>(tup), std::get<1>(tup),
+      return std::vector<Array>{tree[0],       tree[1],       std::get<0>(tup), std::get<1>(tup),
                                 shuffled["p"], shuffled["q"], swapped[0]};
     };
     std::vector<Array> outs;
@@ -475,15 +485,19 @@ TEST(CollectiveTrees, PpermuteAndAllToAllMapOverLeaves) {
     }
     ASSERT_EQ(outs.size(), 7u);
     const std::vector<Array> single = {
-        run(m, [&](const Array& x) { return lax::ppermute(x, "i", ring); }, a),
-        run(m, [&](const Array& x) { return lax::ppermute(x, "i", ring); }, b),
-        run(m, [&](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, a),
-        run(m, [&](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, b),
+        run(
+            m, [&](const Array& x) { return lax::ppermute(x, "i", ring); }, a),
+        run(
+            m, [&](const Array& x) { return lax::ppermute(x, "i", ring); }, b),
+        run(
+            m, [&](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, a),
+        run(
+            m, [&](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, b),
     };
     for (size_t k = 0; k < single.size(); ++k) {
       EXPECT_EQ(outs[k].dtype(), single[k].dtype());
-      expect_rows(outs[k], rows(single[k]), Shape(single[k].shape().begin() + 1,
-                                                  single[k].shape().end()),
+      expect_rows(outs[k], rows(single[k]),
+                  Shape(single[k].shape().begin() + 1, single[k].shape().end()),
                   std::string(name(m)) + " tree leaf " + std::to_string(k));
     }
     // The ring moves instance i's value to i + 1; pshuffle by {1, .., 7, 0} takes i + 1's.
@@ -616,9 +630,11 @@ TEST(AxisIndexGroups, GradInsidePmapMatchesJax) {
   // gets the sum of its group's cotangents (1 each): the group's size.
   const AxisIndexGroups groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
   Array x = input({2}, 13);
-  Array g = pmap([&](const Array& a) {
-    return grad([&](const Array& b) { return jnp::sum(lax::psum(b, "i", groups)); })(a);
-  }, {.axis_name = "i"})(x);
+  Array g = pmap(
+      [&](const Array& a) {
+        return grad([&](const Array& b) { return jnp::sum(lax::psum(b, "i", groups)); })(a);
+      },
+      {.axis_name = "i"})(x);
   expect_rows(g, Rows(kN, {4, 4}), {2}, "grad inside pmap");
 }
 
@@ -642,12 +658,11 @@ TEST(AxisIndexGroups, OverSeveralNames) {
   const Mesh mesh = make_mesh({4, 2}, {"i", "j"});
   auto per_device = [&](const Array& b) {
     Array v = jnp::squeeze(b, {0});
-    return std::vector<Array>{jnp::expand_dims(lax::psum(v, {"i", "j"}, groups), {0}),
-                              jnp::expand_dims(lax::all_gather(v, {"i", "j"}, 0, false, groups),
-                                               {0})};
+    return std::vector<Array>{
+        jnp::expand_dims(lax::psum(v, {"i", "j"}, groups), {0}),
+        jnp::expand_dims(lax::all_gather(v, {"i", "j"}, 0, false, groups), {0})};
   };
-  std::vector<Array> outs =
-      shard_map(per_device, mesh, P({"i", "j"}), P({"i", "j"}))(x);
+  std::vector<Array> outs = shard_map(per_device, mesh, P({"i", "j"}), P({"i", "j"}))(x);
   expect_rows(outs[0], sum, {3}, "shard_map psum over (i, j)");
   expect_rows(outs[1], gathered, {2, 3}, "shard_map all_gather over (i, j)");
   // The same with nested pmaps (i outer) and nested vmaps.
@@ -656,12 +671,10 @@ TEST(AxisIndexGroups, OverSeveralNames) {
     return std::vector<Array>{lax::psum(v, {"i", "j"}, groups),
                               lax::all_gather(v, {"i", "j"}, 0, false, groups)};
   };
-  std::vector<Array> by_pmap =
-      pmap([&](const Array& r) { return pmap(inner, {.axis_name = "j"})(r); },
-           {.axis_name = "i"})(x2);
-  std::vector<Array> by_vmap =
-      vmap([&](const Array& r) { return vmap(inner, {.axis_name = "j"})(r); },
-           {.axis_name = "i"})(x2);
+  std::vector<Array> by_pmap = pmap(
+      [&](const Array& r) { return pmap(inner, {.axis_name = "j"})(r); }, {.axis_name = "i"})(x2);
+  std::vector<Array> by_vmap = vmap(
+      [&](const Array& r) { return vmap(inner, {.axis_name = "j"})(r); }, {.axis_name = "i"})(x2);
   for (const auto& [outs2, how] : {std::pair{by_pmap, "pmap"}, std::pair{by_vmap, "vmap"}}) {
     expect_rows(outs2[0].reshape({kN, 3}), sum, {3}, std::string(how) + " psum over (i, j)");
     expect_rows(outs2[1].reshape({kN, 2, 3}), gathered, {2, 3},
@@ -684,12 +697,17 @@ TEST(AxisIndexGroups, Errors) {
                    }),
                    ValueError, "axis_index_groups must cover all indices exactly once");
   EXPECT_THROW_MSG(
-      under_pmap([](const Array& a) { return lax::psum(a, "i", {{0, 1}, {2, 3}}); }), ValueError,
+      under_pmap([](const Array& a) {
+        return lax::psum(a, "i", {{0, 1}, {2, 3}});
+      }),
+      ValueError,
       "axis_index_groups [[0, 1], [2, 3]] cover 4 indices, but axis i has size 8; they must "
       "partition the axis");
-  EXPECT_THROW_MSG(
-      under_pmap([](const Array& a) { return lax::pmean(a, "i", {{0, 1, 2}, {3, 4, 5, 6, 7}}); }),
-      ValueError, "axis_index_groups must all be the same size; got groups of sizes [3, 5]");
+  EXPECT_THROW_MSG(under_pmap([](const Array& a) {
+                     return lax::pmean(a, "i", {{0, 1, 2}, {3, 4, 5, 6, 7}});
+                   }),
+                   ValueError,
+                   "axis_index_groups must all be the same size; got groups of sizes [3, 5]");
   EXPECT_THROW_MSG(under_pmap([](const Array& a) {
                      return lax::all_gather(a, "i", 0, false, {{0, 1, 2, 3, 4, 5, 6}, {7}});
                    }),
@@ -706,20 +724,22 @@ TEST(AxisIndexGroups, Errors) {
                      return lax::all_to_all(a.reshape({2, 4}), "i", 1, 1, true,
                                             {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}});
                    }),
-                   ValueError, "axis_index_groups [[0, 1, 2], [3, 4, 5], [6, 7, 8]] cover 9 "
-                               "indices, but axis i has size 8; they must partition the axis");
-  EXPECT_THROW_MSG(under_pmap([](const Array& a) {
-                     return lax::all_to_all(a.reshape({2, 4}), "i", 0, 1, true,
-                                            {{0, 1, 2, 3}, {4, 5, 6, 7}});
-                   }),
                    ValueError,
-                   "The size of all_to_all split_axis (2) has to be divisible by the size of "
-                   "the named axis i (4)");
+                   "axis_index_groups [[0, 1, 2], [3, 4, 5], [6, 7, 8]] cover 9 "
+                   "indices, but axis i has size 8; they must partition the axis");
+  EXPECT_THROW_MSG(
+      under_pmap([](const Array& a) {
+        return lax::all_to_all(a.reshape({2, 4}), "i", 0, 1, true, {{0, 1, 2, 3}, {4, 5, 6, 7}});
+      }),
+      ValueError,
+      "The size of all_to_all split_axis (2) has to be divisible by the size of "
+      "the named axis i (4)");
   EXPECT_THROW_MSG(under_pmap([](const Array& a) {
                      return lax::psum_scatter(a, "i", 0, false, {{0, 1}, {2, 3}, {4, 5}, {6, 7}});
                    }),
-                   ValueError, "reduce_scatter operand scatter dimension size 8 must match "
-                               "shard count 2");
+                   ValueError,
+                   "reduce_scatter operand scatter dimension size 8 must match "
+                   "shard count 2");
   EXPECT_THROW_MSG(under_pmap([](const Array& a) {
                      return lax::pswapaxes(a, "i", 0, {{0, 1}, {2, 3}, {4, 5}, {6, 7}});
                    }),
@@ -727,16 +747,19 @@ TEST(AxisIndexGroups, Errors) {
                    "all_to_all requires the size of the mapped axis axis_name to equal "
                    "x.shape[split_axis], but they are 2 and 8 respectively.");
   // pshuffle takes a permutation (JAX's text, with Python's list notation).
-  EXPECT_THROW_MSG(under_pmap([](const Array& a) { return lax::pshuffle(a, "i", {0, 0, 1}); }),
+  EXPECT_THROW_MSG(under_pmap([](const Array& a) {
+                     return lax::pshuffle(a, "i", {0, 0, 1});
+                   }),
                    ValueError, "`perm` does not represent a permutation: [0, 0, 1]");
-  EXPECT_THROW_MSG(under_pmap([](const Array& a) { return lax::pshuffle(a, "i", {1, 2}); }),
+  EXPECT_THROW_MSG(under_pmap([](const Array& a) {
+                     return lax::pshuffle(a, "i", {1, 2});
+                   }),
                    ValueError, "`perm` does not represent a permutation: [1, 2]");
   // A permutation longer than the axis is out of range for ppermute.
-  EXPECT_THROW_MSG(
-      under_pmap([](const Array& a) {
-        return lax::pshuffle(a, "i", {0, 1, 2, 3, 4, 5, 6, 7, 8});
-      }),
-      ValueError, "ppermute pair (8, 8) is out of range for axis size 8");
+  EXPECT_THROW_MSG(under_pmap([](const Array& a) {
+                     return lax::pshuffle(a, "i", {0, 1, 2, 3, 4, 5, 6, 7, 8});
+                   }),
+                   ValueError, "ppermute pair (8, 8) is out of range for axis size 8");
   // Unbound names are still NameErrors.
   EXPECT_THROW(under_pmap([](const Array& a) { return lax::psum(a, "j", {{0}}); }), NameError);
 }
@@ -745,8 +768,11 @@ TEST(AxisIndexGroups, Errors) {
 TEST(Pshuffle, ShorterPermutationZerosTheRest) {
   Array x = input({1}, 14);
   const Rows xs = rows(x);
-  Array got = pmap([](const Array& a) { return lax::pshuffle(a, "i", {1, 0}); },
-                   {.axis_name = "i"})(x);
+  Array got = pmap(
+      [](const Array& a) {
+        return lax::pshuffle(a, "i", {1, 0});
+      },
+      {.axis_name = "i"})(x);
   Rows want(kN, {0.0});
   want[0] = xs[1];
   want[1] = xs[0];

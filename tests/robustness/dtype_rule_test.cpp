@@ -32,8 +32,9 @@ class DtypeRule : public ::testing::TestWithParam<bool> {
   DType float_() const { return x64() ? DType::float64 : DType::float32; }
 
   Array i64() const { return np::array(std::vector<int64_t>{kBig, -kBig, 7}, std::nullopt, int64); }
-  Array f64() const { return np::array(std::vector<double>{1e-12 + 1, 2.0, 3.0}, std::nullopt,
-                                       float64); }
+  Array f64() const {
+    return np::array(std::vector<double>{1e-12 + 1, 2.0, 3.0}, std::nullopt, float64);
+  }
 
  private:
   bool saved_ = false;
@@ -100,8 +101,8 @@ TEST_P(DtypeRule, EveryPairOfDtypesComputesInItsResultType) {
       const Array x = np::ones({2}, a), y = np::ones({2}, c);
       const DType want = np::result_type(x, y);
       // The rule: 64-bit whenever JAX with x64 gives it and an operand is 64-bit.
-      const bool wide = a == int64 || a == uint64 || a == float64 || c == int64 ||
-                        c == uint64 || c == float64;
+      const bool wide =
+          a == int64 || a == uint64 || a == float64 || c == int64 || c == uint64 || c == float64;
       const bool wide_result = want == int64 || want == uint64 || want == float64;
       if (!x64() && wide_result) {
         EXPECT_TRUE(wide);
@@ -151,9 +152,9 @@ TEST_P(DtypeRule, Reductions) {
   const Array s = np::sum(i64());
   EXPECT_EQ(s.dtype(), int64);
   EXPECT_EQ(s.item<int64_t>(), 7);
-  EXPECT_EQ(np::sum(np::array(std::vector<int64_t>{kBig, kBig}, std::nullopt, int64))
-                .item<int64_t>(),
-            2 * kBig);
+  EXPECT_EQ(
+      np::sum(np::array(std::vector<int64_t>{kBig, kBig}, std::nullopt, int64)).item<int64_t>(),
+      2 * kBig);
   EXPECT_EQ(np::prod(i64()).dtype(), int64);
   EXPECT_EQ(np::max(i64()).item<int64_t>(), kBig);
   EXPECT_EQ(np::min(i64()).item<int64_t>(), -kBig);
@@ -190,10 +191,10 @@ TEST_P(DtypeRule, ReductionsOfEveryDtype) {
   const DType uint_ = x64() ? uint64 : uint32;
   // dtype -> (sum's dtype, mean's dtype), as JAX's with this x64 mode (a 64-bit dtype: x64).
   const std::vector<std::tuple<DType, DType, DType>> cases = {
-      {bool_, int_(), float32},     {int8, int_(), float32},       {int16, int_(), float32},
-      {int32, int_(), float32},     {int64, int64, float64},       {uint8, uint_, float32},
-      {uint16, uint_, float32},     {uint32, uint_, float32},      {uint64, uint64, float64},
-      {float16, float16, float16},  {bfloat16, bfloat16, bfloat16}, {float32, float32, float32},
+      {bool_, int_(), float32},    {int8, int_(), float32},        {int16, int_(), float32},
+      {int32, int_(), float32},    {int64, int64, float64},        {uint8, uint_, float32},
+      {uint16, uint_, float32},    {uint32, uint_, float32},       {uint64, uint64, float64},
+      {float16, float16, float16}, {bfloat16, bfloat16, bfloat16}, {float32, float32, float32},
       {float64, float64, float64}};
   for (const auto& [t, sum_t, mean_t] : cases) {
     SCOPED_TRACE(dtype_name(t));

@@ -76,8 +76,8 @@ class Fuzz {
   }
   DType dtype() {
     return one_of<DType>({DType::bool_, DType::int8, DType::int16, DType::int32, DType::int64,
-                          DType::uint8, DType::uint16, DType::uint32, DType::uint64,
-                          DType::float16, DType::bfloat16, DType::float32, DType::float64});
+                          DType::uint8, DType::uint16, DType::uint32, DType::uint64, DType::float16,
+                          DType::bfloat16, DType::float32, DType::float64});
   }
   DType float_dtype() {
     return one_of<DType>({DType::float16, DType::bfloat16, DType::float32, DType::float64});
@@ -95,8 +95,8 @@ class Fuzz {
     if (coin(0.08)) {  // empty, but with a dimension no memory could hold were it not
       Shape s = small_shape(2);
       s.insert(s.begin() + pick(0, int64_t(s.size())), 0);
-      s.insert(s.begin() + pick(0, int64_t(s.size())), one_of<int64_t>({int64_t(1) << 40,
-                                                                        int64_t(1) << 58}));
+      s.insert(s.begin() + pick(0, int64_t(s.size())),
+               one_of<int64_t>({int64_t(1) << 40, int64_t(1) << 58}));
       return jnp::zeros(s, coin(0.6) ? DType::float32 : DType::int8);
     }
     return array(small_shape(), coin(0.6) ? DType::float32 : dtype());
@@ -109,10 +109,17 @@ class Fuzz {
   }
   Mesh mesh() {
     if (coin(0.7)) {  // usually a valid one, so the sharded paths get exercised
-      return one_of<std::function<Mesh()>>(
-          {[] { return make_mesh({8}, {"a"}); }, [] { return make_mesh({4, 2}, {"a", "b"}); },
-           [] { return make_mesh({2, 2, 2}, {"a", "b", "c"}); },
-           [] { return make_mesh({2}, {"a"}); }, [] { return make_mesh({1, 8}, {"a", "b"}); }})();
+      return one_of<std::function<Mesh()>>({[] { return make_mesh({8}, {"a"}); },
+                                            [] {
+                                              return make_mesh({4, 2}, {"a", "b"});
+                                            },
+                                            [] {
+                                              return make_mesh({2, 2, 2}, {"a", "b", "c"});
+                                            },
+                                            [] { return make_mesh({2}, {"a"}); },
+                                            [] {
+                                              return make_mesh({1, 8}, {"a", "b"});
+                                            }})();
     }
     Shape sizes(size_t(pick(0, 3)));
     for (int64_t& s : sizes) s = one_of<int64_t>({-4, -2, -1, 0, 1, 2, 3, 4, 8, 16});
@@ -214,8 +221,7 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
     case 11: {
       std::vector<lax::PadConfig> cfg;
       for (int64_t i = 0; i < rank + (f.coin(0.1) ? 1 : 0); ++i) {
-        cfg.push_back({f.coin(0.2) ? f.dim() : f.pick(-3, 3),
-                       f.coin(0.2) ? f.dim() : f.pick(-3, 3),
+        cfg.push_back({f.coin(0.2) ? f.dim() : f.pick(-3, 3), f.coin(0.2) ? f.dim() : f.pick(-3, 3),
                        f.coin(0.2) ? f.dim() : f.pick(0, 2)});
       }
       return {"pad", [cfg](const Array& x) {
@@ -229,9 +235,8 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
     case 13: {
       const int64_t n = f.coin(0.3) && !traced ? f.dim() : f.pick(-1, 3);
       const bool flat = f.coin(0.3);
-      return {"repeat", [=](const Array& x) {
-                return flat ? jnp::repeat(x, n) : jnp::repeat(x, n, a);
-              }};
+      return {"repeat",
+              [=](const Array& x) { return flat ? jnp::repeat(x, n) : jnp::repeat(x, n, a); }};
     }
     case 14: {
       Shape s = traced ? traced_shape(f.shape(4)) : f.shape(4);
@@ -286,12 +291,18 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
       const int64_t d = f.axis(int64_t(s.size()));
       return {"create" + std::to_string(which) + shape_str(s), [=] {
                 switch (which) {
-                  case 0: return (void)jnp::zeros(s, t);
-                  case 1: return (void)jnp::full(s, 2.5, t);
-                  case 2: return (void)lax::broadcasted_iota(t, s, d);
-                  case 3: return (void)jnp::eye(s.empty() ? 0 : s[0], s.size() > 1 ? s[1] : 1);
-                  case 4: return (void)lax::iota(t, s.empty() ? 1 : s[0]);
-                  default: return (void)jnp::linspace(0, 1, s.empty() ? 1 : s[0]);
+                  case 0:
+                    return (void)jnp::zeros(s, t);
+                  case 1:
+                    return (void)jnp::full(s, 2.5, t);
+                  case 2:
+                    return (void)lax::broadcasted_iota(t, s, d);
+                  case 3:
+                    return (void)jnp::eye(s.empty() ? 0 : s[0], s.size() > 1 ? s[1] : 1);
+                  case 4:
+                    return (void)lax::iota(t, s.empty() ? 1 : s[0]);
+                  default:
+                    return (void)jnp::linspace(0, 1, s.empty() ? 1 : s[0]);
                 }
               }};
     }
@@ -322,8 +333,7 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
       const Array x = f.array();
       auto [name, op] = unary(f, std::max<int64_t>(0, x.ndim() - 1));
       const int in_axis = int(f.axis(x.ndim()));
-      return {"vmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()),
-              [=] {
+      return {"vmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()), [=] {
                 VmapOptions o;
                 o.in_axes = in_axis;
                 (void)vmap(op, o)(x).block_until_ready();
@@ -358,11 +368,16 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
       return {"random" + std::to_string(which) + shape_str(s), [=] {
                 const random::Key k = random::key(7);
                 switch (which) {
-                  case 0: return (void)random::uniform(k, s, t);
-                  case 1: return (void)random::normal(k, s, t);
-                  case 2: return (void)random::bits(k, s);
-                  case 3: return (void)random::split(k, s);
-                  default: return (void)random::randint(k, s, 0, 10);
+                  case 0:
+                    return (void)random::uniform(k, s, t);
+                  case 1:
+                    return (void)random::normal(k, s, t);
+                  case 2:
+                    return (void)random::bits(k, s);
+                  case 3:
+                    return (void)random::split(k, s);
+                  default:
+                    return (void)random::randint(k, s, 0, 10);
                 }
               }};
     }
@@ -370,13 +385,16 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
       const Array x = f.array();
       const Array y = f.coin(0.5) ? f.array(f.small_shape(), x.dtype()) : f.array();
       const int64_t which = f.pick(0, 3);
-      return {"binary" + std::to_string(which) + shape_str(x.shape()) + shape_str(y.shape()),
-              [=] {
+      return {"binary" + std::to_string(which) + shape_str(x.shape()) + shape_str(y.shape()), [=] {
                 switch (which) {
-                  case 0: return (void)(x + y).block_until_ready();
-                  case 1: return (void)jnp::maximum(x, y).block_until_ready();
-                  case 2: return (void)jit([](Array p, Array q) { return p * q - 1; })(x, y);
-                  default: return (void)jnp::where(x > 0, x, y).block_until_ready();
+                  case 0:
+                    return (void)(x + y).block_until_ready();
+                  case 1:
+                    return (void)jnp::maximum(x, y).block_until_ready();
+                  case 2:
+                    return (void)jit([](Array p, Array q) { return p * q - 1; })(x, y);
+                  default:
+                    return (void)jnp::where(x > 0, x, y).block_until_ready();
                 }
               }};
     }
@@ -391,8 +409,8 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
     }
     case 13: {  // printing, and visualising shardings at any scale
       const Array x = f.array();
-      const double scale = f.one_of<double>({0.0, 0.3, 1.0, -1.0, 1e9, 1e300,
-                                             std::numeric_limits<double>::quiet_NaN()});
+      const double scale = f.one_of<double>(
+          {0.0, 0.3, 1.0, -1.0, 1e9, 1e300, std::numeric_limits<double>::quiet_NaN()});
       const uint64_t seed = uint64_t(f.pick(0, 1 << 30));
       return {"print " + shape_str(x.shape()), [=] {
                 std::ostringstream os;
@@ -419,16 +437,14 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                   Array r = op(v);
                   return reduce ? lax::psum(r, axis) : r;
                 };
-                (void)shard_map(body, m, g.spec(x.ndim()), g.spec(x.ndim()))(x)
-                    .block_until_ready();
+                (void)shard_map(body, m, g.spec(x.ndim()), g.spec(x.ndim()))(x).block_until_ready();
               }};
     }
     case 15: {  // pmap over a random axis
       const Array x = f.array();
       auto [name, op] = unary(f, std::max<int64_t>(0, x.ndim() - 1), true);
       const int in_axis = int(f.axis(x.ndim()));
-      return {"pmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()),
-              [=] {
+      return {"pmap(" + std::to_string(in_axis) + ") " + name + " of " + shape_str(x.shape()), [=] {
                 PmapOptions o;
                 o.in_axes = in_axis;
                 o.axis_name = "i";
@@ -484,10 +500,14 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 (void)pmap(
                     [=](const Array& v) {
                       switch (which) {
-                        case 0: return lax::psum(v, "i", groups);
-                        case 1: return lax::pmax(v, "i", groups);
-                        case 2: return jnp::sum(lax::all_gather(v, "i", 0, false, groups), 0);
-                        default: return lax::pmean(v, "i", groups);
+                        case 0:
+                          return lax::psum(v, "i", groups);
+                        case 1:
+                          return lax::pmax(v, "i", groups);
+                        case 2:
+                          return jnp::sum(lax::all_gather(v, "i", 0, false, groups), 0);
+                        default:
+                          return lax::pmean(v, "i", groups);
                       }
                     },
                     o)(x)
@@ -513,8 +533,9 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 const Sharding a = NamedSharding(m, g.spec(x.ndim()));
                 const Sharding b = NamedSharding(m, g.spec(y.ndim()));
                 const std::vector<Array> tree{x, y};
-                const auto out = prefix ? device_put(tree, ShardingTree(a))
-                                        : device_put(tree, ShardingTree(std::vector<Sharding>{a, b}));
+                const auto out = prefix
+                                     ? device_put(tree, ShardingTree(a))
+                                     : device_put(tree, ShardingTree(std::vector<Sharding>{a, b}));
                 for (const Array& o : out) (void)o.block_until_ready();
               }};
     }
@@ -598,8 +619,8 @@ std::string run_case(uint64_t case_seed) {
     return "";
   } catch (const std::exception& e) {
     g_case_started_ms = 0;
-    return "PARAX_FUZZ_CASE=" + std::to_string(case_seed) + " (" + what + "): " +
-           typeid(e).name() + ": " + e.what();
+    return "PARAX_FUZZ_CASE=" + std::to_string(case_seed) + " (" + what + "): " + typeid(e).name() +
+           ": " + e.what();
   } catch (...) {
     g_case_started_ms = 0;
     return "PARAX_FUZZ_CASE=" + std::to_string(case_seed) + " (" + what +
@@ -621,8 +642,7 @@ TEST(Fuzz, PublicApiGivesAResultOrAParaxError) {
   const auto start = std::chrono::steady_clock::now();
   int64_t cases = 0;
   int64_t failures = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
-         budget) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < budget) {
     const uint64_t case_seed = master();
     const std::string failure = run_case(case_seed);
     ++cases;
@@ -632,11 +652,12 @@ TEST(Fuzz, PublicApiGivesAResultOrAParaxError) {
       if (failures >= 20) break;  // enough to act on
     }
   }
-  std::printf("parax fuzz: seed %llu, %lld cases in %.0f s (%lld results, %lld parax errors), "
-              "%lld failures\n",
-              static_cast<unsigned long long>(seed), static_cast<long long>(cases), budget,
-              static_cast<long long>(cases - g_errors - failures),
-              static_cast<long long>(g_errors), static_cast<long long>(failures));
+  std::printf(
+      "parax fuzz: seed %llu, %lld cases in %.0f s (%lld results, %lld parax errors), "
+      "%lld failures\n",
+      static_cast<unsigned long long>(seed), static_cast<long long>(cases), budget,
+      static_cast<long long>(cases - g_errors - failures), static_cast<long long>(g_errors),
+      static_cast<long long>(failures));
   EXPECT_GT(cases, 0);
 }
 

@@ -46,8 +46,8 @@ TEST(JaxParityInShardings, CommittedArgumentOfTheSameLayoutRuns) {
   EXPECT_EQ(f(x).to_vector<float>()[63], 126.0f);
   // A committed single-device argument is placed too.
   Array one = device_put(jnp::arange(8.0f), devices()[1]);
-  auto g = jit([](const Array& a) { return a; },
-               JitOptions{.in_shardings = {NamedSharding(mesh, P())}});
+  auto g =
+      jit([](const Array& a) { return a; }, JitOptions{.in_shardings = {NamedSharding(mesh, P())}});
   EXPECT_THROW(g(one), ValueError);
 }
 
@@ -137,8 +137,8 @@ TEST(JaxParityRev, TwoMeshAxesAndSeveralDimensions) {
          std::vector<std::vector<int64_t>>{{0}, {1}, {2}, {0, 1}, {0, 1, 2}}) {
       Array r = lax::rev(x, dims);
       Array expected = lax::rev(host, dims);
-      EXPECT_EQ(r.to_vector<float>(), expected.to_vector<float>()) << spec << " dims "
-                                                                   << dims.size();
+      EXPECT_EQ(r.to_vector<float>(), expected.to_vector<float>())
+          << spec << " dims " << dims.size();
       EXPECT_EQ(r.sharding().shard_shape(r.shape()), x.sharding().shard_shape(x.shape()));
     }
   }

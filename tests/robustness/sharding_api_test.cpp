@@ -131,7 +131,9 @@ TEST(ShardingApiCallback, WrongBlockShapeRaises) {
       "Array is float32[16] with sharding NamedSharding(mesh=Mesh('x': 8), "
       "spec=PartitionSpec('x',))");
   EXPECT_THROW(make_array_from_callback(Shape{16}, s,
-                                        [](const Index&) { return jnp::zeros({1, 2}); }),
+                                        [](const Index&) {
+                                          return jnp::zeros({1, 2});
+                                        }),
                ValueError);
   EXPECT_THROW(make_array_from_callback(Shape{12}, NamedSharding(make_mesh({8}, {"x"}), P("x")),
                                         [](const Index&) { return jnp::zeros({2}); }),
@@ -167,8 +169,7 @@ TEST(ShardingApiShapeDtypeStruct, HasNoData) {
   EXPECT_THROW(jnp::sin(xs), ValueError);
   EXPECT_THROW(jit([](const Array& a) { return a; })(xs), ValueError);
   EXPECT_THROW(device_put(xs, devices()[0]), ValueError);
-  EXPECT_THROW(ShapeDtypeStruct({6}, DType::float32,
-                                NamedSharding(make_mesh({4}, {"x"}), P("x"))),
+  EXPECT_THROW(ShapeDtypeStruct({6}, DType::float32, NamedSharding(make_mesh({4}, {"x"}), P("x"))),
                ValueError);
 }
 
@@ -211,11 +212,12 @@ TEST(ShardingApiDevicePutTree, MismatchRaisesJaxError) {
   // (A braced list of one is a single Sharding in C++: a vector makes a list of one.)
   EXPECT_THROW_MSG(device_put(std::make_pair(x, x), std::vector<Sharding>{sx}), ValueError,
                    "device_put device specification must be a tree prefix of the corresponding "
-                   "value, got specification (" + s + ",) for value tree PyTreeDef((*, *)).");
+                   "value, got specification (" +
+                       s + ",) for value tree PyTreeDef((*, *)).");
   EXPECT_THROW_MSG(device_put(std::make_pair(x, x), {sx, sx, sx}), ValueError,
                    "device_put device specification must be a tree prefix of the corresponding "
-                   "value, got specification (" + s + ", " + s + ", " + s +
-                       ") for value tree PyTreeDef((*, *)).");
+                   "value, got specification (" +
+                       s + ", " + s + ", " + s + ") for value tree PyTreeDef((*, *)).");
 }
 
 // --- numpy::array with a sharding -----------------------------------------------------

@@ -23,7 +23,6 @@ namespace jnp = parax::numpy;
 
 constexpr int64_t k31 = int64_t(1) << 31;
 
-
 // ---------------------------------------------------------------------------------------
 // 1. Sizes that overflow 64 bits: ValueError naming the shape, eager and under jit.
 
@@ -40,8 +39,7 @@ TEST(SizesOverflow, BroadcastToOverflowsBytes) {
 TEST(SizesOverflow, RandomUniformOverflows) {
   EXPECT_THROW_HAS(random::uniform(random::key(0), {k31, k31}), ValueError,
                    "array is too big: shape (2147483648, 2147483648)");
-  EXPECT_THROW_HAS(random::normal(random::key(0), {k31, k31, 4}), ValueError,
-                   "array is too big");
+  EXPECT_THROW_HAS(random::normal(random::key(0), {k31, k31, 4}), ValueError, "array is too big");
   EXPECT_THROW_HAS(random::split(random::key(0), {int64_t(1) << 62}), ValueError,
                    "array is too big");
 }
@@ -248,8 +246,7 @@ TEST(SizesMemory, HugeArraysFailFast) {
                    "Out of memory while trying to allocate 2199023255552 bytes");
   EXPECT_THROW_HAS(lax::pad(jnp::zeros({2}), jnp::array(0.0f), {{k38, 0, 0}}),
                    ResourceExhaustedError, "Out of memory");
-  EXPECT_THROW_HAS(random::uniform(random::key(0), {k38}), ResourceExhaustedError,
-                   "Out of memory");
+  EXPECT_THROW_HAS(random::uniform(random::key(0), {k38}), ResourceExhaustedError, "Out of memory");
   EXPECT_THROW_HAS(jit([](Array a) { return jnp::broadcast_to(a, {k38}) * 2; })(jnp::array(1.f)),
                    ResourceExhaustedError, "Out of memory");
   auto m = make_mesh({8}, {"x"});
@@ -321,8 +318,8 @@ TEST(SizesEmptyReduce, EagerAndUnfused) {
   EXPECT_EQ(jnp::sum(z).item<float>(), 0.0f);
   EXPECT_EQ(jnp::prod(z).item<float>(), 1.0f);
   for (float v : fvec(jnp::mean(z, 1))) EXPECT_TRUE(std::isnan(v));
-  EXPECT_TRUE(std::isnan(jit([](Array a) { return jnp::mean(a * 3, 1); })(z)
-                             .to_vector<float>()[0]));
+  EXPECT_TRUE(
+      std::isnan(jit([](Array a) { return jnp::mean(a * 3, 1); })(z).to_vector<float>()[0]));
   EXPECT_EQ(fvec(jnp::all(z, 1)), (std::vector<float>{1, 1}));
   EXPECT_EQ(fvec(jnp::any(z, 1)), (std::vector<float>{0, 0}));
   EXPECT_EQ(fvec(jnp::sum(jnp::zeros({2, 0}, DType::int32), 1)), (std::vector<float>{0, 0}));

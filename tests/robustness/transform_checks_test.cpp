@@ -31,14 +31,12 @@ TEST(TransformChecks, JvpTangentShapeMismatchRaises) {
 
 TEST(TransformChecks, JvpTangentDtypeMismatchRaises) {
   EXPECT_THROW_MSG(
-      jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({2}, int32))),
-      TypeError,
+      jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({2}, int32))), TypeError,
       "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, or in case "
       "of int/bool primal dtype the tangent dtype must be float0.Got primal dtype float32 and "
       "so expected tangent dtype float32, but got tangent dtype int32 instead.");
-  EXPECT_THROW(
-      jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({2}, float64))),
-      TypeError);
+  EXPECT_THROW(jvp(twice, std::make_tuple(np::ones({2})), std::make_tuple(np::ones({2}, float64))),
+               TypeError);
 }
 
 TEST(TransformChecks, JvpOfIntegerPrimalTakesItsOwnDtypeAsZeroTangent) {
@@ -54,9 +52,9 @@ TEST(TransformChecks, JvpOfIntegerPrimalTakesItsOwnDtypeAsZeroTangent) {
       "expected tangent dtype int32 (parax's stand-in for float0), but got tangent dtype "
       "float32 instead.");
   // A float output of an integer input: zero tangent, as JAX's float0 gives.
-  auto [z, dz] = jvp([](const Array& i, const Array& f) { return np::astype(i, float32) * f; },
-                     std::make_tuple(x, np::ones({2})),
-                     std::make_tuple(np::array({9, 9}), np::ones({2})));
+  auto [z, dz] =
+      jvp([](const Array& i, const Array& f) { return np::astype(i, float32) * f; },
+          std::make_tuple(x, np::ones({2})), std::make_tuple(np::array({9, 9}), np::ones({2})));
   EXPECT_EQ(dz.to_vector<float>(), (std::vector<float>{1, 2}));
 }
 
@@ -103,9 +101,7 @@ TEST(TransformChecks, GradOfNonScalarTreeOutputRaises) {
 }
 
 TEST(TransformChecks, HasAuxMisuseRaises) {
-  auto three = [](const Array& x) {
-    return std::make_tuple(np::sum(x), np::sum(x), np::sum(x));
-  };
+  auto three = [](const Array& x) { return std::make_tuple(np::sum(x), np::sum(x), np::sum(x)); };
   EXPECT_THROW_MSG(value_and_grad(three, argnums<0>, has_aux)(np::ones({2})), TypeError,
                    "expected function with aux output to return a two-element tuple, but got "
                    "PyTreeDef((*, *, *))");
@@ -241,7 +237,7 @@ TEST(RandomChecks, FoldInTakesTheWholeUint32Range) {
   EXPECT_THROW_MSG(rnd::fold_in(rnd::key(0), np::array({1u, 2u})), TypeError,
                    "fold_in accepts a scalar, but was given an array ofshape (2,) != (). Use "
                    "jax.vmap "
-"for batching.");
+                   "for batching.");
 }
 
 // ---- error texts: JAX's wording, with key paths ----
@@ -304,18 +300,17 @@ TEST(ErrorTexts, ShardMapPrefixErrorsHaveKeyPaths) {
                    "tuple of length 2, but the full pytree has a subtree of the same type but of "
                    "length 1.");
   auto first = [](const Array& a, const Array&) { return a; };
-  EXPECT_THROW_MSG(shard_map(first, mesh, {{P("x"), P("x")}, P()}, P())(np::ones({8}),
-                                                                         np::ones({8})),
-                   ValueError,
-                   "pytree structure error: different types at key path\n"
-                   "    shard_map in_specs[0]\n"
-                   "At that key path, the prefix pytree shard_map in_specs has a subtree of "
-                   "type\n    <class 'list'>\n"
-                   "but at the same key path the full pytree has a subtree of different type\n"
-                   "    <class 'parax::Array'>.");
+  EXPECT_THROW_MSG(
+      shard_map(first, mesh, {{P("x"), P("x")}, P()}, P())(np::ones({8}), np::ones({8})),
+      ValueError,
+      "pytree structure error: different types at key path\n"
+      "    shard_map in_specs[0]\n"
+      "At that key path, the prefix pytree shard_map in_specs has a subtree of "
+      "type\n    <class 'list'>\n"
+      "but at the same key path the full pytree has a subtree of different type\n"
+      "    <class 'parax::Array'>.");
   auto pair = [](const Array& a) { return std::make_pair(a, a); };
-  EXPECT_THROW_MSG(shard_map(pair, mesh, P("x"), {P("x"), P("x"), P()})(np::ones({8})),
-                   ValueError,
+  EXPECT_THROW_MSG(shard_map(pair, mesh, P("x"), {P("x"), P("x"), P()})(np::ones({8})), ValueError,
                    "pytree structure error: different lengths of tuple at key path\n"
                    "    shard_map out_specs\n"
                    "At that key path, the prefix pytree shard_map out_specs has a subtree of "
@@ -328,8 +323,9 @@ std::string rank_error(const std::string& label, const std::string& spec, const 
   const std::string r = std::to_string(rank), l = std::to_string(length);
   return "shard_map applied to the function 'f' was given an in_specs entry which is too long "
          "to be compatible with the corresponding input value from the function:\n\n" +
-         label + " is " + spec + " which has length " + l + ", but " + value +
-         ", which has rank " + r + " (and " + r + " < " + l + ")\n\nEntries in in_specs must be "
+         label + " is " + spec + " which has length " + l + ", but " + value + ", which has rank " +
+         r + " (and " + r + " < " + l +
+         ")\n\nEntries in in_specs must be "
          "of length no greater than the number of axes in the corresponding input value.\n\n"
          "Either revise the spec to be shorter, or modify 'f' so that its inputs have "
          "sufficient rank.";
@@ -369,33 +365,38 @@ TEST(ErrorTexts, ShardMapReplicationErrorNamesTheSpecByKeyPath) {
 TEST(ErrorTexts, JitShardingErrorsArePjits) {
   Mesh mesh = make_mesh({4, 2}, {"x", "y"});
   const NamedSharding s2(mesh, P("x", "y")), s1(mesh, P("x"));
-  const std::string s2_str = "NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=PartitionSpec('x', "
-                             "'y'))";
+  const std::string s2_str =
+      "NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=PartitionSpec('x', "
+      "'y'))";
   const std::string s1_str = "NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=PartitionSpec('x',))";
   EXPECT_THROW_MSG(jit(id, {.in_shardings = {s2}})(np::ones({8})), ValueError,
                    "One of pjit arguments with pytree key path args[0] is incompatible with its "
-                   "sharding annotation " + s2_str + ": Sharding " + s2_str +
+                   "sharding annotation " +
+                       s2_str + ": Sharding " + s2_str +
                        " is only valid for values of rank at least 2, but was applied to a "
                        "value of rank 1.");
   auto second = [](const Array&, const std::vector<Array>& b) { return b[1]; };
   EXPECT_THROW_MSG(
-      jit(second, {.in_shardings = {std::nullopt, s1}})(np::ones({}),
-                                                         std::vector<Array>{np::ones({8}),
-                                                                            np::ones({})}),
+      jit(second, {.in_shardings = {std::nullopt, s1}})(
+          np::ones({}), std::vector<Array>{np::ones({8}), np::ones({})}),
       ValueError,
       "One of pjit arguments with pytree key path args[1][1] is incompatible with its sharding "
-      "annotation " + s1_str + ": Sharding " + s1_str + " is only valid for values of rank at "
-      "least 1, but was applied to a value of rank 0. For scalars the PartitionSpec should be "
-      "P()");
+      "annotation " +
+          s1_str + ": Sharding " + s1_str +
+          " is only valid for values of rank at "
+          "least 1, but was applied to a value of rank 0. For scalars the PartitionSpec should be "
+          "P()");
   auto pair = [](const Array& a) { return std::make_pair(a, a); };
   EXPECT_THROW_MSG(jit(pair, {.out_shardings = {std::nullopt, s2}})(np::ones({8})), ValueError,
                    "One of pjit outputs with pytree key path [1] is incompatible with its "
-                   "sharding annotation " + s2_str + ": Sharding " + s2_str +
+                   "sharding annotation " +
+                       s2_str + ": Sharding " + s2_str +
                        " is only valid for values of rank at least 2, but was applied to a "
                        "value of rank 1.");
   EXPECT_THROW_MSG(jit(pair, {.out_shardings = {std::nullopt, s1}})(np::ones({6})), ValueError,
                    "One of pjit outputs with pytree key path [1] was given the sharding of " +
-                       s1_str + ", which implies that the global size of its dimension 0 "
+                       s1_str +
+                       ", which implies that the global size of its dimension 0 "
                        "should be divisible by 4, but it is equal to 6 (full shape: (6,))");
   EXPECT_THROW_MSG(jit(id, {.out_shardings = {s1}})(np::ones({6})), ValueError,
                    "One of pjit outputs was given the sharding of " + s1_str +
@@ -415,12 +416,14 @@ TEST(ErrorTexts, JitShardingErrorsArePjits) {
                    "At that key path, the prefix pytree pjit out_shardings has a subtree of type "
                    "tuple of length 3, but the full pytree has a subtree of the same type but of "
                    "length 2.");
-  EXPECT_THROW_MSG(jit([&](const Array& x) { return lax::with_sharding_constraint(x, s2); })(
-                       np::ones({8})),
-                   ValueError,
-                   "One of with_sharding_constraint arguments is incompatible with its sharding "
-                   "annotation " + s2_str + ": Sharding " + s2_str + " is only valid for values "
-                   "of rank at least 2, but was applied to a value of rank 1.");
+  EXPECT_THROW_MSG(
+      jit([&](const Array& x) { return lax::with_sharding_constraint(x, s2); })(np::ones({8})),
+      ValueError,
+      "One of with_sharding_constraint arguments is incompatible with its sharding "
+      "annotation " +
+          s2_str + ": Sharding " + s2_str +
+          " is only valid for values "
+          "of rank at least 2, but was applied to a value of rank 1.");
 }
 
 TEST(ErrorTexts, JitPadsAnArgumentItsShardingDoesNotDivide) {
@@ -428,8 +431,8 @@ TEST(ErrorTexts, JitPadsAnArgumentItsShardingDoesNotDivide) {
   // be divisible by 4"; parax pads the argument to even shards inside the program.
   Mesh mesh = make_mesh({4, 2}, {"x", "y"});
   const NamedSharding s1(mesh, P("x"));
-  const Array y = jit([](const Array& x) { return x * 2; }, {.in_shardings = {s1}})(
-      np::arange(6.0f));
+  const Array y =
+      jit([](const Array& x) { return x * 2; }, {.in_shardings = {s1}})(np::arange(6.0f));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 2, 4, 6, 8, 10}));
 }
 

@@ -49,11 +49,16 @@ Mesh mesh42() { return make_mesh({4, 2}, {"a", "b"}); }
 
 const std::vector<std::pair<std::string, P>>& specs42() {
   static std::vector<std::pair<std::string, P>> s = {
-      {"P(a,b)", P("a", "b")},          {"P(b,a)", P("b", "a")},
-      {"P(a,None)", P("a", None)},      {"P(None,b)", P(None, "b")},
-      {"P(None,a)", P(None, "a")},      {"P((a,b),None)", P({"a", "b"}, None)},
-      {"P((b,a),None)", P({"b", "a"}, None)}, {"P()", P()},
-      {"P(a)", P("a")},                 {"P(b)", P("b")},
+      {"P(a,b)", P("a", "b")},
+      {"P(b,a)", P("b", "a")},
+      {"P(a,None)", P("a", None)},
+      {"P(None,b)", P(None, "b")},
+      {"P(None,a)", P(None, "a")},
+      {"P((a,b),None)", P({"a", "b"}, None)},
+      {"P((b,a),None)", P({"b", "a"}, None)},
+      {"P()", P()},
+      {"P(a)", P("a")},
+      {"P(b)", P("b")},
       {"P(None,(a,b))", P(None, {"a", "b"})},
   };
   return s;
@@ -99,8 +104,7 @@ TEST(PartitionSpec, PrintsAsJax) {
     EXPECT_EQ(spec.to_string(), expect("spec_repr " + name)) << name;
   }
   EXPECT_EQ(P("a", None).to_ir_string(), "P('a', None)");
-  EXPECT_EQ(P(PartitionSpec::UNCONSTRAINED, "b").to_string(),
-            "PartitionSpec(UNCONSTRAINED, 'b')");
+  EXPECT_EQ(P(PartitionSpec::UNCONSTRAINED, "b").to_string(), "PartitionSpec(UNCONSTRAINED, 'b')");
 }
 
 TEST(NamedSharding, IndicesShapesAndReprOnMesh4x2) {
@@ -166,9 +170,12 @@ TEST(PositionalSharding, TransposedGrid) {
 TEST(PositionalSharding, Indices) {
   PositionalSharding s(mesh_utils::create_device_mesh({8}));
   auto s42 = s.reshape(4, 2);
-  std::vector<std::pair<std::string, PositionalSharding>> cases = {
-      {"4x2", s42}, {"rep0", s42.replicate(0, true)}, {"8x1", s.reshape(8, 1)},
-      {"1x8", s.reshape(1, 8)}, {"T", s42.T()}, {"rep1", s42.replicate(1)}};
+  std::vector<std::pair<std::string, PositionalSharding>> cases = {{"4x2", s42},
+                                                                   {"rep0", s42.replicate(0, true)},
+                                                                   {"8x1", s.reshape(8, 1)},
+                                                                   {"1x8", s.reshape(1, 8)},
+                                                                   {"T", s42.T()},
+                                                                   {"rep1", s42.replicate(1)}};
   for (const auto& [name, ps] : cases) {
     EXPECT_EQ(indices_text(ps, {8192, 8192}), expect("pos_indices " + name)) << name;
     EXPECT_EQ(py_bool(ps.is_fully_replicated()), expect("pos_replicated " + name)) << name;
@@ -185,8 +192,9 @@ TEST(Sharding, Equivalence) {
   EXPECT_EQ(py_bool(NamedSharding(mesh42(), P("a", "b")).is_equivalent_to(s42, 2)),
             expect("equiv P(a,b) pos4x2 2"));
   EXPECT_EQ(py_bool(b.is_equivalent_to(s42.replicate(1), 2)), expect("equiv P(a,None) pos_rep1 2"));
-  EXPECT_EQ(py_bool(NamedSharding(mesh42(), P()).is_equivalent_to(SingleDeviceSharding(devices()[0]), 2)),
-            expect("equiv P() single"));
+  EXPECT_EQ(
+      py_bool(NamedSharding(mesh42(), P()).is_equivalent_to(SingleDeviceSharding(devices()[0]), 2)),
+      expect("equiv P() single"));
   EXPECT_TRUE(a == NamedSharding(mesh42(), P("a")));
 }
 
@@ -196,8 +204,11 @@ TEST(Sharding, ErrorsMatchJax) {
   Mesh mesh4(std::vector<Device>(d.begin(), d.begin() + 4), "x");
   auto s42 = PositionalSharding(mesh_utils::create_device_mesh({8})).reshape(4, 2);
   EXPECT_EQ(error_text([&] { NamedSharding(mesh42(), P("c")); }), expect("err_unknown_axis"));
-  EXPECT_EQ(error_text([&] { NamedSharding(mesh42(), P("a", "a")); }), expect("err_duplicate_axis"));
-  EXPECT_EQ(error_text([&] { NamedSharding(mesh42(), P({"a", "b"}, "a")); }),
+  EXPECT_EQ(error_text([&] { NamedSharding(mesh42(), P("a", "a")); }),
+            expect("err_duplicate_axis"));
+  EXPECT_EQ(error_text([&] {
+              NamedSharding(mesh42(), P({"a", "b"}, "a"));
+            }),
             expect("err_duplicate_axis_tuple"));
   EXPECT_EQ(error_text([&] { device_put(x10, NamedSharding(mesh42(), P("a", "b"))); }),
             expect("err_rank"));
@@ -216,9 +227,12 @@ TEST(Sharding, ErrorsMatchJax) {
               mesh_utils::create_device_mesh({4, 2}, std::vector<Device>(d.begin(), d.begin() + 6));
             }),
             expect("err_create_device_mesh"));
-  EXPECT_EQ(error_text([&] { Mesh(mesh_utils::create_device_mesh({4, 2}), {"a"}); }),
+  EXPECT_EQ(error_text([&] {
+              Mesh(mesh_utils::create_device_mesh({4, 2}), {"a"});
+            }),
             expect("err_mesh_rank"));
-  EXPECT_EQ(error_text([&] { PositionalSharding(std::vector<Device>{}); }), expect("err_pos_empty"));
+  EXPECT_EQ(error_text([&] { PositionalSharding(std::vector<Device>{}); }),
+            expect("err_pos_empty"));
   EXPECT_EQ(error_text([&] { device_put(x10, s42); }), expect("err_pos_rank"));
   EXPECT_EQ(error_text([&] { make_mesh({4, 2}, {"a"}); }), expect("err_make_mesh_names"));
 }

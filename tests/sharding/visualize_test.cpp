@@ -261,23 +261,21 @@ TEST(VisualizeSharding, TpuPlatformAndDeviceOrder) {
 TEST(VisualizeSharding, Overflow10Columns) {
   std::vector<std::pair<int, Index>> shards;
   for (int i = 0; i < 10; ++i) shards.push_back({i, {Slice{i, i + 1}}});
-  EXPECT_EQ(
-      render_sharding({10}, "cpu", shards, {}),
-      "┌───────┬───────┬───────┬───────┬───────┬───────┬───────┬───────┬───────┬──────┐\n"
-      "│ CPU 0 │ CPU 1 │ CPU 2 │ CPU 3 │ CPU 4 │ CPU 5 │ CPU 6 │ CPU 7 │ CPU 8 │ CPU  │\n"
-      "│       │       │       │       │       │       │       │       │       │ 9    │\n"
-      "└───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┴──────┘\n");
+  EXPECT_EQ(render_sharding({10}, "cpu", shards, {}),
+            "┌───────┬───────┬───────┬───────┬───────┬───────┬───────┬───────┬───────┬──────┐\n"
+            "│ CPU 0 │ CPU 1 │ CPU 2 │ CPU 3 │ CPU 4 │ CPU 5 │ CPU 6 │ CPU 7 │ CPU 8 │ CPU  │\n"
+            "│       │       │       │       │       │       │       │       │       │ 9    │\n"
+            "└───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┴───────┴──────┘\n");
 }
 
 TEST(VisualizeSharding, Overflow16Columns) {
   std::vector<std::pair<int, Index>> shards;
   for (int i = 0; i < 16; ++i) shards.push_back({i, {Slice{2 * i, 2 * i + 2}}});
-  EXPECT_EQ(
-      render_sharding({32}, "cpu", shards, {}),
-      "┌────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬───┬────┐\n"
-      "│ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │CPU │CPU │CPU │CPU │C… │CPU │\n"
-      "│ 0  │ 1  │ 2  │ 3  │ 4  │ 5  │ 6  │ 7  │ 8  │ 9  │10  │11  │12  │13  │14 │15  │\n"
-      "└────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴───┴────┘\n");
+  EXPECT_EQ(render_sharding({32}, "cpu", shards, {}),
+            "┌────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬────┬───┬────┐\n"
+            "│ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │ C… │CPU │CPU │CPU │CPU │C… │CPU │\n"
+            "│ 0  │ 1  │ 2  │ 3  │ 4  │ 5  │ 6  │ 7  │ 8  │ 9  │10  │11  │12  │13  │14 │15  │\n"
+            "└────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴────┴───┴────┘\n");
 }
 
 TEST(VisualizeSharding, ColorModeOneDimension) {
@@ -301,8 +299,7 @@ TEST(VisualizeSharding, RejectsScalars) {
     render_sharding({}, "cpu", {{0, {}}}, {});
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(),
-                 "`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
+    EXPECT_STREQ(e.what(), "`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
   }
 }
 
@@ -311,8 +308,7 @@ TEST(VisualizeSharding, RejectsRank3) {
     render_sharding({2, 2, 2}, "cpu", {{0, {Slice{}, Slice{}, Slice{}}}}, {});
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(),
-                 "`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
+    EXPECT_STREQ(e.what(), "`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
   }
 }
 

@@ -6,14 +6,14 @@
 #include <string>
 #include <typeinfo>
 
-#define EXPECT_THROW_MSG(stmt, E, msg)                                          \
-  do {                                                                          \
-    try {                                                                       \
-      (void)(stmt);                                                             \
-      ADD_FAILURE() << "expected " #E " from " #stmt;                           \
-    } catch (const E& parax_error_) {                                           \
-      EXPECT_EQ(std::string(parax_error_.what()), std::string(msg)) << #stmt;   \
-    }                                                                           \
+#define EXPECT_THROW_MSG(stmt, E, msg)                                        \
+  do {                                                                        \
+    try {                                                                     \
+      (void)(stmt);                                                           \
+      ADD_FAILURE() << "expected " #E " from " #stmt;                         \
+    } catch (const E& parax_error_) {                                         \
+      EXPECT_EQ(std::string(parax_error_.what()), std::string(msg)) << #stmt; \
+    }                                                                         \
   } while (0)
 
 // Checks that `stmt` throws E (or a subclass) with `text` in its message, and

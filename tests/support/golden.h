@@ -17,9 +17,12 @@ inline std::string unescape(const std::string& s) {
       continue;
     }
     char c = s[++i];
-    if (c == 'n') out += '\n';
-    else if (c == 't') out += '\t';
-    else if (c == 'r') out += '\r';
+    if (c == 'n')
+      out += '\n';
+    else if (c == 't')
+      out += '\t';
+    else if (c == 'r')
+      out += '\r';
     else if (c == 'x') {
       out += char(std::stoi(s.substr(i + 1, 2), nullptr, 16));
       i += 2;

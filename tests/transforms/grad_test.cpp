@@ -103,8 +103,9 @@ TEST(Grad, ShardedMlpGradientsEqualSingleDeviceOnes) {
     expect_near(dp[l].first, want[l].first, 1e-4f);
     expect_near(dp[l].second, want[l].second, 1e-4f);
   }
-  auto text = gradfun.lower(device_put(params, NamedSharding(mesh8, P())),
-                            device_put(batch, NamedSharding(mesh8, P("batch"))))
+  auto text = gradfun
+                  .lower(device_put(params, NamedSharding(mesh8, P())),
+                         device_put(batch, NamedSharding(mesh8, P("batch"))))
                   .compile()
                   .as_text();
   EXPECT_NE(text.find("all-reduce"), std::string::npos) << text;

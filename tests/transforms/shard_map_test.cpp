@@ -26,9 +26,9 @@ int count(const std::string& text, const std::string& what) {
 TEST(ShardMap, RegionInsideAutomaticallyPartitionedJit) {
   Mesh mesh = make_mesh({4, 2}, {"a", "b"});
   Array x = device_put(jnp::arange(64.0f).reshape({8, 8}), NamedSharding(mesh, P("a", "b")));
-  auto row_sums = shard_map(
-      [](const Array& block) { return lax::psum(jnp::sum(block, 1, true), "b"); }, mesh,
-      P("a", "b"), P("a", None));
+  auto row_sums =
+      shard_map([](const Array& block) { return lax::psum(jnp::sum(block, 1, true), "b"); }, mesh,
+                P("a", "b"), P("a", None));
   auto f = jit([&](const Array& v) {
     Array w = jnp::sin(v) + 1.0f;  // partitioned automatically
     Array r = row_sums(w);         // per-device code
@@ -51,7 +51,9 @@ TEST(ShardMap, GradientFromOutside) {
   Array x = jnp::arange(64.0f).reshape({8, 8}) / 10.0f;
   // A replicated result: every device holds the total.
   auto total = shard_map(
-      [](const Array& b) { return lax::psum(jnp::sum(jnp::sin(b) * jnp::sin(b)), {"i", "j"}); },
+      [](const Array& b) {
+        return lax::psum(jnp::sum(jnp::sin(b) * jnp::sin(b)), {"i", "j"});
+      },
       mesh, P("i", "j"), P());
   EXPECT_LT(std::abs(total(x).item<float>() - jnp::sum(jnp::sin(x) * jnp::sin(x)).item<float>()),
             1e-4f);
@@ -87,8 +89,9 @@ TEST(ShardMap, WithoutCheckVmaAResultComesFromTheFirstInstance) {
   Mesh mesh = make_mesh({4, 2}, {"i", "j"});
   // The block varies over 'j', which out_specs leaves out: JAX prints instance 0's value;
   // parax gives every device that copy, so later computations agree too.
-  auto f = shard_map([](const Array& b) { return b * (1 + lax::axis_index("j")).astype(DType::float32); },
-                     mesh, P("i"), P(), {.check_vma = false});
+  auto f = shard_map(
+      [](const Array& b) { return b * (1 + lax::axis_index("j")).astype(DType::float32); }, mesh,
+      P("i"), P(), {.check_vma = false});
   Array y = f(jnp::arange(8.0f));
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 1}));
   for (const Shard& s : y.addressable_shards()) {
@@ -113,7 +116,9 @@ TEST(Pmap, GradientFromOutsideAndInside) {
   EXPECT_LT(max_abs_diff(g, expected), 1e-5f);
   // Inside: each device differentiates its own loss; pmean combines the gradients.
   auto per_device = pmap(
-      [](const Array& v) { return lax::pmean(grad([](const Array& u) { return jnp::sum(u * u); })(v), "d"); },
+      [](const Array& v) {
+        return lax::pmean(grad([](const Array& u) { return jnp::sum(u * u); })(v), "d");
+      },
       {.axis_name = "d"});
   Array h = per_device(jnp::arange(16.0f).reshape({8, 2}));
   Array mean = 2.0f * jnp::mean(jnp::arange(16.0f).reshape({8, 2}), 0);
@@ -134,7 +139,8 @@ TEST(Pmap, GradOfPsumInsideCountsEveryInstance) {
 }
 
 TEST(Pmap, IntegerMeanIsAStrongFloatAndEmptyMapsAreRejected) {
-  Array m = pmap([](const Array& v) { return lax::pmean(v, "p"); }, {.axis_name = "p"})(jnp::arange(8));
+  Array m =
+      pmap([](const Array& v) { return lax::pmean(v, "p"); }, {.axis_name = "p"})(jnp::arange(8));
   EXPECT_EQ(m.dtype(), DType::float32);
   EXPECT_FALSE(m.weak_type());  // as JAX: psum(x) / psum(1)
   EXPECT_EQ(m.to_vector<float>(), std::vector<float>(8, 3.5f));
@@ -162,9 +168,12 @@ TEST(Pmap, OutputsStayInPlaceForTheNextPmap) {
 TEST(Pmap, NestedPmapRunsOnATwoDimensionalGrid) {
   auto f = pmap(
       [](const Array& row) {
-        return pmap([](const Array& v) { return v + 10.0f * lax::axis_index("c").astype(DType::float32) +
-                                                100.0f * lax::axis_index("r").astype(DType::float32); },
-                    {.axis_name = "c"})(row);
+        return pmap(
+            [](const Array& v) {
+              return v + 10.0f * lax::axis_index("c").astype(DType::float32) +
+                     100.0f * lax::axis_index("r").astype(DType::float32);
+            },
+            {.axis_name = "c"})(row);
       },
       {.axis_name = "r"});
   Array y = f(jnp::zeros({2, 4}));
@@ -173,9 +182,11 @@ TEST(Pmap, NestedPmapRunsOnATwoDimensionalGrid) {
   Mesh grid(DeviceGrid(devs, {2, 4}), {"r", "c"});
   EXPECT_EQ(y.sharding().to_string(), NamedSharding(grid, P("r", "c")).to_string());
   EXPECT_EQ(y.addressable_shards().size(), 8u);
-  EXPECT_THROW(pmap([](const Array& row) {
-                 return pmap([](const Array& v) { return v; }, {.axis_name = "c"})(row);
-               }, {.axis_name = "r"})(jnp::zeros({3, 4})),
+  EXPECT_THROW(pmap(
+                   [](const Array& row) {
+                     return pmap([](const Array& v) { return v; }, {.axis_name = "c"})(row);
+                   },
+                   {.axis_name = "r"})(jnp::zeros({3, 4})),
                ValueError);  // 12 devices needed
 }
 
@@ -183,7 +194,8 @@ TEST(Pmap, NestsWithVmapInEitherOrder) {
   Array x = jnp::arange(16.0f).reshape({2, 8});
   auto inner = [](const Array& v) { return lax::psum(v, "p") + lax::psum(v, "v"); };
   Array a = vmap(pmap(inner, {.axis_name = "p"}), {.axis_name = "v"})(x);
-  Array b = pmap(vmap(inner, {.axis_name = "v"}), {.axis_name = "p", .in_axes = 1, .out_axes = 1})(x);
+  Array b =
+      pmap(vmap(inner, {.axis_name = "v"}), {.axis_name = "p", .in_axes = 1, .out_axes = 1})(x);
   Array c = vmap(vmap(inner, {.axis_name = "p"}), {.axis_name = "v"})(x);
   EXPECT_EQ(a.to_vector<float>(), c.to_vector<float>());
   EXPECT_EQ(b.to_vector<float>(), c.to_vector<float>());

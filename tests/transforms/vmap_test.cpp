@@ -48,7 +48,8 @@ TEST(Vmap, NoneBroadcastsAnArgument) {
   Array got = vmap(f, {.in_axes = {0, None}})(xs, w);
   EXPECT_EQ(values(got), (std::vector<float>{20, 60, 100}));
   // A result that does not depend on the mapped argument is broadcast along the batch.
-  Array same = vmap([](const Array&, const Array& v) { return v * 2.0f; }, {.in_axes = {0, None}})(xs, w);
+  Array same =
+      vmap([](const Array&, const Array& v) { return v * 2.0f; }, {.in_axes = {0, None}})(xs, w);
   EXPECT_EQ(same.shape(), (Shape{3, 4}));
   Array unmapped = vmap([](const Array&, const Array& v) { return v * 2.0f; },
                         {.in_axes = {0, None}, .out_axes = None})(xs, w);
@@ -122,7 +123,11 @@ TEST(Vmap, NamedAxisCollectives) {
   EXPECT_EQ(values(g[1]), values(x));
   // Nested maps: each name refers to its own map; a tuple of names spans both.
   Array cube = jnp::arange(24.0f).reshape({2, 3, 4});
-  auto both = vmap(vmap([](const Array& v) { return lax::psum(v, {"i", "j"}); }, {.axis_name = "j"}),
+  auto both = vmap(vmap(
+                       [](const Array& v) {
+                         return lax::psum(v, {"i", "j"});
+                       },
+                       {.axis_name = "j"}),
                    {.axis_name = "i"});
   Array total = both(cube);
   EXPECT_EQ(total.shape(), (Shape{2, 3, 4}));
@@ -145,11 +150,11 @@ TEST(Vmap, Errors) {
                    "at vmap out_axes, got axis spec None but output was batched on axis 0");
   EXPECT_THROW_MSG(vmap(one, {.out_axes = None, .axis_name = "i"})(jnp::ones({3})), ValueError,
                    "vmap has mapped output (axis_name='i') but out_axes is None");
-  EXPECT_THROW_MSG(vmap([](const Array& v) { return lax::psum(v, "j"); }, {.axis_name = "i"})(
-                       jnp::ones({3})),
-                   NameError,
-                   "unbound axis name: j. The following axis names (e.g. defined by pmap) are "
-                   "available to collective operations: ['i']");
+  EXPECT_THROW_MSG(
+      vmap([](const Array& v) { return lax::psum(v, "j"); }, {.axis_name = "i"})(jnp::ones({3})),
+      NameError,
+      "unbound axis name: j. The following axis names (e.g. defined by pmap) are "
+      "available to collective operations: ['i']");
   // A jitted function traced under a named axis is traced again where the name is unbound.
   auto jitted = jit([](const Array& v) { return lax::psum(v, "i"); });
   EXPECT_EQ(values(vmap(jitted, {.axis_name = "i"})(jnp::arange(4.0f))),

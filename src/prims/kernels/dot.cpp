@@ -39,10 +39,13 @@ struct Geometry {
 Geometry geometry(const KernelCall& call, const DotDims& d) {
   const Shape& lhs = call.in_avals[0].shape;
   const Shape& rhs = call.in_avals[1].shape;
-  Geometry g{product(lhs, d.lhs_batch), product(lhs, d.lhs_free), product(rhs, d.rhs_free),
+  Geometry g{product(lhs, d.lhs_batch),
+             product(lhs, d.lhs_free),
+             product(rhs, d.rhs_free),
              product(lhs, d.lhs_contract),
              concat({&d.lhs_batch, &d.lhs_free, &d.lhs_contract}),
-             concat({&d.rhs_batch, &d.rhs_contract, &d.rhs_free}), d};
+             concat({&d.rhs_batch, &d.rhs_contract, &d.rhs_free}),
+             d};
   return g;
 }
 
@@ -66,23 +69,24 @@ void pack(const T* src, const Shape& shape, const std::vector<int64_t>& perm, C*
   const int64_t inner_stride = strides.back();
   if (shape_size(dims) == 0) return;
   const int64_t rows = shape_size(dims) / inner;
-  parallel_chunks(rows, std::max<int64_t>(1, kElementGrain / inner), [&](int64_t begin,
-                                                                          int64_t end) {
-    std::vector<int64_t> idx(rank - 1);
-    for (int64_t r = begin, d = int64_t(rank) - 2; d >= 0; --d) {
-      idx[size_t(d)] = r % dims[size_t(d)];
-      r /= dims[size_t(d)];
-    }
-    for (int64_t row = begin; row < end; ++row) {
-      int64_t offset = 0;
-      for (size_t d = 0; d + 1 < rank; ++d) offset += idx[d] * strides[d];
-      C* out = dst + row * inner;
-      for (int64_t j = 0; j < inner; ++j) out[j] = scalar_cast<C>(src[offset + j * inner_stride]);
-      for (int64_t d = int64_t(rank) - 2; d >= 0 && ++idx[size_t(d)] == dims[size_t(d)]; --d) {
-        idx[size_t(d)] = 0;
-      }
-    }
-  });
+  parallel_chunks(
+      rows, std::max<int64_t>(1, kElementGrain / inner), [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> idx(rank - 1);
+        for (int64_t r = begin, d = int64_t(rank) - 2; d >= 0; --d) {
+          idx[size_t(d)] = r % dims[size_t(d)];
+          r /= dims[size_t(d)];
+        }
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t offset = 0;
+          for (size_t d = 0; d + 1 < rank; ++d) offset += idx[d] * strides[d];
+          C* out = dst + row * inner;
+          for (int64_t j = 0; j < inner; ++j)
+            out[j] = scalar_cast<C>(src[offset + j * inner_stride]);
+          for (int64_t d = int64_t(rank) - 2; d >= 0 && ++idx[size_t(d)] == dims[size_t(d)]; --d) {
+            idx[size_t(d)] = 0;
+          }
+        }
+      });
 }
 
 // One operand as B matrices of element type C: read in place when its layout already is
@@ -146,15 +150,15 @@ void set_blas_single_threaded() {
   std::call_once(once, [] { openblas_set_num_threads(1); });
 }
 
-void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b,
-          int ldb, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+          float* c) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
 }
-void gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b,
-          int ldb, double* c) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m,
-              n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+void gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
+          double* c) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0, a, lda, b, ldb, 0.0, c, n);
 }
 
 // Runs body(batch, row_begin, row_end) over the B*M output rows in parallel panels large
@@ -167,8 +171,8 @@ void for_row_panels(const KernelCall& call, const Geometry& g, F&& body) {
   // keep the threads busy (8 devices on 2 cores), else two per thread, which still leaves
   // room to balance a noisy core.
   const int64_t rows = g.b * g.m;
-  const int64_t threads = call.device.parallelism > 0 ? call.device.parallelism
-                                                      : int64_t(base::num_threads());
+  const int64_t threads =
+      call.device.parallelism > 0 ? call.device.parallelism : int64_t(base::num_threads());
   const int64_t panels = threads == 1 ? 1 : 2 * threads;
   grain = std::max(grain, (rows + panels - 1) / panels);
   parallel_chunks(g.b * g.m, grain, [&](int64_t begin, int64_t end) {
@@ -185,9 +189,9 @@ void for_row_panels(const KernelCall& call, const Geometry& g, F&& body) {
 template <class C>
 void float_dot(const KernelCall& call, const Geometry& g) {
   if (std::max({g.n, g.k, g.m}) > INT_MAX) {
-    throw NotImplementedError("[dot_general] dimension too large for BLAS: M=" +
-                              std::to_string(g.m) + ", N=" + std::to_string(g.n) + ", K=" +
-                              std::to_string(g.k) + "; expected each below 2^31");
+    throw NotImplementedError(
+        "[dot_general] dimension too large for BLAS: M=" + std::to_string(g.m) +
+        ", N=" + std::to_string(g.n) + ", K=" + std::to_string(g.k) + "; expected each below 2^31");
   }
   set_blas_single_threaded();
   const DotDims& d = g.dims;
@@ -202,13 +206,13 @@ void float_dot(const KernelCall& call, const Geometry& g) {
     const int64_t out_offset = (batch * g.m + r0) * g.n;
     if (out_dtype == dtype_of<C>()) {
       C* c = static_cast<C*>(call.outputs[0]) + out_offset;
-      gemm(a.trans, b.trans, int(r1 - r0), int(g.n), int(g.k), a_rows, int(a.ld), b_mat,
-           int(b.ld), c);
+      gemm(a.trans, b.trans, int(r1 - r0), int(g.n), int(g.k), a_rows, int(a.ld), b_mat, int(b.ld),
+           c);
       return;
     }
     std::vector<C> c(size_t((r1 - r0) * g.n));
-    gemm(a.trans, b.trans, int(r1 - r0), int(g.n), int(g.k), a_rows, int(a.ld), b_mat,
-         int(b.ld), c.data());
+    gemm(a.trans, b.trans, int(r1 - r0), int(g.n), int(g.k), a_rows, int(a.ld), b_mat, int(b.ld),
+         c.data());
     dispatch_dtype(out_dtype, [&](auto tag) {
       using Out = decltype(tag);
       Out* out = static_cast<Out*>(call.outputs[0]) + out_offset;
@@ -285,8 +289,10 @@ void dot(const KernelCall& call, const DotDims& d) {
   }
   if (is_floating(out.dtype)) {
     const bool wide = out.dtype == DType::float64 || call.in_avals[0].dtype == DType::float64;
-    if (wide) float_dot<double>(call, g);
-    else float_dot<float>(call, g);
+    if (wide)
+      float_dot<double>(call, g);
+    else
+      float_dot<float>(call, g);
     return;
   }
   dispatch_dtype(out.dtype, [&](auto tag) {

@@ -61,7 +61,8 @@ class FusionRun {
       const core::Eqn& eqn = p_.eqns[e];
       for (const core::Atom& a : eqn.inputs) {
         if (a.is_literal() || slot_[size_t(a.var)] < 0 || last_use[size_t(a.var)] != e) continue;
-        if (std::find(free_slots.begin(), free_slots.end(), slot_[size_t(a.var)]) == free_slots.end())
+        if (std::find(free_slots.begin(), free_slots.end(), slot_[size_t(a.var)]) ==
+            free_slots.end())
           free_slots.push_back(slot_[size_t(a.var)]);
       }
       for (int v : eqn.outputs) {
@@ -243,9 +244,9 @@ class FusionRun {
   std::vector<bool> whole_;  // rank 0: the same for every tile
   std::vector<int> output_of_;
   std::vector<std::vector<ScalarBytes>> literals_;
-  std::vector<Types> types_;  // per equation of the chain, for a full tile
-  std::vector<int> slot_;            // per variable: its tile buffer (-1: none)
-  std::vector<size_t> slot_bytes_;   // per tile buffer
+  std::vector<Types> types_;        // per equation of the chain, for a full tile
+  std::vector<int> slot_;           // per variable: its tile buffer (-1: none)
+  std::vector<size_t> slot_bytes_;  // per tile buffer
   bool reduces_ = false;
   size_t chain_ = 0;
 };

@@ -34,8 +34,10 @@ constexpr auto arith_acc_tag() {
   if constexpr (std::is_same_v<T, double>) {
     return double{};
   } else if constexpr (kIsInt<T>) {
-    if constexpr (sizeof(T) < 4) return uint32_t{};
-    else return std::make_unsigned_t<T>{};
+    if constexpr (sizeof(T) < 4)
+      return uint32_t{};
+    else
+      return std::make_unsigned_t<T>{};
   } else {
     return float{};
   }
@@ -69,8 +71,10 @@ struct MaxOp {
   static constexpr bool kValid = true;
   using A = CompareAcc<T>;
   static A identity() {
-    if constexpr (std::numeric_limits<A>::has_infinity) return -std::numeric_limits<A>::infinity();
-    else return std::numeric_limits<A>::lowest();
+    if constexpr (std::numeric_limits<A>::has_infinity)
+      return -std::numeric_limits<A>::infinity();
+    else
+      return std::numeric_limits<A>::lowest();
   }
   static A combine(A a, A b) { return ((b > a) | (b != b)) ? b : a; }
 };
@@ -80,8 +84,10 @@ struct MinOp {
   static constexpr bool kValid = true;
   using A = CompareAcc<T>;
   static A identity() {
-    if constexpr (std::numeric_limits<A>::has_infinity) return std::numeric_limits<A>::infinity();
-    else return std::numeric_limits<A>::max();
+    if constexpr (std::numeric_limits<A>::has_infinity)
+      return std::numeric_limits<A>::infinity();
+    else
+      return std::numeric_limits<A>::max();
   }
   static A combine(A a, A b) { return ((b < a) | (b != b)) ? b : a; }
 };
@@ -133,7 +139,7 @@ std::vector<Run> merge_runs(const Shape& shape, const std::vector<int64_t>& axes
   return runs;
 }
 
-constexpr int64_t kBlock = 128;           // leaves of the pairwise tree, as numpy's
+constexpr int64_t kBlock = 128;            // leaves of the pairwise tree, as numpy's
 constexpr int64_t kParallelRun = 1 << 18;  // contiguous runs at least this long split
 constexpr int kParallelDepth = 6;          // ... into 2^6 subtrees reduced in parallel
 constexpr int64_t kColumns = 2048;         // columns per task when reducing [P, R, I]

@@ -13,8 +13,33 @@
 namespace parax::prims::simd {
 
 enum class UnaryOp : uint8_t {
-  neg, abs, sign, floor, ceil, round_away, round_even, exp, exp2, log, log1p, expm1, sin, cos,
-  tan, asin, acos, atan, sinh, cosh, tanh, sqrt, rsqrt, cbrt, logistic, erf, none,
+  neg,
+  abs,
+  sign,
+  floor,
+  ceil,
+  round_away,
+  round_even,
+  exp,
+  exp2,
+  log,
+  log1p,
+  expm1,
+  sin,
+  cos,
+  tan,
+  asin,
+  acos,
+  atan,
+  sinh,
+  cosh,
+  tanh,
+  sqrt,
+  rsqrt,
+  cbrt,
+  logistic,
+  erf,
+  none,
 };
 enum class BinaryOp : uint8_t { add, sub, mul, div, max, min, pow, atan2, none };
 enum class CompareOp : uint8_t { eq, ne, lt, le, gt, ge };

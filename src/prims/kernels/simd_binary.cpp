@@ -35,10 +35,11 @@ using V = hn::Vec<D>;
   };
 
 // SLEEF's function `f` (float) or `dbl` (double) for this target and lane type.
-#define PARAX_SLEEF_FN(Name, f, dbl)                                  \
-  PARAX_BINARY_FN(Name, if constexpr (sizeof(hn::TFromD<D>) == 4) { \
-    return Sleef2(d, f, a, b);                                        \
-  } else { return Sleef2(d, dbl, a, b); })
+#define PARAX_SLEEF_FN(Name, f, dbl)                                                        \
+  PARAX_BINARY_FN(                                                                          \
+      Name, if constexpr (sizeof(hn::TFromD<D>) == 4) { return Sleef2(d, f, a, b); } else { \
+        return Sleef2(d, dbl, a, b);                                                        \
+      })
 
 PARAX_BINARY_FN(Add, return hn::Add(a, b);)
 PARAX_BINARY_FN(Sub, return hn::Sub(a, b);)
@@ -131,23 +132,29 @@ bool RunCompare(CompareOp op, In<float> a, In<float> b, bool* y, int64_t n) {
   const size_t len = size_t(n);
   switch (op) {
     case CompareOp::eq:
-      CompareLoop(d, [](VF u, VF v) HWY_ATTR { return hn::Eq(u, v); }, a, b, y, len);
+      CompareLoop(
+          d, [](VF u, VF v) HWY_ATTR { return hn::Eq(u, v); }, a, b, y, len);
       return true;
     case CompareOp::ne:
       // Not Ne: x86's not-equal predicate is the ordered one, false on NaN.
-      CompareLoop(d, [](VF u, VF v) HWY_ATTR { return hn::Not(hn::Eq(u, v)); }, a, b, y, len);
+      CompareLoop(
+          d, [](VF u, VF v) HWY_ATTR { return hn::Not(hn::Eq(u, v)); }, a, b, y, len);
       return true;
     case CompareOp::lt:
-      CompareLoop(d, [](VF u, VF v) HWY_ATTR { return hn::Lt(u, v); }, a, b, y, len);
+      CompareLoop(
+          d, [](VF u, VF v) HWY_ATTR { return hn::Lt(u, v); }, a, b, y, len);
       return true;
     case CompareOp::le:
-      CompareLoop(d, [](VF u, VF v) HWY_ATTR { return hn::Le(u, v); }, a, b, y, len);
+      CompareLoop(
+          d, [](VF u, VF v) HWY_ATTR { return hn::Le(u, v); }, a, b, y, len);
       return true;
     case CompareOp::gt:
-      CompareLoop(d, [](VF u, VF v) HWY_ATTR { return hn::Gt(u, v); }, a, b, y, len);
+      CompareLoop(
+          d, [](VF u, VF v) HWY_ATTR { return hn::Gt(u, v); }, a, b, y, len);
       return true;
     case CompareOp::ge:
-      CompareLoop(d, [](VF u, VF v) HWY_ATTR { return hn::Ge(u, v); }, a, b, y, len);
+      CompareLoop(
+          d, [](VF u, VF v) HWY_ATTR { return hn::Ge(u, v); }, a, b, y, len);
       return true;
   }
   return false;
@@ -204,16 +211,16 @@ bool RunSelect(int bytes, const bool* which, const void* on_false, const void* o
                  static_cast<uint8_t*>(y), len);
       return true;
     case 2:
-      SelectLoop(w, static_cast<const uint16_t*>(on_false),
-                 static_cast<const uint16_t*>(on_true), static_cast<uint16_t*>(y), len);
+      SelectLoop(w, static_cast<const uint16_t*>(on_false), static_cast<const uint16_t*>(on_true),
+                 static_cast<uint16_t*>(y), len);
       return true;
     case 4:
-      SelectLoop(w, static_cast<const uint32_t*>(on_false),
-                 static_cast<const uint32_t*>(on_true), static_cast<uint32_t*>(y), len);
+      SelectLoop(w, static_cast<const uint32_t*>(on_false), static_cast<const uint32_t*>(on_true),
+                 static_cast<uint32_t*>(y), len);
       return true;
     case 8:
-      SelectLoop(w, static_cast<const uint64_t*>(on_false),
-                 static_cast<const uint64_t*>(on_true), static_cast<uint64_t*>(y), len);
+      SelectLoop(w, static_cast<const uint64_t*>(on_false), static_cast<const uint64_t*>(on_true),
+                 static_cast<uint64_t*>(y), len);
       return true;
   }
   return false;
@@ -268,53 +275,58 @@ bool RunConvert(DType from, DType to, const void* x, void* y, int64_t n) {
   const auto* xf = static_cast<const float*>(x);
   using VF = V<decltype(df)>;
   if (from == DType::float32 && to == DType::int32) {
-    ConvertLoop(df, [df](VF v) HWY_ATTR { return FloatToInt32(df, v); }, xf,
-                static_cast<int32_t*>(y), len);
+    ConvertLoop(
+        df, [df](VF v) HWY_ATTR { return FloatToInt32(df, v); }, xf, static_cast<int32_t*>(y), len);
     return true;
   }
   if (from == DType::int32 && to == DType::float32) {
-    ConvertLoop(df, [df](auto v) HWY_ATTR { return hn::ConvertTo(df, v); },
-                static_cast<const int32_t*>(x), static_cast<float*>(y), len);
+    ConvertLoop(
+        df, [df](auto v) HWY_ATTR { return hn::ConvertTo(df, v); }, static_cast<const int32_t*>(x),
+        static_cast<float*>(y), len);
     return true;
   }
   if (from == DType::float32 && to == DType::float64) {
-    ConvertLoop(dd, [dd](auto v) HWY_ATTR { return hn::PromoteTo(dd, v); }, xf,
-                static_cast<double*>(y), len);
+    ConvertLoop(
+        dd, [dd](auto v) HWY_ATTR { return hn::PromoteTo(dd, v); }, xf, static_cast<double*>(y),
+        len);
     return true;
   }
   // The portable target's demotion saturates at FLT_MAX instead of rounding to inf.
   if (from == DType::float64 && to == DType::float32 && !PARAX_SIMD_PORTABLE) {
     const hn::Rebind<float, decltype(dd)> dhalf;
-    ConvertLoop(dd, [dhalf](auto v) HWY_ATTR { return hn::DemoteTo(dhalf, v); },
-                static_cast<const double*>(x), static_cast<float*>(y), len);
+    ConvertLoop(
+        dd, [dhalf](auto v) HWY_ATTR { return hn::DemoteTo(dhalf, v); },
+        static_cast<const double*>(x), static_cast<float*>(y), len);
     return true;
   }
   if (from == DType::bfloat16 && to == DType::float32) {
     const hn::RebindToUnsigned<decltype(df)> du;
-    ConvertLoop(df,
-                [df, du](auto v) HWY_ATTR {
-                  return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, v)));
-                },
-                static_cast<const uint16_t*>(x), static_cast<float*>(y), len);
+    ConvertLoop(
+        df,
+        [df, du](auto v)
+            HWY_ATTR { return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, v))); },
+        static_cast<const uint16_t*>(x), static_cast<float*>(y), len);
     return true;
   }
   if (from == DType::float32 && to == DType::bfloat16) {
-    ConvertLoop(df, [df](VF v) HWY_ATTR { return FloatToBf16(df, v); }, xf,
-                static_cast<uint16_t*>(y), len);
+    ConvertLoop(
+        df, [df](VF v) HWY_ATTR { return FloatToBf16(df, v); }, xf, static_cast<uint16_t*>(y), len);
     return true;
   }
 #if HWY_TARGET == HWY_AVX2
   // F16C's conversions round to nearest even and keep NaN payloads as float16_t does;
   // Highway's emulation on other targets truncates, so those use the generic kernel.
   if (from == DType::float16 && to == DType::float32) {
-    ConvertLoop(df, [df](auto v) HWY_ATTR { return hn::PromoteTo(df, v); },
-                static_cast<const hwy::float16_t*>(x), static_cast<float*>(y), len);
+    ConvertLoop(
+        df, [df](auto v) HWY_ATTR { return hn::PromoteTo(df, v); },
+        static_cast<const hwy::float16_t*>(x), static_cast<float*>(y), len);
     return true;
   }
   if (from == DType::float32 && to == DType::float16) {
     const hn::Rebind<hwy::float16_t, decltype(df)> dh;
-    ConvertLoop(df, [dh](VF v) HWY_ATTR { return hn::DemoteTo(dh, v); }, xf,
-                static_cast<hwy::float16_t*>(y), len);
+    ConvertLoop(
+        df, [dh](VF v) HWY_ATTR { return hn::DemoteTo(dh, v); }, xf,
+        static_cast<hwy::float16_t*>(y), len);
     return true;
   }
 #endif

@@ -111,22 +111,32 @@ bool binary_half(simd::BinaryOp op, const KernelCall& c) {
 bool run_simd(simd::UnaryOp op, const KernelCall& c) {
   if (op == simd::UnaryOp::none) return false;
   switch (c.in_avals[0].dtype) {
-    case DType::float32: return unary_typed<float>(op, c);
-    case DType::float64: return unary_typed<double>(op, c);
-    case DType::float16: return unary_half<float16_t>(op, c);
-    case DType::bfloat16: return unary_half<bfloat16_t>(op, c);
-    default: return false;
+    case DType::float32:
+      return unary_typed<float>(op, c);
+    case DType::float64:
+      return unary_typed<double>(op, c);
+    case DType::float16:
+      return unary_half<float16_t>(op, c);
+    case DType::bfloat16:
+      return unary_half<bfloat16_t>(op, c);
+    default:
+      return false;
   }
 }
 
 bool run_simd(simd::BinaryOp op, const KernelCall& c) {
   if (op == simd::BinaryOp::none || c.in_avals[0].dtype != c.in_avals[1].dtype) return false;
   switch (c.in_avals[0].dtype) {
-    case DType::float32: return binary_typed<float>(op, c);
-    case DType::float64: return binary_typed<double>(op, c);
-    case DType::float16: return binary_half<float16_t>(op, c);
-    case DType::bfloat16: return binary_half<bfloat16_t>(op, c);
-    default: return false;
+    case DType::float32:
+      return binary_typed<float>(op, c);
+    case DType::float64:
+      return binary_typed<double>(op, c);
+    case DType::float16:
+      return binary_half<float16_t>(op, c);
+    case DType::bfloat16:
+      return binary_half<bfloat16_t>(op, c);
+    default:
+      return false;
   }
 }
 
@@ -140,12 +150,14 @@ bool run_simd(simd::CompareOp op, const KernelCall& c) {
       });
       return true;
     case DType::float16:
-      half_tiles<float16_t>(c, [&](simd::In<float> a, simd::In<float> b, int64_t len,
-                                   int64_t t) { simd::compare(op, a, b, y + t, len); });
+      half_tiles<float16_t>(c, [&](simd::In<float> a, simd::In<float> b, int64_t len, int64_t t) {
+        simd::compare(op, a, b, y + t, len);
+      });
       return true;
     case DType::bfloat16:
-      half_tiles<bfloat16_t>(c, [&](simd::In<float> a, simd::In<float> b, int64_t len,
-                                    int64_t t) { simd::compare(op, a, b, y + t, len); });
+      half_tiles<bfloat16_t>(c, [&](simd::In<float> a, simd::In<float> b, int64_t len, int64_t t) {
+        simd::compare(op, a, b, y + t, len);
+      });
       return true;
     default:
       return false;

@@ -87,10 +87,11 @@ HWY_INLINE V<D> PerLane(D d, V<D> x, V<D> y, F f) {
   };
 
 // SLEEF's function `fn` with accuracy suffix `acc`, for this target and lane type.
-#define PARAX_SLEEF_FN(Name, fn, acc)                   \
-  PARAX_UNARY_FN(Name, if constexpr (sizeof(T) == 4) { \
-    return Sleef1(d, PARAX_SLEEF_F(fn, acc), x);       \
-  } else { return Sleef1(d, PARAX_SLEEF_D(fn, acc), x); })
+#define PARAX_SLEEF_FN(Name, fn, acc)                                                             \
+  PARAX_UNARY_FN(                                                                                 \
+      Name, if constexpr (sizeof(T) == 4) { return Sleef1(d, PARAX_SLEEF_F(fn, acc), x); } else { \
+        return Sleef1(d, PARAX_SLEEF_D(fn, acc), x);                                              \
+      })
 
 PARAX_UNARY_FN(Neg, return hn::Neg(x);)
 PARAX_UNARY_FN(Abs, return hn::Abs(x);)
@@ -166,11 +167,11 @@ HWY_INLINE V<D> Trig(D d, V<D> x, Fast fast, Full full) {
   return fast(d, x);
 }
 PARAX_UNARY_FN(Sin, {
-  return Trig(d, x, [](D d, V<D> v) HWY_ATTR { return KeepZero(d, v, hn::Sin(d, v)); },
-              SleefSin{});
+  return Trig(
+      d, x, [](D d, V<D> v) HWY_ATTR { return KeepZero(d, v, hn::Sin(d, v)); }, SleefSin{});
 })
-PARAX_UNARY_FN(Cos, return Trig(d, x, [](D d, V<D> v) HWY_ATTR { return hn::Cos(d, v); },
-                                SleefCos{});)
+PARAX_UNARY_FN(Cos, return Trig(
+                        d, x, [](D d, V<D> v) HWY_ATTR { return hn::Cos(d, v); }, SleefCos{});)
 
 // SLEEF's sinh and cosh overflow to inf early (from |x| ~ 88.7 in float, ~709.8 in double,
 // where the results are still finite): lanes past these limits use long double libm.
@@ -203,8 +204,8 @@ bool Run(UnaryOp op, const T* x, T* y, int64_t n) {
 #if PARAX_SIMD_PORTABLE
   // The portable target's floor, ceil, trunc and round lose the sign of -0 (and its round
   // takes 0.49999997 to 1): the generic kernel does these.
-  const bool rounding = op == UnaryOp::floor || op == UnaryOp::ceil ||
-                        op == UnaryOp::round_away || op == UnaryOp::round_even;
+  const bool rounding = op == UnaryOp::floor || op == UnaryOp::ceil || op == UnaryOp::round_away ||
+                        op == UnaryOp::round_even;
   if (rounding) return false;
 #endif
   switch (op) {
