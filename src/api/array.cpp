@@ -6,6 +6,7 @@
 #include "api/format.h"
 #include "base/config_internal.h"
 #include "base/dtype_dispatch.h"
+#include "base/promotion.h"
 #include "parax/lax.h"
 #include "runtime/eager.h"
 #include "runtime/transfer.h"
@@ -42,19 +43,7 @@ std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
   return std::nullopt;
 }
 
-DType canonicalize_dtype(DType t) {
-  if (x64_enabled()) return t;
-  switch (t) {
-    case DType::float64:
-      return DType::float32;
-    case DType::int64:
-      return DType::int32;
-    case DType::uint64:
-      return DType::uint32;
-    default:
-      return t;
-  }
-}
+DType canonicalize_dtype(DType t) { return base::canonicalize_dtype(t); }
 
 namespace {
 
