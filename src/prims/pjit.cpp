@@ -51,7 +51,7 @@ Call call_of(const core::ClosedProgram& closed) {
 
 // The programs derived from a called program, one per variant (which tangents are
 // nonzero, which batch dimensions...), traced once and kept while the program lives. So a
-// jit object's program gives the same derived program on every call, and compiler/eager.cpp,
+// jit object's program gives the same derived program on every call, and runtime/eager.cpp,
 // which keeps executables with their program, compiles each once.
 template <class V>
 class DerivedCache {
@@ -87,7 +87,7 @@ class DerivedCache {
   }
 
   // Drops what dead programs left behind (on every miss: misses trace, which costs more),
-  // so their derived programs, and the executables compiler/eager.cpp keeps with those, go.
+  // so their derived programs, and the executables runtime/eager.cpp keeps with those, go.
   void sweep() {
     std::erase_if(entries_, [](const auto& kv) { return kv.second.body.expired(); });
   }
