@@ -317,14 +317,8 @@ TEST(ElementwiseBinary, FloatOpsMatchReference) {
 
 // ---- binary integer ops against __int128 ----------------------------------------------
 
-int bits_of(DType t) { return 8 * dtype_itemsize(t); }
-// Reduces v modulo 2^bits into t's range.
-I128 wrap(DType t, I128 v) {
-  const int bits = bits_of(t);
-  const auto mask = (static_cast<unsigned __int128>(1) << bits) - 1;
-  const I128 low = I128(static_cast<unsigned __int128>(v) & mask);
-  return is_signed_integer(t) && low >= (I128(1) << (bits - 1)) ? low - (I128(1) << bits) : low;
-}
+using prim_table::bits_of;
+using prim_table::wrap;
 // True if op's primitive takes operands of dtype t (ElementwiseErrors.AcceptedDtypesFollowJax
 // checks which it takes).
 bool takes(const prim_table::Case& op, DType t) {

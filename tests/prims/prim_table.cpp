@@ -36,14 +36,6 @@ Real erf_inv_ref(Real y) {
   return (lo + hi) / 2;
 }
 
-int bits_of(DType t) { return 8 * dtype_itemsize(t); }
-// Reduces v modulo 2^bits into t's range.
-I128 wrap(DType t, I128 v) {
-  const int bits = bits_of(t);
-  const auto mask = (static_cast<unsigned __int128>(1) << bits) - 1;
-  const I128 low = I128(static_cast<unsigned __int128>(v) & mask);
-  return is_signed_integer(t) && low >= (I128(1) << (bits - 1)) ? low - (I128(1) << bits) : low;
-}
 I128 shift_amount(DType t, I128 b) { return b < 0 || b >= bits_of(t) ? -1 : b; }
 
 Real max_ref(Real a, Real b) {
@@ -1746,6 +1738,14 @@ Array draw_for_grad(const Case& c, size_t i, std::mt19937& rng) {
   Operand o = c.operands[i];
   if (is_floating(o.dtype) && !c.keep_dtypes) o.dtype = DType::float64;
   return draw(o, o.shape, rng);
+}
+
+int bits_of(DType t) { return 8 * dtype_itemsize(t); }
+I128 wrap(DType t, I128 v) {
+  const int bits = bits_of(t);
+  const auto mask = (static_cast<unsigned __int128>(1) << bits) - 1;
+  const I128 low = I128(static_cast<unsigned __int128>(v) & mask);
+  return is_signed_integer(t) && low >= (I128(1) << (bits - 1)) ? low - (I128(1) << bits) : low;
 }
 
 }  // namespace parax::prim_table

@@ -129,4 +129,9 @@ Array draw(const Operand& o, const Shape& shape, std::mt19937& rng);
 // As draw, with floating operands in float64 unless the row keeps its dtypes.
 Array draw_for_grad(const Case& c, size_t i, std::mt19937& rng);
 
+// Returns the width in bits of integer dtype t.
+int bits_of(DType t);
+// Reduces v modulo 2^bits_of(t) into t's range (integer arithmetic as the kernels wrap it).
+__int128 wrap(DType t, __int128 v);
+
 }  // namespace parax::prim_table
