@@ -40,4 +40,16 @@ inline MlpParams mlp_init(const std::vector<int64_t>& sizes) {
   return params;
 }
 
+// Places a 4-layer MLP's parameters as the tutorial's tensor-parallel layout does on a mesh
+// with a 'model' axis: W2 P(None, 'model'), W3 P('model', None), the rest replicated.
+inline MlpParams mlp_tensor_parallel(const MlpParams& params, const Mesh& mesh) {
+  auto rep = NamedSharding(mesh, P());
+  return {{device_put(params[0].first, rep), device_put(params[0].second, rep)},
+          {device_put(params[1].first, NamedSharding(mesh, P(None, "model"))),
+           device_put(params[1].second, NamedSharding(mesh, P("model")))},
+          {device_put(params[2].first, NamedSharding(mesh, P("model", None))),
+           device_put(params[2].second, rep)},
+          {device_put(params[3].first, rep), device_put(params[3].second, rep)}};
+}
+
 }  // namespace parax::test_support

@@ -160,13 +160,7 @@ TEST(GradOfJit, ShardedInputsGiveShardedGradients) {
   expect_near(grad_of_jit(dp_params, dp_batch), want, 1e-4f);
 
   auto mesh = make_mesh({4, 2}, {"batch", "model"});
-  auto rep = NamedSharding(mesh, P());
-  Params tp{{device_put(params[0].first, rep), device_put(params[0].second, rep)},
-            {device_put(params[1].first, NamedSharding(mesh, P(None, "model"))),
-             device_put(params[1].second, NamedSharding(mesh, P("model")))},
-            {device_put(params[2].first, NamedSharding(mesh, P("model", None))),
-             device_put(params[2].second, rep)},
-            {device_put(params[3].first, rep), device_put(params[3].second, rep)}};
+  const Params tp = test_support::mlp_tensor_parallel(params, mesh);
   const Batch tb = device_put(batch, NamedSharding(mesh, P("batch", None)));
   const Params got = grad_of_jit(tp, tb);
   const Params ref = jit_of_grad(tp, tb);

@@ -112,13 +112,7 @@ TEST(Grad, ShardedMlpGradientsEqualSingleDeviceOnes) {
 
   // 4-way data x 2-way tensor parallel, with the tutorial's parameter shardings.
   auto mesh = make_mesh({4, 2}, {"batch", "model"});
-  auto rep = NamedSharding(mesh, P());
-  Params tp{{device_put(params[0].first, rep), device_put(params[0].second, rep)},
-            {device_put(params[1].first, NamedSharding(mesh, P(None, "model"))),
-             device_put(params[1].second, NamedSharding(mesh, P("model")))},
-            {device_put(params[2].first, NamedSharding(mesh, P("model", None))),
-             device_put(params[2].second, rep)},
-            {device_put(params[3].first, rep), device_put(params[3].second, rep)}};
+  const Params tp = test_support::mlp_tensor_parallel(params, mesh);
   auto tb = device_put(batch, NamedSharding(mesh, P("batch", None)));
   Params got = gradfun(tp, tb);
   for (size_t l = 0; l < want.size(); ++l) {
