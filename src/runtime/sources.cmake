@@ -4,4 +4,5 @@ target_sources(parax PRIVATE
   runtime/eager.cpp
   runtime/executor.cpp
   runtime/loaded_plan.cpp
+  runtime/reduce.cpp
   runtime/transfer.cpp)

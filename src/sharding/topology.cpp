@@ -1,5 +1,6 @@
 #include "sharding/topology.h"
 
+#include <atomic>
 #include <ostream>
 
 #include "base/config_internal.h"
@@ -8,20 +9,66 @@
 namespace parax {
 namespace detail {
 
+namespace {
+
+struct Placement {
+  int process_index = 0;
+  std::vector<int> device_counts;  // empty: one process
+};
+
+Placement& placement() {
+  static Placement p;
+  return p;
+}
+
+std::atomic<bool>& created_flag() {
+  static std::atomic<bool> created{false};
+  return created;
+}
+
+}  // namespace
+
 Topology& Topology::get() {
   static Topology topology;
   return topology;
 }
 
-Topology::Topology() {
-  int n = detail::freeze_num_cpu_devices();
-  states_.resize(size_t(n));
-  for (int i = 0; i < n; ++i) {
-    states_[size_t(i)].id = i;
-    states_[size_t(i)].local_index = i;
+bool Topology::created() { return created_flag().load(); }
+
+void Topology::configure(int process_index, std::vector<int> device_counts) {
+  if (created()) {
+    throw RuntimeError(
+        "parax::distributed::initialize() must be called before any parax computation: this "
+        "process has already created its devices");
   }
-  for (DeviceState& s : states_) devices_.push_back(Device(&s));
-  local_devices_ = devices_;
+  for (int n : device_counts) {
+    if (n < 1 || n > kMaxCpuDevicesPerProcess) {
+      throw ValueError("a process has " + std::to_string(n) + " CPU devices; each must have 1 to " +
+                       std::to_string(kMaxCpuDevicesPerProcess));
+    }
+  }
+  if (process_index < 0 || process_index >= int(device_counts.size())) {
+    throw ValueError("process index " + std::to_string(process_index) + " is outside [0, " +
+                     std::to_string(device_counts.size()) + ")");
+  }
+  placement() = {process_index, std::move(device_counts)};
+}
+
+Topology::Topology() {
+  Placement& p = placement();
+  if (p.device_counts.empty()) p.device_counts = {detail::freeze_num_cpu_devices()};
+  process_index_ = p.process_index;
+  process_count_ = int(p.device_counts.size());
+  for (int proc = 0; proc < process_count_; ++proc) {
+    for (int k = 0; k < p.device_counts[size_t(proc)]; ++k) {
+      states_.push_back({proc * kMaxCpuDevicesPerProcess + k, k, proc, "cpu"});
+    }
+  }
+  for (DeviceState& s : states_) {
+    devices_.push_back(Device(&s));
+    if (s.process_index == process_index_) local_devices_.push_back(Device(&s));
+  }
+  created_flag() = true;
 }
 
 Device Topology::device(int id) const {

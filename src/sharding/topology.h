@@ -17,11 +17,21 @@ struct DeviceState {
   std::string platform = "cpu";
 };
 
+// JAX's CPU client numbers process p's k-th device p * 2048 + k: ids are global, process 0's
+// devices come first, and a process has at most this many.
+inline constexpr int kMaxCpuDevicesPerProcess = 2048;
+
 // Owns the devices of this process (and records of other processes' devices).
 class Topology {
  public:
-  // Returns the client, creating the devices on first use.
+  // Returns the topology, creating the devices on first use.
   static Topology& get();
+  // Places this process in a run of several: its index and every process's device count
+  // (distributed::initialize, after the processes have met).
+  // Requires: devices not created yet (else RuntimeError), counts in [1, 2048].
+  static void configure(int process_index, std::vector<int> device_counts);
+  // True once the devices exist (any use of devices creates them).
+  static bool created();
   const std::vector<Device>& devices() const { return devices_; }
   const std::vector<Device>& local_devices() const { return local_devices_; }
   int process_index() const { return process_index_; }
