@@ -203,6 +203,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
   const MeshInfo& mesh = *state.mesh;
   Partitioned& part = *state.partitioned;
   auto plan = std::make_shared<Plan>(mesh);
+  plan->name = opts.name;
 
   const bool single = mesh.num_devices() == 1;
   auto sharding_of = [&](const DimShard& s) -> Sharding {
@@ -293,13 +294,23 @@ std::string Plan::serialize() const {
          (committed ? "true" : "false") + "\n# cost " + cost.str() + "\n";
 }
 
-uint64_t Plan::fingerprint() const {
+namespace {
+uint64_t fnv1a(std::string_view text) {
   uint64_t h = 14695981039346656037ull;  // FNV-1a: simple, and the same on every process
-  for (unsigned char c : serialize()) {
+  for (unsigned char c : text) {
     h ^= c;
     h *= 1099511628211ull;
   }
   return h;
+}
+}  // namespace
+
+uint64_t Plan::fingerprint() const { return fnv1a(serialize()); }
+
+uint64_t Plan::spmd_fingerprint() const {
+  return fnv1a(as_text() + "# in_shardings " + list_str(in_shardings, sharding_str) +
+               "\n# out_shardings " + list_str(out_shardings, sharding_str) + "\n# in_avals " +
+               list_str(in_avals, aval_str) + "\n# out_avals " + list_str(out_avals, aval_str));
 }
 
 }  // namespace parax::compiler

@@ -38,6 +38,7 @@ using CostAnalysis = parax::CostAnalysis;
 struct Plan {
   explicit Plan(MeshInfo m) : mesh(std::move(m)) {}
   MeshInfo mesh;
+  std::string name;                            // the jit's or operation's name, for errors
   std::shared_ptr<const core::Program> local;  // the per-device program
   std::vector<DimShard> in_layouts, out_layouts;
   // Per argument: the sharding it was compiled for (its buffers' layout when given) and
@@ -56,6 +57,10 @@ struct Plan {
   std::string serialize() const;
   // Returns a 64-bit FNV-1a hash of serialize(): equal plans have equal fingerprints.
   uint64_t fingerprint() const;
+  // Returns a hash of what every process of a multi-process run must agree on: the
+  // program and the layouts it reads and writes, not where the arguments were (a process's
+  // own arguments sit on its own devices).
+  uint64_t spmd_fingerprint() const;
 };
 
 std::shared_ptr<const Plan> compile(std::shared_ptr<const core::Program> program,

@@ -1,12 +1,18 @@
 #include "runtime/collectives.h"
 
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <string>
 
 #include "base/box_copy.h"
 #include "base/check.h"
-#include "base/dtype_dispatch.h"
 #include "base/thread_pool.h"
+#include "parax/errors.h"
+#include "runtime/engine.h"
+#include "runtime/reduce.h"
+#include "sharding/topology.h"
 
 namespace parax::runtime {
 namespace {
@@ -14,7 +20,7 @@ namespace {
 using core::Prim;
 
 struct Groups {
-  std::vector<std::vector<int64_t>> members;  // per group, ordered
+  std::vector<std::vector<int64_t>> members;  // per group, positions ordered by rank
   std::vector<int64_t> group_of, rank_of;     // per position
 };
 
@@ -46,71 +52,436 @@ Groups make_groups(const MeshLayout& mesh, const std::vector<int64_t>& axes) {
   return g;
 }
 
-enum class Op { sum, prod, max, min, and_, or_ };
+Shape zeros_like_shape(const Shape& s) { return Shape(s.size(), 0); }
 
-Op op_of(const std::string& name) {
-  if (name == "sum") return Op::sum;
-  if (name == "prod") return Op::prod;
-  if (name == "max") return Op::max;
-  if (name == "min") return Op::min;
-  if (name == "and") return Op::and_;
-  PARAX_CHECK(name == "or", "unknown reduction " << name);
-  return Op::or_;
-}
+const uint8_t* bytes_of(const BufferRef& b) { return static_cast<const uint8_t*>(b->data()); }
+uint8_t* bytes_of(Buffer& b) { return static_cast<uint8_t*>(b.data()); }
 
-template <Op kOp, class T>
-T combine(T a, T b) {
-  if constexpr (std::is_same_v<T, float16_t> || std::is_same_v<T, bfloat16_t>) {
-    return T(combine<kOp>(float(a), float(b)));
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return (kOp == Op::and_ || kOp == Op::min || kOp == Op::prod) ? (a && b) : (a || b);
-  } else if constexpr (kOp == Op::sum) {
-    return T(a + b);
-  } else if constexpr (kOp == Op::prod) {
-    return T(a * b);
-  } else if constexpr (kOp == Op::max) {
-    return (a != a || a > b) ? a : b;  // NaN propagates
-  } else if constexpr (kOp == Op::min) {
-    return (a != a || a < b) ? a : b;
-  } else if constexpr (std::is_integral_v<T>) {
-    return kOp == Op::and_ ? T(a & b) : T(a | b);
-  } else {
-    PARAX_UNREACHABLE();  // the shape rules give and/or integer or bool operands only
-  }
-}
-
-// o[i] = op(o[i], x[i]) for n elements: the dtype and op are chosen once, not per element.
-void combine_into(void* o, const void* x, int64_t n, DType dtype, Op op) {
-  dispatch_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    auto run = [&]<Op kOp>() {
-      T* out = static_cast<T*>(o);
-      const T* in = static_cast<const T*>(x);
-      for (int64_t i = 0; i < n; ++i) out[i] = combine<kOp>(out[i], in[i]);
-    };
-    switch (op) {
-      case Op::sum:
-        return run.template operator()<Op::sum>();
-      case Op::prod:
-        return run.template operator()<Op::prod>();
-      case Op::max:
-        return run.template operator()<Op::max>();
-      case Op::min:
-        return run.template operator()<Op::min>();
-      case Op::and_:
-        return run.template operator()<Op::and_>();
-      case Op::or_:
-        return run.template operator()<Op::or_>();
-    }
+// Runs fn(begin, length) over [0, total) in chunks on the thread pool.
+void for_chunks(int64_t total, const std::function<void(int64_t, int64_t)>& fn) {
+  const int64_t chunk = std::max<int64_t>(1 << 14, (total + 63) / 64);
+  const int64_t chunks = std::max<int64_t>(1, (total + chunk - 1) / chunk);
+  base::parallel_for(chunks, [&](int64_t c) {
+    const int64_t begin = c * chunk;
+    const int64_t len = std::min(total, begin + chunk) - begin;
+    if (len > 0) fn(begin, len);
   });
 }
 
-Shape zeros_like_shape(const Shape& s) { return Shape(s.size(), 0); }
+// ---------------------------------------------------------------------------------------
+// The reduction order: node [l, r) of a group's ranks combines [l, mid) with [mid, r),
+// mid = l + (r - l) / 2. A process holding a whole subtree computes it alone, so a group
+// spread over processes exchanges only the largest subtrees each holds.
+
+int64_t mid_of(int64_t l, int64_t r) { return l + (r - l) / 2; }
+
+struct Node {
+  int64_t l, r;
+  bool operator<(const Node& o) const { return l != o.l ? l < o.l : r < o.r; }
+};
+
+// The largest tree nodes of [l, r) whose ranks are all on process `proc`, in rank order.
+void owned_nodes(const std::vector<int>& proc_of_rank, int proc, int64_t l, int64_t r,
+                 std::vector<Node>& out) {
+  bool all = true;
+  for (int64_t j = l; j < r && all; ++j) all = proc_of_rank[size_t(j)] == proc;
+  if (all) {
+    out.push_back({l, r});
+  } else if (r - l > 1) {
+    owned_nodes(proc_of_rank, proc, l, mid_of(l, r), out);
+    owned_nodes(proc_of_rank, proc, mid_of(l, r), r, out);
+  }
+}
+
+// Evaluates tree nodes over a range of elements. `known(l, r)` is the start of a node's
+// value already at hand (a member's operand, a partial result from another process) or
+// null; every single-rank node must be known.
+class TreeReduce {
+ public:
+  using Known = std::function<const uint8_t*(int64_t l, int64_t r)>;
+  TreeReduce(DType dtype, ReduceOp op, Known known)
+      : dtype_(dtype), op_(op), item_(size_t(dtype_itemsize(dtype))), known_(std::move(known)) {}
+
+  // dst receives elements [offset, offset + len) of node [l, r).
+  void run(int64_t l, int64_t r, int64_t offset, int64_t len, uint8_t* dst) const {
+    thread_local std::vector<std::vector<uint8_t>> scratch;
+    const uint8_t* v = value(l, r, offset, len, dst, scratch, 0);
+    if (v != dst) std::memcpy(dst, v, size_t(len) * item_);
+  }
+
+ private:
+  const uint8_t* value(int64_t l, int64_t r, int64_t offset, int64_t len, uint8_t* dst,
+                       std::vector<std::vector<uint8_t>>& scratch, size_t depth) const {
+    if (const uint8_t* k = known_(l, r)) return k + size_t(offset) * item_;
+    PARAX_CHECK(r - l > 1, "collective: no operand for rank " << l);
+    const int64_t m = mid_of(l, r);
+    const uint8_t* a = value(l, m, offset, len, dst, scratch, depth + 1);
+    if (scratch.size() <= depth) scratch.resize(depth + 1);
+    scratch[depth].resize(size_t(len) * item_);
+    const uint8_t* b = value(m, r, offset, len, scratch[depth].data(), scratch, depth + 1);
+    combine(dst, a, b, len, dtype_, op_);
+    return dst;
+  }
+
+  DType dtype_;
+  ReduceOp op_;
+  size_t item_;
+  Known known_;
+};
+
+// One collective equation being run: its operands, groups, and the engine when a group
+// crosses processes.
+struct Collective {
+  const core::Eqn& eqn;
+  const core::Aval& in_aval;
+  const core::Aval& out_aval;
+  const MeshLayout& mesh;
+  const std::vector<BufferRef>& in;
+  Groups g;
+  int me = detail::Topology::get().process_index();
+  size_t item = size_t(dtype_itemsize(in_aval.dtype));
+
+  // The processes of group gi's members (ascending) and each rank's process.
+  std::vector<int> processes(size_t gi) const {
+    std::vector<int> procs;
+    for (int64_t p : g.members[gi]) procs.push_back(mesh.process_of[size_t(p)]);
+    std::sort(procs.begin(), procs.end());
+    procs.erase(std::unique(procs.begin(), procs.end()), procs.end());
+    return procs;
+  }
+  std::vector<int> process_of_rank(size_t gi) const {
+    std::vector<int> out;
+    for (int64_t p : g.members[gi]) out.push_back(mesh.process_of[size_t(p)]);
+    return out;
+  }
+  bool involves_me(size_t gi) const {
+    for (int64_t p : g.members[gi]) {
+      if (mesh.local[size_t(p)]) return true;
+    }
+    return false;
+  }
+  bool all_mine(size_t gi) const {
+    for (int64_t p : g.members[gi]) {
+      if (!mesh.local[size_t(p)]) return false;
+    }
+    return true;
+  }
+  Engine& engine_for() const {
+    Engine* e = engine();
+    if (e == nullptr) {
+      throw DistributedError(
+          "a collective of this program (" + what() +
+          ") spans several processes, but parax::distributed is not initialized (or was shut "
+          "down)");
+    }
+    return *e;
+  }
+  std::string what() const {
+    std::string s = std::string(core::prim_name(eqn.prim));
+    if (eqn.params.has("op")) s += "(" + eqn.params.get<std::string>("op") + ")";
+    s += " of " + in_aval.short_str();
+    if (eqn.params.has("mesh_axes")) {
+      s += " over mesh axes [";
+      const auto& axes = eqn.params.get<std::vector<int64_t>>("mesh_axes");
+      for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
+      s += "]";
+    }
+    return s;
+  }
+  BufferRef allocate(size_t bytes) const {
+    for (size_t p = 0; p < mesh.devices.size(); ++p) {
+      if (mesh.local[p]) return Buffer::allocate(mesh.devices[p], bytes);
+    }
+    PARAX_UNREACHABLE();
+  }
+
+  // Group gi's operands by rank. Operands on other processes arrive through one engine
+  // all-gather of every process's operands (`keep` holds them).
+  std::vector<const uint8_t*> operands(size_t gi, BufferRef& keep) const {
+    const auto& m = g.members[gi];
+    std::vector<const uint8_t*> out(m.size(), nullptr);
+    for (size_t j = 0; j < m.size(); ++j) {
+      if (mesh.local[size_t(m[j])]) out[j] = bytes_of(in[size_t(m[j])]);
+    }
+    if (all_mine(gi)) return out;
+    const std::vector<int> procs = processes(gi);
+    const std::vector<int> owner = process_of_rank(gi);
+    std::vector<std::vector<size_t>> ranks(procs.size());
+    for (size_t j = 0; j < m.size(); ++j) {
+      ranks[size_t(std::lower_bound(procs.begin(), procs.end(), owner[j]) - procs.begin())]
+          .push_back(j);
+    }
+    size_t slots = 0;
+    for (const auto& r : ranks) slots = std::max(slots, r.size());
+    const size_t block = in_aval.nbytes();
+    const size_t mine = size_t(std::lower_bound(procs.begin(), procs.end(), me) - procs.begin());
+    BufferRef send = allocate(std::max<size_t>(1, slots * block));
+    for (size_t s = 0; s < ranks[mine].size(); ++s) {
+      std::memcpy(bytes_of(*send) + s * block, out[ranks[mine][s]], block);
+    }
+    keep = allocate(std::max<size_t>(1, procs.size() * slots * block));
+    engine_for().all_gather(procs, send->data(), slots * block, keep->data(), what());
+    for (size_t k = 0; k < procs.size(); ++k) {
+      for (size_t s = 0; s < ranks[k].size(); ++s) {
+        out[ranks[k][s]] = bytes_of(*keep) + (k * slots + s) * block;
+      }
+    }
+    return out;
+  }
+
+  // The reduction of group gi's operands over all of it, for a group on several processes.
+  BufferRef reduce_across(size_t gi, ReduceOp op) const {
+    const auto& m = g.members[gi];
+    const int64_t n = int64_t(m.size());
+    const std::vector<int> procs = processes(gi);
+    const std::vector<int> owner = process_of_rank(gi);
+    std::vector<std::vector<Node>> nodes(procs.size());
+    for (size_t k = 0; k < procs.size(); ++k) owned_nodes(owner, procs[k], 0, n, nodes[k]);
+    const size_t mine = size_t(std::lower_bound(procs.begin(), procs.end(), me) - procs.begin());
+    const TreeReduce local(in_aval.dtype, op, [&](int64_t l, int64_t r) -> const uint8_t* {
+      return r - l == 1 && owner[size_t(l)] == me ? bytes_of(in[size_t(m[size_t(l)])]) : nullptr;
+    });
+    const int64_t total = in_aval.size();
+    const size_t bytes = in_aval.nbytes();
+    Engine& eng = engine_for();
+    if (procs.size() == 2 && nodes[0].size() == 1 && nodes[1].size() == 1) {
+      // Each process holds one half of the tree: the root combines two values, and either
+      // order gives the same bits.
+      BufferRef out = allocate(std::max<size_t>(1, bytes));
+      const Node node = nodes[mine][0];
+      for_chunks(total, [&](int64_t b, int64_t len) {
+        local.run(node.l, node.r, b, len, bytes_of(*out) + size_t(b) * item);
+      });
+      eng.all_reduce(procs, out->data(), total, in_aval.dtype, op, what());
+      return out;
+    }
+    size_t slots = 0;
+    for (const auto& ns : nodes) slots = std::max(slots, ns.size());
+    BufferRef send = allocate(std::max<size_t>(1, slots * bytes));
+    for (size_t s = 0; s < nodes[mine].size(); ++s) {
+      const Node node = nodes[mine][s];
+      for_chunks(total, [&](int64_t b, int64_t len) {
+        local.run(node.l, node.r, b, len, bytes_of(*send) + s * bytes + size_t(b) * item);
+      });
+    }
+    BufferRef all = allocate(std::max<size_t>(1, procs.size() * slots * bytes));
+    eng.all_gather(procs, send->data(), slots * bytes, all->data(), what());
+    std::map<Node, const uint8_t*> partial;
+    for (size_t k = 0; k < procs.size(); ++k) {
+      for (size_t s = 0; s < nodes[k].size(); ++s) {
+        partial[nodes[k][s]] = bytes_of(*all) + (k * slots + s) * bytes;
+      }
+    }
+    const TreeReduce across(in_aval.dtype, op, [&](int64_t l, int64_t r) -> const uint8_t* {
+      auto it = partial.find({l, r});
+      return it == partial.end() ? nullptr : it->second;
+    });
+    BufferRef out = allocate(std::max<size_t>(1, bytes));
+    for_chunks(total, [&](int64_t b, int64_t len) {
+      across.run(0, n, b, len, bytes_of(*out) + size_t(b) * item);
+    });
+    return out;
+  }
+};
+
+std::vector<BufferRef> collective_permute(const Collective& c) {
+  const auto& pairs = c.eqn.params.get<std::vector<int64_t>>("source_target_pairs");
+  const MeshLayout& mesh = c.mesh;
+  const size_t bytes = c.out_aval.nbytes();
+  // Devices named as no target keep their data (reshard: their tile is unchanged), or
+  // get zeros (ppermute).
+  std::vector<bool> target(c.in.size(), false);
+  for (size_t k = 0; k < pairs.size(); k += 2) target[size_t(pairs[k + 1])] = true;
+  const bool zero_rest = c.eqn.params.has("zero_others") && c.eqn.params.get<bool>("zero_others");
+  std::vector<BufferRef> out = c.in;
+  // Blocks crossing processes travel as one message per peer, packed in pair order.
+  std::map<int, std::vector<size_t>> sends, recvs;  // peer -> pair indices
+  for (size_t k = 0; k < pairs.size(); k += 2) {
+    const size_t s = size_t(pairs[k]), t = size_t(pairs[k + 1]);
+    if (mesh.local[s] && mesh.local[t]) {
+      out[t] = c.in[s];
+    } else if (mesh.local[s]) {
+      sends[mesh.process_of[t]].push_back(k);
+    } else if (mesh.local[t]) {
+      recvs[mesh.process_of[s]].push_back(k);
+    }
+  }
+  if (!sends.empty() || !recvs.empty()) {
+    std::vector<BufferRef> keep;
+    std::vector<Engine::Message> out_msgs, in_msgs;
+    for (auto& [peer, ks] : sends) {
+      keep.push_back(c.allocate(std::max<size_t>(1, ks.size() * bytes)));
+      for (size_t i = 0; i < ks.size(); ++i) {
+        std::memcpy(bytes_of(*keep.back()) + i * bytes, bytes_of(c.in[size_t(pairs[ks[i]])]),
+                    bytes);
+      }
+      out_msgs.push_back({peer, keep.back()->data(), ks.size() * bytes});
+    }
+    std::vector<BufferRef> landed;
+    for (auto& [peer, ks] : recvs) {
+      landed.push_back(c.allocate(std::max<size_t>(1, ks.size() * bytes)));
+      in_msgs.push_back({peer, landed.back()->data(), ks.size() * bytes});
+    }
+    c.engine_for().exchange(out_msgs, in_msgs, c.what());
+    size_t r = 0;
+    for (auto& [peer, ks] : recvs) {
+      for (size_t i = 0; i < ks.size(); ++i) {
+        const size_t t = size_t(pairs[ks[i] + 1]);
+        out[t] = Buffer::allocate(mesh.devices[t], bytes);
+        std::memcpy(out[t]->data(), bytes_of(*landed[r]) + i * bytes, bytes);
+      }
+      ++r;
+    }
+  }
+  for (size_t p = 0; p < out.size() && zero_rest; ++p) {
+    if (target[p] || !mesh.local[p]) continue;
+    out[p] = Buffer::allocate(mesh.devices[p], bytes);
+    std::memset(out[p]->data(), 0, bytes);
+  }
+  for (size_t p = 0; p < out.size(); ++p) {
+    if (!mesh.local[p]) out[p] = nullptr;
+  }
+  return out;
+}
+
+std::vector<BufferRef> all_gather(const Collective& c) {
+  const int64_t d = c.eqn.params.get<int64_t>("dimension");
+  std::vector<BufferRef> out(size_t(c.mesh.size()));
+  for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
+    if (!c.involves_me(gi)) continue;
+    BufferRef keep;
+    const std::vector<const uint8_t*> from = c.operands(gi, keep);
+    const int64_t n = int64_t(from.size());
+    BufferRef result = c.allocate(c.out_aval.nbytes());
+    base::parallel_for(n, [&](int64_t j) {
+      Shape off = zeros_like_shape(c.out_aval.shape);
+      off[size_t(d)] = j * c.in_aval.shape[size_t(d)];
+      base::copy_box(from[size_t(j)], c.in_aval.shape, zeros_like_shape(c.in_aval.shape),
+                     result->data(), c.out_aval.shape, off, c.in_aval.shape, c.item);
+    });
+    for (int64_t p : c.g.members[gi]) {
+      if (c.mesh.local[size_t(p)]) out[size_t(p)] = result;
+    }
+  }
+  return out;
+}
+
+std::vector<BufferRef> all_reduce(const Collective& c) {
+  const ReduceOp op = reduce_op_of(c.eqn.params.get<std::string>("op"));
+  std::vector<BufferRef> result(c.g.members.size());
+  // Groups wholly on this process: all chunks of all of them run in parallel (one group
+  // over all devices would otherwise keep a single thread busy).
+  std::vector<size_t> mine;
+  for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
+    if (c.all_mine(gi)) {
+      mine.push_back(gi);
+      result[gi] = c.allocate(c.out_aval.nbytes());
+    }
+  }
+  const int64_t total = c.out_aval.size();
+  const int64_t chunk = std::max<int64_t>(1 << 14, (total + 63) / 64);
+  const int64_t chunks = std::max<int64_t>(1, (total + chunk - 1) / chunk);
+  base::parallel_for(int64_t(mine.size()) * chunks, [&](int64_t t) {
+    const size_t gi = mine[size_t(t / chunks)];
+    const auto& m = c.g.members[gi];
+    const int64_t begin = (t % chunks) * chunk;
+    const int64_t len = std::min(total, begin + chunk) - begin;
+    if (len <= 0) return;
+    const TreeReduce tree(c.in_aval.dtype, op, [&](int64_t l, int64_t r) -> const uint8_t* {
+      return r - l == 1 ? bytes_of(c.in[size_t(m[size_t(l)])]) : nullptr;
+    });
+    tree.run(0, int64_t(m.size()), begin, len, bytes_of(*result[gi]) + size_t(begin) * c.item);
+  });
+  // Groups across processes, one after another in group order (every process calls the
+  // engine in the same order).
+  for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
+    if (c.involves_me(gi) && !c.all_mine(gi)) result[gi] = c.reduce_across(gi, op);
+  }
+  std::vector<BufferRef> out(size_t(c.mesh.size()));
+  for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
+    for (int64_t p : c.g.members[gi]) {
+      if (c.mesh.local[size_t(p)]) out[size_t(p)] = result[gi];
+    }
+  }
+  return out;
+}
+
+std::vector<BufferRef> reduce_scatter(const Collective& c) {
+  const ReduceOp op = reduce_op_of(c.eqn.params.get<std::string>("op"));
+  const int64_t d = c.eqn.params.get<int64_t>("dimension");
+  const Shape& in_shape = c.in_aval.shape;
+  // A device's block of every member is `outer` contiguous runs of `run` elements.
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < size_t(d); ++k) outer *= in_shape[k];
+  for (size_t k = size_t(d) + 1; k < in_shape.size(); ++k) inner *= in_shape[k];
+  const int64_t run = c.out_aval.shape[size_t(d)] * inner;
+  const int64_t row = in_shape[size_t(d)] * inner;
+  // Groups across processes are reduced whole first; their members then take their block.
+  std::vector<BufferRef> full(c.g.members.size());
+  for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
+    if (c.involves_me(gi) && !c.all_mine(gi)) full[gi] = c.reduce_across(gi, op);
+  }
+  std::vector<BufferRef> out(size_t(c.mesh.size()));
+  base::parallel_for(c.mesh.size(), [&](int64_t p) {
+    if (!c.mesh.local[size_t(p)]) return;
+    const size_t gi = size_t(c.g.group_of[size_t(p)]);
+    const auto& m = c.g.members[gi];
+    const int64_t start = c.g.rank_of[size_t(p)] * run;
+    auto buf = Buffer::allocate(c.mesh.devices[size_t(p)], c.out_aval.nbytes());
+    const TreeReduce tree(c.in_aval.dtype, op, [&](int64_t l, int64_t r) -> const uint8_t* {
+      return r - l == 1 ? bytes_of(c.in[size_t(m[size_t(l)])]) : nullptr;
+    });
+    for (int64_t o = 0; o < outer; ++o) {
+      uint8_t* to = bytes_of(*buf) + size_t(o * run) * c.item;
+      const int64_t at = o * row + start;
+      if (full[gi]) {
+        std::memcpy(to, bytes_of(full[gi]) + size_t(at) * c.item, size_t(run) * c.item);
+      } else {
+        tree.run(0, int64_t(m.size()), at, run, to);
+      }
+    }
+    out[size_t(p)] = buf;
+  });
+  return out;
+}
+
+std::vector<BufferRef> all_to_all(const Collective& c) {
+  const int64_t split = c.eqn.params.get<int64_t>("split_dimension");
+  const int64_t concat = c.eqn.params.get<int64_t>("concat_dimension");
+  std::vector<BufferRef> out(size_t(c.mesh.size()));
+  for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
+    if (!c.involves_me(gi)) continue;
+    BufferRef keep;
+    const std::vector<const uint8_t*> from = c.operands(gi, keep);
+    const auto& m = c.g.members[gi];
+    const int64_t n = int64_t(m.size());
+    base::parallel_for(n, [&](int64_t me) {
+      const int64_t p = m[size_t(me)];
+      if (!c.mesh.local[size_t(p)]) return;
+      auto buf = Buffer::allocate(c.mesh.devices[size_t(p)], c.out_aval.nbytes());
+      Shape box = c.in_aval.shape;
+      box[size_t(split)] = c.out_aval.shape[size_t(split)];
+      for (int64_t j = 0; j < n; ++j) {
+        // Member j sends me piece `me` of its split dimension; it lands at block j of
+        // my concat dimension.
+        Shape src_off = zeros_like_shape(c.in_aval.shape);
+        src_off[size_t(split)] = me * box[size_t(split)];
+        Shape dst_off = zeros_like_shape(c.out_aval.shape);
+        dst_off[size_t(concat)] = j * c.in_aval.shape[size_t(concat)];
+        base::copy_box(from[size_t(j)], c.in_aval.shape, src_off, buf->data(), c.out_aval.shape,
+                       dst_off, box, c.item);
+      }
+      out[size_t(p)] = buf;
+    });
+  }
+  return out;
+}
 
 }  // namespace
 
 MeshLayout::MeshLayout(Shape sizes, std::vector<Device> devs)
     : axis_sizes(std::move(sizes)), devices(std::move(devs)) {
+  const int me = detail::Topology::get().process_index();
   for (int64_t p = 0; p < size(); ++p) {
     std::vector<int64_t> c(axis_sizes.size());
     int64_t rest = p;
@@ -119,139 +490,37 @@ MeshLayout::MeshLayout(Shape sizes, std::vector<Device> devs)
       rest /= axis_sizes[a];
     }
     coords.push_back(std::move(c));
+    const int proc = devices[size_t(p)].process_index();
+    process_of.push_back(proc);
+    local.push_back(proc == me);
+    processes.push_back(proc);
   }
+  std::sort(processes.begin(), processes.end());
+  processes.erase(std::unique(processes.begin(), processes.end()), processes.end());
 }
 
 std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in_aval,
                                       const core::Aval& out_aval, const MeshLayout& mesh,
                                       const std::vector<BufferRef>& in) {
-  const size_t item = size_t(dtype_itemsize(in_aval.dtype));
-  std::vector<BufferRef> out(size_t(mesh.size()));
-  if (eqn.prim == Prim::collective_permute) {
-    const auto& pairs = eqn.params.get<std::vector<int64_t>>("source_target_pairs");
-    // Devices named as no target keep their data (reshard: their tile is unchanged), or
-    // get zeros (ppermute).
-    std::vector<bool> target(in.size(), false);
-    for (size_t k = 0; k < pairs.size(); k += 2) target[size_t(pairs[k + 1])] = true;
-    const bool zero_rest = eqn.params.has("zero_others") && eqn.params.get<bool>("zero_others");
-    out = in;
-    for (size_t k = 0; k < pairs.size(); k += 2) out[size_t(pairs[k + 1])] = in[size_t(pairs[k])];
-    for (size_t p = 0; p < out.size() && zero_rest; ++p) {
-      if (target[p]) continue;
-      auto buf = Buffer::allocate(mesh.devices[p], out_aval.nbytes());
-      std::memset(buf->data(), 0, out_aval.nbytes());
-      out[p] = buf;
-    }
-    return out;
-  }
-  const Groups g = make_groups(mesh, eqn.params.get<std::vector<int64_t>>("mesh_axes"));
-  const int64_t n = int64_t(g.members.empty() ? 1 : g.members[0].size());
+  const bool permute = eqn.prim == Prim::collective_permute;
+  Collective c{
+      eqn,
+      in_aval,
+      out_aval,
+      mesh,
+      in,
+      permute ? Groups{} : make_groups(mesh, eqn.params.get<std::vector<int64_t>>("mesh_axes"))};
   switch (eqn.prim) {
-    case Prim::all_gather: {
-      const int64_t d = eqn.params.get<int64_t>("dimension");
-      std::vector<BufferRef> result;
-      for (const auto& m : g.members) {
-        result.push_back(Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes()));
-      }
-      // Every member's block is copied in parallel, across and within groups.
-      base::parallel_for(int64_t(g.members.size()) * n, [&](int64_t t) {
-        const auto& m = g.members[size_t(t / n)];
-        const int64_t j = t % n;
-        Shape off = zeros_like_shape(out_aval.shape);
-        off[size_t(d)] = j * in_aval.shape[size_t(d)];
-        base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape,
-                       zeros_like_shape(in_aval.shape), result[size_t(t / n)]->data(),
-                       out_aval.shape, off, in_aval.shape, item);
-      });
-      for (size_t gi = 0; gi < g.members.size(); ++gi) {
-        for (int64_t p : g.members[gi]) out[size_t(p)] = result[gi];
-      }
-      return out;
-    }
-    case Prim::all_reduce: {
-      const Op op = op_of(eqn.params.get<std::string>("op"));
-      // Each group's result is one buffer; the groups and chunks of each run in parallel
-      // (one group over all devices would otherwise keep a single thread busy).
-      std::vector<BufferRef> result;
-      for (const auto& m : g.members) {
-        result.push_back(Buffer::allocate(mesh.devices[size_t(m[0])], out_aval.nbytes()));
-      }
-      const int64_t total = out_aval.size();
-      const int64_t chunk = std::max<int64_t>(1 << 14, (total + 63) / 64);
-      const int64_t chunks = std::max<int64_t>(1, (total + chunk - 1) / chunk);
-      base::parallel_for(int64_t(g.members.size()) * chunks, [&](int64_t t) {
-        const auto& m = g.members[size_t(t / chunks)];
-        const int64_t begin = (t % chunks) * chunk;
-        const int64_t n_elems = std::min(total, begin + chunk) - begin;
-        if (n_elems <= 0) return;
-        const size_t offset = size_t(begin) * item;
-        auto* dst = static_cast<uint8_t*>(result[size_t(t / chunks)]->data()) + offset;
-        std::memcpy(dst, static_cast<const uint8_t*>(in[size_t(m[0])]->data()) + offset,
-                    size_t(n_elems) * item);
-        for (size_t j = 1; j < m.size(); ++j) {
-          combine_into(dst, static_cast<const uint8_t*>(in[size_t(m[j])]->data()) + offset, n_elems,
-                       out_aval.dtype, op);
-        }
-      });
-      for (size_t gi = 0; gi < g.members.size(); ++gi) {
-        for (int64_t p : g.members[gi]) out[size_t(p)] = result[gi];
-      }
-      return out;
-    }
-    case Prim::reduce_scatter: {
-      const Op op = op_of(eqn.params.get<std::string>("op"));
-      const int64_t d = eqn.params.get<int64_t>("dimension");
-      base::parallel_for(mesh.size(), [&](int64_t p) {
-        const auto& m = g.members[size_t(g.group_of[size_t(p)])];
-        // This device's block of each member is `outer` contiguous runs; the first member's
-        // is copied, the others' combined in place: one pass over each input, no staging.
-        int64_t outer = 1, inner = 1;
-        for (size_t k = 0; k < size_t(d); ++k) outer *= in_aval.shape[k];
-        for (size_t k = size_t(d) + 1; k < in_aval.shape.size(); ++k) inner *= in_aval.shape[k];
-        const int64_t run = out_aval.shape[size_t(d)] * inner;
-        const int64_t row = in_aval.shape[size_t(d)] * inner;
-        const int64_t start = g.rank_of[size_t(p)] * run;
-        auto buf = Buffer::allocate(mesh.devices[size_t(p)], out_aval.nbytes());
-        auto* dst = static_cast<uint8_t*>(buf->data());
-        for (size_t j = 0; j < m.size(); ++j) {
-          const auto* src = static_cast<const uint8_t*>(in[size_t(m[j])]->data());
-          for (int64_t o = 0; o < outer; ++o) {
-            uint8_t* to = dst + size_t(o * run) * item;
-            const uint8_t* from = src + size_t(o * row + start) * item;
-            if (j == 0) {
-              std::memcpy(to, from, size_t(run) * item);
-            } else {
-              combine_into(to, from, run, out_aval.dtype, op);
-            }
-          }
-        }
-        out[size_t(p)] = buf;
-      });
-      return out;
-    }
-    case Prim::all_to_all: {
-      const int64_t split = eqn.params.get<int64_t>("split_dimension");
-      const int64_t concat = eqn.params.get<int64_t>("concat_dimension");
-      base::parallel_for(mesh.size(), [&](int64_t p) {
-        const auto& m = g.members[size_t(g.group_of[size_t(p)])];
-        const int64_t me = g.rank_of[size_t(p)];
-        auto buf = Buffer::allocate(mesh.devices[size_t(p)], out_aval.nbytes());
-        Shape box = in_aval.shape;
-        box[size_t(split)] = out_aval.shape[size_t(split)];
-        for (int64_t j = 0; j < n; ++j) {
-          // Member j sends me piece `me` of its split dimension; it lands at block j of
-          // my concat dimension.
-          Shape src_off = zeros_like_shape(in_aval.shape);
-          src_off[size_t(split)] = me * box[size_t(split)];
-          Shape dst_off = zeros_like_shape(out_aval.shape);
-          dst_off[size_t(concat)] = j * in_aval.shape[size_t(concat)];
-          base::copy_box(in[size_t(m[size_t(j)])]->data(), in_aval.shape, src_off, buf->data(),
-                         out_aval.shape, dst_off, box, item);
-        }
-        out[size_t(p)] = buf;
-      });
-      return out;
-    }
+    case Prim::collective_permute:
+      return collective_permute(c);
+    case Prim::all_gather:
+      return all_gather(c);
+    case Prim::all_reduce:
+      return all_reduce(c);
+    case Prim::reduce_scatter:
+      return reduce_scatter(c);
+    case Prim::all_to_all:
+      return all_to_all(c);
     default:
       PARAX_CHECK(false, "not a collective: " << core::prim_name(eqn.prim));
   }

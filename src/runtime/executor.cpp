@@ -139,10 +139,11 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
     }
   }
   literal_buffers_.resize(p.eqns.size());
+  const auto local = std::find(mesh_.local.begin(), mesh_.local.end(), true);
+  const Device home = mesh_.devices[local == mesh_.local.end() ? 0 : local - mesh_.local.begin()];
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     for (const core::Atom& a : p.eqns[e].inputs) {
-      literal_buffers_[e].push_back(a.is_literal() ? literal_buffer(*a.literal, mesh_.devices[0])
-                                                   : nullptr);
+      literal_buffers_[e].push_back(a.is_literal() ? literal_buffer(*a.literal, home) : nullptr);
     }
   }
 }
@@ -178,6 +179,7 @@ std::vector<std::vector<BufferRef>> Executor::run(
       std::vector<size_t> todo;
       std::vector<int> same_as(n, -1);
       for (size_t d = 0; d < n; ++d) {
+        if (!mesh_.local[d]) continue;  // another process runs it
         if (shareable_[e]) {
           for (size_t t : todo) {
             bool same = true;

@@ -3,6 +3,7 @@
 // an array.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <vector>
@@ -24,10 +25,16 @@ class LoadedPlan {
   const compiler::Plan& plan() const { return *plan_; }
 
  private:
+  static constexpr size_t kNone = ~size_t(0);
+  // On a program over several processes' devices, the first run checks that every process
+  // compiled the same plan (else DistributedError, instead of mismatched collectives).
+  void check_same_program() const;
+
   std::shared_ptr<const compiler::Plan> plan_;
   std::shared_ptr<const Executor> executor_;
-  std::vector<bool> in_direct_;                 // argument already laid out as needed
-  std::vector<std::vector<size_t>> in_order_;   // per arg: buffer index per position
+  std::vector<bool> in_direct_;                // argument already laid out as needed
+  std::vector<std::vector<size_t>> in_order_;  // per arg: buffer index per position, or kNone
+  mutable std::atomic<bool> checked_{false};
   std::vector<std::vector<size_t>> out_order_;  // per output: position per buffer
 };
 

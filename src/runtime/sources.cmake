@@ -1,6 +1,7 @@
 target_sources(parax PRIVATE
   runtime/buffer.cpp
   runtime/collectives.cpp
+  runtime/engine_stub.cpp
   runtime/eager.cpp
   runtime/executor.cpp
   runtime/loaded_plan.cpp
