@@ -1,0 +1,99 @@
+// Runs tests/distributed/mp_cases.cpp as 1 process x 8 devices and across processes, on
+// Gloo (through parax-run) and MPI (through mpirun), and checks every process layout gives
+// the same lines: the same bits in every shard, the same shardings and visualizations.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int status = -1;
+  std::set<std::string> lines;
+  std::string log;
+};
+
+// Runs `command` (a shell command line) with PARAX_MP_OUT set to a fresh directory and a
+// hard time limit; collects the lines every process wrote there.
+Run run(const std::string& env, const std::string& command) {
+  const fs::path dir = fs::temp_directory_path() /
+                       ("parax-mp-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
+  fs::create_directories(dir);
+  const fs::path log = dir / "log";
+  const std::string line = "env PARAX_MP_OUT=" + dir.string() + " " + env +
+                           " timeout -k 5 240 " + command + " > " + log.string() + " 2>&1";
+  Run r;
+  r.status = std::system(line.c_str());
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    std::ifstream in(entry.path());
+    std::string l;
+    if (name.rfind("out.", 0) == 0) {
+      while (std::getline(in, l)) r.lines.insert(l);
+    } else if (name == "log") {
+      r.log.assign(std::istreambuf_iterator<char>(in), {});
+    }
+  }
+  fs::remove_all(dir);
+  return r;
+}
+
+const Run& baseline() {
+  static const Run r = run("PARAX_NUM_CPU_DEVICES=8", PARAX_MP_CASES);
+  return r;
+}
+
+void expect_same(const Run& got, const std::string& what) {
+  const Run& want = baseline();
+  ASSERT_EQ(want.status, 0) << "1x8 run failed:\n" << want.log;
+  ASSERT_GT(want.lines.size(), 100u);
+  ASSERT_EQ(got.status, 0) << what << " failed:\n" << got.log;
+  int shown = 0;
+  for (const std::string& l : want.lines) {
+    if (!got.lines.count(l) && shown++ < 20) ADD_FAILURE() << what << " lacks: " << l;
+  }
+  for (const std::string& l : got.lines) {
+    if (!want.lines.count(l) && shown++ < 20) ADD_FAILURE() << what << " has extra: " << l;
+  }
+  EXPECT_EQ(got.lines.size(), want.lines.size()) << what;
+}
+
+std::string parax_run(int n, int d) {
+  return std::string(PARAX_RUN) + " -n " + std::to_string(n) + " --devices-per-process " +
+         std::to_string(d) + " " + PARAX_MP_CASES;
+}
+
+std::string mpirun(int n, int d) {
+  return std::string(PARAX_MPIEXEC) + " --oversubscribe --mca mpi_yield_when_idle 1 -n " +
+         std::to_string(n) + " -x PARAX_CPU_COLLECTIVES=mpi -x PARAX_NUM_CPU_DEVICES=" +
+         std::to_string(d) + " -x PARAX_MP_OUT " + PARAX_MP_CASES;
+}
+
+const char* kMpiEnv = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+
+TEST(Multiprocess, GlooTwoProcessesOfFourDevicesMatchOneOfEight) {
+  expect_same(run("", parax_run(2, 4)), "gloo 2x4");
+}
+
+TEST(Multiprocess, GlooFourProcessesOfTwoDevicesMatchOneOfEight) {
+  expect_same(run("", parax_run(4, 2)), "gloo 4x2");
+}
+
+TEST(Multiprocess, MpiTwoProcessesOfFourDevicesMatchOneOfEight) {
+  expect_same(run(kMpiEnv, mpirun(2, 4)), "mpi 2x4");
+}
+
+TEST(Multiprocess, MpiFourProcessesOfTwoDevicesMatchOneOfEight) {
+  expect_same(run(kMpiEnv, mpirun(4, 2)), "mpi 4x2");
+}
+
+}  // namespace
