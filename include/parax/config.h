@@ -3,6 +3,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace parax::config {
@@ -28,6 +29,9 @@ bool read(std::string_view name);
 //                                                          (default 1024)
 //   "parax_buffer_cache_bytes" [PARAX_BUFFER_CACHE_BYTES] bytes of freed large buffers kept
 //                                                          for reuse (default 1 GiB)
+//   "parax_distributed_timeout" [PARAX_DISTRIBUTED_TIMEOUT] seconds a process waits for the
+//                                                          others (start-up, each collective)
+//                                                          before DistributedError (default 10)
 // A smaller bound takes effect at the cache's next insertion.
 void update(std::string_view name, int64_t value);
 template <std::integral T>
@@ -38,6 +42,18 @@ requires(!std::same_as<T, bool> && !std::same_as<T, int64_t>) void update(std::s
 
 // Returns the current value of an integer setting.
 int64_t read_int(std::string_view name);
+
+// Sets a string setting to one of its choices (others raise ValueError listing them):
+//   "jax_cpu_collectives_implementation" [PARAX_CPU_COLLECTIVES] the engine between
+//       processes: "gloo" (default) or "mpi"; read by distributed::initialize
+void update(std::string_view name, std::string_view value);
+// A string literal would otherwise convert to bool.
+inline void update(std::string_view name, const char* value) {
+  update(name, std::string_view(value));
+}
+
+// Returns the current value of a string setting.
+std::string read_string(std::string_view name);
 
 // Returns a number that changes whenever a flag that affects tracing changes, so compile
 // caches can include the configuration in their keys.

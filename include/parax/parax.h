@@ -8,6 +8,7 @@
 #include "parax/debug.h"
 #include "parax/device.h"
 #include "parax/device_put.h"
+#include "parax/distributed.h"
 #include "parax/dtype.h"
 #include "parax/errors.h"
 #include "parax/grad.h"

@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "base/config_internal.h"
 #include "parax/errors.h"
@@ -37,6 +39,7 @@ IntSetting g_ints[] = {
     {"parax_eager_cache_size", "PARAX_EAGER_CACHE_SIZE", 4096},
     {"parax_jit_cache_size", "PARAX_JIT_CACHE_SIZE", 1024},
     {"parax_buffer_cache_bytes", "PARAX_BUFFER_CACHE_BYTES", int64_t(1) << 30},
+    {"parax_distributed_timeout", "PARAX_DISTRIBUTED_TIMEOUT", 10},
 };
 static_assert(std::size(g_ints) == size_t(detail::IntSettingId::kCount));
 
@@ -67,6 +70,46 @@ int64_t load(IntSetting& s) {
   s.value.compare_exchange_strong(expected, v);
   return s.value.load();
 }
+// String settings: a choice among a few names (the collective engine). Each starts from
+// its PARAX_* environment variable when set.
+struct StringSetting {
+  std::string_view name;
+  const char* env;
+  std::vector<std::string_view> choices;  // the first is the default
+  std::optional<std::string> value;       // unset: not read yet
+};
+
+std::mutex g_strings_mu;
+StringSetting g_strings[] = {
+    {"jax_cpu_collectives_implementation", "PARAX_CPU_COLLECTIVES", {"gloo", "mpi"}, {}},
+};
+
+StringSetting* find_string(std::string_view name) {
+  for (StringSetting& s : g_strings) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string checked_choice(const StringSetting& s, std::string_view value, const char* origin) {
+  for (std::string_view c : s.choices) {
+    if (c == value) return std::string(value);
+  }
+  std::string list;
+  for (std::string_view c : s.choices) list += (list.empty() ? "'" : ", '") + std::string(c) + "'";
+  throw ValueError(std::string(origin) + " must be one of " + list + " for " + std::string(s.name) +
+                   "; got '" + std::string(value) + "'");
+}
+
+// Requires: g_strings_mu held.
+const std::string& load(StringSetting& s) {
+  if (!s.value) {
+    const char* env = std::getenv(s.env);
+    s.value = (env && *env) ? checked_choice(s, env, s.env) : std::string(s.choices.front());
+  }
+  return *s.value;
+}
+
 std::mutex g_devices_mu;
 int g_requested_devices = 0;  // 0: not set by set_num_cpu_devices
 bool g_devices_frozen = false;
@@ -78,6 +121,9 @@ Flag& find(std::string_view name) {
   if (find_int(name)) {
     throw TypeError("config option " + std::string(name) + " takes an integer, not a bool");
   }
+  if (find_string(name)) {
+    throw TypeError("config option " + std::string(name) + " takes a string, not a bool");
+  }
   throw ValueError("Unrecognized config option: " + std::string(name));
 }
 
@@ -87,6 +133,9 @@ IntSetting& find_setting(std::string_view name) {
     if (f.name == name) {
       throw TypeError("config option " + std::string(name) + " takes a bool, not an integer");
     }
+  }
+  if (find_string(name)) {
+    throw TypeError("config option " + std::string(name) + " takes a string, not an integer");
   }
   throw ValueError("Unrecognized config option: " + std::string(name));
 }
@@ -149,6 +198,34 @@ void update(std::string_view name, int64_t value) {
 }
 
 int64_t read_int(std::string_view name) { return load(find_setting(name)); }
+
+namespace {
+StringSetting& find_string_setting(std::string_view name) {
+  if (StringSetting* s = find_string(name)) return *s;
+  if (find_int(name)) {
+    throw TypeError("config option " + std::string(name) + " takes an integer, not a string");
+  }
+  for (Flag& f : g_flags) {
+    if (f.name == name) {
+      throw TypeError("config option " + std::string(name) + " takes a bool, not a string");
+    }
+  }
+  throw ValueError("Unrecognized config option: " + std::string(name));
+}
+}  // namespace
+
+void update(std::string_view name, std::string_view value) {
+  StringSetting& s = find_string_setting(name);
+  std::string checked = checked_choice(s, value, "the value");
+  std::lock_guard<std::mutex> lock(g_strings_mu);
+  s.value = std::move(checked);
+}
+
+std::string read_string(std::string_view name) {
+  StringSetting& s = find_string_setting(name);
+  std::lock_guard<std::mutex> lock(g_strings_mu);
+  return load(s);
+}
 
 unsigned long long epoch() { return g_epoch.load(); }
 

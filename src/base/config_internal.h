@@ -10,7 +10,13 @@ int freeze_num_cpu_devices();
 bool x64_enabled();
 
 // The integer settings, in config.cpp's table order.
-enum class IntSettingId { kEagerCacheSize, kJitCacheSize, kBufferCacheBytes, kCount };
+enum class IntSettingId {
+  kEagerCacheSize,
+  kJitCacheSize,
+  kBufferCacheBytes,
+  kDistributedTimeout,
+  kCount
+};
 // Returns a setting's current value (cheap: an atomic load once read).
 int64_t int_setting(IntSettingId id);
 }  // namespace parax::detail
