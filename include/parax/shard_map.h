@@ -6,7 +6,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "parax/jit.h"
@@ -71,14 +73,23 @@ bool axes_bound();
 Array as_pmap_result(const Array& x);
 // `call` compiled and cached per signature through jit, except while axis names are bound
 // (see axes_bound), when it is traced in place. lower() gives the jitted program.
+// In a run of several processes, a pmap's mapped argument (this process's rows) as the
+// global array over every process's devices (kNoAxis: unmapped, returned as is), and a
+// result's global array as this process's rows (no axis: unmapped).
+Array pmap_rows_to_global(const Array& x, int dim, const PmapOptions& options);
+Array pmap_rows_to_local(const Array& x, std::optional<int> axis, const PmapOptions& options);
+
 template <class G>
 class Cached {
  public:
-  Cached(G call, std::string name, bool pmap = false)
-      : call_(call), jitted_(std::move(call), JitOptions{.name = std::move(name)}), pmap_(pmap) {}
+  Cached(G call, std::string name, std::optional<PmapOptions> pmap = std::nullopt)
+      : call_(call),
+        jitted_(std::move(call), JitOptions{.name = std::move(name)}),
+        pmap_(std::move(pmap)) {}
   template <class... Args>
   auto operator()(const Args&... args) const {
     if (axes_bound()) return call_(args...);
+    if (pmap_ && process_count() > 1) return across_processes(args...);
     auto out = jitted_(args...);
     if (pmap_) for_each_leaf(out, [](Array& leaf) { leaf = as_pmap_result(leaf); });
     return out;
@@ -89,13 +100,35 @@ class Cached {
   }
 
  private:
+  // A pmap over every process's devices: each process's rows in, its rows out.
+  template <class... Args>
+  auto across_processes(const Args&... args) const {
+    const std::vector<int> dims =
+        leaf_axes(pmap_->in_axes, std::vector<TreeDef>{tree_structure(args)...}, "pmap");
+    std::tuple<Args...> global(args...);
+    size_t k = 0;
+    std::apply(
+        [&](auto&... a) {
+          (for_each_leaf(a, [&](Array& leaf) { leaf = pmap_rows_to_global(leaf, dims[k++], *pmap_); }),
+           ...);
+        },
+        global);
+    auto out = std::apply([&](const auto&... a) { return jitted_(a...); }, global);
+    const auto out_axes = pmap_->out_axes.leaves(tree_structure(out), "pmap", "out_axes");
+    k = 0;
+    for_each_leaf(out, [&](Array& leaf) {
+      leaf = as_pmap_result(pmap_rows_to_local(leaf, out_axes[k++], *pmap_));
+    });
+    return out;
+  }
+
   G call_;
   Jitted<G> jitted_;
-  bool pmap_ = false;
+  std::optional<PmapOptions> pmap_;
 };
 template <class G>
-Cached<G> cached(G call, std::string name, bool pmap = false) {
-  return Cached<G>(std::move(call), std::move(name), pmap);
+Cached<G> cached(G call, std::string name, std::optional<PmapOptions> pmap = std::nullopt) {
+  return Cached<G>(std::move(call), std::move(name), std::move(pmap));
 }
 std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& leaf_names, const FlatFn& fn,
@@ -132,7 +165,7 @@ auto pmap(F f, PmapOptions options = {}) {
         },
         args...);
   };
-  return detail::cached(std::move(per_call), "pmap", true);
+  return detail::cached(std::move(per_call), "pmap", options);
 }
 
 }  // namespace parax

@@ -1,7 +1,6 @@
 target_sources(parax PRIVATE
   runtime/buffer.cpp
   runtime/collectives.cpp
-  runtime/engine_stub.cpp
   runtime/eager.cpp
   runtime/executor.cpp
   runtime/loaded_plan.cpp

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "core/array_value.h"
+#include "core/backend.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
@@ -560,7 +561,10 @@ Mesh pmap_mesh(const PmapOptions& options, const std::string& name, int64_t n,
     axis_names.push_back(a);
     sizes.push_back(m);
   }
-  std::vector<Device> devices = options.devices.empty() ? local_devices() : options.devices;
+  // By default the first devices: this process's, or every process's in a run of several.
+  std::vector<Device> devices = !options.devices.empty() ? options.devices
+                                : process_count() > 1  ? parax::devices()
+                                                       : local_devices();
   if (!options.devices.empty() && int64_t(devices.size()) != n) {
     throw ValueError(
         "Leading axis size of input to pmapped function must equal the number of "
@@ -629,6 +633,60 @@ std::vector<Array> pmap_flat(const std::vector<Array>& leaves, const std::vector
                   region, mesh ? &*mesh : nullptr, any_unmapped, "pmap");
   move_out_axes(outs, out_axes, n);
   return outs;
+}
+
+namespace {
+
+// In a run of several processes a pmap spans every process's devices, as JAX's does: each
+// process passes the rows of its own devices and gets back its own rows.
+// The rows are laid out over the pmap's axis, named as the pmap names it, so a result
+// prints as it does in a run of one process.
+Mesh rows_mesh(std::vector<Device> devices, const std::string& name) {
+  const int64_t n = int64_t(devices.size());
+  return Mesh(DeviceGrid(std::move(devices), {n}), {name});
+}
+
+PartitionSpec rows_at(int dim, const std::string& name) {
+  std::vector<SpecEntry> entries(size_t(dim) + 1);
+  entries[size_t(dim)] = SpecEntry(name);
+  return PartitionSpec::from_entries(std::move(entries));
+}
+
+}  // namespace
+
+Array pmap_rows_to_global(const Array& x, int dim, const PmapOptions& options) {
+  const std::string name = pmap_axis_name(options);
+  if (dim == kNoAxis || x.impl()->tracer) return x;  // unmapped, or inside another trace
+  if (dim < 0) dim += int(x.ndim());
+  if (x.shape()[size_t(dim)] != local_device_count()) {
+    throw ValueError(
+        "Leading axis size of input to pmapped function must equal the number of local "
+        "devices passed to pmap. Got axis_size=" +
+        std::to_string(x.shape()[size_t(dim)]) +
+        ", num_local_devices=" + std::to_string(local_device_count()) + ".");
+  }
+  const Array local = core::backend().relayout(x, NamedSharding(rows_mesh(local_devices(), name),
+                                                                rows_at(dim, name)));
+  core::Aval aval = local.impl()->aval;
+  aval.shape[size_t(dim)] = device_count();
+  // The global array's buffers on this process are the local array's, device for device.
+  return make_array(aval, NamedSharding(rows_mesh(devices(), name), rows_at(dim, name)), true,
+                    local.impl()->buffers);
+}
+
+Array pmap_rows_to_local(const Array& x, std::optional<int> axis, const PmapOptions& options) {
+  const std::string name = pmap_axis_name(options);
+  if (x.impl()->tracer) return x;
+  core::Aval aval = x.impl()->aval;
+  PartitionSpec spec;
+  if (axis) {
+    const int dim = *axis < 0 ? *axis + int(x.ndim()) : *axis;
+    aval.shape[size_t(dim)] = local_device_count();
+    spec = rows_at(dim, name);
+  }
+  const Array global = core::backend().relayout(x, NamedSharding(rows_mesh(devices(), name), spec));
+  return make_array(aval, NamedSharding(rows_mesh(local_devices(), name), spec), true,
+                    global.impl()->buffers);
 }
 
 }  // namespace detail
