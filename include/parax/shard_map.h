@@ -109,7 +109,8 @@ class Cached {
     size_t k = 0;
     std::apply(
         [&](auto&... a) {
-          (for_each_leaf(a, [&](Array& leaf) { leaf = pmap_rows_to_global(leaf, dims[k++], *pmap_); }),
+          (for_each_leaf(a,
+                         [&](Array& leaf) { leaf = pmap_rows_to_global(leaf, dims[k++], *pmap_); }),
            ...);
         },
         global);

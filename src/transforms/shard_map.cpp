@@ -563,8 +563,8 @@ Mesh pmap_mesh(const PmapOptions& options, const std::string& name, int64_t n,
   }
   // By default the first devices: this process's, or every process's in a run of several.
   std::vector<Device> devices = !options.devices.empty() ? options.devices
-                                : process_count() > 1  ? parax::devices()
-                                                       : local_devices();
+                                : process_count() > 1    ? parax::devices()
+                                                         : local_devices();
   if (!options.devices.empty() && int64_t(devices.size()) != n) {
     throw ValueError(
         "Leading axis size of input to pmapped function must equal the number of "
@@ -665,8 +665,8 @@ Array pmap_rows_to_global(const Array& x, int dim, const PmapOptions& options) {
         std::to_string(x.shape()[size_t(dim)]) +
         ", num_local_devices=" + std::to_string(local_device_count()) + ".");
   }
-  const Array local = core::backend().relayout(x, NamedSharding(rows_mesh(local_devices(), name),
-                                                                rows_at(dim, name)));
+  const Array local = core::backend().relayout(
+      x, NamedSharding(rows_mesh(local_devices(), name), rows_at(dim, name)));
   core::Aval aval = local.impl()->aval;
   aval.shape[size_t(dim)] = device_count();
   // The global array's buffers on this process are the local array's, device for device.

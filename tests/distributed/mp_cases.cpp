@@ -138,12 +138,16 @@ void sharding_examples(const px::Mesh& mesh) {
 
 void dots(const std::string& tag, const px::Mesh& mesh) {
   const Array a = values({32, 48}, 0.003f), b = values({48, 16}, 0.007f);
-  const std::vector<std::pair<std::string, P>> a_specs = {
-      {"xy", P("x", "y")}, {"x_", P("x", None)}, {"_x", P(None, "x")}, {"y_", P("y", None)},
-      {"rep", P()}};
-  const std::vector<std::pair<std::string, P>> b_specs = {
-      {"xy", P("x", "y")}, {"y_", P("y", None)}, {"_y", P(None, "y")}, {"x_", P("x", None)},
-      {"rep", P()}};
+  const std::vector<std::pair<std::string, P>> a_specs = {{"xy", P("x", "y")},
+                                                          {"x_", P("x", None)},
+                                                          {"_x", P(None, "x")},
+                                                          {"y_", P("y", None)},
+                                                          {"rep", P()}};
+  const std::vector<std::pair<std::string, P>> b_specs = {{"xy", P("x", "y")},
+                                                          {"y_", P("y", None)},
+                                                          {"_y", P(None, "y")},
+                                                          {"x_", P("x", None)},
+                                                          {"rep", P()}};
   auto dot_jit = px::jit([](const Array& l, const Array& r) { return jnp::dot(l, r); });
   for (const auto& [an, as] : a_specs) {
     const Array al = px::device_put(a, px::NamedSharding(mesh, as));
@@ -304,12 +308,21 @@ void shard_maps(const std::string& tag, const px::Mesh& mesh) {
 
 void random_draws(const px::Mesh& mesh) {
   const px::NamedSharding s(mesh, P("x", "y"));
-  auto normal = px::jit([](const jr::Key& k) { return jr::normal(k, {32, 16}); },
-                        {.out_shardings = {s}});
-  auto uniform = px::jit([](const jr::Key& k) { return jr::uniform(k, {32, 16}); },
-                         {.out_shardings = {s}});
-  auto bits = px::jit([](const jr::Key& k) { return jr::bits(k, {32, 16}); },
-                      {.out_shardings = {s}});
+  auto normal = px::jit(
+      [](const jr::Key& k) {
+        return jr::normal(k, {32, 16});
+      },
+      {.out_shardings = {s}});
+  auto uniform = px::jit(
+      [](const jr::Key& k) {
+        return jr::uniform(k, {32, 16});
+      },
+      {.out_shardings = {s}});
+  auto bits = px::jit(
+      [](const jr::Key& k) {
+        return jr::bits(k, {32, 16});
+      },
+      {.out_shardings = {s}});
   const jr::Key key = jr::key(42);
   report("random.normal", normal(key));
   report("random.uniform", uniform(key));

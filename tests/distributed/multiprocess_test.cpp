@@ -29,8 +29,8 @@ Run run(const std::string& env, const std::string& command) {
                        ("parax-mp-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
   fs::create_directories(dir);
   const fs::path log = dir / "log";
-  const std::string line = "env PARAX_MP_OUT=" + dir.string() + " " + env +
-                           " timeout -k 5 240 " + command + " > " + log.string() + " 2>&1";
+  const std::string line = "env PARAX_MP_OUT=" + dir.string() + " " + env + " timeout -k 5 240 " +
+                           command + " > " + log.string() + " 2>&1";
   Run r;
   r.status = std::system(line.c_str());
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -74,8 +74,9 @@ std::string parax_run(int n, int d) {
 
 std::string mpirun(int n, int d) {
   return std::string(PARAX_MPIEXEC) + " --oversubscribe --mca mpi_yield_when_idle 1 -n " +
-         std::to_string(n) + " -x PARAX_CPU_COLLECTIVES=mpi -x PARAX_NUM_CPU_DEVICES=" +
-         std::to_string(d) + " -x PARAX_MP_OUT " + PARAX_MP_CASES;
+         std::to_string(n) +
+         " -x PARAX_CPU_COLLECTIVES=mpi -x PARAX_NUM_CPU_DEVICES=" + std::to_string(d) +
+         " -x PARAX_MP_OUT " + PARAX_MP_CASES;
 }
 
 const char* kMpiEnv = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
