@@ -1,7 +1,10 @@
 // Runs tests/distributed/mp_cases.cpp as 1 process x 8 devices and across processes, on
 // Gloo (through parax-run) and MPI (through mpirun), and checks every process layout gives
 // the same lines: the same bits in every shard, the same shardings and visualizations.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +98,69 @@ TEST(Multiprocess, MpiTwoProcessesOfFourDevicesMatchOneOfEight) {
 
 TEST(Multiprocess, MpiFourProcessesOfTwoDevicesMatchOneOfEight) {
   expect_same(run(kMpiEnv, mpirun(4, 2)), "mpi 4x2");
+}
+
+// ---------------------------------------------------------------------------------------
+// Failures become errors within the distributed timeout (3 s here), never hangs: cases of
+// tests/distributed/mp_errors.cpp on 2 processes of 2 devices.
+
+struct Launch {
+  int status = -1;
+  std::string out;
+  double seconds = 0;
+};
+
+Launch launch(const std::string& which) {
+  const fs::path log = fs::temp_directory_path() / ("parax-mp-errors-" +
+                                                    std::to_string(::getpid()) + "-" + which);
+  const std::string line = std::string("env PARAX_DISTRIBUTED_TIMEOUT=3 timeout -k 5 60 ") +
+                           PARAX_RUN + " -n 2 --devices-per-process 2 --grace-seconds 2 " +
+                           PARAX_MP_ERRORS + " " + which + " > " + log.string() + " 2>&1";
+  Launch r;
+  const auto start = std::chrono::steady_clock::now();
+  r.status = std::system(line.c_str());
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream in(log);
+  r.out.assign(std::istreambuf_iterator<char>(in), {});
+  fs::remove(log);
+  return r;
+}
+
+using testing::HasSubstr;
+
+TEST(MultiprocessErrors, ProcessesTracingDifferentProgramsRaiseOnEveryProcess) {
+  const Launch r = launch("different_programs");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* p : {"[0] ", "[1] "}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string(p) +
+                                 "caught DistributedError: processes traced different programs "
+                                 "for the same call of 'f'"));
+  }
+}
+
+TEST(MultiprocessErrors, CollectiveAfterShutdownRaises) {
+  const Launch r = launch("after_shutdown");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("[0] caught DistributedError: "));
+  EXPECT_THAT(r.out, HasSubstr("not initialized (or was shut down)"));
+}
+
+TEST(MultiprocessErrors, PeerExitingBeforeACollectiveRaisesWithinTheTimeout) {
+  const Launch r = launch("peer_exits");
+  EXPECT_NE(r.status, 0) << r.out;  // process 1 exited with 7
+  EXPECT_THAT(r.out, HasSubstr("[0] caught DistributedError: ")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("all-reduce(sum)")) << r.out;  // names the collective
+  EXPECT_THAT(r.out, HasSubstr("process 1")) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
+}
+
+TEST(MultiprocessErrors, StalledPeerRaisesWithinTheTimeout) {
+  const Launch r = launch("peer_stalls");
+  EXPECT_NE(r.status, 0) << r.out;  // process 0 exits 3 once it caught the error
+  EXPECT_THAT(r.out, HasSubstr("[0] caught DistributedError: ")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("all-reduce(sum)")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("within 3 s")) << r.out;
+  EXPECT_LT(r.seconds, 20) << r.out;
 }
 
 }  // namespace
