@@ -117,7 +117,7 @@ TEST(MultihostOneProcess, SingleDeviceArraysErrors) {
                    "contains devices {3} that are not present in per-device arrays. Per-device "
                    "arrays contain devices {7} that are not present in the sharding.");
   std::vector<Array> sharded = good;
-  sharded[0] = value;
+  sharded[0] = device_put(value, s);
   EXPECT_THROW_MSG(make_array_from_single_device_arrays({8, 4}, s, sharded), ValueError,
                    "When making an array from single-device arrays the input arrays must have "
                    "one shard each. An argument array had 8 shard(s).");
