@@ -207,7 +207,8 @@ std::string Array::to_string() const {
   const detail::ArrayImpl& x = impl_of(*this);
   if (x.tracer) return tracer_repr(x);
   if (x.abstract) return abstract_repr(x);
-  if (!prints_value(x)) return detail::array_shape_repr(x.aval.shape, x.aval.dtype, x.aval.weak_type);
+  if (!prints_value(x))
+    return detail::array_shape_repr(x.aval.shape, x.aval.dtype, x.aval.weak_type);
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_repr({x.aval.dtype, x.aval.shape, bytes.data()}, x.aval.weak_type);
 }

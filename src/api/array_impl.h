@@ -31,8 +31,7 @@ std::vector<uint8_t> host_bytes(const ArrayImpl& x);
 // Returns the dtype of an array made of `pieces` (one per addressable device): `dtype`, or
 // the first piece's; JAX's ValueErrors when they disagree or there is neither. `fname`
 // names the public function.
-DType shards_dtype(const std::vector<Array>& pieces, std::optional<DType> dtype,
-                   const char* fname);
+DType shards_dtype(const std::vector<Array>& pieces, std::optional<DType> dtype, const char* fname);
 
 // Checks every piece against the array's dtype and shard shape `block`, with JAX's
 // messages.

@@ -108,8 +108,7 @@ DType shards_dtype(const std::vector<Array>& pieces, std::optional<DType> dtype,
     throw ValueError("If `dtype` is provided to `parax::" + std::string(fname) +
                      "`, it must match the dtype of the addressable shards. Got dtype=" +
                      std::string(dtype_name(*dtype)) +
-                     " and shard dtype=" + std::string(dtype_name(pieces.front().dtype())) +
-                     "`.");
+                     " and shard dtype=" + std::string(dtype_name(pieces.front().dtype())) + "`.");
   }
   return *dtype;
 }

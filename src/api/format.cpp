@@ -771,8 +771,8 @@ std::string scalar_str(T x) {
 
 std::string array_shape_repr(const Shape& shape, DType dtype, bool weak_type) {
   std::string weak = weak_type ? ", weak_type=True" : "";
-  return std::string(kReprPrefix) + "shape=" + shape_str(shape) + ", dtype=" +
-         std::string(dtype_name(dtype)) + weak + ")";
+  return std::string(kReprPrefix) + "shape=" + shape_str(shape) +
+         ", dtype=" + std::string(dtype_name(dtype)) + weak + ")";
 }
 
 std::string array_repr(const HostArrayView& v, bool weak_type) {

@@ -95,14 +95,14 @@ Array host_array(const std::vector<uint8_t>& bytes, Shape shape, DType dtype) {
 
 struct Block {
   Shape lo, shape;
-  int owner = 0;             // the process of the first device holding it
+  int owner = 0;               // the process of the first device holding it
   const void* data = nullptr;  // its bytes, where the owner is this process
   size_t nbytes = 0;
 };
 
 struct BlockPlan {
-  std::vector<Block> blocks;       // in device-assignment order of first holders
-  bool everyone_has_all = true;    // every process holds every block: nothing to move
+  std::vector<Block> blocks;     // in device-assignment order of first holders
+  bool everyone_has_all = true;  // every process holds every block: nothing to move
 };
 
 BlockPlan plan_blocks(const detail::ArrayImpl& x) {
@@ -155,8 +155,8 @@ std::vector<uint8_t> gather_global(const detail::ArrayImpl& x, const std::string
   for (const Block& b : plan.blocks) {
     const uint8_t* src = all.data() + size_t(b.owner) * slot + read[size_t(b.owner)];
     read[size_t(b.owner)] += b.nbytes;
-    base::copy_box(src, b.shape, Shape(b.shape.size(), 0), out.data(), x.aval.shape, b.lo,
-                   b.shape, itemsize);
+    base::copy_box(src, b.shape, Shape(b.shape.size(), 0), out.data(), x.aval.shape, b.lo, b.shape,
+                   itemsize);
   }
   return out;
 }
@@ -380,8 +380,7 @@ Array make_array_from_process_local_data(const Sharding& sharding, const Array& 
       throw ValueError(
           "When calling `make_array_from_process_local_data` on a single process, "
           "global_shape should be None or equal to local_data.shape.Got global_shape=" +
-          shape_str(*global_shape) + " and local_data.shape=" + shape_str(local.aval.shape) +
-          ".");
+          shape_str(*global_shape) + " and local_data.shape=" + shape_str(local.aval.shape) + ".");
     }
     return device_put(local_data, *resolved);
   }
@@ -396,8 +395,7 @@ Array process_allgather(const Array& x, bool tiled) {
   if (!detail::is_fully_addressable(*impl.sharding)) {
     // JAX raises for tiled=false here; the global value is the only answer that means
     // anything, so parax gives it either way.
-    return host_array(gather_global(impl, "process_allgather"), impl.aval.shape,
-                      impl.aval.dtype);
+    return host_array(gather_global(impl, "process_allgather"), impl.aval.shape, impl.aval.dtype);
   }
   const int n = process_count();
   std::vector<uint8_t> value = detail::host_bytes(impl);
@@ -459,8 +457,8 @@ void assert_equal(const Array& x, const std::string& fail_message) {
     // Every process's slab of the concatenation equals this process's x.
     const std::vector<uint8_t> mine = detail::host_bytes(impl);
     for (size_t p = 0; p < size_t(process_count()); ++p) {
-      same = same && std::equal(mine.begin(), mine.end(),
-                                all.begin() + std::ptrdiff_t(p * mine.size()));
+      same = same &&
+             std::equal(mine.begin(), mine.end(), all.begin() + std::ptrdiff_t(p * mine.size()));
     }
   } else {
     // As JAX: the first local shard equals the global value (x is replicated).

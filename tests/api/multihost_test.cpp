@@ -70,8 +70,7 @@ TEST(MultihostOneProcess, CallbackDtypeErrors) {
                    "If `dtype` is provided to `parax::make_array_from_callback`, it must match "
                    "the dtype of the addressable shards. Got dtype=int32 and shard "
                    "dtype=float32`.");
-  EXPECT_EQ(make_array_from_callback(Shape{16}, s, floats, DType::float32).dtype(),
-            DType::float32);
+  EXPECT_EQ(make_array_from_callback(Shape{16}, s, floats, DType::float32).dtype(), DType::float32);
 }
 
 // This process's pieces, one per device of `s`, in reverse order (any order is accepted).
@@ -135,8 +134,7 @@ TEST(MultihostOneProcess, SingleDeviceArraysErrors) {
   EXPECT_THROW_MSG(make_array_from_single_device_arrays({8, 4}, s, {}), ValueError,
                    "If the Array has no addressable shards, `dtype` must be provided via the "
                    "`dtype` argument to `parax::make_array_from_single_device_arrays`.");
-  EXPECT_THROW_MSG(make_array_from_single_device_arrays({8, 4}, s, good, DType::int32),
-                   ValueError,
+  EXPECT_THROW_MSG(make_array_from_single_device_arrays({8, 4}, s, good, DType::int32), ValueError,
                    "If `dtype` is provided to `parax::make_array_from_single_device_arrays`, it "
                    "must match the dtype of the addressable shards. Got dtype=int32 and shard "
                    "dtype=float32`.");
@@ -152,8 +150,7 @@ TEST(MultihostOneProcess, ProcessLocalDataIsTheWholeArray) {
   Array x = make_array_from_process_local_data(s, local);
   EXPECT_EQ(x.sharding(), Sharding(s));
   EXPECT_EQ(x.to_vector<float>(), iota(32));
-  EXPECT_EQ(make_array_from_process_local_data(s, local, Shape{8, 4}).to_vector<float>(),
-            iota(32));
+  EXPECT_EQ(make_array_from_process_local_data(s, local, Shape{8, 4}).to_vector<float>(), iota(32));
   EXPECT_THROW_MSG(make_array_from_process_local_data(s, local, Shape{16, 4}), ValueError,
                    "When calling `make_array_from_process_local_data` on a single process, "
                    "global_shape should be None or equal to local_data.shape.Got "
