@@ -91,6 +91,27 @@ TEST(MultihostView, ReplicatedArrayReadsTheLocalReplica) {
   EXPECT_EQ(multihost_utils::process_allgather(x).to_vector<float>(), x.to_vector<float>());
 }
 
+TEST(MultihostView, ArrayWhollyOnTheOtherProcess) {
+  // A mesh of the other process's devices: this process holds nothing of the array.
+  std::vector<Device> theirs;
+  for (const Device& d : devices()) {
+    if (d.process_index() != me()) theirs.push_back(d);
+  }
+  const NamedSharding s(Mesh(theirs, "x"), P());
+  auto never = [](const Index&) -> std::vector<float> {
+    ADD_FAILURE() << "called for another process's device";
+    return {};
+  };
+  EXPECT_THROW_MSG(make_array_from_callback(Shape{8}, s, never), ValueError,
+                   "If the Array has no addressable shards, `dtype` must be provided via the "
+                   "`dtype` argument to `parax::make_array_from_callback`.");
+  Array x = make_array_from_callback(Shape{8}, s, never, DType::int32);
+  EXPECT_EQ(x.dtype(), DType::int32);
+  EXPECT_TRUE(x.addressable_shards().empty());
+  EXPECT_EQ(x.to_string(), "Array(shape=(8,), dtype=int32)");
+  EXPECT_THROW_MSG(x.to_vector<int>(), RuntimeError, kReadError);
+}
+
 TEST(MultihostView, LocallyCompleteArrayReadsButPrintsItsType) {
   // Sharded over 'y' only, which is within each process: this process holds every
   // distinct block, so JAX reads the value, but prints only the type (not replicated).
