@@ -10,6 +10,7 @@
 
 #include "parax/array.h"
 #include "parax/device_put.h"
+#include "parax/tree.h"
 
 namespace parax {
 
@@ -47,6 +48,19 @@ Array process_allgather(const Array& x, bool tiled = false);
 // Requires: x readable here and the same shape and dtype on every process (else
 // ValueError).
 Array broadcast_one_to_all(const Array& x);
+
+// Applies process_allgather to every leaf of a pytree (as JAX's does), leaf by leaf.
+template <class T>
+requires(!std::is_convertible_v<const T&, const Array&>) T
+    process_allgather(const T& tree, bool tiled = false) {
+  return tree::map([&](const Array& leaf) { return process_allgather(leaf, tiled); }, tree);
+}
+
+// Applies broadcast_one_to_all to every leaf of a pytree.
+template <class T>
+requires(!std::is_convertible_v<const T&, const Array&>) T broadcast_one_to_all(const T& tree) {
+  return tree::map([](const Array& leaf) { return broadcast_one_to_all(leaf); }, tree);
+}
 
 // Waits until every process has called it with the same `name`; raises DistributedError
 // if a process arrives with another name.

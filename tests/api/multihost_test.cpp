@@ -179,6 +179,11 @@ TEST(MultihostOneProcess, BroadcastSyncAndAssertAreLocal) {
   Array b = multihost_utils::broadcast_one_to_all(x);
   EXPECT_EQ(b.to_vector<float>(), iota(8));
   EXPECT_EQ(b.shape(), (Shape{8}));
+  auto [p, q] = multihost_utils::process_allgather(std::pair{x, jnp::arange(2)});
+  EXPECT_EQ(p.shape(), (Shape{1, 8}));
+  EXPECT_EQ(q.to_vector<int>(), (std::vector<int>{0, 1}));
+  std::vector<Array> both = multihost_utils::broadcast_one_to_all(std::vector<Array>{x, x});
+  EXPECT_EQ(both.at(1).to_vector<float>(), iota(8));
   multihost_utils::sync_global_devices("step");
   multihost_utils::assert_equal(x, "same everywhere");
 }
