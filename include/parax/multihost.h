@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "parax/array.h"
@@ -33,6 +34,12 @@ Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& s
 Array make_array_from_process_local_data(const Sharding& sharding, const Array& local_data,
                                          std::optional<Shape> global_shape = std::nullopt);
 
+namespace detail {
+// A pytree of arrays other than a single Array (which the non-template overloads take).
+template <class T>
+concept PytreeNotArray = !std::is_convertible_v<const T&, const Array&>;
+}  // namespace detail
+
 namespace multihost_utils {
 
 // Returns a fully addressable array (uncommitted, on this process's default device) of:
@@ -50,15 +57,14 @@ Array process_allgather(const Array& x, bool tiled = false);
 Array broadcast_one_to_all(const Array& x);
 
 // Applies process_allgather to every leaf of a pytree (as JAX's does), leaf by leaf.
-template <class T>
-requires(!std::is_convertible_v<const T&, const Array&>) T
-    process_allgather(const T& tree, bool tiled = false) {
+template <detail::PytreeNotArray T>
+T process_allgather(const T& tree, bool tiled = false) {
   return tree::map([&](const Array& leaf) { return process_allgather(leaf, tiled); }, tree);
 }
 
 // Applies broadcast_one_to_all to every leaf of a pytree.
-template <class T>
-requires(!std::is_convertible_v<const T&, const Array&>) T broadcast_one_to_all(const T& tree) {
+template <detail::PytreeNotArray T>
+T broadcast_one_to_all(const T& tree) {
   return tree::map([](const Array& leaf) { return broadcast_one_to_all(leaf); }, tree);
 }
 
