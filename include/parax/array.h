@@ -43,13 +43,17 @@ class Array {
   bool is_committed() const;
   // Returns the shards on this process's devices, in device-assignment order.
   std::vector<Shard> addressable_shards() const;
+  // True if every device of the sharding belongs to this process (JAX's "is local"); a
+  // fully replicated array can still span processes.
+  bool is_fully_addressable() const;
+  bool is_fully_replicated() const;
   // Returns the devices holding the array, sorted by id.
   std::vector<Device> devices() const;
   // Waits for pending computation; returns *this.
   const Array& block_until_ready() const;
 
   // Copies the whole array to the host in row-major order, converting to T as numpy's
-  // astype would.
+  // astype would. Throws RuntimeError if other processes hold parts this one lacks.
   template <class T>
   std::vector<T> to_vector() const;
   // Returns the only element. Requires: size() == 1.
@@ -66,7 +70,8 @@ class Array {
   // Returns x converted to `dtype`.
   Array astype(DType dtype) const;
 
-  // Returns JAX's repr, e.g. `Array([1., 2.], dtype=float32)`.
+  // Returns JAX's repr, e.g. `Array([1., 2.], dtype=float32)`; `Array(shape=(8, 4),
+  // dtype=float32)` for an array spanning processes that is not fully replicated.
   std::string to_string() const;
   // Returns JAX's str (numpy's), e.g. `[1. 2.]`.
   std::string str() const;

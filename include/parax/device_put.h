@@ -64,7 +64,8 @@ namespace detail {
 // `block` if it holds n elements, else 1-D.
 Array host_vector_array(const void* values, int64_t n, DType src, const Shape& block);
 Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
-                             const std::function<Array(const Index&, const Shape&)>& callback);
+                             const std::function<Array(const Index&, const Shape&)>& callback,
+                             std::optional<DType> dtype);
 template <class R>
 Array callback_result(R&& r, const Shape& block) {
   if constexpr (std::is_convertible_v<R, Array>) {
@@ -81,13 +82,18 @@ Array callback_result(R&& r, const Shape& block) {
 // Returns a committed array of `shape` laid out as `sharding`, whose shards come from
 // `callback(index)` (jax.make_array_from_callback): `index` is the shard's Index into the
 // global array, and the callback returns that block, as an Array of the block's shape or
-// a row-major std::vector of its size. Throws ValueError for a block of another size.
+// a row-major std::vector of its size. It is called for this process's devices only (once
+// if the sharding is fully replicated). The dtype is the blocks' (`dtype` if given: needed
+// when this process holds no shard). Throws ValueError for blocks of another size or dtype.
 template <class F>
-Array make_array_from_callback(const Shape& shape, const Sharding& sharding, F&& callback) {
-  return detail::make_array_from_shards(shape, sharding,
-                                        [&](const Index& index, const Shape& block) {
-                                          return detail::callback_result(callback(index), block);
-                                        });
+Array make_array_from_callback(const Shape& shape, const Sharding& sharding, F&& callback,
+                               std::optional<DType> dtype = std::nullopt) {
+  return detail::make_array_from_shards(
+      shape, sharding,
+      [&](const Index& index, const Shape& block) {
+        return detail::callback_result(callback(index), block);
+      },
+      dtype);
 }
 template <class T>
 T device_put(const T& tree, const Device& device) {

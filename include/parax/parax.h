@@ -14,6 +14,7 @@
 #include "parax/grad.h"
 #include "parax/jit.h"
 #include "parax/lax.h"
+#include "parax/multihost.h"
 #include "parax/numpy.h"
 #include "parax/random.h"
 #include "parax/shape.h"

@@ -136,6 +136,13 @@ Mesh make_mesh(std::vector<int64_t> axis_shapes, std::vector<std::string> axis_n
 namespace mesh_utils {
 // Arranges exactly prod(mesh_shape) devices (default: all) into a grid of that shape.
 DeviceGrid create_device_mesh(Shape mesh_shape, std::vector<Device> devices = {});
+// Arranges devices (default: all) for parallelism within and across processes: each
+// process's devices form a mesh_shape grid, and these grids tile a dcn_mesh_shape grid in
+// process order, giving shape mesh_shape[i] * dcn_mesh_shape[i] (JAX's
+// create_hybrid_device_mesh with process_is_granule=True). Throws ValueError unless there
+// are prod(dcn_mesh_shape) processes of prod(mesh_shape) devices each.
+DeviceGrid create_hybrid_device_mesh(Shape mesh_shape, Shape dcn_mesh_shape,
+                                     std::vector<Device> devices = {});
 }  // namespace mesh_utils
 
 namespace detail {

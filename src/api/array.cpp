@@ -45,16 +45,49 @@ std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
 
 DType canonicalize_dtype(DType t) { return base::canonicalize_dtype(t); }
 
+bool is_fully_addressable(const Sharding& sharding) {
+  const auto& devices = sharding.device_assignment();
+  return std::all_of(devices.begin(), devices.end(), is_local);
+}
+
 namespace {
 
-// Copies the array's global value to host memory in its own dtype.
+// True if this process's devices hold every distinct shard of x (JAX's
+// _process_has_full_value_in_mcjax), e.g. an array replicated across processes.
+bool has_full_value(const ArrayImpl& x) {
+  if (is_fully_addressable(*x.sharding)) return true;
+  std::set<std::vector<int64_t>> all, local;
+  for (const auto& [device, index] : x.sharding->devices_indices_map(x.aval.shape)) {
+    std::vector<int64_t> key;
+    for (size_t d = 0; d < index.size(); ++d) {
+      key.push_back(index[d].begin(x.aval.shape[d]));
+      key.push_back(index[d].end(x.aval.shape[d]));
+    }
+    if (is_local(device)) local.insert(key);
+    all.insert(std::move(key));
+  }
+  return !local.empty() && local.size() == all.size();
+}
+
+}  // namespace
+
+void require_full_value(const ArrayImpl& x) {
+  if (!has_full_value(x)) {
+    throw RuntimeError(
+        "Fetching value for `parax::Array` that spans non-addressable (non process local) "
+        "devices is not possible. You can use `parax::multihost_utils::process_allgather` to "
+        "print the global array or use `.addressable_shards()` method of parax::Array to "
+        "inspect the addressable (process local) shards.");
+  }
+}
+
 std::vector<uint8_t> host_bytes(const ArrayImpl& x) {
+  require_full_value(x);
   std::vector<uint8_t> bytes(x.aval.nbytes());
   runtime::gather_to_host(x.aval, *x.sharding, x.buffers, bytes.data());
   return bytes;
 }
 
-}  // namespace
 }  // namespace detail
 
 using detail::impl_of;
@@ -71,6 +104,10 @@ Sharding Array::sharding() const {
 }
 
 std::vector<Device> Array::devices() const { return sharding().device_set(); }
+
+bool Array::is_fully_addressable() const { return detail::is_fully_addressable(sharding()); }
+
+bool Array::is_fully_replicated() const { return sharding().is_fully_replicated(); }
 
 std::vector<Shard> Array::addressable_shards() const {
   const detail::ArrayImpl& x = detail::concrete_of(*this, "addressable_shards()");
@@ -96,6 +133,7 @@ std::vector<Shard> Array::addressable_shards() const {
 void Array::copy_to_host(void* out, DType dtype) const {
   const detail::ArrayImpl& x = detail::concrete_of(*this, "to_vector()/item()");
   if (dtype == x.aval.dtype) {  // no conversion: assemble straight into the caller's memory
+    detail::require_full_value(x);
     runtime::gather_to_host(x.aval, *x.sharding, x.buffers, out);
     return;
   }
@@ -154,12 +192,23 @@ std::string abstract_repr(const detail::ArrayImpl& x) {
   if (x.sharding) s += ", sharding=" + x.sharding->to_string();
   return s + ")";
 }
+
+// JAX prints the values of arrays it can read here that are fully addressable or fully
+// replicated (with a replica here), and only their type otherwise: printing never fails.
+bool prints_value(const detail::ArrayImpl& x) {
+  if (detail::is_fully_addressable(*x.sharding)) return true;
+  if (!x.sharding->is_fully_replicated()) return false;
+  const auto& devices = x.sharding->device_assignment();
+  return std::any_of(devices.begin(), devices.end(), detail::is_local);
+}
 }  // namespace
 
 std::string Array::to_string() const {
   const detail::ArrayImpl& x = impl_of(*this);
   if (x.tracer) return tracer_repr(x);
   if (x.abstract) return abstract_repr(x);
+  if (!prints_value(x))
+    return detail::array_shape_repr(x.aval.shape, x.aval.dtype, x.aval.weak_type);
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_repr({x.aval.dtype, x.aval.shape, bytes.data()}, x.aval.weak_type);
 }
@@ -168,6 +217,7 @@ std::string Array::str() const {
   const detail::ArrayImpl& x = impl_of(*this);
   if (x.tracer) return tracer_repr(x);
   if (x.abstract) return abstract_repr(x);
+  if (!prints_value(x)) return to_string();
   std::vector<uint8_t> bytes = detail::host_bytes(x);
   return detail::array_str({x.aval.dtype, x.aval.shape, bytes.data()});
 }

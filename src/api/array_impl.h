@@ -2,7 +2,9 @@
 // data, pmap results' shards, and dtype canonicalization.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/array_value.h"
 
@@ -14,6 +16,27 @@ Array array_from_host(const void* data, const core::Aval& aval);
 // Returns device i's shard of a pmap result (dimension 0 mapped) as an uncommitted array
 // on that device, without its mapped dimension; nullopt if no device holds exactly [i].
 std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i);
+
+// True if every device of `sharding` belongs to this process.
+bool is_fully_addressable(const Sharding& sharding);
+
+// Throws JAX's RuntimeError when this process's devices do not hold every distinct shard
+// of x (it spans processes), so that its value cannot be read here.
+void require_full_value(const ArrayImpl& x);
+
+// Returns x's global value in its own dtype, row-major. Requires what require_full_value
+// checks.
+std::vector<uint8_t> host_bytes(const ArrayImpl& x);
+
+// Returns the dtype of an array made of `pieces` (one per addressable device): `dtype`, or
+// the first piece's; JAX's ValueErrors when they disagree or there is neither. `fname`
+// names the public function.
+DType shards_dtype(const std::vector<Array>& pieces, std::optional<DType> dtype, const char* fname);
+
+// Checks every piece against the array's dtype and shard shape `block`, with JAX's
+// messages.
+void validate_shards(const std::vector<Array>& pieces, const core::Aval& aval,
+                     const Sharding& sharding, const Shape& block);
 
 // Returns the dtype an inferred (not explicitly requested) C++ type maps to: 64-bit types
 // narrow to 32 bits unless jax_enable_x64 is on, as JAX does for Python and numpy values.

@@ -76,9 +76,7 @@ Array device_put(const Array& x) {
 
 HostArray device_get(const Array& x) {
   const detail::ArrayImpl& src = detail::concrete_of(x, "device_get");
-  HostArray out{src.aval.shape, src.aval.dtype, std::vector<uint8_t>(src.aval.nbytes())};
-  runtime::gather_to_host(src.aval, *src.sharding, src.buffers, out.bytes.data());
-  return out;
+  return HostArray{src.aval.shape, src.aval.dtype, detail::host_bytes(src)};
 }
 
 ShardingTree::ShardingTree(const std::map<std::string, ShardingTree>& children) {
@@ -97,37 +95,73 @@ Array host_vector_array(const void* values, int64_t n, DType src, const Shape& b
   return numpy::detail::array_from_values(values, n, src, std::move(shape), std::nullopt);
 }
 
+DType shards_dtype(const std::vector<Array>& pieces, std::optional<DType> dtype,
+                   const char* fname) {
+  if (!dtype) {
+    if (!pieces.empty()) return pieces.front().dtype();
+    throw ValueError(
+        "If the Array has no addressable shards, `dtype` must be provided via the `dtype` "
+        "argument to `parax::" +
+        std::string(fname) + "`.");
+  }
+  if (!pieces.empty() && pieces.front().dtype() != *dtype) {
+    throw ValueError("If `dtype` is provided to `parax::" + std::string(fname) +
+                     "`, it must match the dtype of the addressable shards. Got dtype=" +
+                     std::string(dtype_name(*dtype)) +
+                     " and shard dtype=" + std::string(dtype_name(pieces.front().dtype())) + "`.");
+  }
+  return *dtype;
+}
+
+void validate_shards(const std::vector<Array>& pieces, const core::Aval& aval,
+                     const Sharding& sharding, const Shape& block) {
+  for (const Array& p : pieces) {
+    if (p.dtype() != aval.dtype) {
+      throw ValueError("Input buffers to `Array` must have matching dtypes. Got " +
+                       std::string(dtype_name(p.dtype())) + ", expected " +
+                       std::string(dtype_name(aval.dtype)) + " for buffer: " + p.to_string());
+    }
+    if (p.shape() != block) {
+      throw ValueError("Expected shard shape " + shape_str(block) +
+                       " doesn't match the single device array shape " + shape_str(p.shape()) +
+                       ". Shape of Array is " + aval.str() + " with sharding " +
+                       sharding.to_string());
+    }
+  }
+}
+
 Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
-                             const std::function<Array(const Index&, const Shape&)>& callback) {
+                             const std::function<Array(const Index&, const Shape&)>& callback,
+                             std::optional<DType> dtype) {
   // The dtype comes with the first block; a shape no dtype could hold fails before any call.
   base::check_array_shape("make_array_from_callback", shape, DType::bool_);
   const core::Aval probe{shape, DType::float32, false};
   check_fits(probe, sharding);
   const Shape block = sharding.shard_shape(shape);
-  std::vector<runtime::BufferRef> buffers;
-  std::optional<DType> dtype;
+  // As JAX: one call per addressable device, or a single one with the whole index when
+  // every device holds everything.
+  std::vector<Device> devices;
+  std::vector<Array> pieces;
   for (const auto& [device, index] : sharding.devices_indices_map(shape)) {
     if (!detail::is_local(device)) continue;
-    Array piece = callback(index, block);
-    const ArrayImpl& p = concrete_of(piece, "make_array_from_callback");
-    if (p.aval.shape != block) {
-      throw ValueError("Expected shard shape " + shape_str(block) +
-                       " doesn't match the single device array shape " + shape_str(p.aval.shape) +
-                       ". Shape of Array is " + core::Aval{shape, p.aval.dtype, false}.str() +
-                       " with sharding " + sharding.to_string());
+    devices.push_back(device);
+    if (sharding.is_fully_replicated() && !pieces.empty()) {
+      pieces.push_back(pieces.front());
+      continue;
     }
-    if (dtype && *dtype != p.aval.dtype) {
-      throw TypeError(
-          "make_array_from_callback: the callback returned blocks of different "
-          "dtypes (" +
-          std::string(dtype_name(*dtype)) + " and " + std::string(dtype_name(p.aval.dtype)) +
-          "); expected one dtype");
-    }
-    dtype = p.aval.dtype;
-    auto moved = runtime::relayout(p.aval, *p.sharding, p.buffers, SingleDeviceSharding(device));
+    Array piece = callback(sharding.is_fully_replicated() ? Index(shape.size()) : index, block);
+    concrete_of(piece, "make_array_from_callback");
+    pieces.push_back(std::move(piece));
+  }
+  const core::Aval aval{shape, shards_dtype(pieces, dtype, "make_array_from_callback"), false};
+  validate_shards(pieces, aval, sharding, block);
+  std::vector<runtime::BufferRef> buffers;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const ArrayImpl& p = impl_of(pieces[i]);
+    auto moved =
+        runtime::relayout(p.aval, *p.sharding, p.buffers, SingleDeviceSharding(devices[i]));
     buffers.push_back(std::move(moved.at(0)));
   }
-  core::Aval aval{shape, dtype.value_or(DType::float32), false};
   return make_array(aval, sharding, true, std::move(buffers));
 }
 

@@ -769,6 +769,12 @@ std::string scalar_str(T x) {
 
 }  // namespace
 
+std::string array_shape_repr(const Shape& shape, DType dtype, bool weak_type) {
+  std::string weak = weak_type ? ", weak_type=True" : "";
+  return std::string(kReprPrefix) + "shape=" + shape_str(shape) +
+         ", dtype=" + std::string(dtype_name(dtype)) + weak + ")";
+}
+
 std::string array_repr(const HostArrayView& v, bool weak_type) {
   std::string dtype_str = "dtype=" + std::string(dtype_name(v.dtype));
   if (weak_type) dtype_str += ", weak_type=True";

@@ -19,6 +19,10 @@ struct HostArrayView {
 // Returns JAX's repr: `Array([1., 2.], dtype=float32)`, `Array(5, dtype=int32, weak_type=True)`.
 std::string array_repr(const HostArrayView& v, bool weak_type);
 
+// Returns JAX's repr of an array whose value this process cannot read (it spans processes):
+// `Array(shape=(8, 4), dtype=float32)`.
+std::string array_shape_repr(const Shape& shape, DType dtype, bool weak_type);
+
 // Returns JAX's str (numpy's str of the value; numpy scalar str for 0-d): `[1. 2.]`, `1.0`.
 std::string array_str(const HostArrayView& v);
 

@@ -8,6 +8,7 @@ target_sources(parax PRIVATE
   api/format.cpp
   api/frontend.cpp
   api/lax.cpp
+  api/multihost.cpp
   api/numpy_creation.cpp
   api/numpy_linalg.cpp
   api/numpy_math.cpp

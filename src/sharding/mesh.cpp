@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -201,6 +202,45 @@ DeviceGrid create_device_mesh(Shape mesh_shape, std::vector<Device> devices) {
   }
   // On CPU, JAX orders devices plainly row-major: there is no topology to follow.
   return DeviceGrid(std::move(devices), std::move(mesh_shape));
+}
+
+DeviceGrid create_hybrid_device_mesh(Shape mesh_shape, Shape dcn_mesh_shape,
+                                     std::vector<Device> devices) {
+  if (devices.empty()) devices = parax::devices();
+  check_axis_sizes("create_hybrid_device_mesh", "mesh_shape", mesh_shape);
+  check_axis_sizes("create_hybrid_device_mesh", "dcn_mesh_shape", dcn_mesh_shape);
+  if (mesh_shape.size() != dcn_mesh_shape.size()) {
+    throw ValueError("[create_hybrid_device_mesh] mesh_shape " + shape_str(mesh_shape) +
+                     " and dcn_mesh_shape " + shape_str(dcn_mesh_shape) +
+                     " must have the same length");
+  }
+  // Processes are the granules, in process order (JAX's process_is_granule=True: CPU
+  // devices have no slice_index).
+  std::map<int, std::vector<Device>> by_process;
+  for (const Device& d : devices) by_process[d.process_index()].push_back(d);
+  if (shape_size(dcn_mesh_shape) != int64_t(by_process.size())) {
+    throw ValueError("Number of slices " + std::to_string(by_process.size()) +
+                     " must equal the product of dcn_mesh_shape " + shape_str(dcn_mesh_shape));
+  }
+  std::vector<DeviceGrid> granules;
+  for (auto& [process, ds] : by_process) granules.push_back(create_device_mesh(mesh_shape, ds));
+  // numpy's block(): granule g's grid fills the block at g's place in the dcn grid.
+  Shape shape(mesh_shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) shape[d] = mesh_shape[d] * dcn_mesh_shape[d];
+  std::vector<Device> out;
+  for (int64_t flat = 0; flat < shape_size(shape); ++flat) {
+    int64_t rest = flat, granule = 0, inner = 0, granule_stride = 1, inner_stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      const int64_t c = rest % shape[d];
+      rest /= shape[d];
+      granule += c / mesh_shape[d] * granule_stride;
+      inner += c % mesh_shape[d] * inner_stride;
+      granule_stride *= dcn_mesh_shape[d];
+      inner_stride *= mesh_shape[d];
+    }
+    out.push_back(granules[size_t(granule)].flat()[size_t(inner)]);
+  }
+  return DeviceGrid(std::move(out), std::move(shape));
 }
 
 }  // namespace mesh_utils
