@@ -22,8 +22,8 @@ namespace {
 // A psum over every process's devices, as a jitted shard_map (one object: a second call
 // runs the compiled, checked program again).
 Array global_psum(const Array& x, const px::Mesh& mesh) {
-  static auto f = px::shard_map([](const Array& a) { return px::lax::psum(a, "i"); }, mesh,
-                                P("i"), P());
+  static auto f =
+      px::shard_map([](const Array& a) { return px::lax::psum(a, "i"); }, mesh, P("i"), P());
   return f(x);
 }
 

@@ -1,11 +1,7 @@
 // A worker exercising the multi-host array API, run as 2 processes x 4 devices (parax-run
 // -n 2 --devices-per-process 4, or mpirun -n 2 with PARAX_NUM_CPU_DEVICES=4). Each process
 // prints `ok <what>` or `FAIL <what>: <detail>` lines and exits 1 if any check failed.
-//
-// NOT BUILT on helper C's branch: parax/distributed.h comes from another branch. After the
-// merge, the lead adds it to a multiprocess test (add_executable + a CTest that launches it
-// through parax-run and checks the exit status). Checked before the merge with a throwaway
-// two-process pipe engine interposed for runtime::engine(): every check passed.
+// CTest runs it through parax-run (parax_multihost_api) and, on MPI, through mpirun.
 #include <cstdio>
 #include <iostream>
 #include <sstream>

@@ -111,8 +111,8 @@ struct Launch {
 };
 
 Launch launch(const std::string& which) {
-  const fs::path log = fs::temp_directory_path() / ("parax-mp-errors-" +
-                                                    std::to_string(::getpid()) + "-" + which);
+  const fs::path log =
+      fs::temp_directory_path() / ("parax-mp-errors-" + std::to_string(::getpid()) + "-" + which);
   const std::string line = std::string("env PARAX_DISTRIBUTED_TIMEOUT=3 timeout -k 5 60 ") +
                            PARAX_RUN + " -n 2 --devices-per-process 2 --grace-seconds 2 " +
                            PARAX_MP_ERRORS + " " + which + " > " + log.string() + " 2>&1";
