@@ -306,6 +306,18 @@ void shard_maps(const std::string& tag, const px::Mesh& mesh) {
   }
 }
 
+// vmap and grad of a per-row function over a sharded batch, eager and under jit.
+void vmaps(const px::Mesh& mesh) {
+  const Array x = px::device_put(values({32, 16}, 0.03f), px::NamedSharding(mesh, P("x", "y")));
+  const Array w = px::device_put(values({16, 8}, 0.05f), px::NamedSharding(mesh, P()));
+  auto row = [](const Array& r, const Array& m) { return jnp::tanh(jnp::dot(r, m)); };
+  auto per_row = px::vmap(row, {.in_axes = {0, px::None}});
+  report("vmap.eager", per_row(x, w));
+  report("vmap.jit", px::jit(per_row)(x, w));
+  auto row_loss = [&](const Array& m, const Array& xs) { return jnp::sum(per_row(xs, m)); };
+  report("vmap.grad", px::jit(px::grad(row_loss))(w, x));
+}
+
 void random_draws(const px::Mesh& mesh) {
   const px::NamedSharding s(mesh, P("x", "y"));
   auto normal = px::jit(
@@ -346,6 +358,7 @@ int main(int argc, char** argv) {
     pmap_training();
     shard_maps("4x2", mesh);
     shard_maps("2x4", mesh24);
+    vmaps(mesh);
     random_draws(mesh);
   } catch (const px::Error& e) {
     std::cerr << "mp_cases: " << e.what() << "\n";

@@ -163,4 +163,15 @@ TEST(MultiprocessErrors, StalledPeerRaisesWithinTheTimeout) {
   EXPECT_LT(r.seconds, 20) << r.out;
 }
 
+TEST(MultiprocessErrors, ReadingANonAddressableArrayRaisesAsJaxDoes) {
+  const Launch r = launch("read_non_addressable");
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* p : {"[0] ", "[1] "}) {
+    EXPECT_THAT(r.out, HasSubstr(std::string(p) + "Array(shape=(16,), dtype=float32)\n"));
+    EXPECT_THAT(r.out, HasSubstr(std::string(p) +
+                                 "caught Error: Fetching value for `parax::Array` that spans "
+                                 "non-addressable (non process local) devices is not possible."));
+  }
+}
+
 }  // namespace
