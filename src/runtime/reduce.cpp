@@ -14,7 +14,7 @@ T apply(T a, T b) {
     return T(apply<kOp>(float(a), float(b)));
   } else if constexpr (std::is_same_v<T, bool>) {
     return (kOp == ReduceOp::and_ || kOp == ReduceOp::min || kOp == ReduceOp::prod) ? (a && b)
-                                                                                     : (a || b);
+                                                                                    : (a || b);
   } else if constexpr (kOp == ReduceOp::sum) {
     return T(a + b);
   } else if constexpr (kOp == ReduceOp::prod) {
