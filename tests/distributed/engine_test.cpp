@@ -17,6 +17,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -211,6 +212,17 @@ void case_second_initialize() {
   parax::distributed::shutdown();  // a no-op
 }
 
+// The fixed spelling with explicit fields, from variables parax does not read itself.
+void case_explicit_options() {
+  g_pid = std::atoi(std::getenv("TEST_ID"));
+  parax::distributed::initialize({.coordinator_address = std::getenv("TEST_ADDRESS"),
+                                  .num_processes = std::atoi(std::getenv("TEST_N")),
+                                  .process_id = g_pid});
+  EXPECT_WORKER(parax::process_index() == g_pid, "process_index() " << parax::process_index());
+  EXPECT_WORKER(parax::runtime::engine()->name() == "gloo", "not gloo");
+  parax::distributed::shutdown();
+}
+
 void case_after_devices() {
   (void)parax::devices();
   std::string msg = expect_error<parax::RuntimeError>([] { parax::distributed::initialize(); });
@@ -289,25 +301,21 @@ void case_peer_fails(bool stop) {
 }
 
 int worker_main(const std::string& name, int per_process) {
+  const std::map<std::string, std::function<void()>> cases = {
+      {"collectives", [&] { case_collectives(per_process); }},
+      {"second_initialize", case_second_initialize},
+      {"after_devices", case_after_devices},
+      {"explicit_options", case_explicit_options},
+      {"bad_options", case_bad_options},
+      {"mismatch", case_mismatch},
+      {"rendezvous_timeout", case_rendezvous_timeout},
+      {"peer_exit", [] { case_peer_fails(false); }},
+      {"peer_stop", [] { case_peer_fails(true); }},
+  };
   try {
-    if (name == "collectives")
-      case_collectives(per_process);
-    else if (name == "second_initialize")
-      case_second_initialize();
-    else if (name == "after_devices")
-      case_after_devices();
-    else if (name == "bad_options")
-      case_bad_options();
-    else if (name == "mismatch")
-      case_mismatch();
-    else if (name == "rendezvous_timeout")
-      case_rendezvous_timeout();
-    else if (name == "peer_exit")
-      case_peer_fails(false);
-    else if (name == "peer_stop")
-      case_peer_fails(true);
-    else
-      throw Failure("unknown case " + name);
+    auto it = cases.find(name);
+    if (it == cases.end()) throw Failure("unknown case " + name);
+    it->second();
   } catch (const std::exception& e) {
     std::cout << "[" << g_pid << "] FAIL: " << e.what() << std::endl;
     return 1;
@@ -483,6 +491,40 @@ TEST(GlooEngine, CollectivesRedisStore) {
 }
 
 TEST(Distributed, SecondInitialize) { run_gloo("second_initialize", 2, 1, zmq_address()); }
+
+TEST(Distributed, ExplicitOptions) {
+  const std::string address = zmq_address();
+  std::vector<Child> children = gloo_workers("explicit_options", 2, 1, address, 10);
+  for (int p = 0; p < 2; ++p) {
+    children[size_t(p)].env = {{"TEST_ADDRESS", address},
+                               {"TEST_N", "2"},
+                               {"TEST_ID", std::to_string(p)},
+                               {"PARAX_DISTRIBUTED_TIMEOUT", "10"}};
+  }
+  const std::string out = run_all(children, 20);
+  expect_ok(out, {0, 1});
+}
+
+// Open MPI's, PMI's and Slurm's variables give the rank and size (Gloo still needs the
+// coordinator, from PARAX_COORDINATOR_ADDRESS), and PARAX_GLOO_INTERFACE picks the
+// network interface.
+TEST(Distributed, LauncherEnvironments) {
+  const std::pair<const char*, const char*> launchers[] = {
+      {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"},
+      {"PMI_SIZE", "PMI_RANK"},
+      {"SLURM_NTASKS", "SLURM_PROCID"}};
+  for (const auto& [size, rank] : launchers) {
+    std::vector<Child> children = gloo_workers("second_initialize", 2, 1, zmq_address(), 10);
+    for (int p = 0; p < 2; ++p) {
+      Env& env = children[size_t(p)].env;
+      env[1] = {size, "2"};
+      env[2] = {rank, std::to_string(p)};
+      env.push_back({"PARAX_GLOO_INTERFACE", "lo"});
+    }
+    const std::string out = run_all(children, 20);
+    expect_ok(out, {0, 1});
+  }
+}
 
 TEST(Distributed, InitializeAfterDevices) { run_gloo("after_devices", 1, 1, zmq_address()); }
 
