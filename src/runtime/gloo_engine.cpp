@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "base/dtype_dispatch.h"
@@ -189,7 +190,14 @@ GlooEngine::GlooEngine(const std::string& address, int num_processes, int proces
     std::signal(SIGPIPE, SIG_IGN);
   }
   open_store(address);
-  meet(address);
+  try {
+    meet(address);
+  } catch (const DistributedError&) {
+    // Process 0 serves the coordinator: it stays up a moment so the others read the
+    // same reason (a mismatched count) instead of a coordinator that vanished.
+    if (server_) std::this_thread::sleep_for(std::chrono::seconds(1));
+    throw;
+  }
   run("distributed.initialize", {}, [&] {
     device_ = make_device(coordinator_host_);
     auto world = std::make_shared<gloo::rendezvous::Context>(pid_, n_);
@@ -256,13 +264,19 @@ void GlooEngine::meet(const std::string& address) {
     const auto left =
         std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
                  std::chrono::milliseconds(10));
+    std::vector<char> v;
     try {
       store_->wait({key}, left);
-    } catch (const std::exception&) {
+      v = store_->get(key);
+    } catch (const std::exception& e) {
+      if (mentions(e.what(), "did not answer")) {
+        throw DistributedError("[distributed.initialize] the coordinator at " + address +
+                               " (served by process 0) stopped answering (this is process " +
+                               std::to_string(pid_) + " of " + std::to_string(n_) + ")");
+      }
       missing.push_back(p);
       continue;
     }
-    const std::vector<char> v = store_->get(key);
     const std::string theirs(v.begin(), v.end());
     if (theirs != mine) {
       throw DistributedError("[distributed.initialize] process " + std::to_string(p) +
