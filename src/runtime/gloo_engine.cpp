@@ -344,7 +344,10 @@ void GlooEngine::all_gather(std::span<const int> group, const void* in, size_t b
   }
   run(what, group, [&] {
     gloo::AllgatherOptions opts(context(group));
-    opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in)), bytes);
+    const size_t me = size_t(std::find(group.begin(), group.end(), pid_) - group.begin());
+    if (in != static_cast<char*>(out) + me * bytes) {  // else in place: no input buffer
+      opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in)), bytes);
+    }
     opts.setOutput(static_cast<uint8_t*>(out), bytes * group.size());
     opts.setTimeout(distributed_timeout());
     gloo::allgather(opts);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -113,6 +114,12 @@ void check_all_gather(Engine& e, std::span<const int> group) {
       EXPECT_WORKER(out[k * bytes + b] == char('a' + group[k]), "all_gather slot " << k);
     }
   }
+  // In place: this member's part is already in its slot of the output.
+  std::vector<char> inplace(bytes * group.size(), 0);
+  const size_t me = size_t(std::find(group.begin(), group.end(), g_pid) - group.begin());
+  std::memcpy(inplace.data() + me * bytes, in.data(), bytes);
+  e.all_gather(group, inplace.data() + me * bytes, bytes, inplace.data(), "test in place");
+  EXPECT_WORKER(inplace == out, "in-place all_gather differs");
 }
 
 void check_broadcast(Engine& e, std::span<const int> group, int root) {
