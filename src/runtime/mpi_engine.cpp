@@ -159,8 +159,14 @@ class MpiEngine final : public Engine {
 };
 
 MpiEngine::MpiEngine() {
-  int initialized = 0;
+  int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (finalized) {
+    throw DistributedError(
+        "[distributed.initialize] MPI was finalized (by an earlier shutdown or the program) "
+        "and cannot be started again in this process");
+  }
   int provided = MPI_THREAD_SINGLE;
   if (!initialized) {
     // Open MPI's default non-blocking all-reduce takes twice the blocking one's time on
