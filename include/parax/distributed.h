@@ -12,12 +12,12 @@ struct Options {
   // Where the processes meet (Gloo; MPI needs none): "host:port" (a key-value service that
   // process 0 hosts on that address), "redis://host:port" (an existing Redis server) or
   // "file:///dir" (a directory on a filesystem all processes share, fresh for each run).
-  std::string coordinator_address;
+  std::string coordinator_address{};
   int num_processes = -1;  // -1: from the launcher's environment
   int process_id = -1;     // -1: from the launcher's environment
   // Which of this process's virtual CPU devices (0..n-1 of the configured count) it uses;
   // empty: all of them.
-  std::vector<int> local_device_ids;
+  std::vector<int> local_device_ids{};
 };
 
 // Joins the run described by the launcher's environment: parax-run's PARAX_COORDINATOR_ADDRESS,

@@ -10,6 +10,7 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/rendezvous/redis_store.h>
+#include <gloo/transport/tcp/address.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
@@ -21,6 +22,8 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <numeric>
+#include <thread>
 #include <vector>
 
 #include "base/dtype_dispatch.h"
@@ -159,6 +162,7 @@ class GlooEngine final : public Engine {
   void open_store(const std::string& address);
   void meet(const std::string& address);
   std::shared_ptr<gloo::Context> context(std::span<const int> group);
+  std::shared_ptr<gloo::Context> connect(std::span<const int> group, const std::string& prefix);
   // Runs `f` under the engine's lock, turning Gloo's failures into DistributedError (and
   // poisoning the engine: Gloo closes the pairs of a context that failed). `peer` names the
   // process `f` was waiting for when it knows.
@@ -171,6 +175,8 @@ class GlooEngine final : public Engine {
   std::mutex mu_;
   std::string poisoned_;
   int peer_ = -1;
+  // Gloo names a failed pair by its peer's address: which process listens there.
+  std::map<std::string, int> process_at_;
   // Destroyed bottom-up: contexts before the device, the store before the ZeroMQ context.
   std::unique_ptr<zmq::context_t> zmq_;
   std::unique_ptr<ZmqStoreServer> server_;
@@ -189,14 +195,19 @@ GlooEngine::GlooEngine(const std::string& address, int num_processes, int proces
     std::signal(SIGPIPE, SIG_IGN);
   }
   open_store(address);
-  meet(address);
+  try {
+    meet(address);
+  } catch (const DistributedError&) {
+    // Process 0 serves the coordinator: it stays up a moment so the others read the
+    // same reason (a mismatched count) instead of a coordinator that vanished.
+    if (server_) std::this_thread::sleep_for(std::chrono::seconds(1));
+    throw;
+  }
+  std::vector<int> all(size_t(n_), 0);
+  std::iota(all.begin(), all.end(), 0);
   run("distributed.initialize", {}, [&] {
     device_ = make_device(coordinator_host_);
-    auto world = std::make_shared<gloo::rendezvous::Context>(pid_, n_);
-    world->setTimeout(distributed_timeout());
-    gloo::rendezvous::PrefixStore store("world", *store_);
-    world->connectFullMesh(store, device_);
-    world_ = world;
+    world_ = connect(all, "world");
   });
 }
 
@@ -253,16 +264,22 @@ void GlooEngine::meet(const std::string& address) {
   std::vector<int> missing;
   for (int p = 0; p < n_; ++p) {
     const std::string key = "arrive/" + std::to_string(p);
-    const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   deadline - Clock::now()),
-                               std::chrono::milliseconds(10));
+    const auto left =
+        std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                 std::chrono::milliseconds(10));
+    std::vector<char> v;
     try {
       store_->wait({key}, left);
-    } catch (const std::exception&) {
+      v = store_->get(key);
+    } catch (const std::exception& e) {
+      if (mentions(e.what(), "did not answer")) {
+        throw DistributedError("[distributed.initialize] the coordinator at " + address +
+                               " (served by process 0) stopped answering (this is process " +
+                               std::to_string(pid_) + " of " + std::to_string(n_) + ")");
+      }
       missing.push_back(p);
       continue;
     }
-    const std::vector<char> v = store_->get(key);
     const std::string theirs(v.begin(), v.end());
     if (theirs != mine) {
       throw DistributedError("[distributed.initialize] process " + std::to_string(p) +
@@ -285,12 +302,29 @@ std::shared_ptr<gloo::Context> GlooEngine::context(std::span<const int> group) {
   if (int(group.size()) == n_) return world_;
   std::vector<int> key(group.begin(), group.end());
   if (auto it = groups_.find(key); it != groups_.end()) return it->second;
+  return groups_[key] = connect(group, group_key(group));
+}
+
+// Every member publishes, under its rank, the addresses its pairs listen on for the other
+// members (in rank order, itself left out): the one meant for this process names the peer.
+std::shared_ptr<gloo::Context> GlooEngine::connect(std::span<const int> group,
+                                                   const std::string& prefix) {
   const int rank = int(std::find(group.begin(), group.end(), pid_) - group.begin());
-  auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, int(group.size()));
+  const int size = int(group.size());
+  auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
   ctx->setTimeout(distributed_timeout());
-  gloo::rendezvous::PrefixStore store(group_key(group), *store_);
+  gloo::rendezvous::PrefixStore store(prefix, *store_);
   ctx->connectFullMesh(store, device_);
-  groups_[key] = ctx;
+  for (int i = 0; i < size; ++i) {
+    if (i == rank) continue;
+    const std::vector<char> all = store.get(std::to_string(i));
+    const size_t each = all.size() / size_t(size - 1);
+    const size_t slot = size_t(rank > i ? rank - 1 : rank);
+    const auto first = all.begin() + std::ptrdiff_t(slot * each);
+    const gloo::transport::tcp::Address address(
+        std::vector<char>(first, first + std::ptrdiff_t(each)));
+    process_at_[address.str()] = group[size_t(i)];
+  }
   return ctx;
 }
 
@@ -298,9 +332,9 @@ template <class F>
 void GlooEngine::run(std::string_view what, std::span<const int> group, F&& f) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!poisoned_.empty()) {
-    throw DistributedError("[" + std::string(what) +
-                           "] the distributed engine failed earlier and cannot be used: " +
-                           poisoned_);
+    throw DistributedError(
+        "[" + std::string(what) +
+        "] the distributed engine failed earlier and cannot be used: " + poisoned_);
   }
   peer_ = -1;
   try {
@@ -317,6 +351,9 @@ void GlooEngine::run(std::string_view what, std::span<const int> group, F&& f) {
       for (int p = 0; p < n_; ++p) all.push_back(p);
       group = all;
     }
+    for (const auto& [address, process] : process_at_) {
+      if (peer_ < 0 && mentions(detail, address.c_str())) peer_ = process;
+    }
     poisoned_ = missing_peer_message(what, group, peer_, pid_, n_, left) + "; gloo: " + detail;
     throw DistributedError(poisoned_);
   }
@@ -330,7 +367,10 @@ void GlooEngine::all_gather(std::span<const int> group, const void* in, size_t b
   }
   run(what, group, [&] {
     gloo::AllgatherOptions opts(context(group));
-    opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in)), bytes);
+    const size_t me = size_t(std::find(group.begin(), group.end(), pid_) - group.begin());
+    if (in != static_cast<char*>(out) + me * bytes) {  // else in place: no input buffer
+      opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in)), bytes);
+    }
     opts.setOutput(static_cast<uint8_t*>(out), bytes * group.size());
     opts.setTimeout(distributed_timeout());
     gloo::allgather(opts);
@@ -412,8 +452,9 @@ void GlooEngine::exchange(std::span<const Message> sends, std::span<const Messag
     }
     const Clock::time_point deadline = Clock::now() + distributed_timeout();
     auto left = [&] {
-      return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-                      std::chrono::milliseconds(1));
+      return std::max(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+          std::chrono::milliseconds(1));
     };
     for (auto& [peer, buf] : posted_recvs) {
       peer_ = peer;
