@@ -220,7 +220,8 @@ struct Collective {
       std::memcpy(bytes_of(*send) + s * block, out[ranks[mine][s]], block);
     }
     keep = allocate(std::max<size_t>(1, procs.size() * slots * block));
-    engine_for().all_gather(procs, send->data(), slots * block, keep->data(), what());
+    if (block > 0)
+      engine_for().all_gather(procs, send->data(), slots * block, keep->data(), what());
     for (size_t k = 0; k < procs.size(); ++k) {
       for (size_t s = 0; s < ranks[k].size(); ++s) {
         out[ranks[k][s]] = bytes_of(*keep) + (k * slots + s) * block;
@@ -244,6 +245,7 @@ struct Collective {
     const int64_t total = in_aval.size();
     const size_t bytes = in_aval.nbytes();
     Engine& eng = engine_for();
+    if (bytes == 0) return allocate(1);  // nothing to combine (every process skips alike)
     if (procs.size() == 2 && nodes[0].size() == 1 && nodes[1].size() == 1) {
       // Each process holds one half of the tree: the root combines two values, and either
       // order gives the same bits.
@@ -306,7 +308,7 @@ std::vector<BufferRef> collective_permute(const Collective& c) {
       recvs[mesh.process_of[s]].push_back(k);
     }
   }
-  if (!sends.empty() || !recvs.empty()) {
+  if (bytes > 0 && (!sends.empty() || !recvs.empty())) {
     std::vector<BufferRef> keep;
     std::vector<Engine::Message> out_msgs, in_msgs;
     for (auto& [peer, ks] : sends) {
@@ -331,6 +333,12 @@ std::vector<BufferRef> collective_permute(const Collective& c) {
         std::memcpy(out[t]->data(), bytes_of(*landed[r]) + i * bytes, bytes);
       }
       ++r;
+    }
+  }
+  if (bytes == 0) {
+    for (auto& [peer, ks] : recvs) {
+      for (size_t k : ks)
+        out[size_t(pairs[k + 1])] = Buffer::allocate(mesh.devices[size_t(pairs[k + 1])], 0);
     }
   }
   for (size_t p = 0; p < out.size() && zero_rest; ++p) {

@@ -318,6 +318,22 @@ void vmaps(const px::Mesh& mesh) {
   report("vmap.grad", px::jit(px::grad(row_loss))(w, x));
 }
 
+// Zero-size operands cross processes as nothing, on every process alike.
+void empty(const px::Mesh& mesh) {
+  const Array x = px::device_put(jnp::zeros({8, 0}), px::NamedSharding(mesh, P("x", "y")));
+  for (const char* axes : {"x", "y"}) {
+    const lax::AxisNames names(axes);
+    auto f = px::shard_map(
+        [names](const Array& a) {
+          return lax::psum(a, names) + jnp::sum(lax::all_gather(a, names, 0, true), 0, true) +
+                 lax::ppermute(a, names, {{0, 1}, {1, 0}});
+        },
+        mesh, P("x", "y"), P("x", "y"), {.check_vma = false});
+    report(std::string("empty.") + axes, f(x));
+  }
+  report("empty.reshard", px::device_put(x, px::NamedSharding(mesh, P("y", "x"))));
+}
+
 void random_draws(const px::Mesh& mesh) {
   const px::NamedSharding s(mesh, P("x", "y"));
   auto normal = px::jit(
@@ -359,6 +375,7 @@ int main(int argc, char** argv) {
     shard_maps("4x2", mesh);
     shard_maps("2x4", mesh24);
     vmaps(mesh);
+    empty(mesh);
     random_draws(mesh);
   } catch (const px::Error& e) {
     std::cerr << "mp_cases: " << e.what() << "\n";
