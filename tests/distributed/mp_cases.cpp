@@ -133,6 +133,14 @@ void sharding_examples(const px::Mesh& mesh) {
     visualize("put." + name, xs);
     report("sin.jit." + name, sin_jit(xs));
     report("sin.eager." + name, jnp::sin(xs) * 2.0f + 1.0f);
+    // Global to global: regions move between processes.
+    for (const auto& [to_name, to] : specs) {
+      report("reshard." + name + "." + to_name, px::device_put(xs, px::NamedSharding(mesh, to)));
+    }
+    for (size_t d : {size_t(0), size_t(5)}) {
+      report("to_device" + std::to_string(d) + "." + name, px::device_put(xs, px::devices()[d]),
+             false);
+    }
   }
 }
 
