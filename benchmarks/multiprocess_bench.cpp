@@ -112,9 +112,8 @@ void result(const std::string& name, double ms) {
   if (px::process_index() == 0) std::cout << "RESULT " << name << " " << ms << std::endl;
 }
 
-// psum over a 1-D mesh of `devs`, each device's block `n` floats of ones.
-double parax_all_reduce(Direct& direct, int reps, const std::vector<px::Device>& devs,
-                        int64_t n) {
+// A jitted psum over a 1-D mesh of `devs`, on an array whose every block is `n` ones.
+std::function<void()> parax_psum(const std::vector<px::Device>& devs, int64_t n) {
   const px::Mesh mesh(devs, "x");
   const px::NamedSharding sharding(mesh, P("x"));
   const Array x = px::make_array_from_callback({int64_t(devs.size()) * n}, sharding,
@@ -123,39 +122,46 @@ double parax_all_reduce(Direct& direct, int reps, const std::vector<px::Device>&
                                                });
   auto f = px::jit(px::shard_map([](const Array& a) { return lax::psum(a, "x"); }, mesh, P("x"),
                                  P("x"), {.check_vma = false}));
-  const float want = float(devs.size());
-  const Array first = f(x);  // compiles
-  for (const auto& shard : first.addressable_shards()) {
-    if (shard.data.to_vector<float>()[0] != want) throw std::runtime_error("psum: wrong sum");
+  for (const auto& shard : f(x).addressable_shards()) {  // compiles, and checks the sum
+    if (shard.data.to_vector<float>()[size_t(n) - 1] != float(devs.size())) {
+      throw std::runtime_error("psum: wrong sum");
+    }
   }
-  return best_ms(direct, reps, [&] { f(x).block_until_ready(); });
+  return [f, x] { f(x).block_until_ready(); };
 }
 
+// The variants run in turn within each repetition, so that a slow spell of the machine
+// (2 cores, 2 processes) affects all of them alike rather than one.
 void all_reduce(Direct& direct, int reps) {
   if (px::process_count() != 2) throw std::runtime_error("allreduce: run it on 2 processes");
   const int64_t n = 64 << 20 >> 2;  // 64 MiB of float32
-  std::vector<px::Device> one, all = px::devices();
+  std::vector<px::Device> one, mine, all = px::devices();
   for (const px::Device& d : all) {
     if (one.empty() || one.back().process_index() != d.process_index()) one.push_back(d);
-  }
-  const std::string dpp = std::to_string(px::local_device_count());
-  result("allreduce.parax.1", parax_all_reduce(direct, reps, one, n));
-  result("allreduce.parax." + dpp, parax_all_reduce(direct, reps, all, n));
-  std::vector<float> buf(size_t(n), 1.0f);
-  result("allreduce.engine", best_ms(direct, reps, [&] { direct.all_reduce(buf.data(), n); }));
-  // Where parax's time goes: its Engine on a warm buffer (the engine call alone, with
-  // parax's reduce function), and the in-process psum over this process's devices (the
-  // hierarchical path's local combine).
-  const int group[] = {0, 1};
-  result("allreduce.parax_engine_call", best_ms(direct, reps, [&] {
-           px::runtime::engine()->all_reduce(group, buf.data(), n, px::DType::float32,
-                                             px::runtime::ReduceOp::sum, "parax_mp_bench");
-         }));
-  std::vector<px::Device> mine;
-  for (const px::Device& d : all) {
     if (d.process_index() == px::process_index()) mine.push_back(d);
   }
-  result("allreduce.local." + dpp, parax_all_reduce(direct, reps, mine, n));
+  const std::string dpp = std::to_string(px::local_device_count());
+  std::vector<float> buf(size_t(n), 1.0f);
+  const int group[] = {0, 1};
+  const std::vector<std::pair<std::string, std::function<void()>>> variants = {
+      {"allreduce.parax.1", parax_psum(one, n)},
+      {"allreduce.engine", [&] { direct.all_reduce(buf.data(), size_t(n)); }},
+      {"allreduce.parax." + dpp, parax_psum(all, n)},
+      // Where the time of the others goes: the in-process psum over this process's
+      // devices (the hierarchical path's local combine), and parax's Engine::all_reduce
+      // alone on a warm buffer.
+      {"allreduce.local." + dpp, parax_psum(mine, n)},
+      {"allreduce.parax_engine_call", [&] {
+         px::runtime::engine()->all_reduce(group, buf.data(), n, px::DType::float32,
+                                           px::runtime::ReduceOp::sum, "parax_mp_bench");
+       }}};
+  std::vector<double> best(variants.size(), 1e30);
+  for (int r = 0; r < reps; ++r) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      best[v] = std::min(best[v], best_ms(direct, 1, variants[v].second));
+    }
+  }
+  for (size_t v = 0; v < variants.size(); ++v) result(variants[v].first, best[v]);
 }
 
 // The MLP of examples/neural_networks.cpp.
@@ -206,7 +212,7 @@ void mlp(Direct& direct, int reps) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
-  if (mode != "allreduce" && mode != "mlp" && mode != "engines") {
+  if (mode != "allreduce" && mode != "mlp") {
     std::cerr << "usage: parax_mp_bench allreduce|mlp [reps]\n";
     return 2;
   }
@@ -214,17 +220,7 @@ int main(int argc, char** argv) {
     if (distributed()) px::distributed::initialize();
     {
       Direct direct;
-      if (mode == "engines") {
-        std::vector<float> buf(size_t(16 << 20), 1.0f);
-        const int group[] = {0, 1};
-        for (int round = 0; round < 3; ++round) {
-          result("direct", best_ms(direct, reps, [&] { direct.all_reduce(buf.data(), buf.size()); }));
-          result("parax_engine", best_ms(direct, reps, [&] {
-                   px::runtime::engine()->all_reduce(group, buf.data(), int64_t(buf.size()), px::DType::float32,
-                                                     px::runtime::ReduceOp::sum, "x");
-                 }));
-        }
-      } else if (mode == "allreduce") {
+      if (mode == "allreduce") {
         all_reduce(direct, reps);
       } else {
         mlp(direct, reps);
