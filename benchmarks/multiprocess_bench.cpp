@@ -63,8 +63,8 @@ class Direct {
     gloo::transport::tcp::attr attr;
     attr.hostname = "127.0.0.1";
     device_ = gloo::transport::tcp::CreateDevice(attr);
-    auto ctx = std::make_shared<gloo::rendezvous::Context>(px::process_index(),
-                                                           px::process_count());
+    auto ctx =
+        std::make_shared<gloo::rendezvous::Context>(px::process_index(), px::process_count());
     ctx->connectFullMesh(prefixed, device_);
     gloo_ = ctx;
   }
@@ -116,10 +116,9 @@ void result(const std::string& name, double ms) {
 std::function<void()> parax_psum(const std::vector<px::Device>& devs, int64_t n) {
   const px::Mesh mesh(devs, "x");
   const px::NamedSharding sharding(mesh, P("x"));
-  const Array x = px::make_array_from_callback({int64_t(devs.size()) * n}, sharding,
-                                               [&](const px::Index&) {
-                                                 return std::vector<float>(size_t(n), 1.0f);
-                                               });
+  const Array x = px::make_array_from_callback(
+      {int64_t(devs.size()) * n}, sharding,
+      [&](const px::Index&) { return std::vector<float>(size_t(n), 1.0f); });
   auto f = px::jit(px::shard_map([](const Array& a) { return lax::psum(a, "x"); }, mesh, P("x"),
                                  P("x"), {.check_vma = false}));
   for (const auto& shard : f(x).addressable_shards()) {  // compiles, and checks the sum
@@ -202,9 +201,8 @@ void mlp(Direct& direct, int reps) {
   gradfun(dp_params, dp_batch)[0].first.block_until_ready();  // compiles
   const std::string layout =
       std::to_string(px::process_count()) + "x" + std::to_string(px::local_device_count());
-  result("mlp." + layout, best_ms(direct, reps, [&] {
-           gradfun(dp_params, dp_batch)[0].first.block_until_ready();
-         }));
+  result("mlp." + layout,
+         best_ms(direct, reps, [&] { gradfun(dp_params, dp_batch)[0].first.block_until_ready(); }));
 }
 
 }  // namespace
