@@ -231,9 +231,10 @@ struct Collective {
 
   // The reduction for two processes that each hold one half of the tree: each combines
   // half of the elements (the left subtree's value first, as the tree does) and they swap
-  // the combined halves, as a ring all-reduce of two does. Exchanging halves directly,
-  // rather than copying the operand into a buffer for the engine's in-place all-reduce,
-  // saves a pass over the whole operand (the copy cost a third of the engine's time).
+  // the combined halves, as a ring all-reduce of two does, sending straight from the
+  // operand. The engine's in-place all-reduce needed a copy of the operand first, which
+  // with Gloo made a 64 MiB psum 1.5x gloo::allreduce's time (MPI's, polled as
+  // MPI_Iallreduce for the timeout, was 2x MPI_Allreduce's); see benchmarks/README.md.
   BufferRef reduce_pair(int peer, Node node, const TreeReduce& local, size_t gi, ReduceOp op,
                         Engine& eng) const {
     const int64_t total = in_aval.size();
