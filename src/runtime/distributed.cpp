@@ -51,10 +51,11 @@ std::string missing_peer_message(std::string_view what, std::span<const int> gro
   }
   if (peer >= 0) who = "process " + std::to_string(peer);
   const auto secs = std::chrono::duration_cast<std::chrono::seconds>(distributed_timeout());
-  const std::string where = " (this is process " + std::to_string(self) + " of " +
-                            std::to_string(count) + ")";
-  if (left) return "[" + std::string(what) + "] " + who + " left the run during " +
-                   std::string(what) + where;
+  const std::string where =
+      " (this is process " + std::to_string(self) + " of " + std::to_string(count) + ")";
+  if (left)
+    return "[" + std::string(what) + "] " + who + " left the run during " + std::string(what) +
+           where;
   return "[" + std::string(what) + "] " + who + " did not take part in " + std::string(what) +
          " within " + std::to_string(secs.count()) + " s" + where;
 }
@@ -182,11 +183,10 @@ std::unique_ptr<runtime::Engine> start_engine(const Options& given) {
     auto e = runtime::start_mpi();
     if ((given.num_processes >= 0 && given.num_processes != e->process_count()) ||
         (given.process_id >= 0 && given.process_id != e->process_index())) {
-      throw ValueError("[distributed.initialize] Options give process " +
-                       std::to_string(given.process_id) + " of " +
-                       std::to_string(given.num_processes) + " but MPI started process " +
-                       std::to_string(e->process_index()) + " of " +
-                       std::to_string(e->process_count()));
+      throw ValueError(
+          "[distributed.initialize] Options give process " + std::to_string(given.process_id) +
+          " of " + std::to_string(given.num_processes) + " but MPI started process " +
+          std::to_string(e->process_index()) + " of " + std::to_string(e->process_count()));
     }
     return e;
   }
@@ -211,8 +211,8 @@ void initialize(const Options& options) {
   if (g_initialized) {
     throw RuntimeError(
         "[distributed.initialize] distributed::initialize should only be called once; this "
-        "process is process " + std::to_string(g_process_index) + " of " +
-        std::to_string(g_process_count) + " already");
+        "process is process " +
+        std::to_string(g_process_index) + " of " + std::to_string(g_process_count) + " already");
   }
   if (detail::Topology::created()) {
     throw RuntimeError(
@@ -226,7 +226,8 @@ void initialize(const Options& options) {
   } else {
     const int n = engine->process_count();
     std::vector<int> all(size_t(n), 0);
-    engine->all_gather(every_process(n), &count, sizeof count, all.data(), "distributed.initialize");
+    engine->all_gather(every_process(n), &count, sizeof count, all.data(),
+                       "distributed.initialize");
     detail::Topology::configure(engine->process_index(), all);
   }
   g_process_index = engine ? engine->process_index() : 0;

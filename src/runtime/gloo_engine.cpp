@@ -253,9 +253,9 @@ void GlooEngine::meet(const std::string& address) {
   std::vector<int> missing;
   for (int p = 0; p < n_; ++p) {
     const std::string key = "arrive/" + std::to_string(p);
-    const auto left = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   deadline - Clock::now()),
-                               std::chrono::milliseconds(10));
+    const auto left =
+        std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+                 std::chrono::milliseconds(10));
     try {
       store_->wait({key}, left);
     } catch (const std::exception&) {
@@ -298,9 +298,9 @@ template <class F>
 void GlooEngine::run(std::string_view what, std::span<const int> group, F&& f) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!poisoned_.empty()) {
-    throw DistributedError("[" + std::string(what) +
-                           "] the distributed engine failed earlier and cannot be used: " +
-                           poisoned_);
+    throw DistributedError(
+        "[" + std::string(what) +
+        "] the distributed engine failed earlier and cannot be used: " + poisoned_);
   }
   peer_ = -1;
   try {
@@ -412,8 +412,9 @@ void GlooEngine::exchange(std::span<const Message> sends, std::span<const Messag
     }
     const Clock::time_point deadline = Clock::now() + distributed_timeout();
     auto left = [&] {
-      return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
-                      std::chrono::milliseconds(1));
+      return std::max(
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+          std::chrono::milliseconds(1));
     };
     for (auto& [peer, buf] : posted_recvs) {
       peer_ = peer;

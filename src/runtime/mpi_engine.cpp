@@ -34,7 +34,8 @@ void user_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 
 template <size_t... I>
-constexpr std::array<MPI_User_function*, sizeof...(I)> user_reduce_table(std::index_sequence<I...>) {
+constexpr std::array<MPI_User_function*, sizeof...(I)> user_reduce_table(
+    std::index_sequence<I...>) {
   return {&user_reduce<int(I)>...};
 }
 // One MPI user function per (dtype, op): MPI passes a user function no context of its own.
@@ -44,26 +45,53 @@ constexpr auto kUserReduce = user_reduce_table(std::make_index_sequence<kNumDTyp
 std::pair<MPI_Datatype, MPI_Op> native(DType dtype, ReduceOp op) {
   MPI_Datatype type = MPI_DATATYPE_NULL;
   switch (dtype) {
-    case DType::int8: type = MPI_INT8_T; break;
-    case DType::int16: type = MPI_INT16_T; break;
-    case DType::int32: type = MPI_INT32_T; break;
-    case DType::int64: type = MPI_INT64_T; break;
-    case DType::uint8: type = MPI_UINT8_T; break;
-    case DType::uint16: type = MPI_UINT16_T; break;
-    case DType::uint32: type = MPI_UINT32_T; break;
-    case DType::uint64: type = MPI_UINT64_T; break;
-    case DType::float32: type = MPI_FLOAT; break;
-    case DType::float64: type = MPI_DOUBLE; break;
-    default: return {MPI_DATATYPE_NULL, MPI_OP_NULL};  // bool and halves: combine()
+    case DType::int8:
+      type = MPI_INT8_T;
+      break;
+    case DType::int16:
+      type = MPI_INT16_T;
+      break;
+    case DType::int32:
+      type = MPI_INT32_T;
+      break;
+    case DType::int64:
+      type = MPI_INT64_T;
+      break;
+    case DType::uint8:
+      type = MPI_UINT8_T;
+      break;
+    case DType::uint16:
+      type = MPI_UINT16_T;
+      break;
+    case DType::uint32:
+      type = MPI_UINT32_T;
+      break;
+    case DType::uint64:
+      type = MPI_UINT64_T;
+      break;
+    case DType::float32:
+      type = MPI_FLOAT;
+      break;
+    case DType::float64:
+      type = MPI_DOUBLE;
+      break;
+    default:
+      return {MPI_DATATYPE_NULL, MPI_OP_NULL};  // bool and halves: combine()
   }
   const bool floating = dtype == DType::float32 || dtype == DType::float64;
   switch (op) {
-    case ReduceOp::sum: return {type, MPI_SUM};
-    case ReduceOp::prod: return {type, MPI_PROD};
-    case ReduceOp::max: return {type, floating ? MPI_OP_NULL : MPI_MAX};  // NaN: combine()
-    case ReduceOp::min: return {type, floating ? MPI_OP_NULL : MPI_MIN};
-    case ReduceOp::and_: return {type, floating ? MPI_OP_NULL : MPI_BAND};
-    case ReduceOp::or_: return {type, floating ? MPI_OP_NULL : MPI_BOR};
+    case ReduceOp::sum:
+      return {type, MPI_SUM};
+    case ReduceOp::prod:
+      return {type, MPI_PROD};
+    case ReduceOp::max:
+      return {type, floating ? MPI_OP_NULL : MPI_MAX};  // NaN: combine()
+    case ReduceOp::min:
+      return {type, floating ? MPI_OP_NULL : MPI_MIN};
+    case ReduceOp::and_:
+      return {type, floating ? MPI_OP_NULL : MPI_BAND};
+    case ReduceOp::or_:
+      return {type, floating ? MPI_OP_NULL : MPI_BOR};
   }
   return {MPI_DATATYPE_NULL, MPI_OP_NULL};
 }
@@ -71,10 +99,14 @@ std::pair<MPI_Datatype, MPI_Op> native(DType dtype, ReduceOp op) {
 // An element of `itemsize` bytes that MPI moves whole (user ops see element counts).
 MPI_Datatype element_type(int itemsize) {
   switch (itemsize) {
-    case 1: return MPI_UINT8_T;
-    case 2: return MPI_UINT16_T;
-    case 4: return MPI_UINT32_T;
-    default: return MPI_UINT64_T;
+    case 1:
+      return MPI_UINT8_T;
+    case 2:
+      return MPI_UINT16_T;
+    case 4:
+      return MPI_UINT32_T;
+    default:
+      return MPI_UINT64_T;
   }
 }
 
@@ -163,9 +195,9 @@ MpiEngine::~MpiEngine() {
 
 void MpiEngine::throw_if_poisoned(std::string_view what) {
   if (!poisoned_.empty()) {
-    throw DistributedError("[" + std::string(what) +
-                           "] the distributed engine failed earlier and cannot be used: " +
-                           poisoned_);
+    throw DistributedError(
+        "[" + std::string(what) +
+        "] the distributed engine failed earlier and cannot be used: " + poisoned_);
   }
 }
 
@@ -174,8 +206,8 @@ void MpiEngine::check(int rc, std::string_view what) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, text, &len);
-  poisoned_ = "[" + std::string(what) + "] MPI failed on process " + std::to_string(rank_) +
-              ": " + std::string(text, size_t(len));
+  poisoned_ = "[" + std::string(what) + "] MPI failed on process " + std::to_string(rank_) + ": " +
+              std::string(text, size_t(len));
   throw DistributedError(poisoned_);
 }
 
@@ -220,8 +252,7 @@ MPI_Comm MpiEngine::comm(std::span<const int> group, std::string_view what) {
     if (group[i] == rank_) continue;
     requests.emplace_back();
     peers.push_back(group[i]);
-    check(MPI_Irecv(&hello[2 * i], 1, MPI_CHAR, group[i], kGroupHelloTag, world_,
-                    &requests.back()),
+    check(MPI_Irecv(&hello[2 * i], 1, MPI_CHAR, group[i], kGroupHelloTag, world_, &requests.back()),
           what);
     requests.emplace_back();
     peers.push_back(group[i]);
@@ -296,8 +327,7 @@ void MpiEngine::broadcast(std::span<const int> group, int root, void* data, size
   std::vector<MPI_Request> requests(1);
   check(MPI_Ibcast(data, checked_count(bytes, what), MPI_BYTE, root_rank, c, &requests[0]), what);
   const int peers[] = {root};
-  wait(requests, root == rank_ ? std::span<const int>() : std::span<const int>(peers), group,
-       what);
+  wait(requests, root == rank_ ? std::span<const int>() : std::span<const int>(peers), group, what);
 }
 
 void MpiEngine::barrier(std::span<const int> group, std::string_view what) {

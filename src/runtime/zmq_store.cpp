@@ -112,7 +112,8 @@ std::vector<char> ZmqStore::get(const std::string& key) {
   return value;
 }
 
-void ZmqStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+void ZmqStore::wait(const std::vector<std::string>& keys,
+                    const std::chrono::milliseconds& timeout) {
   const Clock::time_point deadline = Clock::now() + timeout;
   for (const std::string& key : keys) {
     while (!try_get(key, nullptr, deadline)) {

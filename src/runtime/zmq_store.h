@@ -44,12 +44,14 @@ class ZmqStore : public gloo::rendezvous::Store {
   // Waits up to the store's timeout for the key, then returns its value.
   std::vector<char> get(const std::string& key) override;
   void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
 
  private:
   using Clock = std::chrono::steady_clock;
   // Sends one request and returns the reply's frames; StoreTimeout at `deadline`.
-  std::vector<zmq::message_t> request(std::vector<zmq::message_t> frames, Clock::time_point deadline);
+  std::vector<zmq::message_t> request(std::vector<zmq::message_t> frames,
+                                      Clock::time_point deadline);
   // Returns the value, or false when the key is not set yet.
   bool try_get(const std::string& key, std::vector<char>* out, Clock::time_point deadline);
   void reconnect();
