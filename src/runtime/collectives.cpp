@@ -230,6 +230,52 @@ struct Collective {
     return out;
   }
 
+  // The reduction for two processes that each hold one half of the tree: each combines
+  // half of the elements (the left subtree's value first, as the tree does) and they swap
+  // the combined halves, as a ring all-reduce of two does, sending straight from the
+  // operand. The engine's in-place all-reduce needed a copy of the operand first, which
+  // with Gloo made a 64 MiB psum 1.5x gloo::allreduce's time (MPI's, polled as
+  // MPI_Iallreduce for the timeout, was 2x MPI_Allreduce's); see benchmarks/README.md.
+  BufferRef reduce_pair(int peer, Node node, const TreeReduce& local, size_t gi, ReduceOp op,
+                        Engine& eng) const {
+    const int64_t total = in_aval.size();
+    const bool left = node.l == 0;
+    const int64_t half = total / 2;
+    const int64_t my_begin = left ? 0 : half, my_len = left ? half : total - half;
+    const int64_t peer_begin = left ? half : 0, peer_len = total - my_len;
+    BufferRef out = allocate(std::max<size_t>(1, in_aval.nbytes()));
+    const uint8_t* value = bytes_of(*out);  // this process's subtree, all elements
+    if (node.r - node.l == 1) {
+      value = bytes_of(in[size_t(g.members[gi][size_t(node.l)])]);
+    } else {
+      for_chunks(total, [&](int64_t b, int64_t len) {
+        local.run(node.l, node.r, b, len, bytes_of(*out) + size_t(b) * item);
+      });
+    }
+    BufferRef theirs = allocate(std::max<size_t>(1, size_t(my_len) * item));
+    swap_with(eng, peer, value + size_t(peer_begin) * item, size_t(peer_len) * item,
+              bytes_of(*theirs), size_t(my_len) * item);
+    for_chunks(my_len, [&](int64_t b, int64_t len) {
+      const uint8_t* mine_part = value + size_t(my_begin + b) * item;
+      const uint8_t* their_part = bytes_of(*theirs) + size_t(b) * item;
+      combine(bytes_of(*out) + size_t(my_begin + b) * item, left ? mine_part : their_part,
+              left ? their_part : mine_part, len, in_aval.dtype, op);
+    });
+    swap_with(eng, peer, bytes_of(*out) + size_t(my_begin) * item, size_t(my_len) * item,
+              bytes_of(*out) + size_t(peer_begin) * item, size_t(peer_len) * item);
+    return out;
+  }
+
+  // Sends `send_bytes` to `peer` while receiving `recv_bytes` from it (empty ones skipped:
+  // both sides know the sizes).
+  void swap_with(Engine& eng, int peer, const uint8_t* send, size_t send_bytes, uint8_t* recv,
+                 size_t recv_bytes) const {
+    std::vector<Engine::Message> sends, recvs;
+    if (send_bytes) sends.push_back({peer, const_cast<uint8_t*>(send), send_bytes});
+    if (recv_bytes) recvs.push_back({peer, recv, recv_bytes});
+    eng.exchange(sends, recvs, what());
+  }
+
   // The reduction of group gi's operands over all of it, for a group on several processes.
   BufferRef reduce_across(size_t gi, ReduceOp op) const {
     const auto& m = g.members[gi];
@@ -247,15 +293,7 @@ struct Collective {
     Engine& eng = engine_for();
     if (bytes == 0) return allocate(1);  // nothing to combine (every process skips alike)
     if (procs.size() == 2 && nodes[0].size() == 1 && nodes[1].size() == 1) {
-      // Each process holds one half of the tree: the root combines two values, and either
-      // order gives the same bits.
-      BufferRef out = allocate(std::max<size_t>(1, bytes));
-      const Node node = nodes[mine][0];
-      for_chunks(total, [&](int64_t b, int64_t len) {
-        local.run(node.l, node.r, b, len, bytes_of(*out) + size_t(b) * item);
-      });
-      eng.all_reduce(procs, out->data(), total, in_aval.dtype, op, what());
-      return out;
+      return reduce_pair(procs[1 - mine], nodes[mine][0], local, gi, op, eng);
     }
     size_t slots = 0;
     for (const auto& ns : nodes) slots = std::max(slots, ns.size());
