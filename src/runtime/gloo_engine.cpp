@@ -69,10 +69,9 @@ struct HostPort {
 
 HostPort parse_host_port(std::string_view address, std::string_view text) {
   const size_t colon = text.rfind(':');
+  const std::string digits(colon == std::string_view::npos ? "" : text.substr(colon + 1));
   char* end = nullptr;
-  const long port = colon == std::string_view::npos
-                        ? -1
-                        : std::strtol(std::string(text.substr(colon + 1)).c_str(), &end, 10);
+  const long port = digits.empty() ? -1 : std::strtol(digits.c_str(), &end, 10);
   if (colon == 0 || port <= 0 || port > 65535 || *end != '\0') {
     throw ValueError("[distributed.initialize] coordinator_address '" + std::string(address) +
                      "' is not host:port, redis://host:port or file:///dir");
