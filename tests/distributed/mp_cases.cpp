@@ -19,6 +19,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/mlp.h"
+
 namespace px = parax;
 namespace jnp = parax::numpy;
 namespace jr = parax::random;
@@ -182,17 +184,9 @@ void constraints(const px::Mesh& mesh) {
   visualize("wsc.dot", g(x));
 }
 
-using Params = std::vector<std::pair<Array, Array>>;
-using Batch = std::pair<Array, Array>;
-
-Array loss(const Params& params, const Batch& batch) {
-  Array inputs = batch.first, outputs;
-  for (const auto& [W, b] : params) {
-    outputs = jnp::dot(inputs, W) + b;
-    inputs = jnp::maximum(outputs, 0.0f);
-  }
-  return jnp::mean(jnp::sum(jnp::square(outputs - batch.second), -1));
-}
+using Params = px::test_support::MlpParams;
+using Batch = px::test_support::MlpBatch;
+using px::test_support::mlp_loss;
 
 void mlp() {
   const std::vector<int64_t> sizes = {784, 64, 64, 64, 10};
@@ -202,8 +196,8 @@ void mlp() {
                         values({sizes[i + 1]}, 0.11f) * 0.1f);
   }
   const Batch batch{values({128, 784}, 0.013f), values({128, 10}, 0.29f)};
-  auto grad_step = px::jit(px::grad(loss));
-  auto loss_jit = px::jit(loss);
+  auto grad_step = px::jit(px::grad(mlp_loss));
+  auto loss_jit = px::jit(mlp_loss);
   auto sgd = [](Params p, const Params& g) {
     for (size_t l = 0; l < p.size(); ++l) {
       p[l] = {p[l].first - 1e-3f * g[l].first, p[l].second - 1e-3f * g[l].second};
