@@ -491,31 +491,77 @@ std::vector<BufferRef> reduce_scatter(const Collective& c) {
   return out;
 }
 
+// For a group across processes, member j's piece for member k (`pieces[j][k]`, a packed
+// box) crosses processes only when j and k are on different ones: process P sends Q, in one
+// message, the pieces of P's members (by rank) for Q's members (by rank), an order both
+// derive alike.
 std::vector<BufferRef> all_to_all(const Collective& c) {
   const int64_t split = c.eqn.params.get<int64_t>("split_dimension");
   const int64_t concat = c.eqn.params.get<int64_t>("concat_dimension");
+  Shape box = c.in_aval.shape;
+  box[size_t(split)] = c.out_aval.shape[size_t(split)];
+  const size_t piece_bytes = size_t(shape_size(box)) * c.item;
   std::vector<BufferRef> out(size_t(c.mesh.size()));
   for (size_t gi = 0; gi < c.g.members.size(); ++gi) {
     if (!c.involves_me(gi)) continue;
-    BufferRef keep;
-    const std::vector<const uint8_t*> from = c.operands(gi, keep);
     const auto& m = c.g.members[gi];
     const int64_t n = int64_t(m.size());
+    const std::vector<int> owner = c.process_of_rank(gi);
+    // received[j][k]: the piece member j (on another process) sent member k (on this one).
+    std::vector<std::vector<const uint8_t*>> received(m.size(),
+                                                      std::vector<const uint8_t*>(m.size()));
+    std::vector<BufferRef> keep;
+    if (!c.all_mine(gi) && piece_bytes > 0) {
+      std::map<int, std::vector<std::pair<int64_t, int64_t>>> sends, recvs;  // peer -> (j, k)
+      for (int64_t j = 0; j < n; ++j) {
+        for (int64_t k = 0; k < n; ++k) {
+          const int from = owner[size_t(j)], to = owner[size_t(k)];
+          if (from == to) continue;
+          if (from == c.me) sends[to].push_back({j, k});
+          if (to == c.me) recvs[from].push_back({j, k});
+        }
+      }
+      std::vector<Engine::Message> out_msgs, in_msgs;
+      for (const auto& [peer, pairs] : sends) {
+        keep.push_back(c.allocate(pairs.size() * piece_bytes));
+        for (size_t i = 0; i < pairs.size(); ++i) {
+          const auto [j, k] = pairs[i];
+          Shape off = zeros_like_shape(c.in_aval.shape);
+          off[size_t(split)] = k * box[size_t(split)];
+          base::copy_box(bytes_of(c.in[size_t(m[size_t(j)])]), c.in_aval.shape, off,
+                         bytes_of(*keep.back()) + i * piece_bytes, box, zeros_like_shape(box), box,
+                         c.item);
+        }
+        out_msgs.push_back({peer, keep.back()->data(), pairs.size() * piece_bytes});
+      }
+      for (const auto& [peer, pairs] : recvs) {
+        keep.push_back(c.allocate(pairs.size() * piece_bytes));
+        for (size_t i = 0; i < pairs.size(); ++i) {
+          received[size_t(pairs[i].first)][size_t(pairs[i].second)] =
+              bytes_of(*keep.back()) + i * piece_bytes;
+        }
+        in_msgs.push_back({peer, keep.back()->data(), pairs.size() * piece_bytes});
+      }
+      c.engine_for().exchange(out_msgs, in_msgs, c.what());
+    }
     base::parallel_for(n, [&](int64_t me) {
       const int64_t p = m[size_t(me)];
       if (!c.mesh.local[size_t(p)]) return;
       auto buf = Buffer::allocate(c.mesh.devices[size_t(p)], c.out_aval.nbytes());
-      Shape box = c.in_aval.shape;
-      box[size_t(split)] = c.out_aval.shape[size_t(split)];
       for (int64_t j = 0; j < n; ++j) {
-        // Member j sends me piece `me` of its split dimension; it lands at block j of
-        // my concat dimension.
-        Shape src_off = zeros_like_shape(c.in_aval.shape);
-        src_off[size_t(split)] = me * box[size_t(split)];
+        // Member j's piece `me` of its split dimension lands at block j of my concat
+        // dimension.
         Shape dst_off = zeros_like_shape(c.out_aval.shape);
         dst_off[size_t(concat)] = j * c.in_aval.shape[size_t(concat)];
-        base::copy_box(from[size_t(j)], c.in_aval.shape, src_off, buf->data(), c.out_aval.shape,
-                       dst_off, box, c.item);
+        if (const uint8_t* piece = received[size_t(j)][size_t(me)]) {
+          base::copy_box(piece, box, zeros_like_shape(box), buf->data(), c.out_aval.shape, dst_off,
+                         box, c.item);
+        } else if (c.mesh.local[size_t(m[size_t(j)])]) {
+          Shape src_off = zeros_like_shape(c.in_aval.shape);
+          src_off[size_t(split)] = me * box[size_t(split)];
+          base::copy_box(bytes_of(c.in[size_t(m[size_t(j)])]), c.in_aval.shape, src_off,
+                         buf->data(), c.out_aval.shape, dst_off, box, c.item);
+        }
       }
       out[size_t(p)] = buf;
     });
