@@ -121,17 +121,21 @@ void check_each_shard(const Array& x, const std::vector<float>& want, const std:
   for (const px::Shard& s : x.addressable_shards()) {
     if (values(s.data) != want) {
       check(false, what,
-            "shard on " + std::to_string(s.device.id()) + " is " + text(values(s.data)) + ", want " + text(want));
+            "shard on " + std::to_string(s.device.id()) + " is " + text(values(s.data)) +
+                ", want " + text(want));
       return;
     }
   }
   check(true, what);
 }
 
+// create_array: global_data[index] per device, with the dtype given as JAX's does (a
+// process holding no shard has no block to take it from).
 Array callback_array(const px::Shape& shape, const px::Sharding& sharding,
                      const std::vector<float>& data) {
   return px::make_array_from_callback(
-      shape, sharding, [&](const px::Index& index) { return pick(data, shape, index); });
+      shape, sharding, [&](const px::Index& index) { return pick(data, shape, index); },
+      px::float32);
 }
 
 // jtu.create_mesh: the devices in order, reshaped.
@@ -195,8 +199,7 @@ void multihost_utils(int me, int n) {
               b.shape() == px::Shape{8 * n, 4, 2} && values(b) == filled(64 * n, 1) &&
               c.shape() == px::Shape{4 * n} && values(c) == rows && d.shape() == px::Shape{n} &&
               values(d) == scalars,
-          "test_process_allgather_concatenated",
-          px::shape_str(c.shape()) + " " + text(values(c)));
+          "test_process_allgather_concatenated", px::shape_str(c.shape()) + " " + text(values(c)));
   });
   // test_process_allgather_cache_hit, without the cache count: two gathers in a row.
   run("test_process_allgather_cache_hit", [&] {
@@ -214,8 +217,7 @@ void multihost_utils(int me, int n) {
   });
   run("test_process_allgather_array_not_fully_addressable", [&] {
     const px::Mesh mesh = global_mesh({4, 2}, {"x", "y"});
-    const Array arr =
-        callback_array({8, 2}, px::NamedSharding(mesh, P("x", "y")), iota(16));
+    const Array arr = callback_array({8, 2}, px::NamedSharding(mesh, P("x", "y")), iota(16));
     const Array out = mu::process_allgather(arr, true);
     check(out.shape() == px::Shape{8, 2} && values(out) == iota(16),
           "test_process_allgather_array_not_fully_addressable", text(values(out)));
@@ -236,7 +238,8 @@ void multihost_utils(int me, int n) {
     const Array s = mu::broadcast_one_to_all((jnp::array(0) + 4 * me).astype(px::uint8));
     check(a.dtype() == px::uint8 && b.dtype() == px::uint8 && s.dtype() == px::uint8 &&
               values(a) == iota(4) && values(b) == iota(4) && values(s) == iota(1),
-          "test_broadcast_one_to_all_uint8", std::string(px::dtype_name(a.dtype())) + " " + text(values(a)));
+          "test_broadcast_one_to_all_uint8",
+          std::string(px::dtype_name(a.dtype())) + " " + text(values(a)));
   });
   run("test_sync_global_devices", [&] {
     mu::sync_global_devices("test sync global devices");
@@ -244,8 +247,8 @@ void multihost_utils(int me, int n) {
   });
   // test_sync_global_devices_error: all processes should raise.
   run("test_sync_global_devices_error", [&] {
-    const std::string e = error_of(
-        [&] { mu::sync_global_devices(me == 0 ? "test message" : "test message2"); });
+    const std::string e =
+        error_of([&] { mu::sync_global_devices(me == 0 ? "test message" : "test message2"); });
     check(!e.empty(), "test_sync_global_devices_error", "did not raise");
   });
   run("test_sync_global_devices_mesh_context_manager", [&] {
@@ -288,9 +291,8 @@ void resharding() {
     });
   }
   run("test_reshard_same_device_assignment", [&] {
-    const Array inp =
-        callback_array(shape, px::NamedSharding(global_mesh({4, 2}, {"x", "y"}), P("x", "y")),
-                       np_inp);
+    const Array inp = callback_array(
+        shape, px::NamedSharding(global_mesh({4, 2}, {"x", "y"}), P("x", "y")), np_inp);
     const Array out =
         px::device_put(inp, px::NamedSharding(global_mesh({2, 4}, {"x", "y"}), P("y")));
     check_shards(out, np_inp, "test_reshard_same_device_assignment");
@@ -320,26 +322,30 @@ void resharding() {
 void arrays(int me) {
   const px::Mesh abc = global_mesh({2, 2, 2}, {"a", "b", "c"});
   // test_make_array_from_process_data: with 2 processes the host axis is "a".
-  const std::vector<std::pair<std::string, P>> specs = {
-      {"abc", P({"a", "b", "c"})}, {"ab_c", P({"a", "b"}, "c")}, {"ab", P({"a", "b"})},
-      {"a", P({"a"})},           {"b", P({"b"})},              {"c", P({"c"})},
-      {"none", P()}};
+  const std::vector<std::pair<std::string, P>> specs = {{"abc", P({"a", "b", "c"})},
+                                                        {"ab_c", P({"a", "b"}, "c")},
+                                                        {"ab", P({"a", "b"})},
+                                                        {"a", P({"a"})},
+                                                        {"b", P({"b"})},
+                                                        {"c", P({"c"})},
+                                                        {"none", P()}};
   for (const auto& [name, spec] : specs) {
     for (const bool infer_shape : {true, false}) {
       const std::string what =
           "test_make_array_from_process_data_" + name + (infer_shape ? "_infer" : "_shape");
       run(what, [&] {
         const px::NamedSharding sharding(abc, spec);
-        const std::vector<std::string>& axis0 = spec.size() ? spec[0].axes() : std::vector<std::string>{};
+        const std::vector<std::string>& axis0 =
+            spec.size() ? spec[0].axes() : std::vector<std::string>{};
         const bool on_hosts = std::find(axis0.begin(), axis0.end(), "a") != axis0.end();
         const int num_shards = on_hosts ? 2 : 1;
         const int process_index = on_hosts ? me : 0;
         const int64_t num_indices0 = on_hosts ? 4 : 8;
-        const Array b = jnp::broadcast_to(
-            (jnp::arange(4) + 4 * process_index).reshape({1, 4}), {num_indices0, 4});
-        const Array r = infer_shape ? px::make_array_from_process_local_data(sharding, b)
-                                    : px::make_array_from_process_local_data(sharding, b,
-                                                                             px::Shape{8, 4});
+        const Array b = jnp::broadcast_to((jnp::arange(4) + 4 * process_index).reshape({1, 4}),
+                                          {num_indices0, 4});
+        const Array r = infer_shape
+                            ? px::make_array_from_process_local_data(sharding, b)
+                            : px::make_array_from_process_local_data(sharding, b, px::Shape{8, 4});
         std::vector<float> got = values(px::multihost_utils::process_allgather(r));
         std::vector<std::vector<float>> got_rows;
         for (size_t i = 0; i < got.size(); i += 4) got_rows.emplace_back(&got[i], &got[i] + 4);
@@ -390,11 +396,68 @@ void arrays(int me) {
     std::vector<Array> pieces;
     for (const auto& [device, index] : s.devices_indices_map({8, 2})) {
       if (device.process_index() != me) continue;
-      pieces.push_back(px::device_put(jnp::array(pick(iota(16), {8, 2}, index)).reshape({2, 1}),
-                                      device));
+      pieces.push_back(
+          px::device_put(jnp::array(pick(iota(16), {8, 2}, index)).reshape({2, 1}), device));
     }
     const Array y = px::make_array_from_single_device_arrays({8, 2}, s, pieces);
     check_shards(y, iota(16), "test_make_array_from_single_device_arrays");
+  });
+  // test_array_2d_shard (mesh_x_y and mesh_fully_replicated); JAX skips it on CPU for
+  // its device ids, so devices are matched here by their place in devices().
+  run("test_array_2d_shard", [&] {
+    const px::Mesh mesh = global_mesh({4, 2}, {"x", "y"});
+    const std::vector<px::Device> all = px::devices();
+    auto place = [&](const px::Device& d) {
+      return int64_t(std::find(all.begin(), all.end(), d) - all.begin());
+    };
+    const Array xy = callback_array({8, 2}, px::NamedSharding(mesh, P("x", "y")), iota(16));
+    const Array rep = callback_array({8, 2}, px::NamedSharding(mesh, P()), iota(16));
+    bool ok = !xy.is_fully_replicated() && rep.is_fully_replicated();
+    for (const px::Shard& s : xy.addressable_shards()) {
+      const int64_t k = place(s.device);
+      ok = ok && s.index[0].begin(8) == 2 * (k / 2) && s.index[0].end(8) == 2 * (k / 2) + 2 &&
+           s.index[1].begin(2) == k % 2 && s.index[1].end(2) == k % 2 + 1 && s.replica_id == 0 &&
+           s.data.shape() == px::Shape{2, 1} && values(s.data) == pick(iota(16), {8, 2}, s.index);
+    }
+    for (const px::Shard& s : rep.addressable_shards()) {
+      ok = ok && s.replica_id == place(s.device) && s.data.shape() == px::Shape{8, 2} &&
+           values(s.data) == iota(16);
+    }
+    check(ok && values(rep) == iota(16) &&
+              error_of([&] { xy.to_vector<float>(); }).find("Fetching value") != std::string::npos,
+          "test_array_2d_shard");
+  });
+  // test_jit_fastpath_matmul: a jitted matmul on process 0's devices only, called twice.
+  run("test_jit_fastpath_matmul", [&] {
+    const std::vector<px::Device> all = px::devices();
+    const px::Mesh half(std::vector<px::Device>(all.begin(), all.begin() + 4), "devices");
+    const px::NamedSharding sharding(half, P());
+    const Array x = px::device_put(jnp::arange(8.0f * 16).reshape({8, 16}), sharding);
+    const Array w = px::device_put(jnp::arange(16.0f * 4).reshape({16, 4}), sharding);
+    px::multihost_utils::sync_global_devices("start");
+    auto matmul = px::jit([](const Array& a, const Array& b) { return jnp::matmul(a, b); });
+    matmul(x, w);
+    const Array y = matmul(x, w);
+    std::vector<float> want(32, 0.0f);
+    for (int i = 0; i < 8; ++i) {
+      for (int j = 0; j < 4; ++j) {
+        for (int k = 0; k < 16; ++k) want[size_t(i * 4 + j)] += float((i * 16 + k) * (k * 4 + j));
+      }
+    }
+    check(y.addressable_shards().size() == (me == 0 ? 4u : 0u), "test_jit_fastpath_matmul: shards");
+    check_shards(y, want, "test_jit_fastpath_matmul");
+  });
+  // test_device_get_replicated: replicated over process 0's devices, so readable only there.
+  run("test_device_get_replicated", [&] {
+    const std::vector<px::Device> all = px::devices();
+    const px::Mesh half(std::vector<px::Device>(all.begin(), all.begin() + 4), "x");
+    const Array y = callback_array({8, 8}, px::NamedSharding(half, P()), iota(64));
+    if (me == 0) {
+      check(values(y) == iota(64), "test_device_get_replicated");
+    } else {
+      check(error_of([&] { px::device_get(y); }).find("Fetching value") != std::string::npos,
+            "test_device_get_replicated: raises where not addressable");
+    }
   });
   run("test_sharded_add", [&] {
     const px::Mesh mesh = global_mesh({4, 2}, {"x", "y"});
@@ -431,8 +494,7 @@ void collectives(int me, int n) {
   }
   run("test_psum_simple", [&] {
     const px::Mesh line = global_mesh({px::device_count()}, {"x"});
-    auto f = px::shard_map([](const Array& x) { return lax::psum(x, "x"); }, line, P("x"),
-                           P("x"));
+    auto f = px::shard_map([](const Array& x) { return lax::psum(x, "x"); }, line, P("x"), P("x"));
     const Array out = f(jnp::ones({px::device_count()}, px::int32));
     check_each_shard(out, {float(px::device_count())}, "test_psum_simple");
   });
@@ -442,16 +504,18 @@ void collectives(int me, int n) {
   for (const auto& [name, dtype] : dtypes) {
     const std::string what = "test_psum_" + name;
     run(what, [&] {
-      auto f = px::shard_map([](const Array& x) { return lax::psum(x, {"x", "y"}); }, mesh,
-                             P("x", "y"), P("x", "y"));
+      auto f = px::shard_map(
+          [](const Array& x) {
+            return lax::psum(x, {"x", "y"});
+          },
+          mesh, P("x", "y"), P("x", "y"));
       const Array g =
           px::make_array_from_process_local_data(sharding, xs.astype(dtype), px::Shape{n, local});
       check_each_shard(f(g), {total}, what);
     });
   }
   run("test_psum_subset_devices", [&] {
-    auto f = px::shard_map([](const Array& x) { return lax::psum(x, "x"); }, mesh, P("x"),
-                           P("x"));
+    auto f = px::shard_map([](const Array& x) { return lax::psum(x, "x"); }, mesh, P("x"), P("x"));
     const Array g = px::make_array_from_process_local_data(px::NamedSharding(mesh, P("x")), xs,
                                                            px::Shape{n, local});
     std::vector<float> want = filled(local, 0);
@@ -461,12 +525,15 @@ void collectives(int me, int n) {
     check_each_shard(f(g), want, "test_psum_subset_devices");
   });
   run("test_psum_multiple_operands", [&] {
-    auto f = px::shard_map([](const Array& x) { return lax::psum(x, {"x", "y"}); }, mesh,
-                           P("x", "y"), P("x", "y"));
+    auto f = px::shard_map(
+        [](const Array& x) {
+          return lax::psum(x, {"x", "y"});
+        },
+        mesh, P("x", "y"), P("x", "y"));
     const Array x = jnp::expand_dims(xs, -1);
     for (const int64_t length : {100, 200}) {
-      const Array g = px::make_array_from_process_local_data(
-          sharding, jnp::tile(x, {1, 1, length}), px::Shape{n, local, length});
+      const Array g = px::make_array_from_process_local_data(sharding, jnp::tile(x, {1, 1, length}),
+                                                             px::Shape{n, local, length});
       check_each_shard(f(g), filled(length, total),
                        "test_psum_multiple_operands length " + std::to_string(length));
     }
@@ -480,8 +547,11 @@ void pmaps(int me, int n) {
   run("test_psum_axis_index_groups", [&] {
     std::vector<int64_t> even, odd;
     for (int64_t d = 0; d < n * local; ++d) (d % 2 ? odd : even).push_back(d);
-    auto f = px::pmap([&](const Array& x) { return lax::psum(x, "i", {even, odd}); },
-                      {.axis_name = "i"});
+    auto f = px::pmap(
+        [&](const Array& x) {
+          return lax::psum(x, "i", {even, odd});
+        },
+        {.axis_name = "i"});
     const Array all = jr::randint(jr::key(42), {n, local, 100}, -100, 100);
     const Array out = f(all[me]);
     const std::vector<float> v = values(all);
@@ -517,14 +587,14 @@ void pmaps(int me, int n) {
     check(out.shape() == px::Shape{local, 4} && values(out) == want, "testBasic",
           text(values(out)));
   });
-  run_known_bug("testLocalPmap", "pmap with devices=local_devices() in a run of several processes", [&] {
+  const std::string local_pmap_bug = "pmap with devices=local_devices() across processes";
+  run_known_bug("testLocalPmap", local_pmap_bug, [&] {
     auto f = px::pmap([](const Array&) { return lax::axis_index("i"); },
                       {.axis_name = "i", .devices = px::local_devices()});
     const Array z = f(jnp::arange(local));
     check(values(z) == iota(local), "testLocalPmap", text(values(z)));
   });
-  run_known_bug("test_array_device_size_mismatch_with_mesh", "pmap with devices=local_devices() in a run of several processes",
-                [&] {
+  run_known_bug("test_array_device_size_mismatch_with_mesh", local_pmap_bug, [&] {
     const px::Mesh local_mesh(px::local_devices(), "x");
     const Array local_arr =
         px::device_put(jnp::arange(float(local)), px::NamedSharding(local_mesh, P("x")));
@@ -536,8 +606,8 @@ void pmaps(int me, int n) {
     const Array out = f(jnp::arange(float(local * 4)).reshape({local, 4}));
     std::vector<float> want;
     for (float v : iota(local * 4)) want.push_back(2 * v);
-    check(out.shape() == px::Shape{local, 4} && values(out) == want,
-          "test_pmap_with_numpy_arrays", text(values(out)));
+    check(out.shape() == px::Shape{local, 4} && values(out) == want, "test_pmap_with_numpy_arrays",
+          text(values(out)));
   });
 }
 
