@@ -89,7 +89,8 @@ class Cached {
   template <class... Args>
   auto operator()(const Args&... args) const {
     if (axes_bound()) return call_(args...);
-    if (pmap_ && process_count() > 1) return across_processes(args...);
+    // Over every process's devices unless the pmap was given its own (local) devices.
+    if (pmap_ && pmap_->devices.empty() && process_count() > 1) return across_processes(args...);
     auto out = jitted_(args...);
     if (pmap_) for_each_leaf(out, [](Array& leaf) { leaf = as_pmap_result(leaf); });
     return out;

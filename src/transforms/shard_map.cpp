@@ -565,6 +565,13 @@ Mesh pmap_mesh(const PmapOptions& options, const std::string& name, int64_t n,
   std::vector<Device> devices = !options.devices.empty() ? options.devices
                                 : process_count() > 1    ? parax::devices()
                                                          : local_devices();
+  for (const Device& d : options.devices) {
+    if (d.process_index() != process_index()) {
+      throw ValueError("pmap's devices must be this process's (" + d.to_string() + " is process " +
+                       std::to_string(d.process_index()) +
+                       "'s); leave devices empty to map over every process's devices");
+    }
+  }
   if (!options.devices.empty() && int64_t(devices.size()) != n) {
     throw ValueError(
         "Leading axis size of input to pmapped function must equal the number of "

@@ -43,20 +43,6 @@ void run(const std::string& name, const std::function<void()>& body) {
   }
 }
 
-// Runs a case that a known parax bug fails: prints `XFAIL <name>: <error>` without failing
-// the run, so the case stays visible until the bug is fixed (then make it a plain run).
-void run_known_bug(const std::string& name, const std::string& bug,
-                   const std::function<void()>& body) {
-  const int before = failures;
-  try {
-    body();
-  } catch (const std::exception& e) {
-    std::cout << "XFAIL " << name << " (" << bug << "): " << e.what() << std::endl;
-  }
-  if (failures != before) std::cout << "XFAIL " << name << " (" << bug << ")" << std::endl;
-  failures = before;
-}
-
 template <class F>
 std::string error_of(F&& f) {
   try {
@@ -587,14 +573,13 @@ void pmaps(int me, int n) {
     check(out.shape() == px::Shape{local, 4} && values(out) == want, "testBasic",
           text(values(out)));
   });
-  const std::string local_pmap_bug = "pmap with devices=local_devices() across processes";
-  run_known_bug("testLocalPmap", local_pmap_bug, [&] {
+  run("testLocalPmap", [&] {
     auto f = px::pmap([](const Array&) { return lax::axis_index("i"); },
                       {.axis_name = "i", .devices = px::local_devices()});
     const Array z = f(jnp::arange(local));
     check(values(z) == iota(local), "testLocalPmap", text(values(z)));
   });
-  run_known_bug("test_array_device_size_mismatch_with_mesh", local_pmap_bug, [&] {
+  run("test_array_device_size_mismatch_with_mesh", [&] {
     const px::Mesh local_mesh(px::local_devices(), "x");
     const Array local_arr =
         px::device_put(jnp::arange(float(local)), px::NamedSharding(local_mesh, P("x")));
