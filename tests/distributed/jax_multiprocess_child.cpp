@@ -17,6 +17,8 @@
 #include <parax/distributed.h>
 #include <parax/parax.h>
 
+#include "support/worker.h"
+
 namespace px = parax;
 namespace jnp = parax::numpy;
 namespace lax = parax::lax;
@@ -26,13 +28,7 @@ using px::P;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what, const std::string& detail = "") {
-  std::cout << (ok ? "ok " : "FAIL ") << what << (ok || detail.empty() ? "" : ": " + detail)
-            << std::endl;
-  failures += ok ? 0 : 1;
-}
+using parax::test_support::check;
 
 // Runs one case; an exception fails it instead of ending the run.
 void run(const std::string& name, const std::function<void()>& body) {
@@ -610,5 +606,5 @@ int main() {
   run("all_gather_test/all_reduce_test", [&] { collectives(me, n); });
   run("pmap_test", [&] { pmaps(me, n); });
   px::distributed::shutdown();
-  return failures == 0 ? 0 : 1;
+  return parax::test_support::worker_failures() == 0 ? 0 : 1;
 }

@@ -11,18 +11,14 @@
 #include <parax/distributed.h>
 #include <parax/parax.h>
 
+#include "support/worker.h"
+
 namespace px = parax;
 namespace jnp = parax::numpy;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what, const std::string& detail = "") {
-  std::cout << (ok ? "ok " : "FAIL ") << what << (ok || detail.empty() ? "" : ": " + detail)
-            << std::endl;
-  failures += ok ? 0 : 1;
-}
+using parax::test_support::check;
 
 template <class T>
 std::string text(const std::vector<T>& v) {
@@ -155,5 +151,5 @@ int main() {
     check(false, "unexpected exception", e.what());
   }
   px::distributed::shutdown();
-  return failures == 0 ? 0 : 1;
+  return parax::test_support::worker_failures() == 0 ? 0 : 1;
 }
