@@ -29,6 +29,9 @@ using px::P;
 namespace {
 
 using parax::test_support::check;
+using parax::test_support::error_of;
+using parax::test_support::iota;
+using parax::test_support::text;
 
 // Runs one case; an exception fails it instead of ending the run.
 void run(const std::string& name, const std::function<void()>& body) {
@@ -39,30 +42,7 @@ void run(const std::string& name, const std::function<void()>& body) {
   }
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const px::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-std::string text(const std::vector<float>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  return os.str() + "]";
-}
-
 std::vector<float> values(const Array& x) { return x.astype(px::float32).to_vector<float>(); }
-
-std::vector<float> iota(int64_t n, float offset = 0.0f) {
-  std::vector<float> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(float(i) + offset);
-  return v;
-}
 
 std::vector<float> filled(int64_t n, float value) { return std::vector<float>(size_t(n), value); }
 

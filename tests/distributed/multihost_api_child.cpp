@@ -19,14 +19,9 @@ namespace jnp = parax::numpy;
 namespace {
 
 using parax::test_support::check;
-
-template <class T>
-std::string text(const std::vector<T>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
-  return os.str() + "]";
-}
+using parax::test_support::error_of;
+using parax::test_support::iota;
+using parax::test_support::text;
 
 // The (8, 4) array whose element (i, j) is i * 4 + j.
 std::vector<float> block_of(const px::Index& index) {
@@ -35,22 +30,6 @@ std::vector<float> block_of(const px::Index& index) {
     for (int64_t j = index[1].begin(4); j < index[1].end(4); ++j) block.push_back(float(i * 4 + j));
   }
   return block;
-}
-
-std::vector<float> iota(int n, float offset = 0.0f) {
-  std::vector<float> v;
-  for (int i = 0; i < n; ++i) v.push_back(float(i) + offset);
-  return v;
-}
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const px::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 void global_arrays(int me) {
