@@ -5,6 +5,7 @@
 #include "parax/array.h"
 #include "parax/collectives.h"
 #include "parax/config.h"
+#include "parax/control_flow.h"
 #include "parax/debug.h"
 #include "parax/device.h"
 #include "parax/device_put.h"

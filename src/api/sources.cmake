@@ -3,6 +3,7 @@
 target_sources(parax PRIVATE
   api/array.cpp
   api/compiled.cpp
+  api/control_flow.cpp
   api/debug.cpp
   api/device_put.cpp
   api/format.cpp

@@ -65,6 +65,12 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
       continue;
     }
     core::Eqn copy{e.prim, std::move(in), {}, e.params};
+    if (core::has_trait(e.prim, core::kControlFlow)) {
+      // A loop body or branch is compiled with the program: its calls are inlined too.
+      copy = core::with_sub_programs(std::move(copy), [](const std::shared_ptr<const Program>& b) {
+        return std::make_shared<const Program>(inline_calls(*b));
+      });
+    }
     for (int v : e.outputs) {
       int nv = out.new_var(callee.avals[size_t(v)]);
       copy.outputs.push_back(nv);
@@ -124,7 +130,7 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
                "argument " + name + " of " + opts.name + " with shape " + args[i].aval.str());
     }
   }
-  for (const core::Eqn& e : p.eqns) {
+  core::for_each_eqn(p, [&](const Program&, const core::Eqn& e) {
     // A region's boundaries carry its mesh (a region without array arguments has only exits).
     if (is_region_boundary(e.prim)) {
       const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh");
@@ -133,10 +139,10 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
                  "shard_map mesh " + mesh->as_named()->mesh().to_string());
       }
     }
-    if (!core::has_trait(e.prim, core::kLayout)) continue;
+    if (!core::has_trait(e.prim, core::kLayout)) return;
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
     consider(s.device_assignment(), "sharding constraint " + s.to_string());
-  }
+  });
   if (!chosen) return {detail::Topology::get().default_device()};
   return *chosen;
 }
@@ -147,22 +153,22 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
                  const CompileOptions& opts, const Program& p) {
   std::vector<std::pair<Sharding, size_t>> explicit_shardings;
   // A shard_map's mesh first: its per-device code names that mesh's axes.
-  for (const core::Eqn& e : p.eqns) {
-    if (!is_region_boundary(e.prim)) continue;
+  core::for_each_eqn(p, [&](const Program&, const core::Eqn& e) {
+    if (!is_region_boundary(e.prim)) return;
     if (const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh")) {
       explicit_shardings.push_back({*mesh, 0});
     }
-  }
+  });
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].committed && args[i].sharding) {
       explicit_shardings.push_back({*args[i].sharding, args[i].aval.shape.size()});
     }
   }
-  for (const core::Eqn& e : p.eqns) {
-    if (!core::has_trait(e.prim, core::kLayout)) continue;
+  core::for_each_eqn(p, [&](const Program& q, const core::Eqn& e) {
+    if (!core::has_trait(e.prim, core::kLayout)) return;
     const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
-    explicit_shardings.push_back({s, p.aval_of(e.inputs[0]).shape.size()});
-  }
+    explicit_shardings.push_back({s, q.aval_of(e.inputs[0]).shape.size()});
+  });
   for (const auto& [s, rank] : explicit_shardings) {
     if (auto named = s.as_named(); named && named->mesh().devices() == devices)
       return named->mesh();
@@ -178,7 +184,7 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
 
 Program inline_calls(const Program& p) {
   const bool has_calls = std::any_of(p.eqns.begin(), p.eqns.end(), [](const core::Eqn& e) {
-    return core::has_trait(e.prim, core::kHasProgram);
+    return core::has_trait(e.prim, core::kHasProgram) || core::has_trait(e.prim, core::kControlFlow);
   });
   if (!has_calls) return p;
   // The caller's inputs keep their numbers; inlined equations get fresh variables.
@@ -245,9 +251,14 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
   // Outputs are committed when an input was or when the program states a layout.
   plan->committed =
       std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
-      std::any_of(flat.eqns.begin(), flat.eqns.end(), [](const core::Eqn& e) {
-        return core::has_trait(e.prim, core::kLayout) || core::has_trait(e.prim, core::kRegionExit);
-      });
+      [&] {
+        bool stated = false;
+        core::for_each_eqn(flat, [&](const Program&, const core::Eqn& e) {
+          stated = stated || core::has_trait(e.prim, core::kLayout) ||
+                   core::has_trait(e.prim, core::kRegionExit);
+        });
+        return stated;
+      }();
   plan->cost = analyze(part.local, mesh);
   plan->local = std::make_shared<const Program>(std::move(part.local));
   return plan;

@@ -24,6 +24,26 @@ CostAnalysis analyze(const core::Program& local, const MeshInfo& mesh) {
   CostAnalysis c;
   std::vector<core::Aval> in, out;
   for (const core::Eqn& e : local.eqns) {
+    if (core::has_trait(e.prim, core::kControlFlow)) {
+      // A scan's body runs `length` times; a while's trip count is unknown (counted once,
+      // as XLA's cost analysis counts it); a cond's costliest branch.
+      const double times = e.prim == core::Prim::scan ? double(e.params.get<int64_t>("length")) : 1;
+      CostAnalysis most;
+      for (const auto& sub : core::sub_programs(e)) {
+        CostAnalysis s = analyze(*sub, mesh);
+        if (e.prim != core::Prim::cond) {
+          most.flops += s.flops;
+          most.collective_bytes += s.collective_bytes;
+          for (const auto& [k, n] : s.collectives) most.collectives[k] += n;
+        } else if (s.flops + s.collective_bytes > most.flops + most.collective_bytes) {
+          most = s;
+        }
+      }
+      c.flops += times * most.flops;
+      c.collective_bytes += times * most.collective_bytes;
+      for (const auto& [k, n] : most.collectives) c.collectives[k] += n;
+      continue;
+    }
     in.clear();
     out.clear();
     for (const core::Atom& a : e.inputs) in.push_back(local.aval_of(a));

@@ -74,6 +74,7 @@ class Partitioner {
   Atom mask_padding(Atom cur, const Aval& local, const Aval& global, const DimShard& s, size_t d,
                     double fill);
   void partition_eqn(size_t e);
+  void partition_control_flow(size_t e);
 
   const core::Program& global_;
   const MeshInfo& mesh_;
@@ -373,8 +374,45 @@ double identity_of(core::ReduceOp op, DType dtype) {
   }
 }
 
+// Control flow: the operands are resharded to the layouts its sub-programs take, each
+// sub-program is partitioned on its own (its collectives stay inside it, run on every
+// step), and the per-device equation holds the per-device sub-programs.
+void Partitioner::partition_control_flow(size_t e) {
+  const core::Eqn& eqn = global_.eqns[e];
+  const ControlFlowLayouts& cf = prop_.control_flow.at(e);
+  std::vector<Atom> inputs;
+  for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+    const Atom& a = eqn.inputs[i];
+    inputs.push_back(a.is_literal() ? a
+                                    : reshard(map_[size_t(a.var)], global_.avals[size_t(a.var)],
+                                              layout_[size_t(a.var)], cf.operands[i]));
+  }
+  size_t k = 0;
+  core::Eqn local = core::with_sub_programs(
+      core::Eqn{eqn.prim, std::move(inputs), {}, eqn.params},
+      [&](const std::shared_ptr<const core::Program>& sub) {
+        std::vector<std::optional<DimShard>> outs(cf.program_outputs[k].begin(),
+                                                  cf.program_outputs[k].end());
+        Partitioned part = partition(*sub, mesh_, cf.programs[k], outs);
+        ++k;
+        return std::make_shared<const core::Program>(std::move(part.local));
+      });
+  for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+    const int v = eqn.outputs[r];
+    const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], cf.results[r]));
+    local.outputs.push_back(lv);
+    map_[size_t(v)] = reshard(Atom::of(lv), global_.avals[size_t(v)], cf.results[r],
+                              layout_[size_t(v)]);
+  }
+  local_.eqns.push_back(std::move(local));
+}
+
 void Partitioner::partition_eqn(size_t e) {
   const core::Eqn& eqn = global_.eqns[e];
+  if (core::has_trait(eqn.prim, core::kControlFlow)) {
+    partition_control_flow(e);
+    return;
+  }
   if (core::has_trait(eqn.prim, core::kRegionEnter) ||
       core::has_trait(eqn.prim, core::kRegionExit)) {
     // A region boundary: the per-device value is the operand laid out as the region needs.

@@ -37,14 +37,29 @@ void partition_spmd_pass(PassState& s) {
   s.partitioned = partition(s.global, *s.mesh, *s.propagation, {});
 }
 
-void fold_scalar_broadcasts_pass(PassState& s) {
-  s.partitioned->local = fold_scalar_broadcasts(s.partitioned->local);
+// Applies a per-device pass to a program and, inside out, to its control flow's
+// sub-programs (loop bodies and branches are per-device code too).
+core::Program deep(const core::Program& p, core::Program (*pass)(const core::Program&)) {
+  core::Program out = p;
+  for (core::Eqn& e : out.eqns) {
+    if (!core::has_trait(e.prim, core::kControlFlow)) continue;
+    e = core::with_sub_programs(std::move(e), [&](const std::shared_ptr<const core::Program>& b) {
+      return std::make_shared<const core::Program>(deep(*b, pass));
+    });
+  }
+  return pass(out);
 }
 
-void dce_pass(PassState& s) { s.partitioned->local = eliminate_dead_code(s.partitioned->local); }
+void fold_scalar_broadcasts_pass(PassState& s) {
+  s.partitioned->local = deep(s.partitioned->local, fold_scalar_broadcasts);
+}
+
+void dce_pass(PassState& s) {
+  s.partitioned->local = deep(s.partitioned->local, eliminate_dead_code);
+}
 
 void fuse_elementwise_pass(PassState& s) {
-  s.partitioned->local = fuse_elementwise(s.partitioned->local);
+  s.partitioned->local = deep(s.partitioned->local, fuse_elementwise);
 }
 
 constexpr Pass kPasses[] = {

@@ -198,10 +198,190 @@ std::pair<DimShard, DimShard> boundary_layouts(const Eqn& e, const core::Program
   return {need, result};
 }
 
+// A layout a sub-program's input or output may have: no pending partial results, and no
+// dimension split into shards that do not divide it (such a value is padded only inside
+// one program).
+DimShard settled(const core::Aval& aval, DimShard s, const MeshInfo& mesh) {
+  s.unreduced.clear();
+  s.op = core::ReduceOp::none;
+  for (size_t d = 0; d < s.dims.size() && d < aval.shape.size(); ++d) {
+    if (aval.shape[d] % mesh.size_of(s.dims[d]) != 0) s.dims[d].clear();
+  }
+  return s;
+}
+
+std::vector<DimShard> input_layouts(const core::Program& p, const Propagation& prop,
+                                    const MeshInfo& mesh) {
+  std::vector<DimShard> out;
+  for (int v : p.invars) out.push_back(settled(p.avals[size_t(v)], prop.vars[size_t(v)], mesh));
+  return out;
+}
+
+std::vector<DimShard> output_layouts(const core::Program& p, const Propagation& prop,
+                                     const MeshInfo& mesh) {
+  std::vector<DimShard> out;
+  for (const core::Atom& a : p.outvars) {
+    const core::Aval& aval = p.aval_of(a);
+    out.push_back(a.is_literal() ? DimShard::replicated(aval.shape.size())
+                                 : settled(aval, prop.vars[size_t(a.var)], mesh));
+  }
+  return out;
+}
+
+using Seeds = std::vector<std::optional<DimShard>>;
+
+// cond: every branch sees its operands as they arrive; the results take branch 0's
+// layouts, and the other branches reshard to them.
+ControlFlowLayouts propagate_cond(const Eqn& e, const core::Program& p, const MeshInfo& mesh,
+                                  const Seeds& operands) {
+  const auto& branches = e.params.get<core::ProgramList>("branches");
+  Seeds seeds(operands.begin() + 1, operands.end());
+  // Inputs no operand decides take what the first branch's code wants.
+  const Propagation first = propagate(*branches[0], mesh, seeds);
+  const std::vector<DimShard> in = input_layouts(*branches[0], first, mesh);
+  ControlFlowLayouts cf;
+  cf.operands.push_back(DimShard::replicated(0));
+  for (size_t i = 0; i < in.size(); ++i) {
+    seeds[i] = in[i];
+    cf.operands.push_back(in[i]);
+  }
+  for (const auto& b : branches) cf.programs.push_back(propagate(*b, mesh, seeds));
+  cf.results = output_layouts(*branches[0], cf.programs[0], mesh);
+  cf.program_outputs.assign(branches.size(), cf.results);
+  (void)p;
+  return cf;
+}
+
+// A loop body's propagation with its carry (inputs [first, first + n), outputs [0, n))
+// seeded: the carry layout is the fixed point of the body. Starting from the operands'
+// layouts (or, where none is known, the body's own choice), the body's output layouts are
+// tried as the carry's; they are kept if the body then hands them back unchanged (a
+// constraint in the body, or a layout the body's code produces on every step), else the
+// carry keeps the operands' layouts and the body reshards its results to them.
+struct LoopFixedPoint {
+  Propagation body;
+  std::vector<DimShard> carry;
+};
+LoopFixedPoint loop_fixed_point(const core::Program& body, const MeshInfo& mesh, Seeds seeds,
+                                size_t first, size_t n) {
+  auto outs = [&](const Propagation& prop) {
+    std::vector<DimShard> o = output_layouts(body, prop, mesh);
+    o.resize(n);
+    return o;
+  };
+  Propagation prop = propagate(body, mesh, seeds);
+  std::vector<DimShard> produced = outs(prop);
+  const std::vector<DimShard> in = input_layouts(body, prop, mesh);
+  std::vector<DimShard> entry;
+  for (size_t c = 0; c < n; ++c) {
+    // An unknown carry starts as the body makes it.
+    entry.push_back(seeds[first + c] ? in[first + c] : produced[c]);
+  }
+  if (entry != produced) {
+    Seeds tried = seeds;
+    for (size_t c = 0; c < n; ++c) tried[first + c] = produced[c];
+    Propagation again = propagate(body, mesh, tried);
+    if (outs(again) == produced) return {std::move(again), produced};
+  }
+  for (size_t c = 0; c < n; ++c) seeds[first + c] = entry[c];
+  return {propagate(body, mesh, seeds), entry};
+}
+
+ControlFlowLayouts propagate_while(const Eqn& e, const MeshInfo& mesh, const Seeds& operands) {
+  const auto& cond = *e.params.get<std::shared_ptr<const core::Program>>("cond_jaxpr");
+  const auto& body = *e.params.get<std::shared_ptr<const core::Program>>("body_jaxpr");
+  const size_t cond_consts = size_t(e.params.get<int64_t>("cond_nconsts"));
+  const size_t body_consts = size_t(e.params.get<int64_t>("body_nconsts"));
+  const size_t carry = operands.size() - cond_consts - body_consts;
+  Seeds body_seeds(operands.begin() + long(cond_consts), operands.end());
+  LoopFixedPoint fp = loop_fixed_point(body, mesh, body_seeds, body_consts, carry);
+  const std::vector<DimShard> body_in = input_layouts(body, fp.body, mesh);
+  Seeds cond_seeds(operands.begin(), operands.begin() + long(cond_consts));
+  cond_seeds.insert(cond_seeds.end(), fp.carry.begin(), fp.carry.end());
+  Propagation cond_prop = propagate(cond, mesh, cond_seeds);
+  const std::vector<DimShard> cond_in = input_layouts(cond, cond_prop, mesh);
+  ControlFlowLayouts cf;
+  cf.operands.assign(cond_in.begin(), cond_in.begin() + long(cond_consts));
+  cf.operands.insert(cf.operands.end(), body_in.begin(), body_in.end());
+  cf.results = fp.carry;
+  cf.programs.push_back(std::move(cond_prop));  // sub_programs' order: body_jaxpr first
+  cf.programs.insert(cf.programs.begin(), std::move(fp.body));
+  cf.program_outputs = {fp.carry, {DimShard::replicated(0)}};
+  return cf;
+}
+
+ControlFlowLayouts propagate_scan(const Eqn& e, const core::Program& p, const MeshInfo& mesh,
+                                  const Seeds& operands) {
+  const auto& body = *e.params.get<std::shared_ptr<const core::Program>>("jaxpr");
+  const size_t consts = size_t(e.params.get<int64_t>("num_consts"));
+  const size_t carry = size_t(e.params.get<int64_t>("num_carry"));
+  Seeds seeds(operands.begin(), operands.end());
+  // A step sees one slice of each xs: its layout without the scanned dimension, which
+  // stays whole.
+  for (size_t i = consts + carry; i < seeds.size(); ++i) {
+    if (!seeds[i]) continue;
+    DimShard s = *seeds[i];
+    s.dims.erase(s.dims.begin());
+    const core::Aval& x = p.aval_of(e.inputs[i]);
+    s = settled(core::Aval{Shape(x.shape.begin() + 1, x.shape.end()), x.dtype, false}, s, mesh);
+    seeds[i] = s;
+  }
+  LoopFixedPoint fp = loop_fixed_point(body, mesh, seeds, consts, carry);
+  const std::vector<DimShard> in = input_layouts(body, fp.body, mesh);
+  const std::vector<DimShard> out = output_layouts(body, fp.body, mesh);
+  ControlFlowLayouts cf;
+  for (size_t i = 0; i < in.size(); ++i) {
+    DimShard s = in[i];
+    if (i >= consts + carry) s.dims.insert(s.dims.begin(), AxisList{});
+    cf.operands.push_back(std::move(s));
+  }
+  cf.results = fp.carry;
+  std::vector<DimShard> body_out = fp.carry;
+  for (size_t y = carry; y < out.size(); ++y) {
+    body_out.push_back(out[y]);
+    DimShard s = out[y];
+    s.dims.insert(s.dims.begin(), AxisList{});
+    cf.results.push_back(std::move(s));
+  }
+  cf.programs.push_back(std::move(fp.body));
+  cf.program_outputs = {std::move(body_out)};
+  return cf;
+}
+
+ControlFlowLayouts propagate_control_flow(const Eqn& e, const core::Program& p,
+                                          const MeshInfo& mesh,
+                                          const std::vector<const DimShard*>& operands) {
+  Seeds seeds;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const core::Aval& aval = p.aval_of(e.inputs[i]);
+    if (e.inputs[i].is_literal()) {
+      seeds.push_back(DimShard::replicated(aval.shape.size()));
+    } else if (operands[i] != nullptr) {
+      seeds.push_back(settled(aval, *operands[i], mesh));
+    } else {
+      seeds.emplace_back();
+    }
+  }
+  switch (e.prim) {
+    case Prim::cond:
+      return propagate_cond(e, p, mesh, seeds);
+    case Prim::while_:
+      return propagate_while(e, mesh, seeds);
+    case Prim::scan:
+      return propagate_scan(e, p, mesh, seeds);
+    default:
+      PARAX_CHECK(false, "propagate: the compiler inlines " << core::prim_name(e.prim));
+  }
+  PARAX_UNREACHABLE();
+}
+
 }  // namespace
 
 DimShard required_operand(const core::Program& p, const Propagation& prop, size_t e, size_t i) {
   if (auto it = prop.boundary.find(e); it != prop.boundary.end()) return it->second;
+  if (auto it = prop.control_flow.find(e); it != prop.control_flow.end()) {
+    return it->second.operands[i];
+  }
   const ShardingRule& rule = prop.rules[e];
   const auto& fa = prop.factor_axes[e];
   const auto& labels = rule.operands[i];
@@ -243,6 +423,15 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
       prop.factor_axes.emplace_back();
       continue;
     }
+    if (core::has_trait(e.prim, core::kControlFlow)) {
+      ControlFlowLayouts cf = propagate_control_flow(e, p, mesh, operands);
+      for (size_t r = 0; r < e.outputs.size(); ++r) known[size_t(e.outputs[r])] = cf.results[r];
+      prop.control_flow.emplace(size_t(&e - p.eqns.data()), std::move(cf));
+      prop.computed.emplace_back(e.outputs.size());
+      prop.rules.emplace_back();
+      prop.factor_axes.emplace_back();
+      continue;
+    }
     ShardingRule rule = core::sharding_rule(e.prim, in, out, e.params);
     std::vector<AxisList> fa = choose_factors(e.prim, rule, mesh, operands, broadcast);
     for (int v : e.outputs) broadcast_made[size_t(v)] = core::has_trait(e.prim, core::kBroadcast);
@@ -275,6 +464,7 @@ Propagation propagate(const core::Program& p, const MeshInfo& mesh,
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const core::Eqn& eqn = p.eqns[e];
     if (core::has_trait(eqn.prim, core::kLayout) || is_boundary(eqn.prim) ||
+        core::has_trait(eqn.prim, core::kControlFlow) ||
         prop.computed[e].size() != eqn.outputs.size())
       continue;
     const ShardingRule& rule = prop.rules[e];

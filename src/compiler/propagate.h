@@ -15,6 +15,19 @@
 
 namespace parax::compiler {
 
+struct Propagation;
+
+// The layouts of a control-flow equation (cond, while, scan): its sub-programs are laid
+// out by propagations of their own, seeded with the layouts chosen for their inputs; a
+// loop's carry has one layout on entry, on each step and on exit.
+struct ControlFlowLayouts {
+  std::vector<DimShard> operands;  // the layout each operand must arrive in
+  std::vector<DimShard> results;
+  std::vector<Propagation> programs;  // per sub-program, in core::sub_programs' order
+  // Per sub-program: the layout each of its outputs is resharded to at its end.
+  std::vector<std::vector<DimShard>> program_outputs;
+};
+
 struct Propagation {
   std::vector<DimShard> vars;                      // per variable of the program
   std::vector<core::ShardingRule> rules;           // per equation
@@ -26,6 +39,8 @@ struct Propagation {
   // Per manual-enter and manual-exit equation (the boundaries of an inlined shard_map):
   // the layout its operand needs. Their results are the same per-device buffers, relabeled.
   std::map<size_t, DimShard> boundary;
+  // Per control-flow equation.
+  std::map<size_t, ControlFlowLayouts> control_flow;
 };
 
 // `seeds` has one entry per invar (constvars first, then invars): the fixed layout of a

@@ -25,6 +25,10 @@ enum Trait : uint32_t {
   // relabels a value between its global view and the region's per-device view.
   kRegionEnter = 1u << 12,
   kRegionExit = 1u << 13,
+  // Control flow (cond, while, scan, remat2): runs its sub-programs (params holding
+  // programs) in place of itself; they are partitioned with the program, and print named
+  // on from the enclosing program's names, as JAX prints them.
+  kControlFlow = 1u << 14,
 };
 
 // clang-format off
@@ -119,6 +123,12 @@ enum Trait : uint32_t {
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear | kLayout)  \
   X(device_put, "device_put", kLinear | kLayout)                             \
   X(pjit, "pjit", kHasProgram | kCall | kLinear)                             \
+  /* control flow: sub-programs the executor runs (core/control_flow.h) */   \
+  X(cond, "cond", kControlFlow | kLinear)                                    \
+  X(while_, "while", kControlFlow | kLinear)                                 \
+  X(scan, "scan", kControlFlow | kLinear)                                    \
+  /* jax.checkpoint: a call whose autodiff recomputes what its policy does not save */ \
+  X(checkpoint, "remat2", kHasProgram | kCall | kControlFlow | kLinear)     \
   /* a chain of elementwise equations run tile by tile (compiler's fusion) */ \
   X(fusion, "fusion", kHasProgram)                                           \
   /* per-device programs only: made by the partitioner's reshard */          \

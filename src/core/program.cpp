@@ -8,6 +8,7 @@
 #include "base/check.h"
 #include "base/dtype_dispatch.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace parax::core {
@@ -68,6 +69,43 @@ int Program::new_var(Aval aval) {
   return int(avals.size()) - 1;
 }
 
+std::vector<std::shared_ptr<const Program>> sub_programs(const Eqn& e) {
+  std::vector<std::shared_ptr<const Program>> out;
+  for (const auto& [name, value] : e.params.items()) {
+    if (const auto* p = std::get_if<std::shared_ptr<const Program>>(&value); p && *p) {
+      out.push_back(*p);
+    } else if (const auto* list = std::get_if<ProgramList>(&value)) {
+      out.insert(out.end(), list->begin(), list->end());
+    }
+  }
+  return out;
+}
+
+Eqn with_sub_programs(Eqn e, const ProgramMap& f) {
+  Params params;
+  for (const auto& [name, value] : e.params.items()) {
+    if (const auto* p = std::get_if<std::shared_ptr<const Program>>(&value); p && *p) {
+      params.set(name, f(*p));
+    } else if (const auto* list = std::get_if<ProgramList>(&value)) {
+      ProgramList mapped;
+      for (const auto& sub : *list) mapped.push_back(f(sub));
+      params.set(name, std::move(mapped));
+    } else {
+      params.set(name, value);
+    }
+  }
+  e.params = std::move(params);
+  return e;
+}
+
+void for_each_eqn(const Program& p, const std::function<void(const Program&, const Eqn&)>& f) {
+  for (const Eqn& e : p.eqns) {
+    f(p, e);
+    if (!has_trait(e.prim, kControlFlow)) continue;
+    for (const auto& sub : sub_programs(e)) for_each_eqn(*sub, f);
+  }
+}
+
 std::string var_name(int n) {
   // JAX's alphabetic numbering: a leading 'a' would be a zero digit, so 26 is "ba".
   std::string s;
@@ -80,17 +118,26 @@ std::string var_name(int n) {
 
 namespace {
 
-// Python's repr of a float: shortest round-trip digits, always with a '.' or exponent.
+// Python's repr of a float: the shortest digits that round-trip, positional for
+// exponents in [-4, 16) (`10.0`, `0.001`), else scientific (`1e-05`, `1e+16`).
 std::string float_repr(double x) {
   if (std::isnan(x)) return "nan";
   if (std::isinf(x)) return x < 0 ? "-inf" : "inf";
-  char buf[32];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+  char buf[40];
+  int precision = 1;
+  for (; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision - 1, x);
     if (std::strtod(buf, nullptr) == x) break;
   }
+  const int exponent = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exponent < -4 || exponent >= 16) {
+    // Python writes the mantissa's digits as %g does, and a two-digit exponent at least.
+    std::snprintf(buf, sizeof buf, "%.*g", precision, x);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.*f", std::max(0, precision - 1 - exponent), x);
   std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  if (s.find('.') == std::string::npos) s += ".0";
   return s;
 }
 
@@ -128,6 +175,10 @@ std::string param_str(const ParamValue& v) {
           std::string out = "(";
           for (size_t i = 0; i < x.size(); ++i) out += (i ? ", " : "") + x[i].to_ir_string();
           return out + (x.size() == 1 ? ",)" : ")");
+        } else if constexpr (std::is_same_v<T, ProgramList>) {
+          std::string out = "(";
+          for (size_t i = 0; i < x.size(); ++i) out += (i ? " " : "") + to_string(*x[i]);
+          return out + ")";
         } else
           return x ? to_string(*x) : "None";
       },
@@ -136,20 +187,31 @@ std::string param_str(const ParamValue& v) {
 
 namespace {
 
-// Prints the variables and equations of one program, naming variables in order of
-// definition, as JAX prints them.
+// Prints the variables and equations of one program as JAX prints them: variables named
+// in order of definition, an equation result nothing reads as `_`, the programs of
+// control flow (cond, while, scan, remat2) named on from their equation's names, as JAX
+// numbers them, others (jit's, a shard_map's, a fusion's) from `a`.
 class Printer {
  public:
-  Printer(const Program& p, const ParamPrinter& param_printer)
-      : p_(p), param_printer_(param_printer), number_(p.avals.size(), -1) {
+  Printer(const Program& p, const ParamPrinter& param_printer, int first = 0)
+      : p_(p), param_printer_(param_printer), number_(p.avals.size(), -1), next_(first) {
+    std::vector<bool> used(p.avals.size(), false);
+    for (const Eqn& e : p.eqns) {
+      for (const Atom& a : e.inputs) mark(used, a);
+    }
+    for (const Atom& a : p.outvars) mark(used, a);
     for (int v : p.constvars) define(v);
     for (int v : p.invars) define(v);
+    dropped_ = std::vector<bool>(p.avals.size(), false);
     for (const Eqn& e : p.eqns) {
-      for (int v : e.outputs) define(v);
+      for (int v : e.outputs) {
+        if (v >= 0 && size_t(v) < used.size() && !used[size_t(v)]) dropped_[size_t(v)] = true;
+      }
     }
   }
 
   std::string name(int v) const {
+    if (v >= 0 && size_t(v) < dropped_.size() && dropped_[size_t(v)]) return "_";
     return v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] >= 0
                ? var_name(number_[size_t(v)])
                : "?" + std::to_string(v);
@@ -162,69 +224,153 @@ class Printer {
     return a.is_literal() ? literal_str(*a.literal) : name(a.var);
   }
 
-  std::string eqn(const Eqn& e) const {
+  // Returns equation `e` starting at column `column`; defines its results' names first
+  // (JAX names an equation's results before its sub-programs' variables).
+  std::string eqn(const Eqn& e, size_t column = 4) {
     std::string line;
+    for (int v : e.outputs) define(v);
     for (size_t i = 0; i < e.outputs.size(); ++i) line += (i ? " " : "") + typed(e.outputs[i]);
     line += " = " + std::string(prim_name(e.prim));
-    if (!e.params.items().empty()) {
-      line += "[";
-      for (size_t i = 0; i < e.params.items().size(); ++i) {
-        const auto& [name, value] = e.params.items()[i];
-        std::optional<std::string> text;
-        if (param_printer_) text = param_printer_(name, value);
-        std::string rendered = text ? *text : param_str(value);
-        // A nested program's lines sit under its equation.
-        for (size_t at = rendered.find('\n'); at != std::string::npos;
-             at = rendered.find('\n', at + 1)) {
-          rendered.insert(at + 1, "      ");
-        }
-        line += (i ? " " : "") + name + "=" + rendered;
-      }
-      line += "]";
+    std::string args;
+    for (const Atom& a : e.inputs) args += " " + atom(a);
+    if (e.params.items().empty()) return line + args;
+    if (has_trait(e.prim, kControlFlow)) {
+      return line + control_flow_params(e, column, line.size() + args.size()) + args;
     }
-    for (const Atom& a : e.inputs) line += " " + atom(a);
-    return line;
+    line += "[";
+    for (size_t i = 0; i < e.params.items().size(); ++i) {
+      const auto& [name, value] = e.params.items()[i];
+      std::optional<std::string> text;
+      if (param_printer_) text = param_printer_(name, value);
+      std::string rendered = text ? *text : param_str(value);
+      // A nested program's lines sit under its equation.
+      for (size_t at = rendered.find('\n'); at != std::string::npos;
+           at = rendered.find('\n', at + 1)) {
+        rendered.insert(at + 1, "      ");
+      }
+      line += (i ? " " : "") + name + "=" + rendered;
+    }
+    return line + "]" + args;
   }
 
+  // Returns the program: on one line when it fits in 80 columns starting at column
+  // `start` (equations separated by `; `), else one equation a line, its equations at
+  // column `base` + 4 (later lines are not indented here: see sub_program).
+  std::string program(size_t base, size_t start) {
+    std::string head = "{ lambda ";
+    for (size_t i = 0; i < p_.constvars.size(); ++i)
+      head += (i ? " " : "") + typed(p_.constvars[i]);
+    head += "; ";
+    for (size_t i = 0; i < p_.invars.size(); ++i) head += (i ? " " : "") + typed(p_.invars[i]);
+    head += ". let";
+    std::vector<std::string> lines;
+    for (const Eqn& e : p_.eqns) lines.push_back(eqn(e, base + 4));
+    std::string out = "in (";
+    for (size_t i = 0; i < p_.outvars.size(); ++i)
+      out += (i ? ", " : "") + atom(p_.outvars[i]);
+    out += p_.outvars.size() == 1 ? ",) }" : ") }";
+    std::string flat = head;
+    for (size_t i = 0; i < lines.size(); ++i) flat += (i ? "; " : " ") + lines[i];
+    flat += " " + out;
+    if (start + flat.size() <= 80 && flat.find('\n') == std::string::npos) return flat;
+    std::string text = head + "\n";
+    for (const std::string& l : lines) text += "    " + l + "\n";
+    return text + "  " + out;
+  }
+
+  int next() const { return next_; }
+
  private:
+  static void mark(std::vector<bool>& used, const Atom& a) {
+    if (!a.is_literal() && a.var >= 0 && size_t(a.var) < used.size()) used[size_t(a.var)] = true;
+  }
   void define(int v) {
-    if (v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] < 0) {
+    if (v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] < 0 &&
+        !(size_t(v) < dropped_.size() && dropped_[size_t(v)])) {
       number_[size_t(v)] = next_++;
     }
+  }
+
+  // A sub-program of control flow, named on from this printer's names, starting at column
+  // `start` on a line indented to `base`.
+  std::string sub_program(const Program& sub, size_t base, size_t start) {
+    Printer inner(sub, param_printer_, next_);
+    std::string text = inner.program(base, start);
+    next_ = inner.next();
+    return indent_lines(text, base);
+  }
+  // Shifts every line after the first right by `by` columns.
+  static std::string indent_lines(std::string text, size_t by) {
+    const std::string pad(by, ' ');
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+      text.insert(at + 1, pad);
+    }
+    return text;
+  }
+
+  // `[p=v ...]` on the equation's line when the whole equation fits in 80 columns, else
+  // one param a line under it, as JAX prints cond, while, scan and remat2. `rest` is how
+  // many columns the equation takes besides its params.
+  std::string control_flow_params(const Eqn& e, size_t column, size_t rest) {
+    const int saved = next_;
+    for (const bool flat : {true, false}) {
+      next_ = saved;
+      const size_t param_column = column + 2;
+      std::string text = "[";
+      bool first = true;
+      for (const auto& [name, value] : e.params.items()) {
+        std::string rendered;
+        if (const auto* sub = std::get_if<std::shared_ptr<const Program>>(&value)) {
+          rendered = *sub ? sub_program(**sub, param_column, param_column + name.size() + 1)
+                          : "None";
+        } else if (const auto* list = std::get_if<ProgramList>(&value)) {
+          rendered = "(";
+          for (size_t i = 0; i < list->size(); ++i) {
+            const std::string one = sub_program(*(*list)[i], param_column + 2, param_column + 2);
+            rendered += flat ? (i ? " " : "") + one
+                             : "\n" + std::string(param_column + 2, ' ') + one;
+          }
+          rendered += flat ? ")" : "\n" + std::string(param_column, ' ') + ")";
+        } else {
+          std::optional<std::string> custom;
+          if (param_printer_) custom = param_printer_(name, value);
+          rendered = custom ? *custom : param_str(value);
+        }
+        if (flat) {
+          text += (first ? "" : " ") + name + "=" + rendered;
+        } else {
+          text += "\n" + std::string(param_column, ' ') + name + "=" + rendered;
+        }
+        first = false;
+      }
+      if (flat) {
+        text += "]";
+        if (text.find('\n') == std::string::npos && column + rest + text.size() <= 80) return text;
+        continue;
+      }
+      return text + "\n" + std::string(column, ' ') + "]";
+    }
+    return {};
   }
 
   const Program& p_;
   const ParamPrinter& param_printer_;
   std::vector<int> number_;
+  std::vector<bool> dropped_;
   int next_ = 0;
 };
 
 }  // namespace
 
 std::string to_string(const Program& p, const ParamPrinter& param_printer) {
-  const Printer print(p, param_printer);
-  std::string head = "{ lambda ";
-  for (size_t i = 0; i < p.constvars.size(); ++i)
-    head += (i ? " " : "") + print.typed(p.constvars[i]);
-  head += "; ";
-  for (size_t i = 0; i < p.invars.size(); ++i) head += (i ? " " : "") + print.typed(p.invars[i]);
-  head += ". let";
-  std::vector<std::string> lines;
-  for (const Eqn& e : p.eqns) lines.push_back(print.eqn(e));
-  std::string out = "in (";
-  for (size_t i = 0; i < p.outvars.size(); ++i) out += (i ? ", " : "") + print.atom(p.outvars[i]);
-  out += p.outvars.size() == 1 ? ",) }" : ") }";
-  // One line when it fits in 80 columns, as JAX's pretty-printer does; else one
-  // equation a line.
-  std::string flat = head;
-  for (const std::string& l : lines) flat += " " + l;
-  flat += " " + out;
-  if (flat.size() <= 80 && flat.find('\n') == std::string::npos) return flat;
-  std::string text = head + "\n";
-  for (const std::string& l : lines) text += "    " + l + "\n";
-  return text + "  " + out;
+  Printer print(p, param_printer);
+  return print.program(0, 0);
 }
 
-std::string eqn_str(const Program& p, size_t e) { return Printer(p, nullptr).eqn(p.eqns[e]); }
+std::string eqn_str(const Program& p, size_t e) {
+  Printer print(p, nullptr);
+  for (size_t i = 0; i < e; ++i) print.eqn(p.eqns[i]);  // names the earlier results
+  return print.eqn(p.eqns[e]);
+}
 
 }  // namespace parax::core

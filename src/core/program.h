@@ -18,11 +18,13 @@
 namespace parax::core {
 
 struct Program;
+// Several sub-programs of one equation (cond's branches).
+using ProgramList = std::vector<std::shared_ptr<const Program>>;
 
 // A primitive's static parameters (axes, shapes, dtypes, shardings, sub-programs).
 using ParamValue = std::variant<bool, int64_t, double, std::string, DType, std::vector<int64_t>,
                                 std::shared_ptr<const Sharding>, std::shared_ptr<const Program>,
-                                std::vector<std::string>, std::vector<PartitionSpec>>;
+                                std::vector<std::string>, std::vector<PartitionSpec>, ProgramList>;
 
 class Params {
  public:
@@ -84,6 +86,17 @@ struct Program {
     return a.is_literal() ? a.literal->aval : avals[size_t(a.var)];
   }
 };
+
+// The programs an equation holds in its params (a pjit's, a fusion's, cond's branches, a
+// while's cond and body), in param order.
+std::vector<std::shared_ptr<const Program>> sub_programs(const Eqn& e);
+// Returns `e` with each program it holds replaced by f(program), in sub_programs' order.
+using ProgramMap =
+    std::function<std::shared_ptr<const Program>(const std::shared_ptr<const Program>&)>;
+Eqn with_sub_programs(Eqn e, const ProgramMap& f);
+// Calls f on every equation of `p` and, depth first, of its control-flow sub-programs
+// (the code that runs where they stand: loop bodies, branches).
+void for_each_eqn(const Program& p, const std::function<void(const Program&, const Eqn&)>& f);
 
 // Returns the program in JAX's jaxpr notation, e.g.
 // `{ lambda ; a:f32[8]. let b:f32[8] = sin a in (b,) }`.

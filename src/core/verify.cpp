@@ -133,10 +133,8 @@ class Verifier {
   // Sub-programs (a pjit's, a shard_map's, a fusion's) are checked whole, with this
   // program's options: a fusion of a per-device program is per-device too.
   std::optional<std::string> check_subprograms(const Eqn& eqn) const {
-    for (const auto& [name, value] : eqn.params.items()) {
-      const auto* sub = std::get_if<std::shared_ptr<const Program>>(&value);
-      if (sub == nullptr || *sub == nullptr) continue;
-      if (auto err = Verifier(**sub, options_).run()) return err;
+    for (const auto& sub : sub_programs(eqn)) {
+      if (auto err = Verifier(*sub, options_).run()) return err;
     }
     return std::nullopt;
   }

@@ -10,10 +10,13 @@ target_sources(parax PRIVATE
   prims/batching_util.cpp
   prims/binary.cpp
   prims/broadcast_in_dim.cpp
+  prims/checkpoint.cpp
   prims/clamp.cpp
   prims/collectives.cpp
   prims/compare.cpp
   prims/concatenate.cpp
+  prims/cond.cpp
+  prims/control_flow.cpp
   prims/convert_element_type.cpp
   prims/cumsum.cpp
   prims/device_put.cpp
@@ -32,6 +35,7 @@ target_sources(parax PRIVATE
   prims/reduce.cpp
   prims/reshape.cpp
   prims/rev.cpp
+  prims/scan.cpp
   prims/select_n.cpp
   prims/shard_map.cpp
   prims/shard_slice.cpp
@@ -43,6 +47,7 @@ target_sources(parax PRIVATE
   prims/table.cpp
   prims/transpose.cpp
   prims/unary.cpp
+  prims/while.cpp
 
   prims/kernels/argmax.cpp
   prims/kernels/broadcast_tile.cpp

@@ -16,6 +16,10 @@ class Buffer {
   static std::shared_ptr<Buffer> allocate(Device device, size_t nbytes);
   // Returns a buffer over memory it does not own (e.g. a caller's host array).
   static std::shared_ptr<Buffer> wrap(Device device, void* data, size_t nbytes);
+  // Returns bytes [offset, offset + nbytes) of `parent`, kept alive by the view (a scan's
+  // slice of its xs).
+  static std::shared_ptr<Buffer> view(std::shared_ptr<Buffer> parent, size_t offset,
+                                      size_t nbytes);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -24,6 +28,9 @@ class Buffer {
   size_t nbytes() const { return nbytes_; }
   void* data() { return data_; }
   const void* data() const { return data_; }
+  // True when this buffer owns its memory, so a kernel may overwrite it once nothing else
+  // holds it (views and wrapped memory belong to someone else).
+  bool owns_memory() const { return owned_; }
 
  private:
   Buffer(Device device, size_t nbytes, void* data, bool owned)
@@ -32,6 +39,7 @@ class Buffer {
   size_t nbytes_;
   void* data_;
   bool owned_;
+  std::shared_ptr<Buffer> parent_;  // a view's
 };
 
 using BufferRef = std::shared_ptr<Buffer>;

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 
 #include "base/check.h"
 #include "base/thread_pool.h"
@@ -68,6 +70,13 @@ bool reads_device(const core::Eqn& e) {
     if (const auto* body = std::get_if<std::shared_ptr<const core::Program>>(&value)) {
       for (const core::Eqn& inner : (*body)->eqns) {
         if (reads_device(inner)) return true;
+      }
+    }
+    if (const auto* list = std::get_if<core::ProgramList>(&value)) {
+      for (const auto& body : *list) {
+        for (const core::Eqn& inner : body->eqns) {
+          if (reads_device(inner)) return true;
+        }
       }
     }
   }
@@ -138,6 +147,28 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
       }
     }
   }
+  subs_.resize(p.eqns.size());
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    if (!core::has_trait(p.eqns[e].prim, core::kControlFlow)) continue;
+    auto add = [&](const std::shared_ptr<const core::Program>& sub) {
+      subs_[e].push_back(std::make_shared<const Executor>(sub, mesh_));
+    };
+    const core::Params& params = p.eqns[e].params;
+    switch (p.eqns[e].prim) {
+      case core::Prim::cond:
+        for (const auto& b : params.get<core::ProgramList>("branches")) add(b);
+        break;
+      case core::Prim::while_:
+        add(params.get<std::shared_ptr<const core::Program>>("cond_jaxpr"));
+        add(params.get<std::shared_ptr<const core::Program>>("body_jaxpr"));
+        break;
+      case core::Prim::scan:
+        add(params.get<std::shared_ptr<const core::Program>>("jaxpr"));
+        break;
+      default:
+        PARAX_CHECK(false, "the compiler inlines " << core::prim_name(p.eqns[e].prim));
+    }
+  }
   literal_buffers_.resize(p.eqns.size());
   const auto local = std::find(mesh_.local.begin(), mesh_.local.end(), true);
   const Device home = mesh_.devices[local == mesh_.local.end() ? 0 : local - mesh_.local.begin()];
@@ -160,7 +191,20 @@ std::vector<std::vector<BufferRef>> Executor::run(
     const core::Eqn& eqn = p.eqns[e];
     const auto start =
         profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    if (core::has_trait(eqn.prim, core::kCollective)) {
+    if (core::has_trait(eqn.prim, core::kControlFlow)) {
+      Values in;
+      for (size_t i = 0; i < eqn.inputs.size(); ++i) {
+        const core::Atom& a = eqn.inputs[i];
+        if (a.is_literal()) {
+          // The same literal buffer on every device: sub-programs only read it.
+          in.emplace_back(n, literal_buffers_[e][i]);
+        } else {
+          in.push_back(env[size_t(a.var)]);
+        }
+      }
+      Values out = run_control_flow(e, std::move(in));
+      for (size_t r = 0; r < eqn.outputs.size(); ++r) env[size_t(eqn.outputs[r])] = std::move(out[r]);
+    } else if (core::has_trait(eqn.prim, core::kCollective)) {
       const core::Atom& a = eqn.inputs[0];
       env[size_t(eqn.outputs[0])] = run_collective(
           eqn, p.aval_of(a), p.avals[size_t(eqn.outputs[0])], mesh_, env[size_t(a.var)]);
@@ -207,9 +251,10 @@ std::vector<std::vector<BufferRef>> Executor::run(
         for (size_t r = 0; r < eqn.outputs.size(); ++r) {
           BufferRef buf;
           if (const int i = donor_[e][r]; i >= 0) {
-            // Only a buffer nothing else holds (not shared by a collective's group).
+            // Only a buffer nothing else holds (not shared by a collective's group), over
+            // memory of its own (not a view into a scan's xs).
             BufferRef& in = env[size_t(eqn.inputs[size_t(i)].var)][size_t(d)];
-            if (in.use_count() == 1) buf = in;
+            if (in.use_count() == 1 && in->owns_memory()) buf = in;
           }
           if (!buf) buf = Buffer::allocate(mesh_.devices[size_t(d)], out_avals[r].nbytes());
           outs.push_back(buf->data());
@@ -235,6 +280,126 @@ std::vector<std::vector<BufferRef>> Executor::run(
     out.push_back(env[size_t(a.var)]);
   }
   return out;
+}
+
+Executor::Values Executor::run_control_flow(size_t e, Values in) const {
+  switch (program_->eqns[e].prim) {
+    case core::Prim::cond:
+      return run_cond(e, std::move(in));
+    case core::Prim::while_:
+      return run_while(e, std::move(in));
+    case core::Prim::scan:
+      return run_scan(e, std::move(in));
+    default:
+      PARAX_CHECK(false, "not control flow: " << core::prim_name(program_->eqns[e].prim));
+  }
+  PARAX_UNREACHABLE();
+}
+
+int64_t Executor::read_scalar(const std::vector<BufferRef>& value, DType dtype,
+                              const char* what) const {
+  std::optional<int64_t> seen;
+  for (size_t d = 0; d < value.size(); ++d) {
+    if (!mesh_.local[d]) continue;
+    int64_t v = 0;
+    if (dtype == DType::bool_) {
+      v = *static_cast<const uint8_t*>(value[d]->data()) != 0;
+    } else {
+      PARAX_CHECK(dtype == DType::int32, "control flow reads bool or int32 scalars");
+      int32_t x;
+      std::memcpy(&x, value[d]->data(), sizeof x);
+      v = x;
+    }
+    // The partitioner replicates predicates and indices, so every device agrees.
+    PARAX_CHECK(!seen || *seen == v, "devices disagree on a " << what);
+    seen = v;
+  }
+  PARAX_CHECK(seen.has_value(), "no local device holds the " << what);
+  return *seen;
+}
+
+Executor::Values Executor::run_cond(size_t e, Values in) const {
+  const auto& branches = subs_[e];
+  const int64_t index = read_scalar(in[0], DType::int32, "cond index");
+  const size_t b = size_t(std::clamp<int64_t>(index, 0, int64_t(branches.size()) - 1));
+  in.erase(in.begin());
+  return branches[b]->run(std::move(in));
+}
+
+Executor::Values Executor::run_while(size_t e, Values in) const {
+  const core::Params& params = program_->eqns[e].params;
+  const size_t cond_consts = size_t(params.get<int64_t>("cond_nconsts"));
+  const size_t body_consts = size_t(params.get<int64_t>("body_nconsts"));
+  const Executor& cond = *subs_[e][0];
+  const Executor& body = *subs_[e][1];
+  Values carry(std::make_move_iterator(in.begin() + long(cond_consts + body_consts)),
+               std::make_move_iterator(in.end()));
+  for (;;) {
+    Values cond_in(in.begin(), in.begin() + long(cond_consts));
+    cond_in.insert(cond_in.end(), carry.begin(), carry.end());
+    if (read_scalar(cond.run(std::move(cond_in))[0], DType::bool_, "while predicate") == 0) break;
+    Values body_in(in.begin() + long(cond_consts), in.begin() + long(cond_consts + body_consts));
+    body_in.insert(body_in.end(), std::make_move_iterator(carry.begin()),
+                   std::make_move_iterator(carry.end()));
+    carry = body.run(std::move(body_in));
+  }
+  return carry;
+}
+
+Executor::Values Executor::run_scan(size_t e, Values in) const {
+  const core::Eqn& eqn = program_->eqns[e];
+  const core::Program& p = *program_;
+  const size_t num_consts = size_t(eqn.params.get<int64_t>("num_consts"));
+  const size_t num_carry = size_t(eqn.params.get<int64_t>("num_carry"));
+  const int64_t length = eqn.params.get<int64_t>("length");
+  const bool reverse = eqn.params.get<bool>("reverse");
+  const Executor& body = *subs_[e][0];
+  const size_t n = in.empty() ? size_t(mesh_.size()) : in[0].size();
+  const size_t num_xs = in.size() - num_consts - num_carry;
+  const size_t num_ys = eqn.outputs.size() - num_carry;
+  // The stacked results, written step by step.
+  Values ys(num_ys, std::vector<BufferRef>(n));
+  std::vector<size_t> y_bytes(num_ys);
+  for (size_t y = 0; y < num_ys; ++y) {
+    const core::Aval& aval = p.avals[size_t(eqn.outputs[num_carry + y])];
+    y_bytes[y] = length == 0 ? 0 : aval.nbytes() / size_t(length);
+    for (size_t d = 0; d < n; ++d) {
+      if (mesh_.local[d]) ys[y][d] = Buffer::allocate(mesh_.devices[d], aval.nbytes());
+    }
+  }
+  std::vector<size_t> x_bytes(num_xs);
+  for (size_t x = 0; x < num_xs; ++x) {
+    const core::Atom& a = eqn.inputs[num_consts + num_carry + x];
+    x_bytes[x] = length == 0 ? 0 : p.aval_of(a).nbytes() / size_t(length);
+  }
+  Values carry(std::make_move_iterator(in.begin() + long(num_consts)),
+               std::make_move_iterator(in.begin() + long(num_consts + num_carry)));
+  for (int64_t step = 0; step < length; ++step) {
+    const size_t t = size_t(reverse ? length - 1 - step : step);
+    Values body_in(in.begin(), in.begin() + long(num_consts));
+    body_in.insert(body_in.end(), std::make_move_iterator(carry.begin()),
+                   std::make_move_iterator(carry.end()));
+    for (size_t x = 0; x < num_xs; ++x) {
+      const auto& xs = in[num_consts + num_carry + x];
+      std::vector<BufferRef> slice(n);
+      for (size_t d = 0; d < n; ++d) {
+        if (mesh_.local[d]) slice[d] = Buffer::view(xs[d], t * x_bytes[x], x_bytes[x]);
+      }
+      body_in.push_back(std::move(slice));
+    }
+    Values out = body.run(std::move(body_in));
+    for (size_t y = 0; y < num_ys; ++y) {
+      for (size_t d = 0; d < n; ++d) {
+        if (!mesh_.local[d]) continue;
+        std::memcpy(static_cast<char*>(ys[y][d]->data()) + t * y_bytes[y],
+                    out[num_carry + y][d]->data(), y_bytes[y]);
+      }
+    }
+    out.resize(num_carry);
+    carry = std::move(out);
+  }
+  for (auto& y : ys) carry.push_back(std::move(y));
+  return carry;
 }
 
 }  // namespace parax::runtime

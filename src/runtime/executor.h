@@ -20,6 +20,16 @@ class Executor {
   const MeshLayout& mesh() const { return mesh_; }
 
  private:
+  using Values = std::vector<std::vector<BufferRef>>;  // per value, per device position
+  // Control flow: runs the equation's sub-programs (cond's chosen branch, a while's cond
+  // and body until the cond is false, a scan's body once per step) on all devices in
+  // lockstep, each step a run of the sub-program's executor.
+  Values run_control_flow(size_t e, Values in) const;
+  Values run_cond(size_t e, Values in) const;
+  Values run_while(size_t e, Values in) const;
+  Values run_scan(size_t e, Values in) const;
+  // Reads a scalar every local device holds the same value of (a predicate, an index).
+  int64_t read_scalar(const std::vector<BufferRef>& value, DType dtype, const char* what) const;
   std::shared_ptr<const core::Program> program_;
   MeshLayout mesh_;
   std::vector<std::vector<int>> release_after_;          // per eqn: vars dead after it
@@ -29,6 +39,9 @@ class Executor {
   // Per eqn: its result depends only on its operands' values, not on which device runs
   // it, so devices given the very same operand buffers can share one computation.
   std::vector<bool> shareable_;
+  // Per eqn: the executors of a control-flow equation's sub-programs, in param order
+  // (cond: its branches; while: cond then body; scan: body).
+  std::vector<std::vector<std::shared_ptr<const Executor>>> subs_;
 };
 
 }  // namespace parax::runtime
