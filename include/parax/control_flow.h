@@ -65,8 +65,7 @@ std::vector<Array> scan_leaves(const FlatFn& f, const std::vector<Array>& init,
 std::vector<Array> fori_leaves(const Array& lower, const Array& upper, const FlatFn& body,
                                const std::vector<Array>& init, const TreeDef& init_def);
 std::vector<Array> checkpoint_leaves(const FlatFn& f, const std::vector<Array>& args,
-                                     CheckpointPolicy policy, bool prevent_cse,
-                                     TreeDef* out_def);
+                                     CheckpointPolicy policy, bool prevent_cse, TreeDef* out_def);
 
 template <class T>
 std::vector<Array> leaves_of(const T& tree, TreeDef* def) {
@@ -90,8 +89,9 @@ auto cond(const ArrayLike& pred, const TrueFn& true_fn, const FalseFn& false_fn,
   detail::flatten_args(leaves, defs, operands...);
   TreeDef out_def;
   // Index 0 is false_fn, as JAX orders cond's branches.
-  const std::vector<detail::FlatFn> branches = {detail::flat_fn<FalseFn, Operands...>(false_fn, defs),
-                                                detail::flat_fn<TrueFn, Operands...>(true_fn, defs)};
+  const std::vector<detail::FlatFn> branches = {
+      detail::flat_fn<FalseFn, Operands...>(false_fn, defs),
+      detail::flat_fn<TrueFn, Operands...>(true_fn, defs)};
   std::vector<Array> outs =
       detail::cond_leaves(detail::cond_index(pred), branches, false, leaves, &out_def);
   return tree::unflatten<R>(out_def, outs);
@@ -99,8 +99,7 @@ auto cond(const ArrayLike& pred, const TrueFn& true_fn, const FalseFn& false_fn,
 
 // Returns branches[index](operands...), index clamped into range (jax.lax.switch).
 template <class Fn, class... Operands>
-auto switch_(const ArrayLike& index, const std::vector<Fn>& branches,
-             const Operands&... operands) {
+auto switch_(const ArrayLike& index, const std::vector<Fn>& branches, const Operands&... operands) {
   using R = std::decay_t<std::invoke_result_t<const Fn&, const Operands&...>>;
   std::vector<Array> leaves;
   std::vector<TreeDef> defs;
@@ -108,8 +107,8 @@ auto switch_(const ArrayLike& index, const std::vector<Fn>& branches,
   std::vector<detail::FlatFn> flat;
   for (const Fn& b : branches) flat.push_back(detail::flat_fn<Fn, Operands...>(b, defs));
   TreeDef out_def;
-  std::vector<Array> outs = detail::cond_leaves(detail::switch_index(index, branches.size()),
-                                                flat, true, leaves, &out_def);
+  std::vector<Array> outs = detail::cond_leaves(detail::switch_index(index, branches.size()), flat,
+                                                true, leaves, &out_def);
   return tree::unflatten<R>(out_def, outs);
 }
 
@@ -119,9 +118,9 @@ Carry while_loop(const CondFn& cond_fn, const BodyFn& body_fn, const Carry& init
   TreeDef def;
   std::vector<Array> leaves = detail::leaves_of(init, &def);
   const std::vector<TreeDef> defs = {def};
-  std::vector<Array> outs = detail::while_leaves(detail::flat_fn<CondFn, Carry>(cond_fn, defs),
-                                                 detail::flat_fn<BodyFn, Carry>(body_fn, defs),
-                                                 leaves, def);
+  std::vector<Array> outs =
+      detail::while_leaves(detail::flat_fn<CondFn, Carry>(cond_fn, defs),
+                           detail::flat_fn<BodyFn, Carry>(body_fn, defs), leaves, def);
   return tree::unflatten<Carry>(def, outs);
 }
 
@@ -154,8 +153,8 @@ auto scan(const F& f, const Carry& init, const Xs& xs, std::optional<int64_t> le
   const std::vector<TreeDef> defs = {init_def, xs_def};
   TreeDef out_def;
   std::vector<Array> outs =
-      detail::scan_leaves(detail::flat_fn<F, Carry, Xs>(f, defs), init_leaves, init_def,
-                          xs_leaves, detail::ScanArgs{length, reverse, unroll}, &out_def);
+      detail::scan_leaves(detail::flat_fn<F, Carry, Xs>(f, defs), init_leaves, init_def, xs_leaves,
+                          detail::ScanArgs{length, reverse, unroll}, &out_def);
   return tree::unflatten<std::pair<CarryOut, Ys>>(out_def, outs);
 }
 

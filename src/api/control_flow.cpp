@@ -49,8 +49,8 @@ void leaf_paths(const TreeDef& def, const std::string& at, std::vector<std::stri
     return;
   }
   for (size_t i = 0; i < def.children.size(); ++i) {
-    const std::string key = def.kind == TreeDef::Kind::dict ? "['" + def.keys[i] + "']"
-                                                            : "[" + std::to_string(i) + "]";
+    const std::string key =
+        def.kind == TreeDef::Kind::dict ? "['" + def.keys[i] + "']" : "[" + std::to_string(i) + "]";
     leaf_paths(def.children[i], at + key, out);
   }
 }
@@ -71,9 +71,11 @@ void check_carry(const char* what, const std::string& root, const TreeDef& in_de
   if (!(in_def == out_def)) {
     throw TypeError(std::string(what) +
                     " function carry input and carry output must have the same pytree "
-                    "structure, but they differ:\n\nThe input carry " + root + " is a " +
-                    in_def.to_string() + " but the corresponding component of the carry output "
-                    "is a " + out_def.to_string() +
+                    "structure, but they differ:\n\nThe input carry " +
+                    root + " is a " + in_def.to_string() +
+                    " but the corresponding component of the carry output "
+                    "is a " +
+                    out_def.to_string() +
                     ", so their Python types differ.\n\nRevise the function so that the carry "
                     "output has the same pytree structure as the carry input.");
   }
@@ -83,12 +85,12 @@ void check_carry(const char* what, const std::string& root, const TreeDef& in_de
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string why = mismatch(in[i], out[i]);
     if (why.empty()) continue;
-    const std::string name =
-        in.size() == 1 && in_def.kind == TreeDef::Kind::leaf ? "carry " + paths[i]
-                                                             : "carry component " + paths[i];
+    const std::string name = in.size() == 1 && in_def.kind == TreeDef::Kind::leaf
+                                 ? "carry " + paths[i]
+                                 : "carry component " + paths[i];
     diffs.push_back("input " + name + " has type " + type_name(in[i]) +
-                    " but the corresponding output carry component has type " +
-                    type_name(out[i]) + ", so " + why);
+                    " but the corresponding output carry component has type " + type_name(out[i]) +
+                    ", so " + why);
   }
   if (diffs.empty()) return;
   std::string msg = std::string(what) +
@@ -100,8 +102,9 @@ void check_carry(const char* what, const std::string& root, const TreeDef& in_de
     for (const std::string& d : diffs) msg += "  * the " + d + ";\n";
     msg += "\n";
   }
-  throw TypeError(msg + "Revise the function so that all output types match the corresponding "
-                        "input types.");
+  throw TypeError(msg +
+                  "Revise the function so that all output types match the corresponding "
+                  "input types.");
 }
 
 // A carry that enters weakly typed and leaves strongly typed (1.0 grown by an f32 array)
@@ -163,8 +166,9 @@ void check_branches(bool is_switch, const std::vector<Traced>& branches) {
     if (!(x.out_def == y.out_def)) {
       throw TypeError(which +
                       " branch outputs must have the same pytree structure, but they "
-                      "differ:\n\n" + name(first) + " output is " + pytree_kind(x.out_def) +
-                      " but " + name(b) + " output is " + pytree_kind(y.out_def) +
+                      "differ:\n\n" +
+                      name(first) + " output is " + pytree_kind(x.out_def) + " but " + name(b) +
+                      " output is " + pytree_kind(y.out_def) +
                       ", so their Python types differ.\n\nRevise " + name(first) + " and/or " +
                       name(b) + " so that they have the same pytree structure.");
     }
@@ -323,8 +327,8 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init,
   std::vector<int64_t> lengths;
   for (const Array& x : xs) {
     if (x.ndim() == 0) {
-      throw ValueError("scan got value with no leading axis to scan over: " +
-                       core::aval_of(x).str() + ".");
+      throw ValueError(
+          "scan got value with no leading axis to scan over: " + core::aval_of(x).str() + ".");
     }
     lengths.push_back(x.shape()[0]);
   }
@@ -339,8 +343,8 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init,
     length = *args.length;
     if (!lengths.empty() && lengths[0] != length) {
       throw ValueError("scan got `length` argument of " + std::to_string(length) +
-                       " which disagrees with leading axis sizes [" +
-                       std::to_string(lengths[0]) + "].");
+                       " which disagrees with leading axis sizes [" + std::to_string(lengths[0]) +
+                       "].");
     }
   } else if (lengths.empty()) {
     throw ValueError("scan got no values to scan over and `length` not provided.");
@@ -348,8 +352,8 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init,
     length = lengths[0];
   }
   if (length < 0) throw ValueError("scan got a negative length " + std::to_string(length));
-  if (args.unroll < 1) throw ValueError("scan: unroll must be at least 1, got " +
-                                        std::to_string(args.unroll));
+  if (args.unroll < 1)
+    throw ValueError("scan: unroll must be at least 1, got " + std::to_string(args.unroll));
   std::vector<Aval> carry = avals_of(init);
   std::vector<Aval> slices;
   for (const Array& x : xs) {
@@ -363,8 +367,7 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init,
     in.insert(in.end(), slices.begin(), slices.end());
     t = trace(f, in);
     if (t.out_def.children.size() != 2) {
-      throw TypeError("scan body output must be a pair (carry, y), got " +
-                      t.out_def.to_string());
+      throw TypeError("scan body output must be a pair (carry, y), got " + t.out_def.to_string());
     }
     const TreeDef& carry_def = t.out_def.children[0];
     std::vector<Aval> carry_out(t.outs.begin(), t.outs.begin() + carry_def.num_leaves());
@@ -417,9 +420,11 @@ std::vector<Array> fori_leaves(const Array& lower, const Array& upper, const Fla
       TreeDef carry_def;
       std::vector<Array> out = body(leaves, &carry_def);
       out.insert(out.begin(), next);
-      *def = TreeDef{TreeDef::Kind::tuple, {}, {}, {TreeDef{TreeDef::Kind::tuple, {}, {},
-                                                            {TreeDef{}, carry_def}},
-                                                    TreeDef{TreeDef::Kind::list, {}, {}, {}}}};
+      *def = TreeDef{TreeDef::Kind::tuple,
+                     {},
+                     {},
+                     {TreeDef{TreeDef::Kind::tuple, {}, {}, {TreeDef{}, carry_def}},
+                      TreeDef{TreeDef::Kind::list, {}, {}, {}}}};
       return out;
     };
     std::vector<Array> carry{scalar_i32(first)};
@@ -446,16 +451,14 @@ std::vector<Array> fori_leaves(const Array& lower, const Array& upper, const Fla
   };
   std::vector<Array> carry{lo, hi};
   carry.insert(carry.end(), init.begin(), init.end());
-  std::vector<Array> outs =
-      while_impl(cond, step, carry,
-                 TreeDef{TreeDef::Kind::tuple, {}, {}, {TreeDef{}, TreeDef{}, init_def}},
-                 "loop_carry");
+  std::vector<Array> outs = while_impl(
+      cond, step, carry, TreeDef{TreeDef::Kind::tuple, {}, {}, {TreeDef{}, TreeDef{}, init_def}},
+      "loop_carry");
   return std::vector<Array>(outs.begin() + 2, outs.end());
 }
 
 std::vector<Array> checkpoint_leaves(const FlatFn& f, const std::vector<Array>& args,
-                                     CheckpointPolicy policy, bool prevent_cse,
-                                     TreeDef* out_def) {
+                                     CheckpointPolicy policy, bool prevent_cse, TreeDef* out_def) {
   Traced t = trace(f, avals_of(args));
   std::vector<Array> operands = t.consts;
   operands.insert(operands.end(), args.begin(), args.end());

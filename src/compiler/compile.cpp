@@ -184,7 +184,8 @@ Mesh choose_mesh(const std::vector<Device>& devices, std::span<const ArgInfo> ar
 
 Program inline_calls(const Program& p) {
   const bool has_calls = std::any_of(p.eqns.begin(), p.eqns.end(), [](const core::Eqn& e) {
-    return core::has_trait(e.prim, core::kHasProgram) || core::has_trait(e.prim, core::kControlFlow);
+    return core::has_trait(e.prim, core::kHasProgram) ||
+           core::has_trait(e.prim, core::kControlFlow);
   });
   if (!has_calls) return p;
   // The caller's inputs keep their numbers; inlined equations get fresh variables.
@@ -250,8 +251,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
   }
   // Outputs are committed when an input was or when the program states a layout.
   plan->committed =
-      std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) ||
-      [&] {
+      std::any_of(args.begin(), args.end(), [](const ArgInfo& a) { return a.committed; }) || [&] {
         bool stated = false;
         core::for_each_eqn(flat, [&](const Program&, const core::Eqn& e) {
           stated = stated || core::has_trait(e.prim, core::kLayout) ||

@@ -388,21 +388,21 @@ void Partitioner::partition_control_flow(size_t e) {
                                               layout_[size_t(a.var)], cf.operands[i]));
   }
   size_t k = 0;
-  core::Eqn local = core::with_sub_programs(
-      core::Eqn{eqn.prim, std::move(inputs), {}, eqn.params},
-      [&](const std::shared_ptr<const core::Program>& sub) {
-        std::vector<std::optional<DimShard>> outs(cf.program_outputs[k].begin(),
-                                                  cf.program_outputs[k].end());
-        Partitioned part = partition(*sub, mesh_, cf.programs[k], outs);
-        ++k;
-        return std::make_shared<const core::Program>(std::move(part.local));
-      });
+  core::Eqn local =
+      core::with_sub_programs(core::Eqn{eqn.prim, std::move(inputs), {}, eqn.params},
+                              [&](const std::shared_ptr<const core::Program>& sub) {
+                                std::vector<std::optional<DimShard>> outs(
+                                    cf.program_outputs[k].begin(), cf.program_outputs[k].end());
+                                Partitioned part = partition(*sub, mesh_, cf.programs[k], outs);
+                                ++k;
+                                return std::make_shared<const core::Program>(std::move(part.local));
+                              });
   for (size_t r = 0; r < eqn.outputs.size(); ++r) {
     const int v = eqn.outputs[r];
     const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], cf.results[r]));
     local.outputs.push_back(lv);
-    map_[size_t(v)] = reshard(Atom::of(lv), global_.avals[size_t(v)], cf.results[r],
-                              layout_[size_t(v)]);
+    map_[size_t(v)] =
+        reshard(Atom::of(lv), global_.avals[size_t(v)], cf.results[r], layout_[size_t(v)]);
   }
   local_.eqns.push_back(std::move(local));
 }

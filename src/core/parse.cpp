@@ -220,7 +220,10 @@ Program Parser::program() {
   binders(s, ';', s.p.constvars);
   binders(s, '.', s.p.invars);
   expect_word("let");
-  while (!at_closing_in()) equation(s);
+  while (!at_closing_in()) {
+    equation(s);
+    accept(';');  // equations on one line are separated by `; `
+  }
   expect_word("in");
   s.p.outvars = out_atoms(s);
   expect('}', "'}' closing the program");
@@ -247,6 +250,7 @@ Parser::TypedVar Parser::typed_var(const std::string& what) {
 
 // Variables are numbered in order of definition, as the printer names them.
 int Parser::define(Scope& s, const TypedVar& v) const {
+  if (v.name == "_") return s.p.new_var(v.aval);  // a result nothing reads (JAX's `_`)
   auto [it, added] = s.vars.emplace(v.name, int(s.p.avals.size()));
   if (!added) fail_msg(v.at, "variable '" + v.name + "' is defined twice");
   return s.p.new_var(v.aval);
@@ -285,7 +289,7 @@ void Parser::equation(Scope& s) {
   Eqn eqn{*prim, {}, {}, accept('[') ? params() : Params{}};
   for (;;) {
     const char c = peek();
-    if (c == '\0' || c == '}' || c == '=' || at_closing_in()) break;
+    if (c == '\0' || c == '}' || c == '=' || c == ';' || at_closing_in()) break;
     const size_t at = pos_;
     const std::string_view w = word();
     if (pos_ < text_.size() && text_[pos_] == ':') {
@@ -369,7 +373,18 @@ std::vector<Atom> Parser::out_atoms(Scope& s) {
 
 ParamValue Parser::param_value() {
   const char c = peek();
-  if (c == '(') return tuple();
+  if (c == '(') {
+    // `({ lambda ... } { lambda ... })`: cond's branches.
+    size_t next = pos_ + 1;
+    while (next < text_.size() && std::isspace(static_cast<unsigned char>(text_[next]))) ++next;
+    if (next < text_.size() && text_[next] == '{') {
+      expect('(', "'('");
+      ProgramList programs;
+      while (!accept(')')) programs.push_back(std::make_shared<const Program>(program()));
+      return programs;
+    }
+    return tuple();
+  }
   if (c == '{') return std::make_shared<const Program>(program());
   const size_t at = pos_;
   const std::string_view w = word();

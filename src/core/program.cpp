@@ -194,14 +194,16 @@ namespace {
 class Printer {
  public:
   Printer(const Program& p, const ParamPrinter& param_printer, int first = 0)
-      : p_(p), param_printer_(param_printer), number_(p.avals.size(), -1), next_(first) {
+      : p_(p),
+        param_printer_(param_printer),
+        number_(p.avals.size(), -1),
+        first_(first),
+        next_(first) {
     std::vector<bool> used(p.avals.size(), false);
     for (const Eqn& e : p.eqns) {
       for (const Atom& a : e.inputs) mark(used, a);
     }
     for (const Atom& a : p.outvars) mark(used, a);
-    for (int v : p.constvars) define(v);
-    for (int v : p.invars) define(v);
     dropped_ = std::vector<bool>(p.avals.size(), false);
     for (const Eqn& e : p.eqns) {
       for (int v : e.outputs) {
@@ -257,6 +259,8 @@ class Printer {
   // `start` (equations separated by `; `), else one equation a line, its equations at
   // column `base` + 4 (later lines are not indented here: see sub_program).
   std::string program(size_t base, size_t start) {
+    for (int v : p_.constvars) define(v);
+    for (int v : p_.invars) define(v);
     std::string head = "{ lambda ";
     for (size_t i = 0; i < p_.constvars.size(); ++i)
       head += (i ? " " : "") + typed(p_.constvars[i]);
@@ -266,8 +270,7 @@ class Printer {
     std::vector<std::string> lines;
     for (const Eqn& e : p_.eqns) lines.push_back(eqn(e, base + 4));
     std::string out = "in (";
-    for (size_t i = 0; i < p_.outvars.size(); ++i)
-      out += (i ? ", " : "") + atom(p_.outvars[i]);
+    for (size_t i = 0; i < p_.outvars.size(); ++i) out += (i ? ", " : "") + atom(p_.outvars[i]);
     out += p_.outvars.size() == 1 ? ",) }" : ") }";
     std::string flat = head;
     for (size_t i = 0; i < lines.size(); ++i) flat += (i ? "; " : " ") + lines[i];
@@ -278,6 +281,24 @@ class Printer {
     return text + "  " + out;
   }
 
+  // program(), printed twice: the first pass names every variable, so the second can
+  // name one a broken program reads before its definition.
+  std::string render(size_t base, size_t start) {
+    program(base, start);
+    next_ = first_;
+    return program(base, start);
+  }
+
+  // Returns equation `e` as render() prints it.
+  std::string eqn_at(size_t e) {
+    program(0, 0);
+    next_ = first_;
+    for (int v : p_.constvars) define(v);
+    for (int v : p_.invars) define(v);
+    for (size_t i = 0; i < e; ++i) eqn(p_.eqns[i]);
+    return eqn(p_.eqns[e]);
+  }
+
   int next() const { return next_; }
 
  private:
@@ -285,17 +306,20 @@ class Printer {
     if (!a.is_literal() && a.var >= 0 && size_t(a.var) < used.size()) used[size_t(a.var)] = true;
   }
   void define(int v) {
-    if (v >= 0 && size_t(v) < number_.size() && number_[size_t(v)] < 0 &&
-        !(size_t(v) < dropped_.size() && dropped_[size_t(v)])) {
-      number_[size_t(v)] = next_++;
+    if (v < 0 || size_t(v) >= number_.size()) return;
+    if (size_t(v) < dropped_.size() && dropped_[size_t(v)]) return;
+    if (number_[size_t(v)] >= 0) {
+      next_ = std::max(next_, number_[size_t(v)] + 1);  // a second pass names as the first
+      return;
     }
+    number_[size_t(v)] = next_++;
   }
 
   // A sub-program of control flow, named on from this printer's names, starting at column
   // `start` on a line indented to `base`.
   std::string sub_program(const Program& sub, size_t base, size_t start) {
     Printer inner(sub, param_printer_, next_);
-    std::string text = inner.program(base, start);
+    std::string text = inner.render(base, start);
     next_ = inner.next();
     return indent_lines(text, base);
   }
@@ -321,14 +345,14 @@ class Printer {
       for (const auto& [name, value] : e.params.items()) {
         std::string rendered;
         if (const auto* sub = std::get_if<std::shared_ptr<const Program>>(&value)) {
-          rendered = *sub ? sub_program(**sub, param_column, param_column + name.size() + 1)
-                          : "None";
+          rendered =
+              *sub ? sub_program(**sub, param_column, param_column + name.size() + 1) : "None";
         } else if (const auto* list = std::get_if<ProgramList>(&value)) {
           rendered = "(";
           for (size_t i = 0; i < list->size(); ++i) {
             const std::string one = sub_program(*(*list)[i], param_column + 2, param_column + 2);
-            rendered += flat ? (i ? " " : "") + one
-                             : "\n" + std::string(param_column + 2, ' ') + one;
+            rendered +=
+                flat ? (i ? " " : "") + one : "\n" + std::string(param_column + 2, ' ') + one;
           }
           rendered += flat ? ")" : "\n" + std::string(param_column, ' ') + ")";
         } else {
@@ -354,9 +378,10 @@ class Printer {
   }
 
   const Program& p_;
-  const ParamPrinter& param_printer_;
+  ParamPrinter param_printer_;
   std::vector<int> number_;
   std::vector<bool> dropped_;
+  int first_ = 0;
   int next_ = 0;
 };
 
@@ -364,13 +389,12 @@ class Printer {
 
 std::string to_string(const Program& p, const ParamPrinter& param_printer) {
   Printer print(p, param_printer);
-  return print.program(0, 0);
+  return print.render(0, 0);
 }
 
 std::string eqn_str(const Program& p, size_t e) {
   Printer print(p, nullptr);
-  for (size_t i = 0; i < e; ++i) print.eqn(p.eqns[i]);  // names the earlier results
-  return print.eqn(p.eqns[e]);
+  return print.eqn_at(e);
 }
 
 }  // namespace parax::core

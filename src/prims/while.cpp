@@ -26,8 +26,18 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   return std::vector<Aval>(carry.begin(), carry.end());
 }
 
+// A while loop's trip count is known only when it runs, so its steps cannot be replayed
+// backward: reverse mode is JAX's error (forward mode works: see jvp).
+std::vector<Array> transpose(std::span<const Array>, std::span<const Array>, std::span<const bool>,
+                             const Params&) {
+  throw ValueError(
+      "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+      "dynamic start/stop values. Try using lax.scan, or using fori_loop with static "
+      "start/stop.");
+}
+
 }  // namespace
 
-extern const PrimRules while__rules = {.abstract_eval = shape_rule};
+extern const PrimRules while__rules = {.abstract_eval = shape_rule, .transpose = transpose};
 
 }  // namespace parax::prims

@@ -181,8 +181,7 @@ std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, size_t nbytes) {
   return std::shared_ptr<Buffer>(new Buffer(device, nbytes, data, false));
 }
 
-std::shared_ptr<Buffer> Buffer::view(std::shared_ptr<Buffer> parent, size_t offset,
-                                     size_t nbytes) {
+std::shared_ptr<Buffer> Buffer::view(std::shared_ptr<Buffer> parent, size_t offset, size_t nbytes) {
   auto* data = static_cast<char*>(parent->data()) + offset;
   std::shared_ptr<Buffer> v(new Buffer(parent->device(), nbytes, data, false));
   v->parent_ = std::move(parent);

@@ -18,8 +18,7 @@ class Buffer {
   static std::shared_ptr<Buffer> wrap(Device device, void* data, size_t nbytes);
   // Returns bytes [offset, offset + nbytes) of `parent`, kept alive by the view (a scan's
   // slice of its xs).
-  static std::shared_ptr<Buffer> view(std::shared_ptr<Buffer> parent, size_t offset,
-                                      size_t nbytes);
+  static std::shared_ptr<Buffer> view(std::shared_ptr<Buffer> parent, size_t offset, size_t nbytes);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

@@ -90,7 +90,8 @@ std::string params_key(const Params& params, std::string_view skip = {}) {
       // The cache entry holds its program, and so these: the address stays theirs.
       key += std::to_string(reinterpret_cast<uintptr_t>(p->get()));
     } else if (auto* list = std::get_if<core::ProgramList>(&value)) {
-      for (const auto& sub : *list) key += std::to_string(reinterpret_cast<uintptr_t>(sub.get())) + ",";
+      for (const auto& sub : *list)
+        key += std::to_string(reinterpret_cast<uintptr_t>(sub.get())) + ",";
     } else {
       key += core::param_str(value);
     }

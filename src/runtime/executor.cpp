@@ -203,7 +203,8 @@ std::vector<std::vector<BufferRef>> Executor::run(
         }
       }
       Values out = run_control_flow(e, std::move(in));
-      for (size_t r = 0; r < eqn.outputs.size(); ++r) env[size_t(eqn.outputs[r])] = std::move(out[r]);
+      for (size_t r = 0; r < eqn.outputs.size(); ++r)
+        env[size_t(eqn.outputs[r])] = std::move(out[r]);
     } else if (core::has_trait(eqn.prim, core::kCollective)) {
       const core::Atom& a = eqn.inputs[0];
       env[size_t(eqn.outputs[0])] = run_collective(

@@ -212,7 +212,7 @@ TEST(Passes, TheWholeListPartitionsAndFuses) {
             "preferred_element_type=float32 rhs_batch_dimensions=() "
             "rhs_contracting_dimensions=(0,)] a b\n"
             "    d:f32[4,4] = all-reduce[mesh_axes=('y',) op=sum] c\n"
-            "    e:f32[4,4] = fusion[jaxpr={ lambda ; a:f32[4,4]. let b:f32[4,4] = mul a 2.0 "
+            "    e:f32[4,4] = fusion[jaxpr={ lambda ; a:f32[4,4]. let b:f32[4,4] = mul a 2.0; "
             "c:f32[4,4] = tanh b in (c,) }] d\n"
             "  in (e,) }");
 }

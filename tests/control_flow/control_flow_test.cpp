@@ -15,8 +15,9 @@ std::vector<float> values(const Array& x) { return x.to_vector<float>(); }
 
 TEST(ControlFlow, CondPicksABranch) {
   auto f = [](const Array& x) {
-    return lax::cond(jnp::sum(x) > 0, [](const Array& y) { return lax::sin(y); },
-                     [](const Array& y) { return lax::cos(y); }, x);
+    return lax::cond(
+        jnp::sum(x) > 0, [](const Array& y) { return lax::sin(y); },
+        [](const Array& y) { return lax::cos(y); }, x);
   };
   Array x = jnp::ones({3});
   EXPECT_FLOAT_EQ(values(f(x))[0], std::sin(1.0f));
@@ -58,7 +59,8 @@ TEST(ControlFlow, WhileLoop) {
 
 TEST(ControlFlow, ForiLoopStaticIsAScan) {
   auto f = [](const Array& x) {
-    return lax::fori_loop(0, 5, [](const Array&, const Array& c) { return c * 2.0f; }, x);
+    return lax::fori_loop(
+        0, 5, [](const Array&, const Array& c) { return c * 2.0f; }, x);
   };
   Array x = jnp::array({1.0f})[0];
   EXPECT_FLOAT_EQ(f(x).item<float>(), 32.0f);
@@ -81,7 +83,8 @@ TEST(ControlFlow, ForiLoopStaticIsAScan) {
 
 TEST(ControlFlow, ForiLoopTracedBoundsIsAWhile) {
   auto f = [](const Array& x, const Array& n) {
-    return lax::fori_loop(0, n, [](const Array& i, const Array& c) { return c + i; }, x);
+    return lax::fori_loop(
+        0, n, [](const Array& i, const Array& c) { return c + i; }, x);
   };
   Array x = jnp::array({0.0f})[0];
   Array n = jnp::array({5})[0];
@@ -90,8 +93,7 @@ TEST(ControlFlow, ForiLoopTracedBoundsIsAWhile) {
 
 TEST(ControlFlow, ScanCarriesAndStacks) {
   auto f = [](const Array& c, const Array& xs) {
-    return lax::scan(
-        [](const Array& c, const Array& x) { return std::pair{c + x, c * x}; }, c, xs);
+    return lax::scan([](const Array& c, const Array& x) { return std::pair{c + x, c * x}; }, c, xs);
   };
   Array c = jnp::array({1.0f})[0];
   Array xs = jnp::arange(1, 5).astype(DType::float32);
@@ -101,8 +103,11 @@ TEST(ControlFlow, ScanCarriesAndStacks) {
     EXPECT_EQ(values(ys), (std::vector<float>{1, 4, 12, 28}));
   }
   auto rev = [](const Array& c, const Array& xs) {
-    return lax::scan([](const Array& c, const Array& x) { return std::pair{c + x, c}; }, c, xs,
-                     std::nullopt, true);
+    return lax::scan(
+        [](const Array& c, const Array& x) {
+          return std::pair{c + x, c};
+        },
+        c, xs, std::nullopt, true);
   };
   auto [carry, ys] = jit(rev)(c, xs);
   EXPECT_FLOAT_EQ(carry.item<float>(), 11.0f);
@@ -141,8 +146,11 @@ TEST(ControlFlow, CheckpointComputesTheSame) {
 TEST(ControlFlow, Errors) {
   Array x = jnp::ones({3});
   try {
-    lax::scan([](const Array&, const Array& x) { return std::pair{jnp::ones({3}), x}; },
-              jnp::array({1.0f})[0], x);
+    lax::scan(
+        [](const Array&, const Array& x) {
+          return std::pair{jnp::ones({3}), x};
+        },
+        jnp::array({1.0f})[0], x);
     FAIL();
   } catch (const TypeError& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -151,8 +159,8 @@ TEST(ControlFlow, Errors) {
               "carry component has type float32[3], so the shapes do not match.\n\nRevise the "
               "function so that all output types match the corresponding input types.");
   }
-  EXPECT_THROW(lax::cond(x > 0, [](const Array& y) { return y; },
-                         [](const Array& y) { return y; }, x),
+  EXPECT_THROW(lax::cond(
+                   x > 0, [](const Array& y) { return y; }, [](const Array& y) { return y; }, x),
                TypeError);
 }
 

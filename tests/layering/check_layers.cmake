@@ -13,7 +13,7 @@ set(PUBLIC_sharding device.h sharding.h)
 set(PUBLIC_core array.h tree.h)
 set(PUBLIC_transforms jit.h grad.h vmap.h shard_map.h)
 set(PUBLIC_runtime distributed.h)
-set(PUBLIC_api lax.h numpy.h random.h debug.h device_put.h collectives.h multihost.h parax.h)
+set(PUBLIC_api lax.h control_flow.h numpy.h random.h debug.h device_put.h collectives.h multihost.h parax.h)
 
 # The allowed exceptions, in one place: "<layer> <included header>: <reason>".
 set(EXCEPTIONS

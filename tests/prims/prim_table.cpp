@@ -1645,6 +1645,10 @@ const std::map<std::string_view, std::string_view>& exempt() {
       {"all_to_all", kNamedAxis},
       {"axis_index", kNamedAxis},
       {"shard_map", "holds a per-device program over mesh axes: transforms/shard_map_test.cpp"},
+      {"cond", "control flow over sub-programs: tests/control_flow/"},
+      {"while", "control flow over sub-programs: tests/control_flow/"},
+      {"scan", "control flow over sub-programs: tests/control_flow/"},
+      {"remat2", "checkpoint's call of a program: tests/control_flow/"},
       {"manual-enter", "compiler-internal: where an inlined shard_map begins (shard_map_test)"},
       {"manual-exit", "compiler-internal: where an inlined shard_map ends (shard_map_test)"},
   };
