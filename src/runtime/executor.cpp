@@ -147,6 +147,17 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
       }
     }
   }
+  // An output computed by a kernel may be written straight into the caller's buffer,
+  // unless it is an input or appears twice among the outputs.
+  dest_of_.assign(p.avals.size(), -1);
+  for (size_t o = 0; o < p.outvars.size(); ++o) {
+    const core::Atom& a = p.outvars[o];
+    if (a.is_literal()) continue;
+    int& d = dest_of_[size_t(a.var)];
+    d = d == -1 ? int(o) : -2;
+  }
+  for (int v : p.invars) dest_of_[size_t(v)] = -2;
+  for (int v : p.constvars) dest_of_[size_t(v)] = -2;
   subs_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     if (!core::has_trait(p.eqns[e].prim, core::kControlFlow)) continue;
@@ -180,7 +191,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
 }
 
 std::vector<std::vector<BufferRef>> Executor::run(
-    std::vector<std::vector<BufferRef>> inputs) const {
+    std::vector<std::vector<BufferRef>> inputs,
+    const std::vector<std::vector<BufferRef>>* dests) const {
   const core::Program& p = *program_;
   const size_t n = size_t(mesh_.size());
   std::vector<std::vector<BufferRef>> env(p.avals.size());
@@ -251,7 +263,10 @@ std::vector<std::vector<BufferRef>> Executor::run(
         std::vector<void*> outs;
         for (size_t r = 0; r < eqn.outputs.size(); ++r) {
           BufferRef buf;
-          if (const int i = donor_[e][r]; i >= 0) {
+          if (const int o = dest_of_[size_t(eqn.outputs[r])]; dests != nullptr && o >= 0) {
+            buf = (*dests)[size_t(o)][size_t(d)];
+          }
+          if (const int i = donor_[e][r]; !buf && i >= 0) {
             // Only a buffer nothing else holds (not shared by a collective's group), over
             // memory of its own (not a view into a scan's xs).
             BufferRef& in = env[size_t(eqn.inputs[size_t(i)].var)][size_t(d)];
@@ -388,12 +403,23 @@ Executor::Values Executor::run_scan(size_t e, Values in) const {
       }
       body_in.push_back(std::move(slice));
     }
-    Values out = body.run(std::move(body_in));
+    // Each y is written by its kernel into its slot of the stacked result; one made
+    // otherwise (a collective's, one shared between devices) is copied there.
+    Values slots(num_carry + num_ys, std::vector<BufferRef>(n));
+    for (size_t y = 0; y < num_ys; ++y) {
+      for (size_t d = 0; d < n; ++d) {
+        if (mesh_.local[d])
+          slots[num_carry + y][d] = Buffer::view(ys[y][d], t * y_bytes[y], y_bytes[y]);
+      }
+    }
+    Values out = body.run(std::move(body_in), &slots);
     for (size_t y = 0; y < num_ys; ++y) {
       for (size_t d = 0; d < n; ++d) {
         if (!mesh_.local[d]) continue;
-        std::memcpy(static_cast<char*>(ys[y][d]->data()) + t * y_bytes[y],
-                    out[num_carry + y][d]->data(), y_bytes[y]);
+        void* slot = slots[num_carry + y][d]->data();
+        if (out[num_carry + y][d]->data() != slot) {
+          std::memcpy(slot, out[num_carry + y][d]->data(), y_bytes[y]);
+        }
       }
     }
     out.resize(num_carry);

@@ -15,8 +15,13 @@ namespace parax::runtime {
 class Executor {
  public:
   Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh);
-  // inputs[i][p] is input i on device position p; returns outputs[o][p].
-  std::vector<std::vector<BufferRef>> run(std::vector<std::vector<BufferRef>> inputs) const;
+  // inputs[i][p] is input i on device position p; returns outputs[o][p]. `dests`, when
+  // given, holds per output per position a buffer the output may be written into directly
+  // (a slot of a scan's stacked result); the returned buffer is then that one, or another
+  // the caller copies from.
+  std::vector<std::vector<BufferRef>> run(
+      std::vector<std::vector<BufferRef>> inputs,
+      const std::vector<std::vector<BufferRef>>* dests = nullptr) const;
   const MeshLayout& mesh() const { return mesh_; }
 
  private:
@@ -39,6 +44,8 @@ class Executor {
   // Per eqn: its result depends only on its operands' values, not on which device runs
   // it, so devices given the very same operand buffers can share one computation.
   std::vector<bool> shareable_;
+  // Per variable: the output whose destination it may be written into (-1: none).
+  std::vector<int> dest_of_;
   // Per eqn: the executors of a control-flow equation's sub-programs, in param order
   // (cond: its branches; while: cond then body; scan: body).
   std::vector<std::vector<std::shared_ptr<const Executor>>> subs_;
