@@ -359,6 +359,36 @@ void random_draws(const px::Mesh& mesh) {
   report("random.bits", bits(key));
 }
 
+// Loops run on every process in lockstep: the predicate each process reads is the same
+// replicated value, and the collectives inside a body pair up step by step.
+void control_flow(const std::string& tag, const px::Mesh& mesh) {
+  const Array x = px::device_put(values({16, 32}, 0.02f), px::NamedSharding(mesh, P("x", None)));
+  const Array ws = px::device_put(values({3, 32, 32}, 0.07f) * 0.3f,
+                                  px::NamedSharding(mesh, P(None, None, "y")));
+  auto layers = [](const Array& h, const Array& ws) {
+    return lax::scan(
+        [](const Array& c, const Array& w) {
+          Array next = jnp::tanh(jnp::dot(c, w));
+          return std::pair{next, jnp::sum(next)};
+        },
+        h, ws);
+  };
+  auto [h, sums] = px::jit(layers)(x, ws);
+  report("cf.scan." + tag, h);
+  report("cf.scan_ys." + tag, sums);
+  auto grow = [](const Array& a) {
+    return lax::while_loop([](const Array& c) { return jnp::sum(jnp::abs(c)) < 1000.0f; },
+                           [](const Array& c) { return c * 1.5f + 0.25f; }, a);
+  };
+  report("cf.while." + tag, px::jit(grow)(x));
+  auto pick = [](const Array& a) {
+    return lax::cond(
+        jnp::sum(a) > 0.0f, [](const Array& b) { return jnp::exp(b); },
+        [](const Array& b) { return -b; }, a);
+  };
+  report("cf.cond." + tag, px::jit(pick)(x));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -379,6 +409,8 @@ int main(int argc, char** argv) {
     vmaps(mesh);
     empty(mesh);
     random_draws(mesh);
+    control_flow("4x2", mesh);
+    control_flow("2x4", mesh24);
   } catch (const px::Error& e) {
     std::cerr << "mp_cases: " << e.what() << "\n";
     return 1;
