@@ -172,5 +172,27 @@ TEST(ControlFlowSharding, APartialSumIsReducedBeforeTheLoop) {
   EXPECT_TRUE(same_values(jit(f)(a, b), jnp::dot(a, b) + 2.0f));
 }
 
+TEST(ControlFlowSharding, CallsAndRegionsInsideLoopBodies) {
+  Mlp m;
+  // A jitted function called in a body is inlined into it; a shard_map in a body is a
+  // region of per-device code inside the step.
+  auto inner = jit([](const Array& h) { return jnp::tanh(h); });
+  auto ring = shard_map([](const Array& a) { return lax::psum(a, "model"); }, m.mesh,
+                        P("data", "model"), P("data", "model"));
+  auto f = [&](const Array& x) {
+    return lax::fori_loop(
+        0, 2, [&](const Array&, const Array& h) { return inner(ring(h) * 0.01f); }, x);
+  };
+  Array want = m.x;
+  for (int i = 0; i < 2; ++i) {
+    Array halves = jnp::sum(want.reshape({16, 2, kWidth / 2}), 1);
+    want = jnp::tanh(jnp::concatenate({halves, halves}, 1) * 0.01f);
+  }
+  Array got = jit(f)(m.x);
+  EXPECT_TRUE(same_values(got, want)) << got << want;
+  EXPECT_NE(scan_body(jit(f).lower(m.x).compile().as_text()).find("all-reduce"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace parax
