@@ -158,6 +158,12 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
   }
   for (int v : p.invars) dest_of_[size_t(v)] = -2;
   for (int v : p.constvars) dest_of_[size_t(v)] = -2;
+  in_avals_.resize(p.eqns.size());
+  out_avals_.resize(p.eqns.size());
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    for (const core::Atom& a : p.eqns[e].inputs) in_avals_[e].push_back(p.aval_of(a));
+    for (int v : p.eqns[e].outputs) out_avals_[e].push_back(p.avals[size_t(v)]);
+  }
   subs_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     if (!core::has_trait(p.eqns[e].prim, core::kControlFlow)) continue;
@@ -224,12 +230,9 @@ std::vector<std::vector<BufferRef>> Executor::run(
     } else {
       const core::KernelFn kernel = core::rules(eqn.prim).kernel;
       PARAX_CHECK(kernel != nullptr, "no CPU kernel for " << core::prim_name(eqn.prim));
-      std::vector<core::Aval> in_avals, out_avals;
-      for (const core::Atom& a : eqn.inputs) in_avals.push_back(p.aval_of(a));
-      for (int v : eqn.outputs) {
-        out_avals.push_back(p.avals[size_t(v)]);
-        env[size_t(v)].resize(n);
-      }
+      const std::vector<core::Aval>& in_avals = in_avals_[e];
+      const std::vector<core::Aval>& out_avals = out_avals_[e];
+      for (int v : eqn.outputs) env[size_t(v)].resize(n);
       // Devices holding the very same operand buffers (replicas that share them, e.g. after
       // a collective) compute once and share the result: on virtual devices replicated work
       // is then done once, not once per replica.

@@ -44,6 +44,8 @@ class Executor {
   // Per eqn: its result depends only on its operands' values, not on which device runs
   // it, so devices given the very same operand buffers can share one computation.
   std::vector<bool> shareable_;
+  // Per eqn: its operand and result types (made once: a loop body runs many times).
+  std::vector<std::vector<core::Aval>> in_avals_, out_avals_;
   // Per variable: the output whose destination it may be written into (-1: none).
   std::vector<int> dest_of_;
   // Per eqn: the executors of a control-flow equation's sub-programs, in param order

@@ -190,8 +190,7 @@ TEST(ControlFlowSharding, CallsAndRegionsInsideLoopBodies) {
   }
   Array got = jit(f)(m.x);
   EXPECT_TRUE(same_values(got, want)) << got << want;
-  EXPECT_NE(scan_body(jit(f).lower(m.x).compile().as_text()).find("all-reduce"),
-            std::string::npos);
+  EXPECT_NE(scan_body(jit(f).lower(m.x).compile().as_text()).find("all-reduce"), std::string::npos);
 }
 
 }  // namespace
