@@ -84,6 +84,9 @@ for tag, rev in (("fwd", False), ("rev", True)):
       jax.jvp(lambda c, xs, w: scan_f(c, xs, w, rev), (C2, XS, W2),
               (jnp.ones_like(C2), jnp.ones_like(XS), -jnp.ones_like(W2)))[1])
 
+put("scan_fwd:gradgrad",
+    jax.grad(lambda w: jnp.sum(jax.grad(scan_f, argnums=2)(C2, XS, w, False) * w))(W2))
+
 
 # A pytree carry; a carry without a tangent at first that the body gives one.
 def scan_tree_f(x, xs):
@@ -121,6 +124,7 @@ def fori_f(x):
 
 put("fori:out", fori_f(X3))
 put("fori:grad", jax.grad(fori_f)(X3))
+put("fori:gradgrad", jax.grad(lambda x: jnp.sum(jax.grad(fori_f)(x) * x))(X3))
 
 
 # Nested: a scan inside a scan, a cond inside a scan.

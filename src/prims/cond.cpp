@@ -89,10 +89,6 @@ std::vector<Array> bind_cond(const Array& index, const Branches& b, std::vector<
   return core::bind(core::Prim::cond, std::move(args), Params{{"branches", b.programs}});
 }
 
-std::string branches_key(const core::ProgramList& branches) {
-  return programs_key(branches) + axes_key();
-}
-
 // jvp: the operands, then their nonzero tangents, in; the results, then the tangents of
 // `out_nz` (zeros where this branch gives none), out. With `out_nz` null, returns which
 // results get a tangent from this branch instead.
@@ -145,8 +141,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
   for (size_t i = 1; i < primals.size(); ++i) {
     nz.push_back(tangents[i].valid() && has_tangent(core::aval_of(primals[i]).dtype));
   }
-  auto made = cache.get(branches[0], mask_key(nz) + branches_key(branches),
-                        [&] { return jvp_branches(branches, nz); });
+  auto made =
+      cache.get(branches, mask_key(nz) + axes_key(), [&] { return jvp_branches(branches, nz); });
   std::vector<Array> args(primals.begin() + 1, primals.end());
   for (size_t i = 0; i < nz.size(); ++i) {
     if (nz[i]) args.push_back(tangents[i + 1]);
@@ -292,8 +288,8 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   static auto& cache = *new DerivedCache<CondSplit>;  // never destroyed, as pjit's
   const core::ProgramList& branches = branches_of(params);
   const std::vector<bool> uk(unknown.begin() + 1, unknown.end());
-  auto split = cache.get(branches[0], mask_key(uk) + programs_key(branches),
-                         [&] { return split_branches(branches, uk); });
+  auto split =
+      cache.get(branches, mask_key(uk) + axes_key(), [&] { return split_branches(branches, uk); });
   if (split->trivial) return std::nullopt;
   core::PartialEval pe;
   pe.known = params;
@@ -340,14 +336,13 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   const std::vector<bool> lin(linear.begin() + 1, linear.end());
   std::vector<bool> ct_nz;
   for (const Array& c : cts) ct_nz.push_back(c.valid());
-  auto made =
-      cache.get(branches[0], mask_key(lin) + "|" + mask_key(ct_nz) + branches_key(branches), [&] {
-        std::vector<ClosedProgram> closed;
-        for (const ProgramRef& b : branches) {
-          closed.push_back(trace_branch_transpose(*b, lin, ct_nz));
-        }
-        return join(closed);
-      });
+  auto made = cache.get(branches, mask_key(lin) + "|" + mask_key(ct_nz) + axes_key(), [&] {
+    std::vector<ClosedProgram> closed;
+    for (const ProgramRef& b : branches) {
+      closed.push_back(trace_branch_transpose(*b, lin, ct_nz));
+    }
+    return join(closed);
+  });
   std::vector<Array> args;
   for (size_t i = 1; i < operands.size(); ++i) {
     if (!linear[i]) args.push_back(operands[i]);

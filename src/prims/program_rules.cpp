@@ -20,12 +20,6 @@ std::string axes_key() {
   return key;
 }
 
-std::string programs_key(std::span<const std::shared_ptr<const core::Program>> programs) {
-  std::string key = "|";
-  for (const auto& p : programs) key += std::to_string(reinterpret_cast<uintptr_t>(p.get())) + ",";
-  return key;
-}
-
 core::Aval tangent_aval(core::Aval a) {
   a.weak_type = false;
   return a;

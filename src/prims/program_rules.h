@@ -3,6 +3,7 @@
 // go by. Internal to src/prims.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,38 +27,54 @@ class DerivedCache {
 
   template <class Make>
   std::shared_ptr<const V> get(const ProgramRef& body, const std::string& variant, Make make) {
-    const Key key{body.get(), variant};
+    return get(std::span<const ProgramRef>(&body, 1), variant, make);
+  }
+
+  // The same for a value derived from several programs (cond's branches, a while's cond
+  // and body): it lives while they all do.
+  template <class Make>
+  std::shared_ptr<const V> get(std::span<const ProgramRef> programs, const std::string& variant,
+                               Make make) {
+    Key key{{}, variant};
+    for (const ProgramRef& p : programs) key.first.push_back(p.get());
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (auto hit = find(key, body)) return hit;
+      if (auto hit = find(key, programs)) return hit;
     }
     // Traced unlocked: a program's transform meets the calls nested in it.
     auto made = std::make_shared<const V>(make());
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto raced = find(key, body)) return raced;  // keep the first: its pointer is in use
+    if (auto raced = find(key, programs)) return raced;  // keep the first: its pointer is in use
     sweep();
-    entries_[key] = Entry{body, made};
+    entries_[key] = Entry{{programs.begin(), programs.end()}, made};
     return made;
   }
 
  private:
-  using Key = std::pair<const core::Program*, std::string>;
+  using Key = std::pair<std::vector<const core::Program*>, std::string>;
   struct Entry {
-    std::weak_ptr<const core::Program> body;
+    std::vector<std::weak_ptr<const core::Program>> programs;
     std::shared_ptr<const V> value;
   };
 
   // A dead program's address may be reused by a new one: its entry is then stale.
-  std::shared_ptr<const V> find(const Key& key, const ProgramRef& body) {
+  std::shared_ptr<const V> find(const Key& key, std::span<const ProgramRef> programs) {
     auto it = entries_.find(key);
-    if (it == entries_.end() || it->second.body.lock() != body) return nullptr;
+    if (it == entries_.end()) return nullptr;
+    for (size_t i = 0; i < programs.size(); ++i) {
+      if (it->second.programs[i].lock() != programs[i]) return nullptr;
+    }
     return it->second.value;
   }
 
   // Drops what dead programs left behind (on every miss: misses trace, which costs more),
   // so their derived programs, and the executables runtime/eager.cpp keeps with those, go.
   void sweep() {
-    std::erase_if(entries_, [](const auto& kv) { return kv.second.body.expired(); });
+    std::erase_if(entries_, [](const auto& kv) {
+      const auto& programs = kv.second.programs;
+      return std::any_of(programs.begin(), programs.end(),
+                         [](const auto& p) { return p.expired(); });
+    });
   }
 
   std::mutex mu_;
@@ -70,10 +87,6 @@ std::string mask_key(const std::vector<bool>& mask);
 // Collectives in a program name the axes bound around it: a trace is valid where the same
 // names are bound (as jit's trace cache keys them).
 std::string axes_key();
-
-// Returns the addresses of the programs, for the variant of a derived program that
-// depends on several (cond's branches, a while's cond and body).
-std::string programs_key(std::span<const std::shared_ptr<const core::Program>> programs);
 
 // Returns the type of a tangent of a value of type `a` (never weak).
 core::Aval tangent_aval(core::Aval a);

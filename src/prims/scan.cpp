@@ -64,6 +64,11 @@ std::vector<Array> bind_scan(const Params& params, const ProgramRef& body, size_
   return core::bind(core::Prim::scan, std::move(args), std::move(p));
 }
 
+// The same body may split into consts and carry differently in another scan.
+std::string shape_key(const ScanShape& s) {
+  return std::to_string(s.num_consts) + "," + std::to_string(s.num_carry) + "|";
+}
+
 size_t count(const std::vector<bool>& mask, size_t begin, size_t end) {
   return size_t(std::count(mask.begin() + long(begin), mask.begin() + long(end), true));
 }
@@ -145,8 +150,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
   for (size_t i = 0; i < primals.size(); ++i) {
     nz.push_back(tangents[i].valid() && has_tangent(core::aval_of(primals[i]).dtype));
   }
-  auto made =
-      cache.get(s.body, mask_key(nz) + axes_key(), [&] { return scan_jvp(*s.body, parts, nz); });
+  auto made = cache.get(s.body, shape_key(s) + mask_key(nz) + axes_key(),
+                        [&] { return scan_jvp(*s.body, parts, nz); });
   std::vector<Array> args = made->consts;
   const size_t bounds[4] = {0, parts.nc, parts.nc + parts.ncar, parts.n};
   for (size_t g = 0; g < 3; ++g) {
@@ -375,7 +380,7 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   static auto& cache = *new DerivedCache<ScanSplit>;  // never destroyed, as pjit's
   const ScanShape s(params);
   const std::vector<bool> uk(unknown.begin(), unknown.end());
-  auto split = cache.get(s.body, mask_key(uk),
+  auto split = cache.get(s.body, shape_key(s) + mask_key(uk) + axes_key(),
                          [&] { return split_scan(*s.body, parts_of(s, uk.size()), uk); });
   if (split->trivial) return std::nullopt;
   core::PartialEval pe;
@@ -463,7 +468,7 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   for (size_t c = 0; c < parts.ncar; ++c) lin[parts.nc + c] = true;
   std::vector<bool> ys_nz;
   for (size_t y = parts.ncar; y < cts.size(); ++y) ys_nz.push_back(cts[y].valid());
-  auto made = cache.get(s.body, mask_key(lin) + "|" + mask_key(ys_nz) + axes_key(),
+  auto made = cache.get(s.body, shape_key(s) + mask_key(lin) + "|" + mask_key(ys_nz) + axes_key(),
                         [&] { return trace_scan_transpose(*s.body, parts, lin, ys_nz); });
   std::vector<Array> args = made->consts;
   for (size_t i = 0; i < parts.nc; ++i) {

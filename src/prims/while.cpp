@@ -45,6 +45,10 @@ std::vector<Array> transpose(std::span<const Array>, std::span<const Array>, std
 using core::ClosedProgram;
 using core::Program;
 
+std::string nconsts_key(const WhileShape& w) {
+  return std::to_string(w.cond_nconsts) + "," + std::to_string(w.body_nconsts) + "|";
+}
+
 // jvp: a while over the carry and its tangents (JAX's _while_loop_jvp). The body takes
 // its consts, their nonzero tangents, the carry and the carry's tangents; the cond
 // ignores the tangents.
@@ -120,7 +124,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
     nz.push_back(tangents[i].valid() && has_tangent(core::aval_of(primals[i]).dtype));
   }
   const ProgramRef programs[2] = {w.cond, w.body};
-  auto made = cache.get(w.body, mask_key(nz) + programs_key(programs) + axes_key(),
+  auto made = cache.get(programs, nconsts_key(w) + mask_key(nz) + axes_key(),
                         [&] { return while_jvp(w, nz); });
   std::vector<Array> args(primals.begin(), primals.begin() + long(nc));
   args.insert(args.end(), made->consts.begin(), made->consts.end());
@@ -226,8 +230,8 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   const WhileShape w(params);
   const std::vector<bool> uk(unknown.begin(), unknown.end());
   const ProgramRef programs[2] = {w.cond, w.body};
-  auto split =
-      cache.get(w.body, mask_key(uk) + programs_key(programs), [&] { return split_while(w, uk); });
+  auto split = cache.get(programs, nconsts_key(w) + mask_key(uk) + axes_key(),
+                         [&] { return split_while(w, uk); });
   if (split->trivial) return std::nullopt;
   core::PartialEval pe;
   pe.known = params;

@@ -146,6 +146,14 @@ TEST(Grad, ScanForwardAndReverse) {
   }
 }
 
+TEST(Grad, ScanSecondOrder) {
+  auto f = scan_f(false);
+  auto gradgrad =
+      grad([&](const Array& w) { return jnp::sum(grad(f, argnums<2>)(c2(), xs42(), w) * w); });
+  expect_golden("scan_fwd:gradgrad", flat({gradgrad(w2())}));
+  expect_golden("scan_fwd:gradgrad", flat({jit(gradgrad)(w2())}));
+}
+
 TEST(Grad, ScanUnderJitAndOfJit) {
   auto f = scan_f(false);
   auto [gc, gxs, gw] = jit(grad(f, argnums<0, 1, 2>))(c2(), xs42(), w2());
@@ -190,19 +198,23 @@ TEST(Grad, ScanRnn) {
   expect_golden("rnn:grad", flat({jw, jh, jxs}));
 }
 
+Array fori_f(const Array& x) {
+  return jnp::sum(lax::fori_loop(
+      0, 5,
+      [&](const Array& i, const Array& c) {
+        return c * x + jnp::sin(c) * i.astype(DType::float32);
+      },
+      x));
+}
+
 TEST(Grad, ForiLoopStaticBounds) {
-  auto f = [](const Array& x) {
-    return jnp::sum(lax::fori_loop(
-        0, 5,
-        [&](const Array& i, const Array& c) {
-          return c * x + jnp::sin(c) * i.astype(DType::float32);
-        },
-        x));
-  };
+  auto f = fori_f;
   expect_golden("fori:out", flat({f(x3())}));
   expect_golden("fori:grad", flat({grad(f)(x3())}));
   expect_golden("fori:grad", flat({jit(grad(f))(x3())}));
   expect_golden("fori:grad", flat({grad(jit(f))(x3())}));
+  auto gradgrad = grad([](const Array& x) { return jnp::sum(grad(fori_f)(x) * x); });
+  expect_golden("fori:gradgrad", flat({gradgrad(x3())}));
 }
 
 TEST(Grad, NestedScans) {
@@ -304,6 +316,16 @@ void expect_while_error(F&& f) {
   } catch (const ValueError& e) {
     EXPECT_EQ(std::string(e.what()), kWhileReverseError);
   }
+}
+
+TEST(Grad, WhileLoopWithoutTangentsIsFine) {
+  // The loop's carry does not depend on x: nothing to run backward through it.
+  auto f = [](const Array& x) {
+    return x * lax::while_loop([](const Array& c) { return c < 10.0f; },
+                               [](const Array& c) { return c * 2.0f; }, scalar(1.0f));
+  };
+  EXPECT_FLOAT_EQ(grad(f)(scalar(3.0f)).item<float>(), 16.0f);
+  EXPECT_FLOAT_EQ(jit(grad(f))(scalar(3.0f)).item<float>(), 16.0f);
 }
 
 TEST(Grad, WhileLoopReverseModeIsJaxsError) {
