@@ -1,5 +1,7 @@
 #include "prims/program_rules.h"
 
+#include <algorithm>
+
 #include "base/check.h"
 #include "core/batching.h"
 #include "core/trace.h"
@@ -48,6 +50,21 @@ std::vector<Array> eval_program(const core::Program& p, std::span<const Array> i
   std::vector<Array> outs;
   for (const core::Atom& a : p.outvars) outs.push_back(val(a));
   return outs;
+}
+
+std::vector<bool> depends_on(const core::Program& p, const std::vector<bool>& marked) {
+  std::vector<bool> dep(p.avals.size(), false);
+  std::vector<int> in(p.constvars);
+  in.insert(in.end(), p.invars.begin(), p.invars.end());
+  for (size_t i = 0; i < in.size(); ++i) dep[size_t(in[i])] = marked[i];
+  auto reads = [&](const core::Atom& a) { return !a.is_literal() && dep[size_t(a.var)]; };
+  for (const core::Eqn& e : p.eqns) {
+    const bool any = std::any_of(e.inputs.begin(), e.inputs.end(), reads);
+    for (int v : e.outputs) dep[size_t(v)] = any;
+  }
+  std::vector<bool> out;
+  for (const core::Atom& a : p.outvars) out.push_back(reads(a));
+  return out;
 }
 
 std::shared_ptr<const core::Program> with_unused_invars(const core::Program& p, size_t at,

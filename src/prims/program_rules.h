@@ -99,6 +99,10 @@ std::unique_ptr<bool[]> bool_array(const std::vector<bool>& v);
 // equations, so it runs eagerly or staged alike.
 std::vector<Array> eval_program(const core::Program& p, std::span<const Array> inputs);
 
+// Returns, per output of `p`, whether it depends on an input `marked` (constvars, then
+// invars): whether it is linear in them, in a linear program.
+std::vector<bool> depends_on(const core::Program& p, const std::vector<bool>& marked);
+
 // Returns `p` with inputs of types `avals` it does not read inserted before invar `at`.
 std::shared_ptr<const core::Program> with_unused_invars(const core::Program& p, size_t at,
                                                         std::span<const core::Aval> avals);

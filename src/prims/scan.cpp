@@ -456,16 +456,37 @@ ScanTranspose trace_scan_transpose(const Program& body, const Parts& parts,
   return ScanTranspose{core::lift_consts(closed), closed.consts};
 }
 
+// Returns `linear` with each carry the body makes linear marked so: a carry the split made
+// unknown though its initial value was known (a tangent's instantiated zeros) is linear in
+// the body all the same; it is transposed as such (JAX's _scan_transpose does too) and its
+// cotangent dropped. A carry that stays not linear would need its values per iteration.
+std::vector<bool> linear_carry(const Program& body, const Parts& parts,
+                               std::span<const bool> linear) {
+  std::vector<bool> lin(linear.begin(), linear.end());
+  for (bool changed = true; changed;) {
+    changed = false;
+    const std::vector<bool> dep = depends_on(body, lin);
+    for (size_t c = 0; c < parts.ncar; ++c) {
+      if (!dep[c] || lin[parts.nc + c]) continue;
+      lin[parts.nc + c] = true;
+      changed = true;
+    }
+  }
+  for (size_t c = 0; c < parts.ncar; ++c) {
+    if (!lin[parts.nc + c]) {
+      throw NotImplementedError("scan transpose: carry " + std::to_string(c) +
+                                " is not linear (its values per iteration are not stored)");
+    }
+  }
+  return lin;
+}
+
 std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> operands,
                              std::span<const bool> linear, const Params& params) {
   static auto& cache = *new DerivedCache<ScanTranspose>;  // never destroyed: it holds arrays
   const ScanShape s(params);
   const Parts parts = parts_of(s, operands.size());
-  // A carry the split made unknown though its initial value was known (a tangent's
-  // instantiated zeros) is linear in the body all the same: transpose it as such (JAX's
-  // _scan_transpose does too) and drop its cotangent.
-  std::vector<bool> lin(linear.begin(), linear.end());
-  for (size_t c = 0; c < parts.ncar; ++c) lin[parts.nc + c] = true;
+  const std::vector<bool> lin = linear_carry(*s.body, parts, linear);
   std::vector<bool> ys_nz;
   for (size_t y = parts.ncar; y < cts.size(); ++y) ys_nz.push_back(cts[y].valid());
   auto made = cache.get(s.body, shape_key(s) + mask_key(lin) + "|" + mask_key(ys_nz) + axes_key(),
