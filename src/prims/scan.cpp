@@ -269,8 +269,9 @@ ProgramRef unknown_body(const BodySplit& b, const std::vector<Aval>& in, size_t 
   }));
 }
 
-ScanSplit split_scan(const Program& body, const Parts& parts, std::vector<bool> uk) {
-  const std::vector<bool> uk0 = uk;
+// Splits the body with the carry unknown where its initial value is or the body makes it
+// so: a fixed point.
+BodySplit split_body(const Program& body, const Parts& parts, std::vector<bool> uk) {
   BodySplit b;
   b.parts = parts;
   for (;;) {
@@ -284,7 +285,49 @@ ScanSplit split_scan(const Program& body, const Parts& parts, std::vector<bool> 
     }
     if (!changed) break;
   }
-  b.uk = uk;
+  b.uk = std::move(uk);
+  return b;
+}
+
+// Sets the operand orders of the split applications. The known scan drops the carries
+// only the fixed point made unknown; the unknown scan takes them, forwarded, with its
+// operands, which come as forwarded, residuals, unknown ones, reordered as consts
+// (forwarded, unknown), carry, xs (residuals, forwarded, unknown).
+void set_orders(ScanSplit& out, const BodySplit& b, const std::vector<bool>& uk0, size_t nfc,
+                size_t nres) {
+  const Parts& parts = b.parts;
+  const std::vector<bool>& uk = b.uk;
+  out.forwarded = b.fwd;
+  std::vector<int> where(parts.n, -1);  // the unknown scan's operands before reordering
+  for (size_t i = parts.nc; i < parts.nc + parts.ncar; ++i) {
+    if (!uk[i] || uk0[i]) continue;
+    where[i] = int(out.forwarded.size());
+    out.forwarded.push_back(int(i));
+  }
+  const size_t nf = out.forwarded.size(), u0 = nf + nres;
+  for (size_t i = 0, k = u0; i < parts.n; ++i) {
+    if (uk0[i]) where[i] = int(k++);
+  }
+  out.known_order.emplace();
+  for (size_t i = 0, k = 0; i < parts.n; ++i) {
+    if (uk0[i]) continue;
+    if (!uk[i]) out.known_order->push_back(int(k));
+    ++k;
+  }
+  for (size_t j = 0; j < nfc; ++j) out.order.push_back(int(j));
+  for (size_t i = 0; i < parts.nc + parts.ncar; ++i) {
+    if (uk[i]) out.order.push_back(where[i]);
+  }
+  for (size_t j = nf; j < u0; ++j) out.order.push_back(int(j));
+  for (size_t j = nfc; j < b.fwd.size(); ++j) out.order.push_back(int(j));
+  for (size_t i = parts.nc + parts.ncar; i < parts.n; ++i) {
+    if (uk[i]) out.order.push_back(where[i]);
+  }
+}
+
+ScanSplit split_scan(const Program& body, const Parts& parts, const std::vector<bool>& uk0) {
+  BodySplit b = split_body(body, parts, uk0);
+  const std::vector<bool>& uk = b.uk;
   ScanSplit out;
   for (size_t o = 0; o < b.split.out_unknown.size(); ++o) {
     const bool carry = o < parts.ncar;
@@ -344,35 +387,7 @@ ScanSplit split_scan(const Program& body, const Parts& parts, std::vector<bool> 
   out.unknown = unknown_body(b, uin, nfc, nuc, nui, res_avals.size());
   out.unknown_consts = nfc + nuc;
   out.unknown_carry = nui;
-  // A carry unknown by the fixed point alone starts from a known value: forwarded too.
-  out.forwarded = b.fwd;
-  std::vector<int> where(parts.n, -1);  // the unknown scan's operands before reordering
-  for (size_t i = parts.nc; i < parts.nc + parts.ncar; ++i) {
-    if (!uk[i] || uk0[i]) continue;
-    where[i] = int(out.forwarded.size());
-    out.forwarded.push_back(int(i));
-  }
-  const size_t nf = out.forwarded.size(), u0 = nf + res_avals.size();
-  for (size_t i = 0, k = u0; i < parts.n; ++i) {
-    if (uk0[i]) where[i] = int(k++);
-  }
-  // They come as forwarded, residuals, unknown ones; the unknown scan takes them as consts
-  // (forwarded, unknown), carry, xs (residuals, forwarded, unknown).
-  out.known_order.emplace();
-  for (size_t i = 0, k = 0; i < parts.n; ++i) {
-    if (uk0[i]) continue;
-    if (!uk[i]) out.known_order->push_back(int(k));
-    ++k;
-  }
-  for (size_t j = 0; j < nfc; ++j) out.order.push_back(int(j));
-  for (size_t i = 0; i < parts.nc + parts.ncar; ++i) {
-    if (uk[i]) out.order.push_back(where[i]);
-  }
-  for (size_t j = nf; j < u0; ++j) out.order.push_back(int(j));
-  for (size_t j = nfc; j < b.fwd.size(); ++j) out.order.push_back(int(j));
-  for (size_t i = parts.nc + parts.ncar; i < parts.n; ++i) {
-    if (uk[i]) out.order.push_back(where[i]);
-  }
+  set_orders(out, b, uk0, nfc, res_avals.size());
   return out;
 }
 
