@@ -165,6 +165,22 @@ TEST(Grad, ScanUnderJitAndOfJit) {
   expect_golden("scan_rev:grad", flat({rc, rxs, rw}));
 }
 
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Grad, ScanBackwardIsAReversedScan) {
+  // As JAX stages it: a forward scan storing residuals per iteration, then the transposed
+  // scan running the other way; no loop is unrolled.
+  const std::string text =
+      make_jaxpr(grad(scan_f(false), argnums<0, 1, 2>))(c2(), xs42(), w2()).to_string();
+  EXPECT_EQ(count_of(text, "= scan["), 2u) << text;
+  EXPECT_EQ(count_of(text, "reverse=True"), 1u) << text;
+  EXPECT_EQ(count_of(text, "length=4"), 2u) << text;
+}
+
 TEST(Grad, ScanPytreeCarry) {
   auto f = [](const Array& x, const Array& xs) {
     auto body = [&](const std::pair<Array, Array>& carry, const Array& xi) {
