@@ -8,6 +8,8 @@ One record a line: `name<TAB>v0,v1,...`, the flattened float32 values in row-maj
 """
 import os
 
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -176,6 +178,24 @@ out, pullback = jax.vjp(vjp_f, C2, XS)
 put("vjp:out", out)
 put("vjp:ys_only", pullback((jnp.zeros_like(C2), jnp.ones_like(XS))))
 put("vjp:carry_only", pullback((jnp.ones_like(C2), jnp.zeros_like(XS))))
+
+# A scan with psum in its body inside shard_map, differentiated.
+MESH = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+
+def psum_body(w, xs):
+  def step(c, x):
+    s = lax.psum(c * x * w, "x")
+    return s, jnp.sin(s)
+  c, ys = lax.scan(step, jnp.ones(2, jnp.float32), xs)
+  return jnp.sum(ys) + jnp.sum(c)
+
+
+psum_f = jax.shard_map(psum_body, mesh=MESH, in_specs=(jax.P(), jax.P(None, "x")),
+                       out_specs=jax.P(), check_vma=False)
+XS38 = jnp.linspace(-1, 1, 24).reshape(3, 8).astype(jnp.float32)
+put("shard_map_psum:out", psum_f(W2 * 0 + jnp.array([0.3, 0.5], jnp.float32), XS38))
+put("shard_map_psum:grad", jax.grad(psum_f)(jnp.array([0.3, 0.5], jnp.float32), XS38))
 
 with open(OUT, "w") as f:
   f.write("\n".join(records) + "\n")

@@ -270,6 +270,25 @@ TEST(Grad, CondInsideScan) {
   expect_golden("scan_cond:grad", flat({hw, hxs}));
 }
 
+TEST(Grad, ScanWithPsumInsideShardMap) {
+  using P = PartitionSpec;
+  const Mesh mesh = make_mesh({4}, {"x"});
+  auto body = [](const Array& w, const Array& xs) {
+    auto step = [&](const Array& c, const Array& x) {
+      Array s = lax::psum(c * x * w, "x");
+      return std::pair{s, jnp::sin(s)};
+    };
+    auto [c, ys] = lax::scan(step, jnp::ones({2}), xs);
+    return jnp::sum(ys) + jnp::sum(c);
+  };
+  auto f = shard_map(body, mesh, {P(), P(None, "x")}, P(), ShardMapOptions{.check_vma = false});
+  const Array xs = jnp::reshape(jnp::linspace(-1, 1, 24), {3, 8}).astype(DType::float32);
+  const Array w = jnp::array(std::vector<float>{0.3f, 0.5f});
+  expect_golden("shard_map_psum:out", flat({f(w, xs)}));
+  expect_golden("shard_map_psum:grad", flat({grad(f)(w, xs)}));
+  expect_golden("shard_map_psum:grad", flat({jit(grad(f))(w, xs)}));
+}
+
 Array while_f(const Array& x) {
   auto body = [&](const std::pair<Array, Array>& c) {
     return std::pair{c.first + 1, c.second * x + jnp::sin(c.second)};
