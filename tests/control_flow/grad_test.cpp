@@ -122,6 +122,31 @@ TEST(Grad, SwitchThreeBranches) {
   }
 }
 
+TEST(Grad, SwitchWithATracedIndex) {
+  auto f = [](const Array& x, const Array& i) {
+    std::vector<std::function<Array(const Array&)>> branches = {
+        [](const Array& x) { return jnp::sin(x); }, [](const Array& x) { return jnp::cos(x); },
+        [](const Array& x) { return x * x * x; }};
+    return jnp::sum(lax::switch_(i, branches, x));
+  };
+  for (int i : {0, 1, 2, 5}) {
+    const Array index = jnp::array(std::vector<int32_t>{i})[0];
+    const std::string name = "switch_" + std::to_string(i);
+    expect_golden(name + ":grad", flat({jit(grad(f))(x3(), index)}));
+  }
+}
+
+TEST(Grad, MapIsAScanWithoutCarry) {
+  auto f = [](const Array& xs) {
+    return jnp::sum(lax::map([](const Array& x) { return jnp::sin(x) * x; }, xs));
+  };
+  const Array g = grad(f)(x3());
+  const std::vector<float> x = x3().to_vector<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_NEAR(g.to_vector<float>()[i], std::cos(x[i]) * x[i] + std::sin(x[i]), 1e-5);
+  }
+}
+
 std::function<Array(const Array&, const Array&, const Array&)> scan_f(bool reverse) {
   return [reverse](const Array& c, const Array& xs, const Array& w) {
     auto body = [&](const Array& carry, const Array& x) {
