@@ -152,6 +152,15 @@ void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std:
     known.inputs.push_back(e.inputs[i]);
     known_in.push_back(out.aval_of(e.inputs[i]));
   }
+  if (split.known_order) {
+    std::vector<Atom> picked;
+    known_in.clear();
+    for (int j : *split.known_order) {
+      picked.push_back(known.inputs[size_t(j)]);
+      known_in.push_back(out.aval_of(picked.back()));
+    }
+    known.inputs = std::move(picked);
+  }
   for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
   std::vector<Aval> results = abstract_eval(e.prim, known_in, split.known);
   size_t r = 0;
@@ -160,6 +169,8 @@ void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std:
       rest.outputs.push_back(e.outputs[o]);
     } else {
       known.outputs.push_back(e.outputs[o]);
+      if (split.unknown_returns_all)
+        rest.outputs.push_back(out.new_var(out.aval_of(Atom::of(e.outputs[o]))));
       ++r;
     }
   }
@@ -171,6 +182,11 @@ void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std:
   }
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     if (unk[i]) rest.inputs.push_back(e.inputs[i]);
+  }
+  if (!split.unknown_order.empty()) {
+    std::vector<Atom> ordered;
+    for (int j : split.unknown_order) ordered.push_back(rest.inputs[size_t(j)]);
+    rest.inputs = std::move(ordered);
   }
   unknown.resize(out.avals.size(), false);
   for (size_t o = 0; o < e.outputs.size(); ++o) {

@@ -144,6 +144,17 @@ struct PartialEval {
   Params unknown;
   std::vector<bool> out_unknown;  // per result of the original application
   std::vector<int> forwarded;     // operand indices
+  // When set, the known application's operands are the known operands (numbered in order)
+  // picked: operand j is entry known_order[j] (a scan's carry whose initial value is known
+  // yet made unknown by its body goes to the unknown application alone).
+  std::optional<std::vector<int>> known_order;
+  // When not empty, the unknown application's operands are those above (forwarded,
+  // residuals, unknown operands, numbered in that order) rearranged: operand j is entry
+  // unknown_order[j] (a scan needs its residuals among its xs, after its carry).
+  std::vector<int> unknown_order;
+  // The unknown application returns every result, the known ones recomputed and dropped
+  // (a while loop's carry is all its results).
+  bool unknown_returns_all = false;
 };
 // partial_eval: returns the split, or nullopt when nothing is gained (all of it unknown).
 using PartialEvalFn = std::optional<PartialEval> (*)(std::span<const bool> unknown,

@@ -7,14 +7,13 @@
 // that call into a call of its primal part and one of its linear part, the transpose calls
 // the transposed linear part, and batching calls the batched program.
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 #include "core/autodiff.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "prims/autodiff_util.h"
 #include "prims/prim_util.h"
+#include "prims/program_rules.h"
 
 namespace parax::prims {
 namespace {
@@ -49,79 +48,11 @@ Call call_of(const core::ClosedProgram& closed) {
   return Call{core::lift_consts(closed), closed.consts, {}, {}};
 }
 
-// The programs derived from a called program, one per variant (which tangents are
-// nonzero, which batch dimensions...), traced once and kept while the program lives. So a
-// jit object's program gives the same derived program on every call, and runtime/eager.cpp,
-// which keeps executables with their program, compiles each once.
-template <class V>
-class DerivedCache {
- public:
-  template <class Make>
-  std::shared_ptr<const V> get(const ProgramRef& body, const std::string& variant, Make make) {
-    const Key key{body.get(), variant};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (auto hit = find(key, body)) return hit;
-    }
-    // Traced unlocked: a program's transform meets the calls nested in it.
-    auto made = std::make_shared<const V>(make());
-    std::lock_guard<std::mutex> lock(mu_);
-    if (auto raced = find(key, body)) return raced;  // keep the first: its pointer is in use
-    sweep();
-    entries_[key] = Entry{body, made};
-    return made;
-  }
-
- private:
-  using Key = std::pair<const Program*, std::string>;
-  struct Entry {
-    std::weak_ptr<const Program> body;
-    std::shared_ptr<const V> value;
-  };
-
-  // A dead program's address may be reused by a new one: its entry is then stale.
-  std::shared_ptr<const V> find(const Key& key, const ProgramRef& body) {
-    auto it = entries_.find(key);
-    if (it == entries_.end() || it->second.body.lock() != body) return nullptr;
-    return it->second.value;
-  }
-
-  // Drops what dead programs left behind (on every miss: misses trace, which costs more),
-  // so their derived programs, and the executables runtime/eager.cpp keeps with those, go.
-  void sweep() {
-    std::erase_if(entries_, [](const auto& kv) { return kv.second.body.expired(); });
-  }
-
-  std::mutex mu_;
-  std::map<Key, Entry> entries_;
-};
-
-std::string mask_key(const std::vector<bool>& mask) {
-  std::string key;
-  for (bool b : mask) key += b ? '1' : '0';
-  return key;
-}
-
-// Collectives in a program name the axes bound around it: a trace is valid where the same
-// names are bound (as jit's trace cache keys them).
-std::string axes_key() {
-  std::string key;
-  for (const core::AxisFrame& f : core::bound_axes()) {
-    key += "|" + f.name + ":" + std::to_string(f.size) + (f.manual ? "m" : "v");
-  }
-  return key;
-}
-
 std::vector<Aval> input_avals(const Program& p) {
   std::vector<Aval> out;
   for (int v : p.constvars) out.push_back(p.avals[size_t(v)]);
   for (int v : p.invars) out.push_back(p.avals[size_t(v)]);
   return out;
-}
-
-Aval tangent_aval(Aval a) {
-  a.weak_type = false;
-  return a;
 }
 
 std::vector<Array> bind_call(const Call& call, std::vector<Array> args, const Params& params) {
@@ -195,7 +126,11 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   const auto& out = split->out_unknown;
   const bool all_unknown = std::find(out.begin(), out.end(), false) == out.end();
   if (split->known->eqns.empty() && all_unknown) return std::nullopt;
-  core::PartialEval pe{params, params, split->out_unknown, split->forwarded};
+  core::PartialEval pe;
+  pe.known = params;
+  pe.unknown = params;
+  pe.out_unknown = split->out_unknown;
+  pe.forwarded = split->forwarded;
   pe.known.set("jaxpr", split->known);
   pe.unknown.set("jaxpr", split->unknown);
   return pe;
@@ -214,9 +149,7 @@ Call trace_transpose(const Program& body, const std::vector<bool>& linear,
   for (size_t o = 0; o < body.outvars.size(); ++o) {
     if (ct_nonzero[o]) avals.push_back(tangent_aval(body.aval_of(body.outvars[o])));
   }
-  // std::vector<bool> has no contiguous storage for a span.
-  std::unique_ptr<bool[]> is_linear(new bool[linear.size()]);
-  for (size_t i = 0; i < linear.size(); ++i) is_linear[i] = linear[i];
+  const std::unique_ptr<bool[]> is_linear = bool_array(linear);
   core::ClosedProgram closed = core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
     std::vector<Array> cts(body.outvars.size());
     size_t k = num_values;

@@ -30,6 +30,7 @@ target_sources(parax PRIVATE
   prims/named_collectives.cpp
   prims/pad.cpp
   prims/pjit.cpp
+  prims/program_rules.cpp
   prims/prim_util.cpp
   prims/random_bits.cpp
   prims/reduce.cpp
