@@ -35,6 +35,6 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
 
 }  // namespace
 
-extern const PrimRules scan_rules = {.abstract_eval = shape_rule};
+extern const PrimRules scan_rules = {.abstract_eval = shape_rule, .batch = scan_batch, .vma = scan_vma};
 
 }  // namespace parax::prims
