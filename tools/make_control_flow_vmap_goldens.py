@@ -165,6 +165,10 @@ def cases():
     c["vmap_named_pmean_in_while"] = lambda: jax.vmap(
         lambda y: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] -
                                  lax.pmean(c[1], "b")), (0, y)), axis_name="b")(Y)[1]
+    # A collective over the vmapped axis inside a loop none of whose operands is batched.
+    c["vmap_named_psum_of_constant_in_scan"] = lambda: jax.vmap(
+        lambda x: (x, lax.scan(lambda c, _: (c + lax.psum(1.0, "b"), c), jnp.float32(0.0), None,
+                               length=3)), axis_name="b")(V)
     c["jit_vmap_cond_scan"] = lambda: jax.jit(jax.vmap(
         lambda xs: lax.scan(lambda c, x: (lax.cond(x > 0, lambda a: a + x, lambda a: a * 0.5, c),
                                           c), jnp.float32(1.0), xs)))(XS)
@@ -187,6 +191,9 @@ def cases():
             on(mesh8(), M8, P("i")))
     c["shard_map_while_pmean"] = lambda: jax.shard_map(
         sm_while_pmean, mesh=mesh8(), in_specs=P("i"), out_specs=P("i"))(on(mesh8(), M8, P("i")))
+    c["shard_map_while_varying_pred"] = lambda: jax.shard_map(
+        lambda x: lax.while_loop(lambda c: c.sum() < 10.0, lambda c: c * 2.0, x), mesh=mesh8(),
+        in_specs=P("i"), out_specs=P("i"))(on(mesh8(), R8, P("i")))
     c["shard_map_cond"] = lambda: jax.shard_map(
         sm_cond, mesh=mesh8(), in_specs=P("i"), out_specs=P("i"))(on(mesh8(), M8, P("i")))
     c["shard_map_cond_psum_pred"] = lambda: jax.shard_map(

@@ -311,6 +311,20 @@ TEST(VmapControlFlow, NamedAxisPsumInScanBody) {
   expect_case("vmap_named_psum_in_scan", {jc, jys});
 }
 
+// The scan's operands are all unbatched, yet its body sums over the vmapped axis.
+TEST(VmapControlFlow, NamedAxisPsumOfAConstantInScanBody) {
+  auto f = [](const Array& x) {
+    auto [c, ys] = lax::scan(
+        [](const Array& c, const std::vector<Array>&) {
+          return std::pair{c + lax::psum(jnp::array(1.0f), "b"), c};
+        },
+        jnp::array(0.0f), std::vector<Array>{}, 3);
+    return std::tuple{x, c, ys};
+  };
+  auto [x, c, ys] = vmap(f, {.axis_name = "b"})(in().v);
+  expect_case("vmap_named_psum_of_constant_in_scan", {x, c, ys});
+}
+
 TEST(VmapControlFlow, NamedAxisPmeanInWhileBody) {
   auto f = [](const Array& y) {
     using C = std::pair<Array, Array>;
@@ -427,6 +441,18 @@ TEST(ShardMapControlFlow, PmeanInWhileBody) {
         .second;
   };
   expect_case("shard_map_while_pmean", {shard_map(f, mesh8(), P("i"), P("i"))(on_mesh(in().m8))});
+}
+
+// Each device runs its own number of steps; those done keep their carry.
+TEST(ShardMapControlFlow, WhileWithAVaryingPredicate) {
+  auto f = [](const Array& x) {
+    return lax::while_loop([](const Array& c) { return jnp::sum(c) < 10.0f; },
+                           [](const Array& c) { return c * 2.0f; }, x);
+  };
+  expect_case("shard_map_while_varying_pred",
+              {shard_map(f, mesh8(), P("i"), P("i"))(on_mesh(in().r8))});
+  expect_case("shard_map_while_varying_pred",
+              {jit(shard_map(f, mesh8(), P("i"), P("i")))(on_mesh(in().r8))});
 }
 
 TEST(ShardMapControlFlow, CondWithAVaryingPredicate) {
