@@ -506,5 +506,275 @@ TEST(PmapControlFlow, PsumInWhileBody) {
   expect_case("pmap_psum_in_while", {pmap(f, {.axis_name = "i"})(in().r8 / 8.0f)});
 }
 
+
+// Ports of JAX's tests/lax_control_flow_test.py (their expected values are JAX's answers).
+
+std::vector<int32_t> ints(const Array& x) { return x.astype(DType::int32).to_vector<int32_t>(); }
+std::vector<float> floats(const Array& x) { return x.astype(DType::float32).to_vector<float>(); }
+Array i32(std::vector<int32_t> v) { return jnp::array(v); }
+
+TEST(JaxLaxControlFlowTest, WhileLoopBatched) {
+  auto fun = [](const Array& x) {
+    return lax::while_loop([](const Array& c) { return c < 3; },
+                           [](const Array& c) { return c + 2; }, x);
+  };
+  EXPECT_EQ(ints(vmap(fun)(i32({0, 1, 2, 3}))), (std::vector<int32_t>{4, 3, 4, 3}));
+  EXPECT_EQ(ints(vmap(jit(fun))(i32({0, 1, 2, 3}))), (std::vector<int32_t>{4, 3, 4, 3}));
+}
+
+TEST(JaxLaxControlFlowTest, WhileLoopAxisIndexBatched) {
+  auto fun = [](const Array& x) {
+    return lax::while_loop([](const Array& c) { return c < lax::axis_index("i"); },
+                           [](const Array& c) { return c + 2; }, x);
+  };
+  const std::vector<int32_t> expected{0, 2, 2, 4};
+  EXPECT_EQ(ints(vmap(fun, {.axis_name = "i"})(i32({0, 0, 0, 0}))), expected);
+  EXPECT_EQ(ints(vmap(jit(fun), {.axis_name = "i"})(i32({0, 0, 0, 0}))), expected);
+  auto g = [&fun](const Array&, const Array& x) { return fun(x); };
+  EXPECT_EQ(ints(vmap(g, {.in_axes = {0, None}, .axis_name = "i"})(i32({0, 0, 0, 0}),
+                                                                   jnp::array(0))),
+            expected);
+}
+
+TEST(JaxLaxControlFlowTest, WhileLoopBatchedWithConstBody) {
+  auto f = [](const Array& x) {
+    return lax::while_loop(
+        [](const Array&) { return jnp::logical_not(jnp::array(false)) == jnp::array(false); },
+        [](const Array&) { return jnp::array(0.0f); }, x);
+  };
+  Array x = jnp::arange(5.0f);
+  EXPECT_EQ(floats(vmap(f)(x)), floats(x));
+}
+
+TEST(JaxLaxControlFlowTest, WhileLoopCondConstsBatched) {
+  auto fun = [](const Array& x, const Array& y) {
+    return lax::while_loop([&y](const Array& c) { return c < y; },
+                           [](const Array& c) { return c + 2; }, x);
+  };
+  EXPECT_EQ(ints(vmap(fun, {.in_axes = {None, 0}})(jnp::array(0), i32({2, 3}))),
+            (std::vector<int32_t>{2, 4}));
+}
+
+TEST(JaxLaxControlFlowTest, WhileLoopBodyConstsBatched) {
+  auto fun = [](const Array& x, const Array& y) {
+    return lax::while_loop([](const Array& c) { return c < 3; },
+                           [&y](const Array& c) { return c + y; }, x);
+  };
+  EXPECT_EQ(ints(vmap(fun, {.in_axes = {None, 0}})(jnp::array(0), i32({2, 3}))),
+            (std::vector<int32_t>{4, 3}));
+}
+
+TEST(JaxLaxControlFlowTest, WhileLoopTupleBatched) {
+  using C = std::pair<Array, Array>;
+  auto fun = [](const Array& x, const Array& y) {
+    return lax::while_loop([](const C& c) { return c.first + c.second < 5; },
+                           [](const C& c) { return C{c.first + 1, c.second}; }, C{x, y});
+  };
+  auto [x, y] = vmap(fun)(i32({0, 0}), i32({1, 2}));
+  EXPECT_EQ(ints(x), (std::vector<int32_t>{4, 3}));
+  EXPECT_EQ(ints(y), (std::vector<int32_t>{1, 2}));
+}
+
+TEST(JaxLaxControlFlowTest, ForiLoopBatched) {
+  using C = std::pair<Array, Array>;
+  auto fun = [](const Array& x) {
+    return lax::fori_loop(
+        0, 10, [](const Array&, const C& c) { return C{c.first + 1, c.second + 2}; },
+        C{x, jnp::array(0)});
+  };
+  auto [x, y] = vmap(fun)(i32({0, 1}));
+  EXPECT_EQ(ints(x), (std::vector<int32_t>{10, 11}));
+  EXPECT_EQ(ints(y), (std::vector<int32_t>{20, 20}));
+}
+
+// The counter stays unbatched: the while keeps an unbatched predicate.
+TEST(JaxLaxControlFlowTest, ForiLoopBatchedIssue1190) {
+  using C = std::pair<Array, Array>;
+  auto f = [](const Array& x) {
+    return lax::while_loop([](const C& c) { return c.first < 4; },
+                           [](const C& c) { return C{c.first + 1, c.second + 1}; },
+                           C{jnp::array(0), x});
+  };
+  const std::string text = make_jaxpr(vmap(f))(jnp::arange(3)).to_string();
+  EXPECT_NE(text.find("cond_jaxpr={ lambda ; h:i32[] i:i32[3]."), std::string::npos) << text;
+}
+
+TEST(JaxLaxControlFlowTest, CondBatched) {
+  auto fun = [](const Array& x, const Array& y, const Array& z) {
+    return lax::cond(
+        x < 3, [](const Array& a, const Array&) { return a; },
+        [](const Array&, const Array& b) { return lax::neg(b); }, y, z);
+  };
+  auto check = [&](MapAxes axes, const Array& x, const Array& y, const Array& z,
+                   std::vector<int32_t> expected, bool select) {
+    EXPECT_EQ(ints(vmap(fun, {.in_axes = axes})(x, y, z)), expected);
+    EXPECT_EQ(ints(vmap(jit(fun), {.in_axes = axes})(x, y, z)), expected);
+    const std::string text = make_jaxpr(vmap(fun, {.in_axes = axes}))(x, y, z).to_string();
+    EXPECT_EQ(text.find("select") != std::string::npos, select) << text;
+  };
+  Array y = i32({1, 2});
+  Array z = i32({3, 4});
+  // These stay a cond.
+  check({None, 0, 0}, jnp::array(2), y, z, {1, 2}, false);
+  check({None, 0, 0}, jnp::array(4), y, z, {-3, -4}, false);
+  check({None, 0, None}, jnp::array(4), y, jnp::array(5), {-5, -5}, false);
+  // These become a select.
+  check({0, 0, None}, i32({2, 4}), y, jnp::array(5), {1, -5}, true);
+  check(0, i32({2, 4}), y, z, {1, -4}, true);
+}
+
+TEST(JaxLaxControlFlowTest, SwitchBatched) {
+  using T = std::tuple<Array, Array, Array>;
+  auto fun = [](const Array& index, const Array& x, const Array& y, const Array& z) {
+    std::vector<std::function<Array(const T&)>> branches = {
+        [](const T& t) { return std::get<0>(t); },
+        [](const T& t) { return lax::neg(std::get<1>(t)); },
+        [](const T& t) { return lax::sign(std::get<2>(t)); }};
+    return lax::switch_(index, branches, T{x, y, z});
+  };
+  auto check = [&](MapAxes axes, const Array& i, const Array& x, const Array& y,
+                   const Array& z, std::vector<int32_t> expected, bool select) {
+    EXPECT_EQ(ints(vmap(fun, {.in_axes = axes})(i, x, y, z)), expected);
+    EXPECT_EQ(ints(vmap(jit(fun), {.in_axes = axes})(i, x, y, z)), expected);
+    const std::string text = make_jaxpr(vmap(fun, {.in_axes = axes}))(i, x, y, z).to_string();
+    EXPECT_EQ(text.find("select") != std::string::npos, select) << text;
+  };
+  Array x = i32({1, 2});
+  Array y = i32({3, 4});
+  Array w = jnp::array(9);
+  check({None, 0, 0, None}, jnp::array(0), x, y, w, {1, 2}, false);
+  check({None, 0, 0, None}, jnp::array(1), x, y, w, {-3, -4}, false);
+  check({None, 0, 0, None}, jnp::array(2), x, y, w, {1, 1}, false);
+  check({0, 0, 0, None}, i32({1, 0}), x, y, w, {-3, 2}, true);
+  check({0, 0, None, None}, i32({1, 2}), x, jnp::array(-7), w, {7, 1}, true);
+}
+
+// testScanVmap: every placement of the batch dimension of the carry and the xs, with the
+// scan and its body jitted or not, against scanning each member on its own.
+struct ScanVmapCase {
+  std::optional<int> c_bdim, as_bdim;
+  bool jit_scan, jit_f;
+};
+
+class ScanVmap : public ::testing::TestWithParam<ScanVmapCase> {};
+
+Array batch_input(Shape shape, std::optional<int> bdim, float scale) {
+  if (bdim) shape.insert(shape.begin() + *bdim, 7);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return jnp::sin(jnp::arange(float(n)).reshape(shape) * scale);
+}
+
+Array member(const Array& x, std::optional<int> bdim, int64_t b) {
+  if (!bdim) return x;
+  return jnp::moveaxis(x, *bdim, 0)[b];
+}
+
+TEST_P(ScanVmap, MatchesScanningEachMember) {
+  const ScanVmapCase p = GetParam();
+  const Array d = jnp::array({0.3f, -0.8f});
+  std::function<std::pair<Array, Array>(const Array&, const Array&)> f =
+      [d](const Array& c, const Array& a) {
+        Array b = jnp::cos(jnp::sum(jnp::sin(a)) + jnp::sum(jnp::cos(c)) + jnp::sum(d));
+        return std::pair{jnp::sin(c * b), b};
+      };
+  if (p.jit_f) f = jit(f);
+  std::function<std::pair<Array, Array>(const Array&, const Array&)> scan =
+      [f](const Array& c, const Array& as) { return lax::scan(f, c, as); };
+  if (p.jit_scan) scan = jit(scan);
+  const Array c = batch_input({4}, p.c_bdim, 0.7f);
+  const Array as = batch_input({5, 3}, p.as_bdim, 0.3f);
+  MapAxes c_axis = p.c_bdim ? MapAxes(*p.c_bdim) : MapAxes(None);
+  MapAxes as_axis = p.as_bdim ? MapAxes(*p.as_bdim) : MapAxes(None);
+  auto [cs, bs] = vmap(scan, {.in_axes = {c_axis, as_axis}})(c, as);
+  for (int64_t b = 0; b < 7; ++b) {
+    auto [c1, b1] = lax::scan(f, member(c, p.c_bdim, b), member(as, p.as_bdim, b));
+    EXPECT_LT(jnp::max(jnp::abs(cs[b] - c1)).item<float>(), 1e-5f) << b;
+    EXPECT_LT(jnp::max(jnp::abs(bs[b] - b1)).item<float>(), 1e-5f) << b;
+  }
+}
+
+std::vector<ScanVmapCase> scan_vmap_cases() {
+  std::vector<ScanVmapCase> out;
+  const std::vector<std::optional<int>> cs = {std::nullopt, 0, 1};
+  const std::vector<std::optional<int>> as = {std::nullopt, 0, 1, 2};
+  for (bool jit_scan : {false, true}) {
+    for (bool jit_f : {false, true}) {
+      for (auto c : cs) {
+        for (auto a : as) {
+          if (c || a) out.push_back({c, a, jit_scan, jit_f});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(JaxLaxControlFlowTest, ScanVmap, ::testing::ValuesIn(scan_vmap_cases()));
+
+TEST(JaxLaxControlFlowTest, ScanVmapTuples) {
+  using C = std::pair<Array, Array>;
+  auto f = [](const C& c, const C& a) {
+    Array b = jnp::sum(jnp::cos(a.first)) * jnp::sum(c.second * a.second);
+    C next{c.first * jnp::sin(jnp::sum(a.first * a.second)),
+           c.second * jnp::cos(jnp::sum(a.first))};
+    return std::pair{next, b};
+  };
+  C as{batch_input({3, 7}, std::nullopt, 0.4f), batch_input({3, 4, 7}, std::nullopt, 0.2f)};
+  C c{batch_input({7, 2}, std::nullopt, 0.9f), batch_input({7}, std::nullopt, 1.1f)};
+  auto scan = [&f](const C& c0, const C& xs) { return lax::scan(f, c0, xs); };
+  auto [cout, bs] = vmap(scan, {.in_axes = {0, {1, 2}}})(c, as);
+  for (int64_t i = 0; i < 7; ++i) {
+    C ai{jnp::moveaxis(as.first, 1, 0)[i], jnp::moveaxis(as.second, 2, 0)[i]};
+    auto [c1, b1] = lax::scan(f, C{c.first[i], c.second[i]}, ai);
+    EXPECT_LT(jnp::max(jnp::abs(cout.first[i] - c1.first)).item<float>(), 1e-5f);
+    EXPECT_LT(jnp::max(jnp::abs(cout.second[i] - c1.second)).item<float>(), 1e-5f);
+    EXPECT_LT(jnp::max(jnp::abs(bs[i] - b1)).item<float>(), 1e-5f);
+  }
+}
+
+// The carry is shifted left each step, so batching reaches c[0] only after three passes.
+TEST(JaxLaxControlFlowTest, ScanVmapFixpoint) {
+  using C = std::tuple<Array, Array, Array, Array>;
+  auto f = [](const Array& init) {
+    return lax::scan(
+               [](const C& c, const Array&) {
+                 return std::pair{C{std::get<1>(c), std::get<2>(c), std::get<3>(c),
+                                    jnp::array(0.0f)},
+                                  std::vector<Array>{}};
+               },
+               C{jnp::array(0.0f), jnp::array(1.0f), jnp::array(2.0f), init}, jnp::zeros({2}))
+        .first;
+  };
+  Array init = jnp::array({3.0f, 4.0f, 5.0f});
+  auto [c0, c1, c2, c3] = vmap(f)(init);
+  EXPECT_EQ(floats(c3), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(floats(c2), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(floats(c1), floats(init));
+  EXPECT_EQ(floats(c0), (std::vector<float>{2, 2, 2}));
+}
+
+TEST(JaxLaxControlFlowTest, VmapsOfWhileLoop) {
+  auto f = [](const Array& x, const Array& n) {
+    return lax::fori_loop(
+        0, n, [](const Array&, const Array& c) { return c + 1; }, x);
+  };
+  Array got = vmap(vmap(f, {.in_axes = {None, 0}}), {.in_axes = {0, None}})(jnp::arange(3),
+                                                                            jnp::arange(4));
+  EXPECT_EQ(ints(got), (std::vector<int32_t>{0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5}));
+}
+
+TEST(JaxLaxControlFlowTest, ScanVmapCollectives) {
+  auto scan = [](const Array& state, const Array& xs) {
+    return lax::scan(
+        [](const Array& s, const Array& x) { return std::pair{s, lax::psum(s, "i") * x}; }, state,
+        xs);
+  };
+  auto [s, ys] = vmap(scan, {.axis_name = "i"})(jnp::ones({1}),
+                                                jnp::arange(5.0f).reshape({1, 5}));
+  EXPECT_EQ(floats(s), (std::vector<float>{1}));
+  EXPECT_EQ(floats(ys), (std::vector<float>{0, 1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace parax
