@@ -180,7 +180,14 @@ def cases():
     c["jit_vmap_scan_sharded_batch"] = lambda: jax.jit(jax.vmap(
         lambda xs: lax.scan(lambda c, x: (c + x, c * x), jnp.float32(0.0), xs)))(
             on(mesh8(), jnp.arange(32, dtype=f32).reshape(8, 4) / 8.0, P("i")))
+    c["jit_vmap_while_sharded_batch"] = lambda: jax.jit(jax.vmap(
+        lambda y: lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, y)))(
+            on(mesh8(), R8, P("i")))
     # shard_map bodies with loops and collectives.
+    c["shard_map_vmap_scan_psum"] = lambda: jax.shard_map(
+        lambda x: jax.vmap(lambda r: lax.scan(lambda c, v: (c + lax.psum(v, "i"), c),
+                                              jnp.float32(0.0), r))(x),
+        mesh=mesh8(), in_specs=P("i"), out_specs=(P(), P()))(on(mesh8(), M8, P("i")))
     c["shard_map_psum_in_fori"] = lambda: jax.shard_map(
         sm_psum_fori, mesh=mesh8(), in_specs=P("i"), out_specs=P("i"))(on(mesh8(), R8, P("i")))
     c["shard_map_psum_in_fori_replicated"] = lambda: jax.shard_map(

@@ -371,6 +371,13 @@ TEST(VmapControlFlow, JitOfVmapOfScanOverAShardedBatch) {
   expect_case("jit_vmap_scan_sharded_batch", {c, ys});
 }
 
+// The batched predicate's reduce_or spans the devices: every one runs the same steps.
+TEST(VmapControlFlow, JitOfVmapOfWhileOverAShardedBatch) {
+  Mesh mesh = make_mesh({8}, {"i"});
+  Array v = device_put(jnp::arange(8.0f) + 1.0f, NamedSharding(mesh, P("i")));
+  expect_case("jit_vmap_while_sharded_batch", {jit(vmap(doubling_while))(v)});
+}
+
 // shard_map and pmap bodies.
 
 Mesh mesh8() { return make_mesh({8}, {"i"}); }
@@ -427,6 +434,18 @@ TEST(ShardMapControlFlow, RingOfPpermutesInAScan) {
   };
   auto [c, ys] = shard_map(f, mesh8(), P("i"), {P("i"), P("i")})(on_mesh(in().m8));
   expect_case("shard_map_ring_scan", {c, ys});
+}
+
+TEST(ShardMapControlFlow, VmapOfScanWithPsumInsideTheBody) {
+  auto f = [](const Array& x) {
+    return vmap([](const Array& r) {
+      return lax::scan(
+          [](const Array& c, const Array& v) { return std::pair{c + lax::psum(v, "i"), c}; },
+          jnp::array(0.0f), r);
+    })(x);
+  };
+  auto [c, ys] = shard_map(f, mesh8(), P("i"), {P(), P()})(on_mesh(in().m8));
+  expect_case("shard_map_vmap_scan_psum", {c, ys});
 }
 
 TEST(ShardMapControlFlow, PmeanInWhileBody) {
