@@ -41,6 +41,7 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
 
 }  // namespace
 
-extern const PrimRules cond_rules = {.abstract_eval = shape_rule, .batch = cond_batch, .vma = cond_vma};
+extern const PrimRules cond_rules = {
+    .abstract_eval = shape_rule, .batch = cond_batch, .vma = cond_vma};
 
 }  // namespace parax::prims

@@ -67,8 +67,8 @@ std::vector<Aval> batched_avals(std::vector<Aval> avals, const Mask& batched, in
 }
 
 // Runs `p` batched on `xs` (batched at the front where `in` says) in the current trace.
-Batched run_batched(const Program& p, std::span<const Array> xs, const Mask& in,
-                    const Mask& force, const core::BatchAxis& axis) {
+Batched run_batched(const Program& p, std::span<const Array> xs, const Mask& in, const Mask& force,
+                    const core::BatchAxis& axis) {
   std::vector<int> dims;
   for (bool b : in) dims.push_back(b ? 0 : kNotMapped);
   Batched r = core::vmap_program(p, xs, dims, axis);
@@ -83,12 +83,12 @@ Batched run_batched(const Program& p, std::span<const Array> xs, const Mask& in,
 BatchedProgram batch_program(const Program& p, const Mask& in, const Mask& force,
                              const core::BatchAxis& axis) {
   Mask out;
-  ClosedProgram closed = core::trace_to_program(
-      batched_avals(program_inputs(p), in, axis.size), [&](const std::vector<Array>& xs) {
-        Batched r = run_batched(p, xs, in, force, axis);
-        out = batched_mask(r.dims);
-        return r.outs;
-      });
+  ClosedProgram closed = core::trace_to_program(batched_avals(program_inputs(p), in, axis.size),
+                                                [&](const std::vector<Array>& xs) {
+                                                  Batched r = run_batched(p, xs, in, force, axis);
+                                                  out = batched_mask(r.dims);
+                                                  return r.outs;
+                                                });
   return BatchedProgram{std::move(closed), std::move(out)};
 }
 
@@ -131,8 +131,8 @@ core::ProgramList with_common_consts(const std::vector<ClosedProgram>& closed,
       auto& dst = o < b ? before : after;
       dst.insert(dst.end(), avals.begin(), avals.end());
     }
-    out.push_back(with_unused_consts(core::lift_consts(closed[b]), closed[b].consts.size(),
-                                     before, after));
+    out.push_back(
+        with_unused_consts(core::lift_consts(closed[b]), closed[b].consts.size(), before, after));
     consts->insert(consts->end(), closed[b].consts.begin(), closed[b].consts.end());
   }
   return out;
@@ -159,7 +159,8 @@ Batched cond_as_select(std::span<const Array> in, std::span<const int> dims,
                        const core::ProgramList& branches, const BatchAxis& axis) {
   const Array index = core::batch_first(in[0], dims[0], axis.size);
   std::vector<Array> ops;
-  for (size_t i = 1; i < in.size(); ++i) ops.push_back(core::batch_first(in[i], dims[i], axis.size));
+  for (size_t i = 1; i < in.size(); ++i)
+    ops.push_back(core::batch_first(in[i], dims[i], axis.size));
   const Mask all(ops.size(), true);
   std::vector<std::vector<Array>> outs;  // per branch
   for (size_t b = 0; b < branches.size(); ++b) {
@@ -283,8 +284,7 @@ Batched while_batch(std::span<const Array> in, std::span<const int> dims, const 
     dst.push_back(to_layout(in[i], dims[i], batched, 0, axis.size));
   }
   if (pred_bat) return while_batched_pred(w, cc_bat, bc_bat, shape, params, axis);
-  const ClosedProgram cond =
-      batch_program(*shape.cond, concat(cc_bat, carry_bat), {}, axis).closed;
+  const ClosedProgram cond = batch_program(*shape.cond, concat(cc_bat, carry_bat), {}, axis).closed;
   const ClosedProgram body =
       batch_program(*shape.body, concat(bc_bat, carry_bat), carry_bat, axis).closed;
   std::vector<Array> args = cond.consts;
@@ -339,8 +339,8 @@ Batched scan_batch(std::span<const Array> in, std::span<const int> dims, const P
 }
 
 // remat2: a remat2 (same policy) of the batched program.
-Batched checkpoint_batch(std::span<const Array> in, std::span<const int> dims,
-                         const Params& params, const BatchAxis& axis) {
+Batched checkpoint_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                         const BatchAxis& axis) {
   const ProgramRef& jaxpr = params.get<ProgramRef>("jaxpr");
   const Mask in_bat = batched_mask(dims);
   const BatchedProgram body = batch_program(*jaxpr, in_bat, {}, axis);

@@ -35,6 +35,7 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
 
 }  // namespace
 
-extern const PrimRules scan_rules = {.abstract_eval = shape_rule, .batch = scan_batch, .vma = scan_vma};
+extern const PrimRules scan_rules = {
+    .abstract_eval = shape_rule, .batch = scan_batch, .vma = scan_vma};
 
 }  // namespace parax::prims

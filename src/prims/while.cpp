@@ -38,9 +38,7 @@ std::vector<Array> transpose(std::span<const Array>, std::span<const Array>, std
 
 }  // namespace
 
-extern const PrimRules while__rules = {.abstract_eval = shape_rule,
-                                      .transpose = transpose,
-                                      .batch = while_batch,
-                                      .vma = while_vma};
+extern const PrimRules while__rules = {
+    .abstract_eval = shape_rule, .transpose = transpose, .batch = while_batch, .vma = while_vma};
 
 }  // namespace parax::prims

@@ -321,22 +321,21 @@ Executor::Values Executor::run_cond(size_t e, Values in) const {
   const auto& branches = subs_[e];
   const int64_t last = int64_t(branches.size()) - 1;
   std::vector<std::optional<int64_t>> index = read_scalars(in[0], DType::int32);
-  std::vector<bool> picked(branches.size(), false);
+  std::vector<size_t> picked;  // each branch some local device takes, once
   for (auto& i : index) {
-    if (i) picked[size_t(*i = std::clamp<int64_t>(*i, 0, last))] = true;
+    if (!i) continue;
+    i = std::clamp<int64_t>(*i, 0, last);
+    if (std::find(picked.begin(), picked.end(), size_t(*i)) == picked.end()) {
+      picked.push_back(size_t(*i));
+    }
   }
+  PARAX_CHECK(!picked.empty(), "no local device holds the cond index");
   in.erase(in.begin());
-  PARAX_CHECK(std::count(picked.begin(), picked.end(), true) > 0, "no local device holds the "
-                                                                  "cond index");
-  if (std::count(picked.begin(), picked.end(), true) == 1) {
-    return branches[size_t(std::find(picked.begin(), picked.end(), true) - picked.begin())]->run(
-        std::move(in));
-  }
+  if (picked.size() == 1) return branches[picked[0]]->run(std::move(in));
   Values out;
-  for (size_t b = 0; b < branches.size(); ++b) {
-    if (!picked[b]) continue;
+  for (size_t b : picked) {
     Values r = branches[b]->run(in);
-    if (out.empty()) out.resize(r.size(), std::vector<BufferRef>(index.size()));
+    out.resize(r.size(), std::vector<BufferRef>(index.size()));
     for (size_t o = 0; o < r.size(); ++o) {
       for (size_t d = 0; d < index.size(); ++d) {
         if (index[d] == int64_t(b)) out[o][d] = std::move(r[o][d]);

@@ -169,7 +169,9 @@ TEST(VmapControlFlow, WhileUnbatchedPredicateBatchesTheCarry) {
   auto f = [](const Array& x) {
     using C = std::pair<Array, Array>;
     return lax::while_loop([](const C& c) { return c.first < 5; },
-                           [&x](const C& c) { return C{c.first + 1, c.second * x}; },
+                           [&x](const C& c) {
+                             return C{c.first + 1, c.second * x};
+                           },
                            C{jnp::array(0), jnp::array(1.0f)});
   };
   auto [count, prod] = vmap(f)(in().y);
@@ -184,7 +186,9 @@ TEST(VmapControlFlow, WhileCondConstantBatched) {
   auto f = [](const Array& b, const Array& x) {
     using C = std::pair<Array, Array>;
     return lax::while_loop([&b](const C& c) { return c.first < b; },
-                           [&x](const C& c) { return C{c.first + 1, c.second + x}; },
+                           [&x](const C& c) {
+                             return C{c.first + 1, c.second + x};
+                           },
                            C{jnp::array(0), jnp::array(0.0f)});
   };
   auto [count, sum] = vmap(f, {.in_axes = {0, None}})(in().n, jnp::array(1.5f));
@@ -203,8 +207,7 @@ TEST(VmapControlFlow, ForiLoopStaticBounds) {
 TEST(VmapControlFlow, ForiLoopBatchedBound) {
   auto f = [](const Array& n, const Array& x) {
     return lax::fori_loop(
-        0, n, [&x](const Array& i, const Array& c) { return c + as_f32(i) * x; },
-        jnp::array(0.0f));
+        0, n, [&x](const Array& i, const Array& c) { return c + as_f32(i) * x; }, jnp::array(0.0f));
   };
   expect_case("fori_batched_bound", {vmap(f)(in().n, in().y)});
   expect_case("fori_batched_bound", {jit(vmap(f))(in().n, in().y)});
@@ -213,8 +216,11 @@ TEST(VmapControlFlow, ForiLoopBatchedBound) {
 // scan.
 
 std::pair<Array, Array> sum_scan(const Array& xs) {
-  return lax::scan([](const Array& c, const Array& x) { return std::pair{c + x, c * x}; },
-                   jnp::array(0.0f), xs);
+  return lax::scan(
+      [](const Array& c, const Array& x) {
+        return std::pair{c + x, c * x};
+      },
+      jnp::array(0.0f), xs);
 }
 
 TEST(VmapControlFlow, ScanBatchedXs) {
@@ -225,8 +231,10 @@ TEST(VmapControlFlow, ScanBatchedXs) {
 TEST(VmapControlFlow, ScanBatchedCarryOnly) {
   auto f = [](const Array& c0) {
     return lax::scan(
-        [](const Array& c, const Array& x) { return std::pair{c * 0.5f + x, c - x}; }, c0,
-        jnp::arange(4.0f));
+        [](const Array& c, const Array& x) {
+          return std::pair{c * 0.5f + x, c - x};
+        },
+        c0, jnp::arange(4.0f));
   };
   auto [c, ys] = vmap(f)(in().y);
   expect_case("scan_batched_carry", {c, ys});
@@ -235,7 +243,9 @@ TEST(VmapControlFlow, ScanBatchedCarryOnly) {
 TEST(VmapControlFlow, ScanBatchedConsts) {
   auto f = [](const Array& w) {
     return lax::scan(
-        [&w](const Array& c, const Array& x) { return std::pair{c + w * x, w * c}; },
+        [&w](const Array& c, const Array& x) {
+          return std::pair{c + w * x, w * c};
+        },
         jnp::array(0.0f), jnp::arange(4.0f));
   };
   auto [c, ys] = vmap(f)(in().y);
@@ -245,7 +255,9 @@ TEST(VmapControlFlow, ScanBatchedConsts) {
 TEST(VmapControlFlow, ScanReverse) {
   auto f = [](const Array& xs) {
     return lax::scan(
-        [](const Array& c, const Array& x) { return std::pair{c * 0.5f + x, c}; },
+        [](const Array& c, const Array& x) {
+          return std::pair{c * 0.5f + x, c};
+        },
         jnp::array(1.0f), xs, std::nullopt, /*reverse=*/true);
   };
   auto [c, ys] = vmap(f)(in().xs);
@@ -292,7 +304,9 @@ TEST(VmapControlFlow, NestedVmapOfWhile) {
 TEST(VmapControlFlow, NestedVmapOfScan) {
   auto f = [](const Array& x) {
     return lax::scan(
-        [&x](const Array& c, const std::vector<Array>&) { return std::pair{c * x, c}; },
+        [&x](const Array& c, const std::vector<Array>&) {
+          return std::pair{c * x, c};
+        },
         jnp::array(1.0f), std::vector<Array>{}, 3);
   };
   auto [c, ys] = vmap(vmap(f))(in().x);
@@ -302,7 +316,9 @@ TEST(VmapControlFlow, NestedVmapOfScan) {
 TEST(VmapControlFlow, NamedAxisPsumInScanBody) {
   auto f = [](const Array& xs) {
     return lax::scan(
-        [](const Array& c, const Array& x) { return std::pair{c + lax::psum(x, "b"), c * 2.0f}; },
+        [](const Array& c, const Array& x) {
+          return std::pair{c + lax::psum(x, "b"), c * 2.0f};
+        },
         jnp::array(0.0f), xs);
   };
   auto [c, ys] = vmap(f, {.axis_name = "b"})(in().xs);
@@ -328,10 +344,11 @@ TEST(VmapControlFlow, NamedAxisPsumOfAConstantInScanBody) {
 TEST(VmapControlFlow, NamedAxisPmeanInWhileBody) {
   auto f = [](const Array& y) {
     using C = std::pair<Array, Array>;
-    return lax::while_loop(
-               [](const C& c) { return c.first < 3; },
-               [](const C& c) { return C{c.first + 1, c.second - lax::pmean(c.second, "b")}; },
-               C{jnp::array(0), y})
+    return lax::while_loop([](const C& c) { return c.first < 3; },
+                           [](const C& c) {
+                             return C{c.first + 1, c.second - lax::pmean(c.second, "b")};
+                           },
+                           C{jnp::array(0), y})
         .second;
   };
   expect_case("vmap_named_pmean_in_while", {vmap(f, {.axis_name = "b"})(in().y)});
@@ -391,8 +408,8 @@ Array psum_fori(const Array& x) {
 }
 
 TEST(ShardMapControlFlow, PsumInForiLoopBody) {
-  expect_case("shard_map_psum_in_fori", {shard_map(psum_fori, mesh8(), P("i"), P("i"))(
-                                            on_mesh(in().r8))});
+  expect_case("shard_map_psum_in_fori",
+              {shard_map(psum_fori, mesh8(), P("i"), P("i"))(on_mesh(in().r8))});
   expect_case("jit_shard_map_psum_in_fori",
               {jit(shard_map(psum_fori, mesh8(), P("i"), P("i")))(on_mesh(in().r8))});
 }
@@ -440,7 +457,9 @@ TEST(ShardMapControlFlow, VmapOfScanWithPsumInsideTheBody) {
   auto f = [](const Array& x) {
     return vmap([](const Array& r) {
       return lax::scan(
-          [](const Array& c, const Array& v) { return std::pair{c + lax::psum(v, "i"), c}; },
+          [](const Array& c, const Array& v) {
+            return std::pair{c + lax::psum(v, "i"), c};
+          },
           jnp::array(0.0f), r);
     })(x);
   };
@@ -451,12 +470,11 @@ TEST(ShardMapControlFlow, VmapOfScanWithPsumInsideTheBody) {
 TEST(ShardMapControlFlow, PmeanInWhileBody) {
   auto f = [](const Array& x) {
     using C = std::pair<Array, Array>;
-    return lax::while_loop(
-               [](const C& c) { return c.first < 3; },
-               [](const C& c) {
-                 return C{c.first + 1, lax::pmean(c.second, "i") * 2.0f + c.second};
-               },
-               C{jnp::array(0), x})
+    return lax::while_loop([](const C& c) { return c.first < 3; },
+                           [](const C& c) {
+                             return C{c.first + 1, lax::pmean(c.second, "i") * 2.0f + c.second};
+                           },
+                           C{jnp::array(0), x})
         .second;
   };
   expect_case("shard_map_while_pmean", {shard_map(f, mesh8(), P("i"), P("i"))(on_mesh(in().m8))});
@@ -508,8 +526,8 @@ TEST(ShardMapControlFlow, AllGatherInScanBody) {
 TEST(PmapControlFlow, PmeanInForiLoopBody) {
   auto f = [](const Array& x) {
     return lax::fori_loop(
-        0, 3,
-        [&x](const Array& i, const Array& c) { return lax::pmean(c * x, "i") + as_f32(i); }, x);
+        0, 3, [&x](const Array& i, const Array& c) { return lax::pmean(c * x, "i") + as_f32(i); },
+        x);
   };
   expect_case("pmap_pmean_in_fori", {pmap(f, {.axis_name = "i"})(in().r8 / 4.0f)});
 }
@@ -518,13 +536,14 @@ TEST(PmapControlFlow, PsumInWhileBody) {
   auto f = [](const Array& x) {
     using C = std::pair<Array, Array>;
     return lax::while_loop([](const C& c) { return c.first < 2; },
-                           [](const C& c) { return C{c.first + 1, lax::psum(c.second, "i")}; },
+                           [](const C& c) {
+                             return C{c.first + 1, lax::psum(c.second, "i")};
+                           },
                            C{jnp::array(0), x})
         .second;
   };
   expect_case("pmap_psum_in_while", {pmap(f, {.axis_name = "i"})(in().r8 / 8.0f)});
 }
-
 
 // Ports of JAX's tests/lax_control_flow_test.py (their expected values are JAX's answers).
 
@@ -550,9 +569,9 @@ TEST(JaxLaxControlFlowTest, WhileLoopAxisIndexBatched) {
   EXPECT_EQ(ints(vmap(fun, {.axis_name = "i"})(i32({0, 0, 0, 0}))), expected);
   EXPECT_EQ(ints(vmap(jit(fun), {.axis_name = "i"})(i32({0, 0, 0, 0}))), expected);
   auto g = [&fun](const Array&, const Array& x) { return fun(x); };
-  EXPECT_EQ(ints(vmap(g, {.in_axes = {0, None}, .axis_name = "i"})(i32({0, 0, 0, 0}),
-                                                                   jnp::array(0))),
-            expected);
+  EXPECT_EQ(
+      ints(vmap(g, {.in_axes = {0, None}, .axis_name = "i"})(i32({0, 0, 0, 0}), jnp::array(0))),
+      expected);
 }
 
 TEST(JaxLaxControlFlowTest, WhileLoopBatchedWithConstBody) {
@@ -587,7 +606,10 @@ TEST(JaxLaxControlFlowTest, WhileLoopTupleBatched) {
   using C = std::pair<Array, Array>;
   auto fun = [](const Array& x, const Array& y) {
     return lax::while_loop([](const C& c) { return c.first + c.second < 5; },
-                           [](const C& c) { return C{c.first + 1, c.second}; }, C{x, y});
+                           [](const C& c) {
+                             return C{c.first + 1, c.second};
+                           },
+                           C{x, y});
   };
   auto [x, y] = vmap(fun)(i32({0, 0}), i32({1, 2}));
   EXPECT_EQ(ints(x), (std::vector<int32_t>{4, 3}));
@@ -598,7 +620,10 @@ TEST(JaxLaxControlFlowTest, ForiLoopBatched) {
   using C = std::pair<Array, Array>;
   auto fun = [](const Array& x) {
     return lax::fori_loop(
-        0, 10, [](const Array&, const C& c) { return C{c.first + 1, c.second + 2}; },
+        0, 10,
+        [](const Array&, const C& c) {
+          return C{c.first + 1, c.second + 2};
+        },
         C{x, jnp::array(0)});
   };
   auto [x, y] = vmap(fun)(i32({0, 1}));
@@ -611,7 +636,9 @@ TEST(JaxLaxControlFlowTest, ForiLoopBatchedIssue1190) {
   using C = std::pair<Array, Array>;
   auto f = [](const Array& x) {
     return lax::while_loop([](const C& c) { return c.first < 4; },
-                           [](const C& c) { return C{c.first + 1, c.second + 1}; },
+                           [](const C& c) {
+                             return C{c.first + 1, c.second + 1};
+                           },
                            C{jnp::array(0), x});
   };
   const std::string text = make_jaxpr(vmap(f))(jnp::arange(3)).to_string();
@@ -651,8 +678,8 @@ TEST(JaxLaxControlFlowTest, SwitchBatched) {
         [](const T& t) { return lax::sign(std::get<2>(t)); }};
     return lax::switch_(index, branches, T{x, y, z});
   };
-  auto check = [&](MapAxes axes, const Array& i, const Array& x, const Array& y,
-                   const Array& z, std::vector<int32_t> expected, bool select) {
+  auto check = [&](MapAxes axes, const Array& i, const Array& x, const Array& y, const Array& z,
+                   std::vector<int32_t> expected, bool select) {
     EXPECT_EQ(ints(vmap(fun, {.in_axes = axes})(i, x, y, z)), expected);
     EXPECT_EQ(ints(vmap(jit(fun), {.in_axes = axes})(i, x, y, z)), expected);
     const std::string text = make_jaxpr(vmap(fun, {.in_axes = axes}))(i, x, y, z).to_string();
@@ -692,11 +719,11 @@ Array member(const Array& x, std::optional<int> bdim, int64_t b) {
 TEST_P(ScanVmap, MatchesScanningEachMember) {
   const ScanVmapCase p = GetParam();
   const Array d = jnp::array({0.3f, -0.8f});
-  std::function<std::pair<Array, Array>(const Array&, const Array&)> f =
-      [d](const Array& c, const Array& a) {
-        Array b = jnp::cos(jnp::sum(jnp::sin(a)) + jnp::sum(jnp::cos(c)) + jnp::sum(d));
-        return std::pair{jnp::sin(c * b), b};
-      };
+  std::function<std::pair<Array, Array>(const Array&, const Array&)> f = [d](const Array& c,
+                                                                             const Array& a) {
+    Array b = jnp::cos(jnp::sum(jnp::sin(a)) + jnp::sum(jnp::cos(c)) + jnp::sum(d));
+    return std::pair{jnp::sin(c * b), b};
+  };
   if (p.jit_f) f = jit(f);
   std::function<std::pair<Array, Array>(const Array&, const Array&)> scan =
       [f](const Array& c, const Array& as) { return lax::scan(f, c, as); };
@@ -758,9 +785,9 @@ TEST(JaxLaxControlFlowTest, ScanVmapFixpoint) {
   auto f = [](const Array& init) {
     return lax::scan(
                [](const C& c, const Array&) {
-                 return std::pair{C{std::get<1>(c), std::get<2>(c), std::get<3>(c),
-                                    jnp::array(0.0f)},
-                                  std::vector<Array>{}};
+                 return std::pair{
+                     C{std::get<1>(c), std::get<2>(c), std::get<3>(c), jnp::array(0.0f)},
+                     std::vector<Array>{}};
                },
                C{jnp::array(0.0f), jnp::array(1.0f), jnp::array(2.0f), init}, jnp::zeros({2}))
         .first;
@@ -778,19 +805,20 @@ TEST(JaxLaxControlFlowTest, VmapsOfWhileLoop) {
     return lax::fori_loop(
         0, n, [](const Array&, const Array& c) { return c + 1; }, x);
   };
-  Array got = vmap(vmap(f, {.in_axes = {None, 0}}), {.in_axes = {0, None}})(jnp::arange(3),
-                                                                            jnp::arange(4));
+  Array got =
+      vmap(vmap(f, {.in_axes = {None, 0}}), {.in_axes = {0, None}})(jnp::arange(3), jnp::arange(4));
   EXPECT_EQ(ints(got), (std::vector<int32_t>{0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5}));
 }
 
 TEST(JaxLaxControlFlowTest, ScanVmapCollectives) {
   auto scan = [](const Array& state, const Array& xs) {
     return lax::scan(
-        [](const Array& s, const Array& x) { return std::pair{s, lax::psum(s, "i") * x}; }, state,
-        xs);
+        [](const Array& s, const Array& x) {
+          return std::pair{s, lax::psum(s, "i") * x};
+        },
+        state, xs);
   };
-  auto [s, ys] = vmap(scan, {.axis_name = "i"})(jnp::ones({1}),
-                                                jnp::arange(5.0f).reshape({1, 5}));
+  auto [s, ys] = vmap(scan, {.axis_name = "i"})(jnp::ones({1}), jnp::arange(5.0f).reshape({1, 5}));
   EXPECT_EQ(floats(s), (std::vector<float>{1}));
   EXPECT_EQ(floats(ys), (std::vector<float>{0, 1, 2, 3, 4}));
 }
