@@ -162,6 +162,10 @@ def cases():
     c["vmap_named_psum_in_scan"] = lambda: jax.vmap(
         lambda xs: lax.scan(lambda c, x: (c + lax.psum(x, "b"), c * 2.0), jnp.float32(0.0),
                             xs), axis_name="b")(XS)
+    c["nested_named_vmap_psum_in_scan"] = lambda: jax.vmap(jax.vmap(
+        lambda xs: lax.scan(lambda c, x: (c + lax.psum(x, "a") * lax.pmax(x, ("a", "b")), c),
+                            jnp.float32(0.0), xs), axis_name="a"), axis_name="b")(
+                                XS.reshape(3, 2, 2) * 0.5)
     c["vmap_named_pmean_in_while"] = lambda: jax.vmap(
         lambda y: lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] -
                                  lax.pmean(c[1], "b")), (0, y)), axis_name="b")(Y)[1]

@@ -341,6 +341,21 @@ TEST(VmapControlFlow, NamedAxisPsumOfAConstantInScanBody) {
   expect_case("vmap_named_psum_of_constant_in_scan", {x, c, ys});
 }
 
+TEST(VmapControlFlow, NestedNamedAxesCollectivesInScanBody) {
+  auto f = [](const Array& xs) {
+    return lax::scan(
+        [](const Array& c, const Array& x) {
+          return std::pair{c + lax::psum(x, "a") * lax::pmax(x, {"a", "b"}), c};
+        },
+        jnp::array(0.0f), xs);
+  };
+  auto g = vmap(vmap(f, {.axis_name = "a"}), {.axis_name = "b"});
+  auto [c, ys] = g(in().xs.reshape({3, 2, 2}) * 0.5f);
+  expect_case("nested_named_vmap_psum_in_scan", {c, ys});
+  auto [jc, jys] = jit(g)(in().xs.reshape({3, 2, 2}) * 0.5f);
+  expect_case("nested_named_vmap_psum_in_scan", {jc, jys});
+}
+
 TEST(VmapControlFlow, NamedAxisPmeanInWhileBody) {
   auto f = [](const Array& y) {
     using C = std::pair<Array, Array>;
