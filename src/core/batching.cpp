@@ -9,10 +9,17 @@
 namespace parax::core {
 namespace {
 
-// True when `e` is a collective over the named axis (it needs its rule even when no
-// operand is batched: psum of a shared value multiplies it by the axis size).
+// True when `e` is a collective over the named axis, or holds a program (a loop body, a
+// branch) with one: it needs its rule even when no operand is batched (psum of a shared
+// value multiplies it by the axis size; axis_index differs per batch element).
 bool over_axis(const Eqn& e, const std::string& name) {
-  if (name.empty() || !has_trait(e.prim, kNamedAxes)) return false;
+  if (name.empty()) return false;
+  for (const auto& sub : sub_programs(e)) {
+    for (const Eqn& inner : sub->eqns) {
+      if (over_axis(inner, name)) return true;
+    }
+  }
+  if (!has_trait(e.prim, kNamedAxes)) return false;
   const auto& axes = e.params.get<std::vector<std::string>>("axes");
   return std::find(axes.begin(), axes.end(), name) != axes.end();
 }

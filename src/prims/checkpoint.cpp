@@ -15,6 +15,6 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
 
 }  // namespace
 
-extern const PrimRules checkpoint_rules = {.abstract_eval = shape_rule};
+extern const PrimRules checkpoint_rules = {.abstract_eval = shape_rule, .batch = checkpoint_batch};
 
 }  // namespace parax::prims

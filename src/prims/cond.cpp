@@ -363,6 +363,8 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
 
 extern const PrimRules cond_rules = {.abstract_eval = shape_rule,
                                      .transpose = transpose,
+                                     .batch = cond_batch,
+                                     .vma = cond_vma,
                                      .joint_jvp = jvp,
                                      .partial_eval = partial_eval};
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/program.h"
+#include "core/rules.h"
 
 namespace parax::prims {
 
@@ -43,5 +44,22 @@ struct WhileShape {
 // Returns `t` with a leading dimension of `n` (a scan's stacked type) or without it.
 core::Aval stacked(core::Aval t, int64_t n);
 core::Aval unstacked(core::Aval t);
+
+// Batching (vmap) and check_vma rules of cond, while, scan and remat2
+// (control_flow_batching.cpp).
+core::Batched cond_batch(std::span<const Array> in, std::span<const int> dims,
+                         const core::Params& params, const core::BatchAxis& axis);
+core::Batched while_batch(std::span<const Array> in, std::span<const int> dims,
+                          const core::Params& params, const core::BatchAxis& axis);
+core::Batched scan_batch(std::span<const Array> in, std::span<const int> dims,
+                         const core::Params& params, const core::BatchAxis& axis);
+core::Batched checkpoint_batch(std::span<const Array> in, std::span<const int> dims,
+                               const core::Params& params, const core::BatchAxis& axis);
+std::vector<uint64_t> cond_vma(std::span<const uint64_t> in, const core::Params& params,
+                               std::span<const std::string> axes);
+std::vector<uint64_t> while_vma(std::span<const uint64_t> in, const core::Params& params,
+                                std::span<const std::string> axes);
+std::vector<uint64_t> scan_vma(std::span<const uint64_t> in, const core::Params& params,
+                               std::span<const std::string> axes);
 
 }  // namespace parax::prims

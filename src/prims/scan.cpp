@@ -539,6 +539,8 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
 
 extern const PrimRules scan_rules = {.abstract_eval = shape_rule,
                                      .transpose = transpose,
+                                     .batch = scan_batch,
+                                     .vma = scan_vma,
                                      .joint_jvp = jvp,
                                      .partial_eval = partial_eval};
 

@@ -17,6 +17,7 @@ target_sources(parax PRIVATE
   prims/concatenate.cpp
   prims/cond.cpp
   prims/control_flow.cpp
+  prims/control_flow_batching.cpp
   prims/convert_element_type.cpp
   prims/cumsum.cpp
   prims/device_put.cpp

@@ -251,6 +251,8 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
 
 extern const PrimRules while__rules = {.abstract_eval = shape_rule,
                                        .transpose = transpose,
+                                       .batch = while_batch,
+                                       .vma = while_vma,
                                        .joint_jvp = jvp,
                                        .partial_eval = partial_eval};
 

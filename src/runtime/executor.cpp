@@ -315,36 +315,57 @@ Executor::Values Executor::run_control_flow(size_t e, Values in) const {
   PARAX_UNREACHABLE();
 }
 
-int64_t Executor::read_scalar(const std::vector<BufferRef>& value, DType dtype,
-                              const char* what) const {
-  std::optional<int64_t> seen;
+std::vector<std::optional<int64_t>> Executor::read_scalars(const std::vector<BufferRef>& value,
+                                                           DType dtype) const {
+  std::vector<std::optional<int64_t>> out(value.size());
   for (size_t d = 0; d < value.size(); ++d) {
     if (!mesh_.local[d]) continue;
-    int64_t v = 0;
     if (dtype == DType::bool_) {
-      v = *static_cast<const uint8_t*>(value[d]->data()) != 0;
-    } else {
-      PARAX_CHECK(dtype == DType::int32, "control flow reads bool or int32 scalars");
-      int32_t x;
-      std::memcpy(&x, value[d]->data(), sizeof x);
-      v = x;
+      out[d] = *static_cast<const uint8_t*>(value[d]->data()) != 0;
+      continue;
     }
-    // The partitioner replicates predicates and indices, so every device agrees.
-    PARAX_CHECK(!seen || *seen == v, "devices disagree on a " << what);
-    seen = v;
+    PARAX_CHECK(dtype == DType::int32, "control flow reads bool or int32 scalars");
+    int32_t x;
+    std::memcpy(&x, value[d]->data(), sizeof x);
+    out[d] = x;
   }
-  PARAX_CHECK(seen.has_value(), "no local device holds the " << what);
-  return *seen;
+  return out;
 }
 
+// Inside a shard_map body each device may pick its own branch: every branch some device
+// picks runs on all of them (in lockstep, as collectives inside need), and each device
+// keeps the results of its own.
 Executor::Values Executor::run_cond(size_t e, Values in) const {
   const auto& branches = subs_[e];
-  const int64_t index = read_scalar(in[0], DType::int32, "cond index");
-  const size_t b = size_t(std::clamp<int64_t>(index, 0, int64_t(branches.size()) - 1));
+  const int64_t last = int64_t(branches.size()) - 1;
+  std::vector<std::optional<int64_t>> index = read_scalars(in[0], DType::int32);
+  std::vector<size_t> picked;  // each branch some local device takes, once
+  for (auto& i : index) {
+    if (!i) continue;
+    i = std::clamp<int64_t>(*i, 0, last);
+    if (std::find(picked.begin(), picked.end(), size_t(*i)) == picked.end()) {
+      picked.push_back(size_t(*i));
+    }
+  }
+  PARAX_CHECK(!picked.empty(), "no local device holds the cond index");
   in.erase(in.begin());
-  return branches[b]->run(std::move(in));
+  if (picked.size() == 1) return branches[picked[0]]->run(std::move(in));
+  Values out;
+  for (size_t b : picked) {
+    Values r = branches[b]->run(in);
+    out.resize(r.size(), std::vector<BufferRef>(index.size()));
+    for (size_t o = 0; o < r.size(); ++o) {
+      for (size_t d = 0; d < index.size(); ++d) {
+        if (index[d] == int64_t(b)) out[o][d] = std::move(r[o][d]);
+      }
+    }
+  }
+  return out;
 }
 
+// Inside a shard_map body each device may run its own number of steps: the body runs on
+// all devices while any goes on, and the devices already done keep their carry (as a
+// batched while's select does).
 Executor::Values Executor::run_while(size_t e, Values in) const {
   const core::Params& params = program_->eqns[e].params;
   const size_t cond_consts = size_t(params.get<int64_t>("cond_nconsts"));
@@ -356,11 +377,25 @@ Executor::Values Executor::run_while(size_t e, Values in) const {
   for (;;) {
     Values cond_in(in.begin(), in.begin() + long(cond_consts));
     cond_in.insert(cond_in.end(), carry.begin(), carry.end());
-    if (read_scalar(cond.run(std::move(cond_in))[0], DType::bool_, "while predicate") == 0) break;
+    const auto go = read_scalars(cond.run(std::move(cond_in))[0], DType::bool_);
+    const bool any = std::count(go.begin(), go.end(), std::optional<int64_t>(1)) > 0;
+    const bool all = std::count(go.begin(), go.end(), std::optional<int64_t>(0)) == 0;
+    if (!any) break;
     Values body_in(in.begin() + long(cond_consts), in.begin() + long(cond_consts + body_consts));
-    body_in.insert(body_in.end(), std::make_move_iterator(carry.begin()),
-                   std::make_move_iterator(carry.end()));
-    carry = body.run(std::move(body_in));
+    if (all) {
+      body_in.insert(body_in.end(), std::make_move_iterator(carry.begin()),
+                     std::make_move_iterator(carry.end()));
+      carry = body.run(std::move(body_in));
+      continue;
+    }
+    body_in.insert(body_in.end(), carry.begin(), carry.end());
+    Values next = body.run(std::move(body_in));
+    for (size_t c = 0; c < next.size(); ++c) {
+      for (size_t d = 0; d < go.size(); ++d) {
+        if (go[d] == std::optional<int64_t>(0)) next[c][d] = carry[c][d];
+      }
+    }
+    carry = std::move(next);
   }
   return carry;
 }

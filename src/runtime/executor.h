@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/program.h"
@@ -33,8 +34,10 @@ class Executor {
   Values run_cond(size_t e, Values in) const;
   Values run_while(size_t e, Values in) const;
   Values run_scan(size_t e, Values in) const;
-  // Reads a scalar every local device holds the same value of (a predicate, an index).
-  int64_t read_scalar(const std::vector<BufferRef>& value, DType dtype, const char* what) const;
+  // Reads a scalar (a predicate, an index) per device position (nullopt: not local).
+  // Outside shard_map bodies the partitioner replicates them, so all agree.
+  std::vector<std::optional<int64_t>> read_scalars(const std::vector<BufferRef>& value,
+                                                   DType dtype) const;
   std::shared_ptr<const core::Program> program_;
   MeshLayout mesh_;
   std::vector<std::vector<int>> release_after_;          // per eqn: vars dead after it
