@@ -232,25 +232,52 @@ class Extract {
   Program to_;
 };
 
-// Returns which equations of `p` are unknown ones an output needs (a jvp computes
-// tangents nobody reads, e.g. of a result whose primal alone is used), and sets `read` to
-// the known variables they read: forwarded inputs, or residuals.
-std::vector<bool> live_unknown(const Program& p, const std::vector<bool>& unknown,
-                               std::vector<bool>& read) {
-  std::vector<bool> needed(p.avals.size(), false), live(p.eqns.size(), false);
+// Returns which equations of `p` the unknown part runs: the unknown ones an output needs
+// (a jvp computes tangents nobody reads, e.g. of a result whose primal alone is used), and
+// the known ones whose results those read but `saveable` forbids saving, recomputed. Sets
+// `read` to the known variables the staged equations read and do not recompute: forwarded
+// inputs, or residuals.
+std::vector<bool> staged_eqns(const Program& p, const std::vector<bool>& unknown,
+                              const Saveable& saveable, std::vector<bool>& read) {
+  std::vector<bool> needed(p.avals.size(), false), staged(p.eqns.size(), false);
+  std::vector<bool> recomputed(p.avals.size(), false);
+  for (const Atom& a : p.outvars) {
+    if (!a.is_literal() && unknown[size_t(a.var)]) needed[size_t(a.var)] = true;
+  }
+  for (size_t i = p.eqns.size(); i-- > 0;) {
+    const Eqn& e = p.eqns[i];
+    const bool unknown_eqn = is_linear_eqn(e, unknown);
+    if (!unknown_eqn && (!saveable || saveable(e))) continue;
+    for (int v : e.outputs) staged[i] = staged[i] || needed[size_t(v)];
+    if (!staged[i]) continue;
+    for (int v : e.outputs) recomputed[size_t(v)] = !unknown_eqn;
+    for (const Atom& a : e.inputs) {
+      if (!a.is_literal()) needed[size_t(a.var)] = true;
+    }
+  }
   read.assign(p.avals.size(), false);
+  for (size_t v = 0; v < p.avals.size(); ++v) {
+    read[v] = needed[v] && !unknown[v] && !recomputed[v];
+  }
+  return staged;
+}
+
+// Returns which known equations of `p` compute its known outputs or the values `read`
+// marks (the residuals): JAX's dce_jaxpr of the known part. A jvp's known part computes
+// coefficients of tangents nobody reads, and a policy that saves less leaves more of them.
+std::vector<bool> live_known(const Program& p, const std::vector<bool>& unknown,
+                             const std::vector<bool>& read) {
+  std::vector<bool> needed(read), live(p.eqns.size(), false);
   for (const Atom& a : p.outvars) {
     if (!a.is_literal()) needed[size_t(a.var)] = true;
   }
   for (size_t i = p.eqns.size(); i-- > 0;) {
     const Eqn& e = p.eqns[i];
-    if (!is_linear_eqn(e, unknown)) continue;
+    if (is_linear_eqn(e, unknown)) continue;
     for (int v : e.outputs) live[i] = live[i] || needed[size_t(v)];
     if (!live[i]) continue;
     for (const Atom& a : e.inputs) {
-      if (a.is_literal()) continue;
-      needed[size_t(a.var)] = true;
-      if (!unknown[size_t(a.var)]) read[size_t(a.var)] = true;
+      if (!a.is_literal()) needed[size_t(a.var)] = true;
     }
   }
   return live;
@@ -258,14 +285,19 @@ std::vector<bool> live_unknown(const Program& p, const std::vector<bool>& unknow
 
 }  // namespace
 
-ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in) {
+ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in,
+                                  const Saveable& saveable) {
   const std::vector<int> inputs = input_vars(p);
   PARAX_CHECK(unknown_in.size() == inputs.size(), "partial_eval_program: one flag per input");
   std::vector<bool> unknown(p.avals.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) unknown[size_t(inputs[i])] = unknown_in[i];
   const Program flat = split_mixed(p, unknown);
   std::vector<bool> read;
-  const std::vector<bool> live = live_unknown(flat, unknown, read);
+  const std::vector<bool> staged = staged_eqns(flat, unknown, saveable, read);
+  // Under a policy (checkpoint) the known part keeps only what it returns; without one,
+  // it stays whole, as before policies existed.
+  const std::vector<bool> keep =
+      saveable ? live_known(flat, unknown, read) : std::vector<bool>(flat.eqns.size(), true);
   ProgramSplit out;
   Extract known(flat), rest(flat);
   std::vector<bool> is_input(flat.avals.size(), false);
@@ -280,11 +312,8 @@ ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknow
   }
   for (size_t i = 0; i < flat.eqns.size(); ++i) {
     const Eqn& e = flat.eqns[i];
-    if (!is_linear_eqn(e, unknown)) {
-      known.add(e);
-    } else if (live[i]) {
-      rest.add(e);
-    }
+    if (!is_linear_eqn(e, unknown) && keep[i]) known.add(e);
+    if (staged[i]) rest.add(e);
   }
   for (const Atom& a : flat.outvars) {
     const bool unk = !a.is_literal() && unknown[size_t(a.var)];
