@@ -8,12 +8,15 @@ Run with JAX 0.10.2 (the installed python3):
 Format: tests/support/golden.h's `name<TAB>text` records.
   <case>/<policy>         the case's values (output or gradient leaves, flattened, in
                           pytree order), comma-separated Python floats
+  jaxpr/<case>/<policy>   make_jaxpr's text, literals without their type and policies by
+                          name as parax prints them (unicode_escape'd)
   <case>/<policy>#count   `prim=n ...`: how often each primitive appears in the jaxpr of
                           the vjp's pullback (the backward pass: the recomputation and the
                           transposed linear part), counted as JAX's tests count them
 Policies: none (policy=None), nothing, everything, dots, dots_nb (the DotsSaveable pair).
 """
 import os
+import re
 
 import jax
 import jax.numpy as jnp
@@ -128,6 +131,12 @@ def dots_in_scan_policy(w):
   return lax.scan(lambda x, _: (g(x), None), V5, None, length=2)[0]
 
 
+def normalize(jaxpr):
+  text = re.sub(r"(\d)(:[a-z0-9]+\[\])", r"\1", str(jaxpr))
+  text = re.sub(r"<function (\w+) at 0x[0-9A-Fa-fX]+>", r"\1", text)
+  return text.encode("unicode_escape").decode()
+
+
 def flat(tree):
   return [float(v) for leaf in jax.tree_util.tree_leaves(tree)
           for v in np.asarray(leaf, np.float64).ravel()]
@@ -193,6 +202,12 @@ def main():
   values("vmap/none", [jax.vmap(jax.checkpoint(sin2))(xs),
                        jax.jacrev(jax.checkpoint(sin2))(xs),
                        jax.vmap(jax.grad(jax.checkpoint(sin2)))(xs)])
+
+  # make_jaxpr text, in parax's dialect: literals without their type, policies by name.
+  for pname, policy in POLICIES.items():
+    c = jax.checkpoint(sin2, policy=policy)
+    put(f"jaxpr/sin2/{pname}", normalize(jax.make_jaxpr(c)(2.0)))
+    put(f"jaxpr/grad_sin2/{pname}", normalize(jax.make_jaxpr(jax.grad(c))(2.0)))
 
   # test_remat_no_redundant_flops counts sin's eager evaluations; parax compares the sin
   # applications in make_jaxpr(grad(g)) instead: the forward one and the recomputed one.

@@ -1,5 +1,7 @@
 #include "core/autodiff.h"
 
+#include <optional>
+
 #include "base/check.h"
 #include "core/array_value.h"
 #include "core/backend.h"
@@ -140,35 +142,87 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
 
 namespace {
 
-// Appends to `out` the two applications `split` makes of `e`, whose operands are unknown
-// where `unk` says; marks the new variables in `unknown`.
-void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
-                std::vector<bool>& unknown) {
+// Appends to `out` the equations of the known program of `split` in place of its call:
+// its invars are e's known operands, its outvars e's known results then the residuals.
+// Returns the residuals.
+std::vector<Atom> inline_known(Program& out, const Eqn& e, const PartialEval& split,
+                               const std::vector<bool>& unk) {
+  const Program& k = *split.known.get<std::shared_ptr<const Program>>("jaxpr");
+  std::vector<std::optional<Atom>> map(k.avals.size());
+  size_t i = 0;
+  for (size_t j = 0; j < e.inputs.size(); ++j) {
+    if (!unk[j]) map[size_t(k.invars[i++])] = e.inputs[j];
+  }
+  // A known result keeps its variable, which later equations read: the equation making it
+  // writes it, or a copy does when the program returns an input, a literal or a repeat.
+  std::vector<std::pair<Atom, int>> copies;
+  size_t o = 0;
+  for (size_t r = 0; r < e.outputs.size(); ++r) {
+    if (split.out_unknown[r]) continue;
+    const Atom& a = k.outvars[o++];
+    if (!a.is_literal() && !map[size_t(a.var)]) {
+      map[size_t(a.var)] = Atom::of(e.outputs[r]);
+    } else {
+      copies.emplace_back(a, e.outputs[r]);
+    }
+  }
+  auto atom = [&](const Atom& a) { return a.is_literal() ? a : *map[size_t(a.var)]; };
+  for (const Eqn& ke : k.eqns) {
+    Eqn c{ke.prim, {}, {}, ke.params};
+    for (const Atom& a : ke.inputs) c.inputs.push_back(atom(a));
+    for (int v : ke.outputs) {
+      if (!map[size_t(v)]) map[size_t(v)] = Atom::of(out.new_var(k.avals[size_t(v)]));
+      c.outputs.push_back(map[size_t(v)]->var);
+    }
+    out.eqns.push_back(std::move(c));
+  }
+  for (const auto& [from, to] : copies) out.eqns.push_back(Eqn{Prim::copy, {atom(from)}, {to}, {}});
+  std::vector<Atom> residuals;
+  for (; o < k.outvars.size(); ++o) residuals.push_back(atom(k.outvars[o]));
+  return residuals;
+}
+
+// Appends to `out` the known application `split` makes of `e` (operands unknown where
+// `unk` says); returns the residuals it makes.
+std::vector<Atom> call_known(Program& out, const Eqn& e, const PartialEval& split,
+                             const std::vector<bool>& unk) {
   Eqn known{e.prim, {}, {}, split.known};
-  Eqn rest{e.prim, {}, {}, split.unknown};
   std::vector<Aval> known_in;
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     if (unk[i]) continue;
     known.inputs.push_back(e.inputs[i]);
     known_in.push_back(out.aval_of(e.inputs[i]));
   }
-  for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
   std::vector<Aval> results = abstract_eval(e.prim, known_in, split.known);
   size_t r = 0;
   for (size_t o = 0; o < e.outputs.size(); ++o) {
-    if (split.out_unknown[o]) {
-      rest.outputs.push_back(e.outputs[o]);
-    } else {
-      known.outputs.push_back(e.outputs[o]);
-      ++r;
-    }
+    if (split.out_unknown[o]) continue;
+    known.outputs.push_back(e.outputs[o]);
+    ++r;
   }
   PARAX_CHECK(r <= results.size(), "partial_eval of " << prim_name(e.prim) << ": too few results");
-  for (; r < results.size(); ++r) {  // the residuals
+  std::vector<Atom> residuals;
+  for (; r < results.size(); ++r) {
     const int v = out.new_var(results[r]);
     known.outputs.push_back(v);
-    rest.inputs.push_back(Atom::of(v));
+    residuals.push_back(Atom::of(v));
   }
+  out.eqns.push_back(std::move(known));
+  return residuals;
+}
+
+// Appends to `out` the two applications `split` makes of `e`, whose operands are unknown
+// where `unk` says; marks the new variables in `unknown`.
+void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
+                std::vector<bool>& unknown) {
+  Eqn rest{e.prim, {}, {}, split.unknown};
+  for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    if (split.out_unknown[o]) rest.outputs.push_back(e.outputs[o]);
+  }
+  const std::vector<Atom> residuals =
+      split.inline_known ? inline_known(out, e, split, unk) : call_known(out, e, split, unk);
+  rest.inputs.insert(rest.inputs.end(), residuals.begin(), residuals.end());
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     if (unk[i]) rest.inputs.push_back(e.inputs[i]);
   }
@@ -176,7 +230,6 @@ void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std:
   for (size_t o = 0; o < e.outputs.size(); ++o) {
     unknown[size_t(e.outputs[o])] = split.out_unknown[o];
   }
-  out.eqns.push_back(std::move(known));
   if (!rest.outputs.empty()) out.eqns.push_back(std::move(rest));
 }
 

@@ -144,6 +144,9 @@ struct PartialEval {
   Params unknown;
   std::vector<bool> out_unknown;  // per result of the original application
   std::vector<int> forwarded;     // operand indices
+  // The known application's program (param `jaxpr`) runs inline, its equations in place of
+  // the call, as JAX's remat_partial_eval evaluates the known jaxpr into the enclosing trace.
+  bool inline_known = false;
 };
 // partial_eval: returns the split, or nullopt when nothing is gained (all of it unknown).
 using PartialEvalFn = std::optional<PartialEval> (*)(std::span<const bool> unknown,

@@ -111,6 +111,7 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   core::PartialEval pe{params, params, split.out_unknown, split.forwarded};
   pe.known.set("jaxpr", split.known);
   pe.unknown.set("jaxpr", split.unknown);
+  pe.inline_known = true;  // as JAX's remat_partial_eval: the forward pass is plain code
   pe.known.set("differentiated", true);
   pe.unknown.set("differentiated", true);
   return pe;

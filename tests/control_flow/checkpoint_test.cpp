@@ -5,6 +5,7 @@
 // of live bytes. Cases ported from JAX's tests/api_test.py RematTest are named after them.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -124,6 +125,31 @@ Array dots_batched(Array x) {
 using Params = std::map<std::string, Array>;
 Array layer(const Params& p, const Array& x) {
   return jnp::tanh(jnp::dot(x, p.at("w")) + p.at("b"));
+}
+
+// Whitespace runs collapsed: line breaks differ where JAX's literal types change lengths.
+std::string collapsed(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+    if (space && (out.empty() || out.back() == ' ')) continue;
+    out += space ? ' ' : c;
+  }
+  return out;
+}
+
+// make_jaxpr prints a checkpoint, and the gradient of one, as JAX does: the forward pass
+// as plain equations (JAX's remat_partial_eval inlines the known part) and the backward
+// pass a remat2 holding the recomputation, then the transposed linear part.
+TEST(Checkpoint, JaxprAsJaxPrintsIt) {
+  for (const Policy& p : kPolicies) {
+    auto f = checkpoint(sin2, p.policy);
+    const std::string name = std::string("sin2/") + p.name;
+    EXPECT_EQ(collapsed(make_jaxpr(f)(scalar(2.0f)).to_string()),
+              collapsed(golden("jaxpr/" + name)));
+    EXPECT_EQ(collapsed(make_jaxpr(grad(f))(scalar(2.0f)).to_string()),
+              collapsed(golden("jaxpr/grad_" + name)));
+  }
 }
 
 // test_remat_basic, for every policy: values, gradients and the recomputation.
