@@ -152,8 +152,8 @@ std::vector<Row> scan_vs_unrolled(int reps) {
   const double run_ratio = run[0] / run[1];
   const double compile_speedup = compile[1] / compile[0];
   const std::string shape = std::to_string(kLayers) + " layers [" + std::to_string(kScanBatch) +
-                            "," + std::to_string(kScanWidth) + "]x[" +
-                            std::to_string(kScanWidth) + "," + std::to_string(kScanWidth) + "]";
+                            "," + std::to_string(kScanWidth) + "]x[" + std::to_string(kScanWidth) +
+                            "," + std::to_string(kScanWidth) + "]";
   return {
       {"MLP " + shape + " forward, scan (ms)", fixed(run[0] * 1e3, 2), "", ""},
       {"same, unrolled (ms)", fixed(run[1] * 1e3, 2), "", ""},
@@ -180,14 +180,12 @@ Array ckpt_loss(const std::vector<Array>& ws, const std::vector<Array>& bs, cons
 }
 
 auto grad_step(bool remat) {
-  return px::jit([remat](const std::vector<Array>& ws, const std::vector<Array>& bs,
-                         const Array& x) {
-    return px::grad(
-        [remat](const std::vector<Array>& w, const std::vector<Array>& b, const Array& v) {
-          return ckpt_loss(w, b, v, remat);
-        },
-        px::argnums<0, 1>)(ws, bs, x);
-  });
+  return px::jit(
+      [remat](const std::vector<Array>& ws, const std::vector<Array>& bs, const Array& x) {
+        return px::grad([remat](const std::vector<Array>& w, const std::vector<Array>& b,
+                                const Array& v) { return ckpt_loss(w, b, v, remat); },
+                        px::argnums<0, 1>)(ws, bs, x);
+      });
 }
 
 std::vector<Row> checkpoint_mlp(int reps) {
@@ -213,16 +211,16 @@ std::vector<Row> checkpoint_mlp(int reps) {
   const double peak_plain = g_only.empty() ? peak(plain) : 0;
   const double peak_remat = g_only.empty() ? peak(remat) : 0;
   const std::vector<double> run = best_interleaved(
-      reps, {{"unsaved_step", [&] { std::get<0>(plain(ws, bs, x)).back().block_until_ready(); }},
-             {"checkpoint_step",
-              [&] { std::get<0>(remat(ws, bs, x)).back().block_until_ready(); }}});
+      reps,
+      {{"unsaved_step", [&] { std::get<0>(plain(ws, bs, x)).back().block_until_ready(); }},
+       {"checkpoint_step", [&] { std::get<0>(remat(ws, bs, x)).back().block_until_ready(); }}});
   const double mem_ratio = peak_remat / peak_plain;
   const double time_ratio = run[1] / run[0];
   const double mib = 1024.0 * 1024.0;
   const double activation = double(kCkptBatch * kCkptWidth * 4) / mib;
   const std::string shape = std::to_string(kLayers) + " layers [" + std::to_string(kCkptBatch) +
-                            "," + std::to_string(kCkptWidth) + "]x[" +
-                            std::to_string(kCkptWidth) + "," + std::to_string(kCkptWidth) + "]";
+                            "," + std::to_string(kCkptWidth) + "]x[" + std::to_string(kCkptWidth) +
+                            "," + std::to_string(kCkptWidth) + "]";
   return {
       {"MLP gradient step " + shape + ": peak live MiB, unsaved", fixed(peak_plain / mib, 1),
        "(one activation: " + fixed(activation, 1) + " MiB)", ""},
