@@ -182,46 +182,16 @@ std::vector<Atom> inline_known(Program& out, const Eqn& e, const PartialEval& sp
   return residuals;
 }
 
-// Appends to `out` the known application `split` makes of `e` (operands unknown where
-// `unk` says); returns the residuals it makes.
-std::vector<Atom> call_known(Program& out, const Eqn& e, const PartialEval& split,
-                             const std::vector<bool>& unk) {
-  Eqn known{e.prim, {}, {}, split.known};
-  std::vector<Aval> known_in;
-  for (size_t i = 0; i < e.inputs.size(); ++i) {
-    if (unk[i]) continue;
-    known.inputs.push_back(e.inputs[i]);
-    known_in.push_back(out.aval_of(e.inputs[i]));
-  }
-  std::vector<Aval> results = abstract_eval(e.prim, known_in, split.known);
-  size_t r = 0;
-  for (size_t o = 0; o < e.outputs.size(); ++o) {
-    if (split.out_unknown[o]) continue;
-    known.outputs.push_back(e.outputs[o]);
-    ++r;
-  }
-  PARAX_CHECK(r <= results.size(), "partial_eval of " << prim_name(e.prim) << ": too few results");
-  std::vector<Atom> residuals;
-  for (; r < results.size(); ++r) {
-    const int v = out.new_var(results[r]);
-    known.outputs.push_back(v);
-    residuals.push_back(Atom::of(v));
-  }
-  out.eqns.push_back(std::move(known));
-  return residuals;
-}
-
-// Appends to `out` the two applications `split` makes of `e`, whose operands are unknown
-// where `unk` says; marks the new variables in `unknown`.
-void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
-                std::vector<bool>& unknown) {
+// Appends to `out` the split of `e` whose known part runs inline (`split.inline_known`):
+// the known program's equations, then the unknown application reading their residuals.
+void emit_inlined_split(Program& out, const Eqn& e, const PartialEval& split,
+                        const std::vector<bool>& unk, std::vector<bool>& unknown) {
   Eqn rest{e.prim, {}, {}, split.unknown};
   for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
   for (size_t o = 0; o < e.outputs.size(); ++o) {
     if (split.out_unknown[o]) rest.outputs.push_back(e.outputs[o]);
   }
-  const std::vector<Atom> residuals =
-      split.inline_known ? inline_known(out, e, split, unk) : call_known(out, e, split, unk);
+  const std::vector<Atom> residuals = inline_known(out, e, split, unk);
   rest.inputs.insert(rest.inputs.end(), residuals.begin(), residuals.end());
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     if (unk[i]) rest.inputs.push_back(e.inputs[i]);
@@ -230,6 +200,47 @@ void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std:
   for (size_t o = 0; o < e.outputs.size(); ++o) {
     unknown[size_t(e.outputs[o])] = split.out_unknown[o];
   }
+  if (!rest.outputs.empty()) out.eqns.push_back(std::move(rest));
+}
+
+// Appends to `out` the two applications `split` makes of `e`, whose operands are unknown
+// where `unk` says; marks the new variables in `unknown`.
+void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
+                std::vector<bool>& unknown) {
+  if (split.inline_known) return emit_inlined_split(out, e, split, unk, unknown);
+  Eqn known{e.prim, {}, {}, split.known};
+  Eqn rest{e.prim, {}, {}, split.unknown};
+  std::vector<Aval> known_in;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (unk[i]) continue;
+    known.inputs.push_back(e.inputs[i]);
+    known_in.push_back(out.aval_of(e.inputs[i]));
+  }
+  for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
+  std::vector<Aval> results = abstract_eval(e.prim, known_in, split.known);
+  size_t r = 0;
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    if (split.out_unknown[o]) {
+      rest.outputs.push_back(e.outputs[o]);
+    } else {
+      known.outputs.push_back(e.outputs[o]);
+      ++r;
+    }
+  }
+  PARAX_CHECK(r <= results.size(), "partial_eval of " << prim_name(e.prim) << ": too few results");
+  for (; r < results.size(); ++r) {  // the residuals
+    const int v = out.new_var(results[r]);
+    known.outputs.push_back(v);
+    rest.inputs.push_back(Atom::of(v));
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (unk[i]) rest.inputs.push_back(e.inputs[i]);
+  }
+  unknown.resize(out.avals.size(), false);
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    unknown[size_t(e.outputs[o])] = split.out_unknown[o];
+  }
+  out.eqns.push_back(std::move(known));
   if (!rest.outputs.empty()) out.eqns.push_back(std::move(rest));
 }
 

@@ -10,7 +10,6 @@
 #include <algorithm>
 
 #include "core/autodiff.h"
-#include "core/batching.h"
 #include "core/program_trace.h"
 #include "prims/autodiff_util.h"
 #include "prims/control_flow.h"
@@ -158,35 +157,12 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   return result;
 }
 
-// Batching: a remat2 call of the batched program (JAX's remat_vmap).
-core::Batched batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
-                    const core::BatchAxis& axis) {
-  const Program& body = *body_of(params);
-  std::vector<Aval> avals = program_inputs(body);
-  for (size_t i = 0; i < avals.size(); ++i) {
-    if (dims[i] != core::kNotMapped) {
-      avals[i].shape.insert(avals[i].shape.begin() + dims[i], axis.size);
-    }
-  }
-  std::vector<int> out_dims;
-  core::ClosedProgram closed = core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
-    core::Batched r = core::vmap_program(body, xs, dims, axis);
-    out_dims = std::move(r.dims);
-    return r.outs;
-  });
-  std::vector<Array> args(in.begin(), in.end());
-  args.insert(args.begin(), closed.consts.begin(), closed.consts.end());
-  Params p = params;
-  p.set("jaxpr", core::lift_consts(closed));
-  return core::Batched{core::bind(core::Prim::checkpoint, std::move(args), std::move(p)),
-                       std::move(out_dims)};
-}
-
 }  // namespace
 
+// Batching comes with the other control-flow primitives' rules (control_flow_batching.cpp);
+// until then the default loops over the batch.
 extern const PrimRules checkpoint_rules = {.abstract_eval = shape_rule,
                                            .transpose = transpose,
-                                           .batch = batch,
                                            .joint_jvp = jvp,
                                            .partial_eval = partial_eval};
 
