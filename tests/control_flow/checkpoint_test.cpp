@@ -160,6 +160,10 @@ TEST(Checkpoint, SinSinEveryPolicy) {
     expect_values(name, {f(scalar(2.0f)), grad(f)(scalar(2.0f))});
     EXPECT_EQ(counts(pullback_jaxpr(f, scalar(2.0f)), {"sin", "cos"}), golden(name + "#count"))
         << pullback_jaxpr(f, scalar(2.0f));
+    // Forward mode: test_remat_basic's f_lin(3.).
+    auto [y, t] = jvp(f, std::tuple{scalar(2.0f)}, std::tuple{scalar(3.0f)});
+    EXPECT_NEAR(y.item<float>(), std::sin(std::sin(2.0f)), 1e-6);
+    EXPECT_NEAR(t.item<float>(), std::cos(std::sin(2.0f)) * std::cos(2.0f) * 3.0f, 1e-6);
   }
 }
 
