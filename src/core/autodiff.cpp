@@ -1,5 +1,7 @@
 #include "core/autodiff.h"
 
+#include <optional>
+
 #include "base/check.h"
 #include "core/array_value.h"
 #include "core/backend.h"
@@ -140,10 +142,72 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
 
 namespace {
 
+// Appends to `out` the equations of the known program of `split` in place of its call:
+// its invars are e's known operands, its outvars e's known results then the residuals.
+// Returns the residuals.
+std::vector<Atom> inline_known(Program& out, const Eqn& e, const PartialEval& split,
+                               const std::vector<bool>& unk) {
+  const Program& k = *split.known.get<std::shared_ptr<const Program>>("jaxpr");
+  std::vector<std::optional<Atom>> map(k.avals.size());
+  size_t i = 0;
+  for (size_t j = 0; j < e.inputs.size(); ++j) {
+    if (!unk[j]) map[size_t(k.invars[i++])] = e.inputs[j];
+  }
+  // A known result keeps its variable, which later equations read: the equation making it
+  // writes it, or a copy does when the program returns an input, a literal or a repeat.
+  std::vector<std::pair<Atom, int>> copies;
+  size_t o = 0;
+  for (size_t r = 0; r < e.outputs.size(); ++r) {
+    if (split.out_unknown[r]) continue;
+    const Atom& a = k.outvars[o++];
+    if (!a.is_literal() && !map[size_t(a.var)]) {
+      map[size_t(a.var)] = Atom::of(e.outputs[r]);
+    } else {
+      copies.emplace_back(a, e.outputs[r]);
+    }
+  }
+  auto atom = [&](const Atom& a) { return a.is_literal() ? a : *map[size_t(a.var)]; };
+  for (const Eqn& ke : k.eqns) {
+    Eqn c{ke.prim, {}, {}, ke.params};
+    for (const Atom& a : ke.inputs) c.inputs.push_back(atom(a));
+    for (int v : ke.outputs) {
+      if (!map[size_t(v)]) map[size_t(v)] = Atom::of(out.new_var(k.avals[size_t(v)]));
+      c.outputs.push_back(map[size_t(v)]->var);
+    }
+    out.eqns.push_back(std::move(c));
+  }
+  for (const auto& [from, to] : copies) out.eqns.push_back(Eqn{Prim::copy, {atom(from)}, {to}, {}});
+  std::vector<Atom> residuals;
+  for (; o < k.outvars.size(); ++o) residuals.push_back(atom(k.outvars[o]));
+  return residuals;
+}
+
+// Appends to `out` the split of `e` whose known part runs inline (`split.inline_known`):
+// the known program's equations, then the unknown application reading their residuals.
+void emit_inlined_split(Program& out, const Eqn& e, const PartialEval& split,
+                        const std::vector<bool>& unk, std::vector<bool>& unknown) {
+  Eqn rest{e.prim, {}, {}, split.unknown};
+  for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    if (split.out_unknown[o]) rest.outputs.push_back(e.outputs[o]);
+  }
+  const std::vector<Atom> residuals = inline_known(out, e, split, unk);
+  rest.inputs.insert(rest.inputs.end(), residuals.begin(), residuals.end());
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    if (unk[i]) rest.inputs.push_back(e.inputs[i]);
+  }
+  unknown.resize(out.avals.size(), false);
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    unknown[size_t(e.outputs[o])] = split.out_unknown[o];
+  }
+  if (!rest.outputs.empty()) out.eqns.push_back(std::move(rest));
+}
+
 // Appends to `out` the two applications `split` makes of `e`, whose operands are unknown
 // where `unk` says; marks the new variables in `unknown`.
 void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
                 std::vector<bool>& unknown) {
+  if (split.inline_known) return emit_inlined_split(out, e, split, unk, unknown);
   Eqn known{e.prim, {}, {}, split.known};
   Eqn rest{e.prim, {}, {}, split.unknown};
   std::vector<Aval> known_in;
@@ -248,25 +312,52 @@ class Extract {
   Program to_;
 };
 
-// Returns which equations of `p` are unknown ones an output needs (a jvp computes
-// tangents nobody reads, e.g. of a result whose primal alone is used), and sets `read` to
-// the known variables they read: forwarded inputs, or residuals.
-std::vector<bool> live_unknown(const Program& p, const std::vector<bool>& unknown,
-                               std::vector<bool>& read) {
-  std::vector<bool> needed(p.avals.size(), false), live(p.eqns.size(), false);
+// Returns which equations of `p` the unknown part runs: the unknown ones an output needs
+// (a jvp computes tangents nobody reads, e.g. of a result whose primal alone is used), and
+// the known ones whose results those read but `saveable` forbids saving, recomputed. Sets
+// `read` to the known variables the staged equations read and do not recompute: forwarded
+// inputs, or residuals.
+std::vector<bool> staged_eqns(const Program& p, const std::vector<bool>& unknown,
+                              const Saveable& saveable, std::vector<bool>& read) {
+  std::vector<bool> needed(p.avals.size(), false), staged(p.eqns.size(), false);
+  std::vector<bool> recomputed(p.avals.size(), false);
+  for (const Atom& a : p.outvars) {
+    if (!a.is_literal() && unknown[size_t(a.var)]) needed[size_t(a.var)] = true;
+  }
+  for (size_t i = p.eqns.size(); i-- > 0;) {
+    const Eqn& e = p.eqns[i];
+    const bool unknown_eqn = is_linear_eqn(e, unknown);
+    if (!unknown_eqn && (!saveable || saveable(e))) continue;
+    for (int v : e.outputs) staged[i] = staged[i] || needed[size_t(v)];
+    if (!staged[i]) continue;
+    for (int v : e.outputs) recomputed[size_t(v)] = !unknown_eqn;
+    for (const Atom& a : e.inputs) {
+      if (!a.is_literal()) needed[size_t(a.var)] = true;
+    }
+  }
   read.assign(p.avals.size(), false);
+  for (size_t v = 0; v < p.avals.size(); ++v) {
+    read[v] = needed[v] && !unknown[v] && !recomputed[v];
+  }
+  return staged;
+}
+
+// Returns which known equations of `p` compute its known outputs or the values `read`
+// marks (the residuals): JAX's dce_jaxpr of the known part. A jvp's known part computes
+// coefficients of tangents nobody reads, and a policy that saves less leaves more of them.
+std::vector<bool> live_known(const Program& p, const std::vector<bool>& unknown,
+                             const std::vector<bool>& read) {
+  std::vector<bool> needed(read), live(p.eqns.size(), false);
   for (const Atom& a : p.outvars) {
     if (!a.is_literal()) needed[size_t(a.var)] = true;
   }
   for (size_t i = p.eqns.size(); i-- > 0;) {
     const Eqn& e = p.eqns[i];
-    if (!is_linear_eqn(e, unknown)) continue;
+    if (is_linear_eqn(e, unknown)) continue;
     for (int v : e.outputs) live[i] = live[i] || needed[size_t(v)];
     if (!live[i]) continue;
     for (const Atom& a : e.inputs) {
-      if (a.is_literal()) continue;
-      needed[size_t(a.var)] = true;
-      if (!unknown[size_t(a.var)]) read[size_t(a.var)] = true;
+      if (!a.is_literal()) needed[size_t(a.var)] = true;
     }
   }
   return live;
@@ -274,14 +365,19 @@ std::vector<bool> live_unknown(const Program& p, const std::vector<bool>& unknow
 
 }  // namespace
 
-ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in) {
+ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown_in,
+                                  const Saveable& saveable) {
   const std::vector<int> inputs = input_vars(p);
   PARAX_CHECK(unknown_in.size() == inputs.size(), "partial_eval_program: one flag per input");
   std::vector<bool> unknown(p.avals.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) unknown[size_t(inputs[i])] = unknown_in[i];
   const Program flat = split_mixed(p, unknown);
   std::vector<bool> read;
-  const std::vector<bool> live = live_unknown(flat, unknown, read);
+  const std::vector<bool> staged = staged_eqns(flat, unknown, saveable, read);
+  // Under a policy (checkpoint) the known part keeps only what it returns; without one,
+  // it stays whole, as before policies existed.
+  const std::vector<bool> keep =
+      saveable ? live_known(flat, unknown, read) : std::vector<bool>(flat.eqns.size(), true);
   ProgramSplit out;
   Extract known(flat), rest(flat);
   std::vector<bool> is_input(flat.avals.size(), false);
@@ -296,11 +392,8 @@ ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknow
   }
   for (size_t i = 0; i < flat.eqns.size(); ++i) {
     const Eqn& e = flat.eqns[i];
-    if (!is_linear_eqn(e, unknown)) {
-      known.add(e);
-    } else if (live[i]) {
-      rest.add(e);
-    }
+    if (!is_linear_eqn(e, unknown) && keep[i]) known.add(e);
+    if (staged[i]) rest.add(e);
   }
   for (const Atom& a : flat.outvars) {
     const bool unk = !a.is_literal() && unknown[size_t(a.var)];

@@ -6,6 +6,7 @@
 //   part backward with each linear primitive's transpose rule.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -50,10 +51,18 @@ struct ProgramSplit {
   std::vector<int> forwarded;     // indices of the known inputs the unknown part reads
 };
 
+// Whether the results of a known equation may be residuals (a checkpoint policy, JAX's
+// `saveable`); a null one lets every result be saved.
+using Saveable = std::function<bool(const Eqn&)>;
+
 // Splits `p` given which of its inputs (constvars then invars) are unknown: an output is
 // unknown when it depends on one. Equations with mixed operands split by their
-// primitive's partial_eval rule, else go to the unknown part whole.
-ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown);
+// primitive's partial_eval rule, else go to the unknown part whole. A known value the
+// unknown part reads becomes a residual where `saveable` allows it (and for the inputs);
+// otherwise the unknown part recomputes it from such values, as JAX's
+// partial_eval_jaxpr_custom does under a remat policy.
+ProgramSplit partial_eval_program(const Program& p, std::span<const bool> unknown,
+                                  const Saveable& saveable = nullptr);
 
 // Returns the cotangents of the inputs of `p` (constvars then invars) marked `linear`,
 // given the values of the other inputs, in order, and the cotangents of the outputs

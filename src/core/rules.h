@@ -155,6 +155,9 @@ struct PartialEval {
   // The unknown application returns every result, the known ones recomputed and dropped
   // (a while loop's carry is all its results).
   bool unknown_returns_all = false;
+  // The known application's program (param `jaxpr`) runs inline, its equations in place of
+  // the call, as JAX's remat_partial_eval evaluates the known jaxpr into the enclosing trace.
+  bool inline_known = false;
 };
 // partial_eval: returns the split, or nullopt when nothing is gained (all of it unknown).
 using PartialEvalFn = std::optional<PartialEval> (*)(std::span<const bool> unknown,

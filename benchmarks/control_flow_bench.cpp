@@ -1,0 +1,288 @@
+// parax_cf_bench: issue 14's control-flow benchmarks, each a ratio of two variants timed in
+// the same run (their repetitions interleaved, best of N, so a noisy spell of the shared
+// host hits both alike), printed as a markdown table with the issue's targets:
+//   scan vs unrolled: a 10-layer MLP (tanh(h W + b)) written with lax::scan over stacked
+//       weights [10, D, D] against the same MLP unrolled in C++: run time of the jitted
+//       forward pass (target <= 1.05x) and trace + compile time, jit(f).lower(args)
+//       .compile() on a fresh jit (target: scan >= 5x shorter);
+//   checkpoint: the gradient step of a 10-layer MLP whose layers are each wrapped in
+//       checkpoint(nothing_saveable) against the unsaved step: peak live bytes by the
+//       runtime's accounting (target <= 0.6x) at run time (target <= 1.4x). The batch is
+//       large, so activations dominate the parameters.
+//
+//   parax_cf_bench [--results_md=PATH] [--reps=N] [--only=VARIANT]
+// appends the table to PATH when given. PARAX_PROFILE=1 prints the time spent per primitive
+// at exit; with --only=VARIANT (scan_run, unrolled_run, scan_compile, unrolled_compile,
+// unsaved_step, checkpoint_step) it is that variant's alone (the table is then partial).
+#include <parax/parax.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/buffer.h"
+
+namespace px = parax;
+namespace jnp = parax::numpy;
+namespace lax = parax::lax;
+using px::Array;
+
+namespace {
+
+constexpr int kLayers = 10;
+// scan vs unrolled: D x D layers over a batch of kScanBatch.
+constexpr int64_t kScanWidth = 512;
+constexpr int64_t kScanBatch = 512;
+// checkpoint: activations [kCkptBatch, kCkptWidth] are 32x the size of a weight matrix.
+constexpr int64_t kCkptWidth = 256;
+constexpr int64_t kCkptBatch = 8192;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// --only=NAME: run that variant alone (its repetitions only), so PARAX_PROFILE=1 says
+// where its time goes.
+std::string g_only;
+
+struct Variant {
+  std::string name;
+  std::function<void()> run;
+};
+
+// Times each variant once per repetition, in turn; returns each one's best time.
+std::vector<double> best_interleaved(int reps, const std::vector<Variant>& variants) {
+  std::vector<double> best(variants.size(), 1e300);
+  for (int r = 0; r < reps; ++r) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (!g_only.empty() && variants[v].name != g_only) continue;
+      const auto t0 = std::chrono::steady_clock::now();
+      variants[v].run();
+      best[v] = std::min(best[v], seconds_since(t0));
+    }
+  }
+  return best;
+}
+
+Array weight(int64_t width, int layer) {
+  return jnp::sin(jnp::arange(width * width, px::DType::float32).reshape({width, width}) +
+                  float(layer)) /
+         float(std::sqrt(double(width)));
+}
+
+Array bias(int64_t width, int layer) {
+  return jnp::cos(jnp::arange(width, px::DType::float32) + float(layer)) * 0.1f;
+}
+
+Array input(int64_t batch, int64_t width) {
+  return jnp::cos(jnp::arange(batch * width, px::DType::float32)).reshape({batch, width});
+}
+
+Array layer(const Array& w, const Array& b, const Array& h) {
+  return jnp::tanh(jnp::dot(h, w) + b);
+}
+
+// The MLP over stacked weights [L, D, D] and biases [L, D], one traced layer for all.
+Array mlp_scan(const Array& ws, const Array& bs, const Array& x) {
+  auto step = [](const Array& h, const std::pair<Array, Array>& wb) {
+    return std::pair{layer(wb.first, wb.second, h), std::vector<Array>{}};
+  };
+  return lax::scan(step, x, std::pair{ws, bs}).first;
+}
+
+// The same MLP unrolled: every layer traced and compiled on its own.
+Array mlp_unrolled(const std::vector<Array>& ws, const std::vector<Array>& bs, const Array& x) {
+  Array h = x;
+  for (size_t i = 0; i < ws.size(); ++i) h = layer(ws[i], bs[i], h);
+  return h;
+}
+
+struct Row {
+  std::string what;
+  std::string value;
+  std::string target;
+  std::string verdict;
+};
+
+std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
+
+std::string ratio_row_verdict(double ratio, double target, bool at_most) {
+  const bool ok = at_most ? ratio <= target : ratio >= target;
+  return ok ? "meets" : "MISSES";
+}
+
+std::vector<Row> scan_vs_unrolled(int reps) {
+  std::vector<Array> ws, bs;
+  for (int i = 0; i < kLayers; ++i) {
+    ws.push_back(weight(kScanWidth, i));
+    bs.push_back(bias(kScanWidth, i));
+  }
+  const Array stacked_w = jnp::stack(ws), stacked_b = jnp::stack(bs);
+  const Array x = input(kScanBatch, kScanWidth);
+  // Trace + compile, each time on a fresh jit object (no trace or executable cache).
+  const std::vector<double> compile = best_interleaved(
+      reps, {{"scan_compile", [&] { px::jit(mlp_scan).lower(stacked_w, stacked_b, x).compile(); }},
+             {"unrolled_compile", [&] { px::jit(mlp_unrolled).lower(ws, bs, x).compile(); }}});
+  // Of which tracing (lower) alone.
+  const std::vector<double> trace = best_interleaved(
+      reps, {{"scan_compile", [&] { px::jit(mlp_scan).lower(stacked_w, stacked_b, x); }},
+             {"unrolled_compile", [&] { px::jit(mlp_unrolled).lower(ws, bs, x); }}});
+  // Run time of the compiled forward passes.
+  auto scan_fn = px::jit(mlp_scan);
+  auto unrolled_fn = px::jit(mlp_unrolled);
+  const Array a = scan_fn(stacked_w, stacked_b, x), b = unrolled_fn(ws, bs, x);
+  const double diff = jnp::max(jnp::abs(a - b)).item<float>();
+  const std::vector<double> run = best_interleaved(
+      reps, {{"scan_run", [&] { scan_fn(stacked_w, stacked_b, x).block_until_ready(); }},
+             {"unrolled_run", [&] { unrolled_fn(ws, bs, x).block_until_ready(); }}});
+  const double run_ratio = run[0] / run[1];
+  const double compile_speedup = compile[1] / compile[0];
+  const std::string shape = std::to_string(kLayers) + " layers [" + std::to_string(kScanBatch) +
+                            "," + std::to_string(kScanWidth) + "]x[" + std::to_string(kScanWidth) +
+                            "," + std::to_string(kScanWidth) + "]";
+  return {
+      {"MLP " + shape + " forward, scan (ms)", fixed(run[0] * 1e3, 2), "", ""},
+      {"same, unrolled (ms)", fixed(run[1] * 1e3, 2), "", ""},
+      {"**run time scan / unrolled**", fixed(run_ratio, 3) + "x", "<= 1.05x",
+       ratio_row_verdict(run_ratio, 1.05, true)},
+      {"trace + compile, scan (ms)", fixed(compile[0] * 1e3, 3), "", ""},
+      {"trace + compile, unrolled (ms)", fixed(compile[1] * 1e3, 3), "", ""},
+      {"of which trace (jit(f).lower), scan / unrolled (ms)",
+       fixed(trace[0] * 1e3, 3) + " / " + fixed(trace[1] * 1e3, 3), "", ""},
+      {"**trace + compile unrolled / scan**", fixed(compile_speedup, 2) + "x", ">= 5x",
+       ratio_row_verdict(compile_speedup, 5.0, false)},
+      {"max |scan - unrolled|", fixed(diff, 7), "", ""},
+  };
+}
+
+Array ckpt_loss(const std::vector<Array>& ws, const std::vector<Array>& bs, const Array& x,
+                bool remat) {
+  Array h = x;
+  for (size_t i = 0; i < ws.size(); ++i) {
+    h = remat ? px::checkpoint(layer, px::CheckpointPolicy::nothing_saveable)(ws[i], bs[i], h)
+              : layer(ws[i], bs[i], h);
+  }
+  return jnp::mean(jnp::square(h));
+}
+
+auto grad_step(bool remat) {
+  return px::jit(
+      [remat](const std::vector<Array>& ws, const std::vector<Array>& bs, const Array& x) {
+        return px::grad([remat](const std::vector<Array>& w, const std::vector<Array>& b,
+                                const Array& v) { return ckpt_loss(w, b, v, remat); },
+                        px::argnums<0, 1>)(ws, bs, x);
+      });
+}
+
+std::vector<Row> checkpoint_mlp(int reps) {
+  std::vector<Array> ws, bs;
+  for (int i = 0; i < kLayers; ++i) {
+    ws.push_back(weight(kCkptWidth, i));
+    bs.push_back(bias(kCkptWidth, i));
+  }
+  const Array x = input(kCkptBatch, kCkptWidth);
+  auto plain = grad_step(false);
+  auto remat = grad_step(true);
+  // The peak of live bytes during one steady call (compiled, first-call allocations made).
+  auto peak = [&](auto& step) {
+    std::get<0>(step(ws, bs, x)).back().block_until_ready();
+    px::runtime::reset_peak_memory();
+    const int64_t before = px::runtime::memory_stats().live_bytes;
+    {
+      auto grads = step(ws, bs, x);
+      std::get<0>(grads).back().block_until_ready();
+    }
+    return double(px::runtime::memory_stats().peak_bytes - before);
+  };
+  const double peak_plain = g_only.empty() ? peak(plain) : 0;
+  const double peak_remat = g_only.empty() ? peak(remat) : 0;
+  const std::vector<double> run = best_interleaved(
+      reps,
+      {{"unsaved_step", [&] { std::get<0>(plain(ws, bs, x)).back().block_until_ready(); }},
+       {"checkpoint_step", [&] { std::get<0>(remat(ws, bs, x)).back().block_until_ready(); }}});
+  const double mem_ratio = peak_remat / peak_plain;
+  const double time_ratio = run[1] / run[0];
+  const double mib = 1024.0 * 1024.0;
+  const double activation = double(kCkptBatch * kCkptWidth * 4) / mib;
+  const std::string shape = std::to_string(kLayers) + " layers [" + std::to_string(kCkptBatch) +
+                            "," + std::to_string(kCkptWidth) + "]x[" + std::to_string(kCkptWidth) +
+                            "," + std::to_string(kCkptWidth) + "]";
+  return {
+      {"MLP gradient step " + shape + ": peak live MiB, unsaved", fixed(peak_plain / mib, 1),
+       "(one activation: " + fixed(activation, 1) + " MiB)", ""},
+      {"same, each layer checkpoint(nothing_saveable)", fixed(peak_remat / mib, 1), "", ""},
+      {"**peak live bytes checkpoint / unsaved**", fixed(mem_ratio, 3) + "x", "<= 0.6x",
+       ratio_row_verdict(mem_ratio, 0.6, true)},
+      {"gradient step, unsaved (ms)", fixed(run[0] * 1e3, 2), "", ""},
+      {"gradient step, checkpoint (ms)", fixed(run[1] * 1e3, 2), "", ""},
+      {"**time checkpoint / unsaved**", fixed(time_ratio, 3) + "x", "<= 1.4x",
+       ratio_row_verdict(time_ratio, 1.4, true)},
+  };
+}
+
+std::string table(const std::vector<Row>& rows, int reps) {
+  std::ostringstream md;
+  md << "## Control flow (parax_cf_bench: issue 14)\n\n"
+     << "| measurement | value | target | verdict |\n|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    md << "| " << r.what << " | " << r.value << " | " << r.target << " | " << r.verdict << " |\n";
+  }
+  md << "\nBest of " << reps << " wall times, the two variants of each ratio interleaved.\n";
+  return md.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string results_md;
+  int reps = 7;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--results_md=", 0) == 0) {
+      results_md = arg.substr(arg.find('=') + 1);
+    } else if (arg.rfind("--only=", 0) == 0) {
+      g_only = arg.substr(arg.find('=') + 1);
+    } else if (arg.rfind("--reps=", 0) == 0) {
+      reps = std::max(1, std::stoi(arg.substr(arg.find('=') + 1)));
+    } else {
+      std::cerr << "usage: parax_cf_bench [--results_md=PATH] [--reps=N] [--only=VARIANT]\n";
+      return 2;
+    }
+  }
+#ifndef NDEBUG
+  std::cerr << "warning: parax_cf_bench was built without NDEBUG; configure with "
+               "-DCMAKE_BUILD_TYPE=Release for meaningful numbers\n";
+#endif
+  const bool only_steps = g_only.ends_with("_step");
+  std::vector<Row> rows;
+  if (g_only.empty() || !only_steps) rows = scan_vs_unrolled(reps);
+  if (g_only.empty() || only_steps) {
+    std::vector<Row> ckpt = checkpoint_mlp(reps);
+    rows.insert(rows.end(), ckpt.begin(), ckpt.end());
+  }
+  const std::string md = table(rows, reps);
+  std::cout << "\n" << md;
+  if (!results_md.empty()) {
+    std::ofstream out(results_md, std::ios::app);
+    out << "\n" << md;
+    if (!out) {
+      std::cerr << "parax_cf_bench: cannot write " << results_md << "\n";
+      return 1;
+    }
+  }
+  return 0;
+}
