@@ -236,7 +236,7 @@ class Printer {
     std::string line;
     for (int v : e.outputs) define(v);
     for (size_t i = 0; i < e.outputs.size(); ++i) line += (i ? " " : "") + typed(e.outputs[i]);
-    line += " = " + std::string(prim_name(e.prim));
+    line += (e.outputs.empty() ? "" : " = ") + std::string(prim_name(e.prim));  // as JAX
     std::string args;
     for (const Atom& a : e.inputs) args += " " + atom(a);
     if (e.params.items().empty()) return line + args;
