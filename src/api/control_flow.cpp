@@ -102,10 +102,11 @@ std::string children_str(const TreeDef& d) {
   return python_type(d) + " with " + std::to_string(n) + (n > 1 ? " children" : " child");
 }
 
+// A dict's pytree metadata as JAX prints it: the tuple of its keys.
 std::string keys_str(const TreeDef& d) {
-  std::string out = "[";
+  std::string out = "(";
   for (size_t i = 0; i < d.keys.size(); ++i) out += (i ? ", '" : "'") + d.keys[i] + "'";
-  return out + "]";
+  return out + (d.keys.size() == 1 ? ",)" : ")");
 }
 
 void tree_diffs(const TreeDef& a, const TreeDef& b, const std::string& path,
@@ -124,7 +125,20 @@ void tree_diffs(const TreeDef& a, const TreeDef& b, const std::string& path,
     return;
   }
   if (n != m) {
-    out.push_back({path, children_str(a), children_str(b), "the numbers of children do not match"});
+    std::vector<std::string> only;  // JAX's symmetric difference of the key sets
+    for (const std::string& k : a.keys) {
+      if (std::find(b.keys.begin(), b.keys.end(), k) == b.keys.end()) only.push_back(k);
+    }
+    for (const std::string& k : b.keys) {
+      if (std::find(a.keys.begin(), a.keys.end(), k) == a.keys.end()) only.push_back(k);
+    }
+    std::sort(only.begin(), only.end());
+    std::string why = "the numbers of children do not match";
+    for (size_t i = 0; i < only.size(); ++i) {
+      why += (i ? " '" : ", with the symmetric difference of key sets: {'") + only[i] + "'";
+    }
+    if (!only.empty()) why += "}";
+    out.push_back({path, children_str(a), children_str(b), why});
     return;
   }
   if (a.keys != b.keys) {
@@ -259,6 +273,28 @@ void check_branches(bool is_switch, const std::vector<Traced>& branches) {
   }
 }
 
+// An aval as JAX's repr shows it: `ShapedArray(float32[], weak_type=True)`.
+std::string shaped_array(const Aval& a) {
+  return "ShapedArray(" + a.str() + (a.weak_type ? ", weak_type=True)" : ")");
+}
+
+// A pytree of avals as Python prints it: a bare one as its str, inner ones as their repr.
+std::string avals_tree(const TreeDef& d, const std::vector<Aval>& avals, size_t& at, bool top) {
+  if (d.kind == TreeDef::Kind::leaf) {
+    const Aval& a = avals[at++];
+    return top ? a.str() : shaped_array(a);
+  }
+  const bool list = d.kind == TreeDef::Kind::list;
+  std::string out = d.kind == TreeDef::Kind::dict ? "{" : list ? "[" : "(";
+  for (size_t i = 0; i < d.children.size(); ++i) {
+    out += i ? ", " : "";
+    if (d.kind == TreeDef::Kind::dict) out += "'" + d.keys[i] + "': ";
+    out += avals_tree(d.children[i], avals, at, false);
+  }
+  if (d.kind == TreeDef::Kind::tuple && d.children.size() == 1) out += ",";
+  return out + (d.kind == TreeDef::Kind::dict ? "}" : list ? "]" : ")");
+}
+
 std::string shape_tuple(const Shape& s) {
   std::string out = "(";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
@@ -387,6 +423,68 @@ std::vector<Array> cond_leaves(const Array& index, const std::vector<FlatFn>& br
 
 namespace {
 
+// Returns which input of `p` its output `out` is, or -1.
+int forwarded_input(const Program& p, size_t out) {
+  const core::Atom& a = p.outvars[out];
+  if (a.is_literal()) return -1;
+  const auto it = std::find(p.invars.begin(), p.invars.end(), a.var);
+  return it == p.invars.end() ? -1 : int(it - p.invars.begin());
+}
+
+// Binds scan on `body` (inputs: consts, carry, x slices; outputs: carry, ys) with JAX's
+// forwarding (loops.py): a carry the body returns unchanged is read-only and becomes a
+// const, and a y that is an x slice is not stacked again but is that xs operand.
+std::vector<Array> bind_scan(Program body, const std::vector<Array>& consts,
+                             const std::vector<Array>& init, const std::vector<Array>& xs,
+                             int64_t length, const ScanArgs& args) {
+  const size_t nc = consts.size(), nk = init.size(), ny = body.outvars.size() - nk;
+  std::vector<bool> moved(nk);
+  std::vector<int> x_of_y(ny, -1);
+  for (size_t i = 0; i < nk; ++i) moved[i] = forwarded_input(body, i) == int(nc + i);
+  for (size_t j = 0; j < ny; ++j) {
+    const int in = forwarded_input(body, nk + j);
+    if (in >= int(nc + nk)) x_of_y[j] = in - int(nc + nk);
+  }
+  std::vector<int> invars, kept_carry;
+  std::vector<core::Atom> outvars;
+  std::vector<Array> operands, carry_operands;
+  for (size_t i = 0; i < nk; ++i) {
+    if (!moved[i]) continue;
+    invars.push_back(body.invars[nc + i]);
+    operands.push_back(init[i]);
+  }
+  const int64_t num_consts = int64_t(operands.size() + nc);
+  invars.insert(invars.end(), body.invars.begin(), body.invars.begin() + long(nc));
+  operands.insert(operands.end(), consts.begin(), consts.end());
+  for (size_t i = 0; i < nk; ++i) {
+    if (moved[i]) continue;
+    invars.push_back(body.invars[nc + i]);
+    outvars.push_back(body.outvars[i]);
+    operands.push_back(init[i]);
+  }
+  const int64_t num_carry = int64_t(outvars.size());
+  invars.insert(invars.end(), body.invars.begin() + long(nc + nk), body.invars.end());
+  operands.insert(operands.end(), xs.begin(), xs.end());
+  for (size_t j = 0; j < ny; ++j) {
+    if (x_of_y[j] < 0) outvars.push_back(body.outvars[nk + j]);
+  }
+  body.invars = std::move(invars);
+  body.outvars = std::move(outvars);
+  Params params{{"jaxpr", std::make_shared<const Program>(std::move(body))},
+                {"length", length},
+                {"num_carry", num_carry},
+                {"num_consts", num_consts},
+                {"reverse", args.reverse},
+                {"unroll", args.unroll}};
+  const std::vector<Array> outs = core::bind(Prim::scan, std::move(operands), std::move(params));
+  std::vector<Array> result;
+  size_t next = 0;
+  for (size_t i = 0; i < nk; ++i) result.push_back(moved[i] ? init[i] : outs[next++]);
+  for (size_t j = 0; j < ny; ++j)
+    result.push_back(x_of_y[j] < 0 ? outs[next++] : xs[size_t(x_of_y[j])]);
+  return result;
+}
+
 std::vector<Array> while_impl(const FlatFn& cond, const FlatFn& body,
                               const std::vector<Array>& init_in, const TreeDef& init_def,
                               const std::string& root) {
@@ -395,12 +493,13 @@ std::vector<Array> while_impl(const FlatFn& cond, const FlatFn& body,
   Traced c, b;
   for (int attempt = 0;; ++attempt) {
     c = trace(cond, carry);
+    if (c.out_def.kind != TreeDef::Kind::leaf) {
+      throw TypeError("cond_fun must return a boolean scalar, but got pytree " +
+                      c.out_def.to_string() + ".");
+    }
     if (c.outs.size() != 1 || !c.outs[0].shape.empty() || c.outs[0].dtype != DType::bool_) {
       std::string got;
-      for (size_t i = 0; i < c.outs.size(); ++i) {
-        got += (i ? ", " : "") + std::string("ShapedArray(") + c.outs[i].str() +
-               (c.outs[i].weak_type ? ", weak_type=True)" : ")");
-      }
+      for (size_t i = 0; i < c.outs.size(); ++i) got += (i ? ", " : "") + shaped_array(c.outs[i]);
       throw TypeError("cond_fun must return a boolean scalar, but got output type(s) [" + got +
                       "].");
     }
@@ -449,8 +548,7 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init_in,
     length = lengths[0];
   }
   if (length < 0) throw ValueError("scan got a negative length " + std::to_string(length));
-  if (args.unroll < 1)
-    throw ValueError("scan: unroll must be at least 1, got " + std::to_string(args.unroll));
+  if (args.unroll < 0) throw ValueError("`unroll` must be a `bool` or a non-negative `int`.");
   std::vector<Array> init = init_in;
   std::vector<Aval> carry = avals_of(init);
   std::vector<Aval> slices;
@@ -464,8 +562,10 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init_in,
     std::vector<Aval> in = carry;
     in.insert(in.end(), slices.begin(), slices.end());
     t = trace(f, in);
-    if (t.out_def.children.size() != 2) {
-      throw TypeError("scan body output must be a pair (carry, y), got " + t.out_def.to_string());
+    if (t.out_def.children.size() != 2 || t.out_def.kind == TreeDef::Kind::dict) {
+      size_t at = 0;
+      throw TypeError("scan body output must be a pair, got " +
+                      avals_tree(t.out_def, t.outs, at, true) + ".");
     }
     const TreeDef& carry_def = t.out_def.children[0];
     std::vector<Aval> carry_out(t.outs.begin(), t.outs.begin() + carry_def.num_leaves());
@@ -477,17 +577,8 @@ std::vector<Array> scan_impl(const FlatFn& f, const std::vector<Array>& init_in,
       break;
     }
   }
-  std::vector<Array> operands = t.consts;
-  operands.insert(operands.end(), init.begin(), init.end());
-  operands.insert(operands.end(), xs.begin(), xs.end());
-  Params params{{"jaxpr", t.program},
-                {"length", length},
-                {"num_carry", int64_t(init.size())},
-                {"num_consts", int64_t(t.consts.size())},
-                {"reverse", args.reverse},
-                {"unroll", args.unroll}};
   *out_def = t.out_def;
-  return core::bind(Prim::scan, std::move(operands), std::move(params));
+  return bind_scan(*t.program, t.consts, init, xs, length, args);
 }
 
 }  // namespace
