@@ -53,6 +53,12 @@ struct Inputs {
 
 // A 0-d int32 array made on the host (inside a trace too, where JAX inlines it).
 Array i32(int32_t v) { return detail::scalar_array(&v, DType::int32, false); }
+// A numpy scalar (np.float32(1.), np.int16(0)): strongly typed.
+template <class T>
+Array strong(T v) {
+  return detail::scalar_array(&v, dtype_of<T>(), false);
+}
+Array boolean(bool v) { return ArrayLike(v).array(); }
 // A Python scalar: weakly typed.
 Array weak(float v) { return ArrayLike(v).array(); }
 Array weak(int v) { return ArrayLike(v).array(); }
@@ -298,6 +304,53 @@ void add_scan_cases(const Inputs& in, std::vector<Case>& cs) {
                       a[0], a[1]);
                 }),
                 {in.n5, in.xs4}});
+  cs.push_back({"scan_readonly_carry",
+                flat([](const Args& a) {
+                  return lax::scan(
+                      [](const Array& c, const Array& x) {
+                        return std::pair{c, c * x};
+                      },
+                      a[0], a[1]);
+                }),
+                {in.s, in.xs4}});
+  cs.push_back({"scan_forwards_xs",
+                flat([](const Args& a) {
+                  using Y = std::tuple<Array, Array, Array>;
+                  return lax::scan(
+                      [](const Array& c, const C2& x) {
+                        return std::pair{c + x.first, Y{x.second, c, x.first}};
+                      },
+                      a[0], C2{a[1], a[2]});
+                }),
+                {in.s, in.xs4, in.m43}});
+  cs.push_back({"scan_forwards_xs_reverse",
+                flat([](const Args& a) {
+                  return lax::scan(
+                      [](const Array& c, const Array& x) {
+                        return std::pair{c * x, x};
+                      },
+                      a[0], a[1], std::nullopt, true);
+                }),
+                {in.s, in.xs4}});
+  cs.push_back({"fori_readonly_carry",
+                flat([](const Args& a) {
+                  return lax::fori_loop(
+                      0, 3,
+                      [](const Array&, const C2& t) {
+                        return C2{t.first * t.second, t.second};
+                      },
+                      C2{a[0], a[1]});
+                }),
+                {in.x3, in.s}});
+  cs.push_back({"map_passthrough",
+                flat([](const Args& a) {
+                  return lax::map(
+                      [](const C2& t) {
+                        return C2{t.first * t.second, t.second};
+                      },
+                      C2{a[0], a[1]});
+                }),
+                {in.m43, in.xs4}});
   cs.push_back({"map",
                 flat([w3](const Args& a) {
                   return lax::map([w3](const Array& r) { return jnp::sum(r * w3); }, a[0]);
@@ -511,7 +564,248 @@ void add_jax_ports(const Inputs& in, std::vector<Case>& cs) {
                 {in.xs4}});
 }
 
+// lax.dynamic_index_in_dim(a, i, 0, False).
+Array dynamic_index(const Array& a, const Array& i) {
+  return lax::squeeze(lax::dynamic_slice(a, {i}, {1}), {0});
+}
+
+void add_more_jax_ports(std::vector<Case>& cs) {
+  cs.push_back({"jax_while_with_many_args",
+                flat([](const Args&) {
+                  return lax::while_loop([](const Args& s) { return lax::lt(s[0], 2); },
+                                         [](const Args& s) {
+                                           Args out;
+                                           for (const Array& v : s) out.push_back(lax::add(v, 1));
+                                           return out;
+                                         },
+                                         Args(16, weak(0)));
+                }),
+                {}});
+  const Array arr10 = jnp::array({0.5f, -1.0f, 2.0f, 3.5f, -0.25f, 1.0f, 4.0f, -2.0f, 0.75f, 1.5f});
+  using S4 = std::tuple<Array, Array, Array, Array>;
+  auto conjunction = flat([](const Args& a) {
+    return std::get<3>(lax::while_loop(
+        [](const S4& s) {
+          const auto& [arr, num, i, total] = s;
+          return lax::bitwise_and(lax::lt(i, num), lax::lt(i, arr.shape()[0]));
+        },
+        [](const S4& s) {
+          const auto& [arr, num, i, total] = s;
+          return S4{arr, num, i + 1, total + dynamic_index(arr, i)};
+        },
+        S4{a[0], a[1], weak(0), weak(0.0f)}));
+  });
+  using S3 = std::tuple<Array, Array, std::tuple<>>;
+  auto empty_tuple = flat([](const Args& a) {
+    auto body = [](const Array& i, const S3& s) {
+      return S3{std::get<0>(s), lax::add(std::get<1>(s), dynamic_index(std::get<0>(s), i)), {}};
+    };
+    return std::get<1>(
+        lax::fori_loop(0, lax::min(a[0].shape()[0], a[1]), body, S3{a[0], strong(0.0f), {}}));
+  });
+  for (int k : {0, 5, 10, 15}) {
+    cs.push_back({"jax_loop_with_conjunction_" + std::to_string(k), conjunction, {arr10, i32(k)}});
+    cs.push_back({"jax_fori_loop_empty_tuple_" + std::to_string(k), empty_tuple, {arr10, i32(k)}});
+  }
+  auto closure = flat([](const Args& a) {
+    const Array num = a[0];
+    return lax::fori_loop(
+        0, num, [num](const Array& i, const Array& t) { return lax::add(num, lax::add(t, i)); },
+        weak(0));
+  });
+  for (int k : {2, 3, 4}) {
+    cs.push_back({"jax_fori_loop_closure_" + std::to_string(k), closure, {i32(k)}});
+  }
+  auto three = flat([](const Args& a) {
+    return lax::cond(
+        a[0] == 0, [](const Array& x, const Array& y, const Array& z) { return x + y + z; },
+        [](const Array& x, const Array& y, const Array& z) { return x * y * z; }, a[0], a[0], a[0]);
+  });
+  for (int k : {0, 1})
+    cs.push_back({"jax_cond_three_operands_" + std::to_string(k), three, {i32(k)}});
+  auto multi = flat([](const Args& a) {
+    using B2 = std::function<Array(const Array&, const Array&)>;
+    std::vector<B2> bs = {[](const Array& x, const Array& y) { return lax::add(x, y); },
+                          [](const Array& x, const Array& y) { return lax::mul(x, y); }};
+    return lax::switch_(a[0], bs, a[0], a[0]);
+  });
+  for (int k : {-1, 0, 1, 2}) {
+    const std::string name = k < 0 ? "m" + std::to_string(-k) : std::to_string(k);
+    cs.push_back({"jax_switch_multi_operands_" + name, multi, {i32(k)}});
+  }
+  auto nested = flat([](const Args& a) {
+    return lax::cond(
+        lax::lt(a[0], 2), [](const Array& x) { return lax::mul(2, x); },
+        [](const Array& x) {
+          return lax::cond(
+              lax::lt(x, 5), [](const Array& v, const Array&) { return lax::mul(3, v); },
+              [x](const Array&, const Array& y) { return lax::mul(y, x); }, x, weak(4));
+        },
+        a[0]);
+  });
+  for (int k : {1, 3, 6}) cs.push_back({"jax_nested_cond_" + std::to_string(k), nested, {i32(k)}});
+  cs.push_back(
+      {"jax_map_empty",
+       flat([](const Args& a) { return lax::map([](const Array& v) { return v * v; }, a[0]); }),
+       {jnp::zeros({0})}});
+  cs.push_back({"jax_while_cond_constant",
+                flat([](const Args&) {
+                  return lax::while_loop([](const std::tuple<>&) { return boolean(false); },
+                                         [](const std::tuple<>&) { return std::tuple<>{}; },
+                                         std::tuple<>{});
+                }),
+                {}});
+  auto scan_weak = flat([](const Args& a) {
+    return lax::scan(
+        [](const Array& c, const Array& x) {
+          return std::pair{c + x, x};
+        },
+        weak(0), a[0]);
+  });
+  for (DType d :
+       {DType::int8, DType::uint8, DType::float16, DType::bfloat16, DType::float32, DType::int32}) {
+    cs.push_back(
+        {"jax_scan_init_weak_type_" + std::string(dtype_name(d)), scan_weak, {jnp::ones({5}, d)}});
+  }
+  auto while_weak = flat([](const Args& a) {
+    const Array inc = a[0];
+    return lax::while_loop([](const Array& v) { return v < 2; },
+                           [inc](const Array& v) { return v + inc; }, weak(0));
+  });
+  for (DType d : {DType::int8, DType::int16, DType::uint8, DType::uint32}) {
+    cs.push_back({"jax_while_loop_init_weak_type_" + std::string(dtype_name(d)),
+                  while_weak,
+                  {jnp::ones({}, d)}});
+  }
+  auto plus_one = [](const Array&, const Array& c) { return c + 1; };
+  cs.push_back({"jax_fori_loop_scalar_limits_lower",
+                flat([plus_one](const Args&) {
+                  return lax::fori_loop(strong(int16_t(0)), 10, plus_one, strong(10.0f));
+                }),
+                {}});
+  cs.push_back({"jax_fori_loop_scalar_limits_upper",
+                flat([plus_one](const Args&) {
+                  return lax::fori_loop(0, strong(int16_t(10)), plus_one, strong(10.0f));
+                }),
+                {}});
+}
+
 Array identity(const Array& y) { return y; }
+
+// JAX's error tests of lax_control_flow_test.py, with no inputs.
+void add_jax_error_ports(std::vector<Case>& cs) {
+  auto none = [&](const std::string& name, std::function<void()> f) {
+    cs.push_back({name,
+                  [f](const Args&) {
+                    f();
+                    return Args{};
+                  },
+                  {}});
+  };
+  using C = std::pair<Array, Array>;
+  using T3 = std::tuple<Array, Array, Array>;
+  none("jax_err_while_cond_pytree", [] {
+    lax::while_loop([](const Array&) { return C{weak(1.0f), weak(1.0f)}; }, identity, weak(0.0f));
+  });
+  none("jax_err_while_cond_float",
+       [] { lax::while_loop([](const Array&) { return strong(1.0f); }, identity, strong(0.0f)); });
+  none("jax_err_while_component_dtype", [] {
+    lax::while_loop([](const C&) { return boolean(true); },
+                    [](const C&) {
+                      return C{boolean(true), boolean(true)};
+                    },
+                    C{boolean(true), strong(0.0f)});
+  });
+  none("jax_err_fori_unequal_bounds", [] {
+    lax::fori_loop(
+        strong(int16_t(0)), strong(int32_t(10)), [](const Array&, const Array& c) { return c; },
+        strong(7.0f));
+  });
+  none("jax_err_cond_dict_structure", [] {
+    lax::cond(
+        true,
+        [](const Array&) {
+          return Dict{{"a", weak(2.0f)}};
+        },
+        [](const Array&) {
+          return std::map<std::string, C>{{"a", C{weak(3.0f), weak(3.0f)}}};
+        },
+        weak(1.0f));
+  });
+  none("jax_err_cond_shape", [] {
+    lax::cond(
+        true, [](const Array&) { return jnp::array({1.0f}); },
+        [](const Array&) { return strong(1.0f); }, weak(1.0f));
+  });
+  none("jax_err_switch_dict_types", [] {
+    std::vector<std::function<Dict(const Array&)>> bs = {[](const Array&) {
+                                                           return Dict{{"a", jnp::array({1.0f})}};
+                                                         },
+                                                         [](const Array&) {
+                                                           return Dict{{"a", strong(1.0f)}};
+                                                         }};
+    lax::switch_(1, bs, weak(1.0f));
+  });
+  const Array five = jnp::arange(5).astype(DType::float32);
+  none("jax_err_scan_body_output", [five] {
+    lax::scan([](const Array& c, const Array& x) { return T3{c, x, x}; }, weak(0.0f), five);
+  });
+  none("jax_err_scan_metadata", [] {
+    lax::fori_loop(
+        0, 1,
+        [](const Array&, const Dict& c) {
+          return Dict{{"T", c.at("t")}};
+        },
+        Dict{{"t", jnp::array({1.0f})}});
+  });
+  none("jax_err_scan_tuple_length", [five] {
+    lax::scan(
+        [](const std::pair<Array, C>&, const Array& x) {
+          return std::pair{T3{weak(0), weak(0), weak(0)}, x};
+        },
+        std::pair<Array, C>{weak(1), C{weak(2), weak(3)}}, five);
+  });
+  none("jax_err_scan_dict_children", [] {
+    lax::scan(
+        [](const Dict& c, const Args&) {
+          return std::pair{Dict{{"a", c.at("a")}, {"b", c.at("a")}}, Args{}};
+        },
+        Dict{{"a", i32(0)}}, Args{}, 1);
+  });
+  none("jax_err_scan_nested_dict_children", [] {
+    using D2 = std::pair<Dict, Dict>;
+    lax::scan(
+        [](const D2& c, const Args&) {
+          const Dict two{{"a", c.first.at("a")}, {"b", c.first.at("a")}};
+          return std::pair{D2{two, two}, Args{}};
+        },
+        D2{Dict{{"a", i32(0)}}, Dict{{"a", i32(0)}}}, Args{}, 1);
+  });
+  none("jax_err_scan_carry_types", [] {
+    lax::scan(
+        [](const T3& c, const Args&) {
+          return std::pair{
+              T3{std::get<0>(c).astype(DType::float32),
+                 std::get<1>(c).astype(DType::float32).reshape({1, 1}), std::get<2>(c)},
+              Args{}};
+        },
+        T3{i32(0), i32(0), i32(0)}, Args{}, 1);
+  });
+  none("jax_err_scan_length", [] {
+    lax::scan(
+        [](const Array& c, const Array& x) {
+          return std::pair{c, x};
+        },
+        weak(0), jnp::arange(10), 5);
+  });
+  none("jax_err_scan_unroll", [] {
+    lax::scan(
+        [](const Array& c, const Array&) {
+          return std::pair{c, c};
+        },
+        weak(0), jnp::arange(5), std::nullopt, false, -1);
+  });
+}
 
 void add_error_cases(const Inputs& in, std::vector<Case>& cs) {
   const Array x3 = in.x3;
@@ -703,7 +997,9 @@ std::vector<Case> all_cases() {
   add_scan_cases(in, cs);
   add_nested_cases(in, cs);
   add_jax_ports(in, cs);
+  add_more_jax_ports(cs);
   add_error_cases(in, cs);
+  add_jax_error_ports(cs);
   return cs;
 }
 
@@ -783,7 +1079,7 @@ void check_run(const std::string& key, const std::function<Args()>& run) {
   }
   ASSERT_EQ(error, "");
   std::vector<std::string> leaves;
-  for (size_t at = 0;;) {
+  for (size_t at = 0; !it->second.empty();) {
     size_t sep = it->second.find(" ; ", at);
     leaves.push_back(it->second.substr(at, sep - at));
     if (sep == std::string::npos) break;
