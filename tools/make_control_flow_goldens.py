@@ -20,13 +20,22 @@ must print and raise:
     lax's slice, not of control flow, normalized here;
   * a loop body's carry parameter is named `c` in the messages (JAX uses the Python
     parameter's name, which C++ cannot know): the cases here all call it `c`;
-  * JAX prints a long sub-program that occurs once as `let jaxpr = {...} in` ahead of the
-    program (jax_while_with_many_args): parax prints it in place, so that case's text is
-    not compared;
+  * JAX hoists jax_while_with_many_args's body as `let jaxpr = {...} in` ahead of the
+    program: parax prints it in place, so that case's text is not compared;
   * a leaf against a container in a loop carry is `a pytree leaf` (JAX prints the tracer's
     Python class there); cond/switch print `pytree leaf` as JAX does.
 Cases are named by what they check; the ones ported from JAX's
-tests/lax_control_flow_test.py say so (`jax_<test name>`).
+tests/lax_control_flow_test.py say so (`jax_<test name>`): testWhileWithTuple,
+testNestedWhile, testWhileWithClosure, testWhileWithManyArgs (16 args),
+testLoopWithConjunctionCondition, testWhileCondConstant, testForiLoopBasic,
+testForiLoopClosure, testForiLoopTupleState, testForiLoopDictState,
+testForiLoopEmptyTupleInState, testForiLoopScalarLimits, testCond, testCondWithConsts,
+testCondTwoOperands, testCondThreeOperands, testNestedCond, testSwitch,
+testSwitchMultiOperands, testScanImpl, testMap, testMapEmpty, test_scan_init_weak_type,
+test_while_loop_init_weak_type, and the errors of testWhileTypeErrors, testForiLoopErrors,
+testCondTypeErrors, testSwitchErrors, testScanBodyOutputError, testScanMetadataError,
+testScanBodyCarryPytreeMismatchErrors, testScanBodyCarryTypeMismatchErrors,
+testScanLengthError, testScanInvalidUnrollRaises.
 """
 import os
 import re
@@ -304,11 +313,6 @@ def jax_fori_loop_dict_state(x):  # testForiLoopDictState
 
 
 def jax_cond(x):  # testCond
-    def fun(x):
-        if x < 3:
-            return (x, x)
-        return (-x, -x)
-
     return lax.cond(lax.lt(x, 3), lambda x: (x, x), lambda x: (-x, -x), x)
 
 
@@ -325,7 +329,7 @@ def jax_switch(x):  # testSwitch
     return lax.switch(x, branches, x)
 
 
-def jax_cond_with_xs(x):  # testCondOneBranchConstant-ish: a numpy constant in one branch
+def cond_no_operands(x):  # numpy constants in both branches, no operands
     return lax.cond(x > 0, lambda: np.array([1.0, 2.0], np.float32),
                     lambda: np.ones(2, np.float32) * x)
 
@@ -344,7 +348,7 @@ def jax_map(xs):  # testMap
     return lax.map(f, xs)
 
 
-def jax_scan_rng_key_dtype(xs):  # testScanBodyOutputError-ish: carry of ints and floats
+def scan_mixed_carry(xs):  # a weak int and a weak float carry
     return lax.scan(lambda c, x: ((c[0] + 1, c[1] + x), c[1]), (0, 0.0), xs)
 
 
@@ -361,10 +365,10 @@ CASES["jax_cond_with_consts"] = (jax_cond_with_consts, (jnp.array(1, i32), jnp.a
 CASES["jax_cond_two_operands"] = (jax_cond_two_operands, (jnp.array(4, i32), jnp.array(9, i32)))
 for k in (0, 1, 2, 5):
     CASES[f"jax_switch_{k}"] = (jax_switch, (jnp.array(k, i32),))
-CASES["jax_cond_no_operands"] = (jax_cond_with_xs, (s,))
+CASES["cond_no_operands"] = (cond_no_operands, (s,))
 CASES["jax_scan_impl"] = (jax_scan_impl, (x3, jnp.stack([x3 * 0.5, x3, w3])))
 CASES["jax_map"] = (jax_map, (m43,))
-CASES["jax_scan_mixed_carry"] = (jax_scan_rng_key_dtype, (xs4,))
+CASES["scan_mixed_carry"] = (scan_mixed_carry, (xs4,))
 
 
 
