@@ -348,7 +348,7 @@ std::pair<std::string, std::function<void()>> control_flow_case(Fuzz& f) {
   auto [name_b, b] = cf_step(f, t, c);
   const std::string of = " over " + std::string(dtype_name(t)) + shape_str(x.shape());
   const Array zero = jnp::array(int32_t(0));
-  const int64_t which = f.pick(0, 6);
+  const int64_t which = f.pick(0, 7);
   if (f.coin(0.1)) {  // a body that changes the carry's type: JAX's TypeError
     const bool scalar = x.ndim() > 0 && x.shape()[0] > 0 && f.coin();
     return {"control flow with a bad carry" + of, [=] {
@@ -483,6 +483,44 @@ std::pair<std::string, std::function<void()>> control_flow_case(Fuzz& f) {
                   return pack(k, n ? jnp::stack(ys) : jnp::zeros(s, t));
                 };
                 check_loop("scan", loop, unrolled, {x, xs});
+              }};
+    }
+    case 6: {  // nested: a fori_loop whose body picks a step by cond, inside a scan
+      const int64_t n = f.pick(0, 3);
+      const int32_t trips = int32_t(f.pick(0, 3));
+      Shape s = x.shape();
+      s.insert(s.begin(), n);
+      const Array xs = f.array(s, t);
+      return {"scan of fori_loop of cond x" + std::to_string(n) + " " + name_a + "|" + name_b + of,
+              [=] {
+                auto inner = [a, b, trips](const Array& k, const Array& y) {
+                  return lax::fori_loop(
+                      0, trips,
+                      [a, b, y](const Array& i, const Array& v) {
+                        return lax::cond(
+                            lax::rem(i, 2) == 0, [a, i](const Array& u) { return a(u, i); },
+                            [b, y](const Array& u) { return b(u, y); }, v);
+                      },
+                      k);
+                };
+                auto loop = [inner](const std::vector<Array>& v) {
+                  return lax::scan(
+                             [inner](const Array& k, const Array& y) {
+                               return std::pair{inner(k, y), k};
+                             },
+                             v[0], v[1])
+                      .first;
+                };
+                auto unrolled = [a, b, n, trips](const std::vector<Array>& v) {
+                  Array k = v[0];
+                  for (int64_t j = 0; j < n; ++j) {
+                    for (int32_t i = 0; i < trips; ++i) {
+                      k = i % 2 == 0 ? a(k, jnp::array(i)) : b(k, v[1][j]);
+                    }
+                  }
+                  return k;
+                };
+                check_loop("nested", loop, unrolled, {x, xs});
               }};
     }
     default: {  // map
