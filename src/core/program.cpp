@@ -193,7 +193,10 @@ namespace {
 // numbers them, others (jit's, a shard_map's, a fusion's) from `a`.
 class Printer {
  public:
-  Printer(const Program& p, const ParamPrinter& param_printer, int first = 0)
+  // `drop_unused`: print results nothing reads as `_`. JAX does so only in the program
+  // make_jaxpr traces, not in the sub-programs of its control flow.
+  Printer(const Program& p, const ParamPrinter& param_printer, int first = 0,
+          bool drop_unused = true)
       : p_(p),
         param_printer_(param_printer),
         number_(p.avals.size(), -1),
@@ -205,6 +208,7 @@ class Printer {
     }
     for (const Atom& a : p.outvars) mark(used, a);
     dropped_ = std::vector<bool>(p.avals.size(), false);
+    if (!drop_unused) return;
     for (const Eqn& e : p.eqns) {
       for (int v : e.outputs) {
         if (v >= 0 && size_t(v) < used.size() && !used[size_t(v)]) dropped_[size_t(v)] = true;
@@ -232,7 +236,7 @@ class Printer {
     std::string line;
     for (int v : e.outputs) define(v);
     for (size_t i = 0; i < e.outputs.size(); ++i) line += (i ? " " : "") + typed(e.outputs[i]);
-    line += " = " + std::string(prim_name(e.prim));
+    line += (e.outputs.empty() ? "" : " = ") + std::string(prim_name(e.prim));  // as JAX
     std::string args;
     for (const Atom& a : e.inputs) args += " " + atom(a);
     if (e.params.items().empty()) return line + args;
@@ -259,6 +263,7 @@ class Printer {
   // `start` (equations separated by `; `), else one equation a line, its equations at
   // column `base` + 4 (later lines are not indented here: see sub_program).
   std::string program(size_t base, size_t start) {
+    base_ = base;
     for (int v : p_.constvars) define(v);
     for (int v : p_.invars) define(v);
     std::string head = "{ lambda ";
@@ -318,10 +323,10 @@ class Printer {
   // A sub-program of control flow, named on from this printer's names, starting at column
   // `start` on a line indented to `base`.
   std::string sub_program(const Program& sub, size_t base, size_t start) {
-    Printer inner(sub, param_printer_, next_);
+    Printer inner(sub, param_printer_, next_, false);
     std::string text = inner.render(base, start);
     next_ = inner.next();
-    return indent_lines(text, base);
+    return indent_lines(text, base - base_);  // this program's lines are relative to base_
   }
   // Shifts every line after the first right by `by` columns.
   static std::string indent_lines(std::string text, size_t by) {
@@ -351,10 +356,10 @@ class Printer {
           rendered = "(";
           for (size_t i = 0; i < list->size(); ++i) {
             const std::string one = sub_program(*(*list)[i], param_column + 2, param_column + 2);
-            rendered +=
-                flat ? (i ? " " : "") + one : "\n" + std::string(param_column + 2, ' ') + one;
+            rendered += flat ? (i ? " " : "") + one
+                             : "\n" + std::string(param_column + 2 - base_, ' ') + one;
           }
-          rendered += flat ? ")" : "\n" + std::string(param_column, ' ') + ")";
+          rendered += flat ? ")" : "\n" + std::string(param_column - base_, ' ') + ")";
         } else {
           std::optional<std::string> custom;
           if (param_printer_) custom = param_printer_(name, value);
@@ -363,7 +368,7 @@ class Printer {
         if (flat) {
           text += (first ? "" : " ") + name + "=" + rendered;
         } else {
-          text += "\n" + std::string(param_column, ' ') + name + "=" + rendered;
+          text += "\n" + std::string(param_column - base_, ' ') + name + "=" + rendered;
         }
         first = false;
       }
@@ -372,7 +377,7 @@ class Printer {
         if (text.find('\n') == std::string::npos && column + rest + text.size() <= 80) return text;
         continue;
       }
-      return text + "\n" + std::string(column, ' ') + "]";
+      return text + "\n" + std::string(column - base_, ' ') + "]";
     }
     return {};
   }
@@ -383,6 +388,7 @@ class Printer {
   std::vector<bool> dropped_;
   int first_ = 0;
   int next_ = 0;
+  size_t base_ = 0;  // the column program() indents this program's lines from
 };
 
 }  // namespace

@@ -32,7 +32,9 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const std::span<const Aval> carry_in = in.subspan(size_t(s.num_consts), size_t(s.num_carry));
   check_body_inputs("scan carry output",
                     std::span<const Aval>(outs).subspan(0, size_t(s.num_carry)), carry_in);
+  // The carry results are the body's (JAX's scan_p), weak types included.
   std::vector<Aval> result(carry_in.begin(), carry_in.end());
+  for (size_t i = 0; i < result.size(); ++i) result[i].weak_type = outs[i].weak_type;
   for (size_t r = size_t(s.num_carry); r < outs.size(); ++r) {
     result.push_back(stacked(outs[r], s.length));
   }

@@ -29,7 +29,11 @@ std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   check_body_inputs("while body", body_in, program_inputs(*w.body));
   const std::vector<Aval> out = program_outputs(*w.body);
   check_body_inputs("while body output", out, std::vector<Aval>(carry.begin(), carry.end()));
-  return std::vector<Aval>(carry.begin(), carry.end());
+  // The results are the body's (JAX's while_p): a weak initial carry the body makes
+  // strong comes out strong.
+  std::vector<Aval> result(carry.begin(), carry.end());
+  for (size_t i = 0; i < result.size(); ++i) result[i].weak_type = out[i].weak_type;
+  return result;
 }
 
 // A while loop's trip count is known only when it runs, so its steps cannot be replayed

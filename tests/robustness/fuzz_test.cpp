@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <limits>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <typeinfo>
@@ -281,9 +283,272 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
   }
 }
 
+// Control flow against the same computation unrolled in C++: a random cond, switch,
+// fori_loop (static or traced bounds), while_loop, scan or map over a random shape and
+// dtype, run eagerly and under jit, must give the unrolled values; a body that changes
+// the carry's type must give a parax::Error. A mismatch throws std::logic_error, which
+// the fuzz loop reports as a failure.
+using Step = std::function<Array(const Array&, const Array&)>;  // (value, i or x) -> value
+
+// A random step that keeps its first operand's shape and dtype.
+std::pair<std::string, Step> cf_step(Fuzz& f, DType t, const Array& c) {
+  const bool inexact = is_floating(t);
+  switch (f.pick(0, inexact ? 5 : 3)) {
+    case 0:
+      return {"x+c", [c](const Array& x, const Array&) { return x + c; }};
+    case 1:
+      return {"max(x,c)-1", [c](const Array& x, const Array&) { return jnp::maximum(x, c) - 1; }};
+    case 2:
+      return {"x+i", [](const Array& x, const Array& i) { return x + i.astype(x.dtype()); }};
+    case 3:
+      return {"min(x*2,9)-c",
+              [c](const Array& x, const Array&) { return jnp::minimum(x * 2, 9) - c; }};
+    case 4:
+      return {"tanh(x)*2+c", [c](const Array& x, const Array&) { return jnp::tanh(x) * 2 + c; }};
+    default:
+      return {"x*0.5+i",
+              [](const Array& x, const Array& i) { return x * 0.5 + i.astype(x.dtype()); }};
+  }
+}
+
+void expect_same(const std::string& what, const Array& got, const Array& want) {
+  if (got.shape() != want.shape() || got.dtype() != want.dtype()) {
+    throw std::logic_error(what + ": got " + std::string(dtype_name(got.dtype())) +
+                           shape_str(got.shape()) + ", unrolled gives " +
+                           std::string(dtype_name(want.dtype())) + shape_str(want.shape()));
+  }
+  const std::vector<double> a = got.to_vector<double>(), b = want.to_vector<double>();
+  const bool half = got.dtype() == DType::float16 || got.dtype() == DType::bfloat16;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (std::isnan(a[k]) && std::isnan(b[k])) continue;
+    const double tol = is_floating(got.dtype()) ? (half ? 2e-2 : 1e-5) * (1 + std::abs(b[k])) : 0;
+    if (!(std::abs(a[k] - b[k]) <= tol)) {
+      throw std::logic_error(what + ": element " + std::to_string(k) + " is " +
+                             std::to_string(a[k]) + ", unrolled gives " + std::to_string(b[k]));
+    }
+  }
+}
+
+// Runs `loop` eagerly and under jit on `args` and compares both with `unrolled`.
+void check_loop(const std::string& what,
+                const std::function<Array(const std::vector<Array>&)>& loop,
+                const std::function<Array(const std::vector<Array>&)>& unrolled,
+                const std::vector<Array>& args) {
+  const Array want = unrolled(args);
+  expect_same(what + " (eager)", loop(args), want);
+  expect_same(what + " (jit)", jit(loop)(args), want);
+}
+
+std::pair<std::string, std::function<void()>> control_flow_case(Fuzz& f) {
+  const DType t = f.one_of<DType>(
+      {DType::float32, DType::float32, DType::int32, DType::float16, DType::bfloat16, DType::int8});
+  const Array x = f.array(f.small_shape(2), t);
+  const Array c = f.array(x.shape(), t);  // captured by the steps: a constant of the bodies
+  auto [name_a, a] = cf_step(f, t, c);
+  auto [name_b, b] = cf_step(f, t, c);
+  const std::string of = " over " + std::string(dtype_name(t)) + shape_str(x.shape());
+  const Array zero = jnp::array(int32_t(0));
+  const int64_t which = f.pick(0, 7);
+  if (f.coin(0.1)) {  // a body that changes the carry's type: JAX's TypeError
+    const bool scalar = x.ndim() > 0 && x.shape()[0] > 0 && f.coin();
+    return {"control flow with a bad carry" + of, [=] {
+              auto bad = [scalar](const Array& v) {
+                return scalar ? v[0]
+                              : v.astype(v.dtype() == DType::int32 ? DType::float32 : DType::int32);
+              };
+              try {
+                if (which % 2 == 0) {
+                  (void)lax::fori_loop(
+                      0, 2, [bad](const Array&, const Array& v) { return bad(v); }, x);
+                } else {
+                  (void)lax::scan(
+                      [bad](const Array& v, const Array&) {
+                        return std::pair{bad(v), v};
+                      },
+                      x, jnp::zeros({2}));
+                }
+              } catch (const TypeError&) {
+                return;
+              }
+              throw std::logic_error("a carry that changes type gave no TypeError");
+            }};
+  }
+  switch (which) {
+    case 0: {  // cond on a traced predicate
+      return {"cond " + name_a + "|" + name_b + of, [=] {
+                auto loop = [a, b, zero](const std::vector<Array>& v) {
+                  return lax::cond(
+                      jnp::sum(v[0].astype(DType::float32)) > 0,
+                      [a, zero](const Array& y) { return a(y, zero); },
+                      [b, zero](const Array& y) { return b(y, zero); }, v[0]);
+                };
+                auto unrolled = [a, b, zero](const std::vector<Array>& v) {
+                  const bool p = jnp::sum(v[0].astype(DType::float32)).item<float>() > 0;
+                  return p ? a(v[0], zero) : b(v[0], zero);
+                };
+                check_loop("cond", loop, unrolled, {x});
+              }};
+    }
+    case 1: {  // switch with 1 to 4 branches and an index possibly out of range
+      const int64_t n = f.pick(1, 4);
+      const int32_t index = int32_t(f.pick(-2, 5));
+      std::vector<Step> steps{a, b};
+      while (int64_t(steps.size()) < n) steps.push_back(cf_step(f, t, c).second);
+      steps.resize(size_t(n));
+      return {"switch(" + std::to_string(index) + ") of " + std::to_string(n) + of, [=] {
+                std::vector<std::function<Array(const Array&)>> branches;
+                for (const Step& s : steps) {
+                  branches.push_back([s, zero](const Array& y) { return s(y, zero); });
+                }
+                auto loop = [branches](const std::vector<Array>& v) {
+                  return lax::switch_(v[1], branches, v[0]);
+                };
+                auto unrolled = [branches, n](const std::vector<Array>& v) {
+                  const int64_t i = std::clamp<int64_t>(v[1].item<int32_t>(), 0, n - 1);
+                  return branches[size_t(i)](v[0]);
+                };
+                check_loop("switch", loop, unrolled, {x, jnp::array(index)});
+              }};
+    }
+    case 2:
+    case 3: {  // fori_loop with static (a scan) or traced (a while) bounds, maybe empty
+      const int32_t lo = int32_t(f.pick(-2, 3)), hi = int32_t(f.pick(-2, 5));
+      const bool traced = which == 3;
+      return {std::string("fori_loop ") + (traced ? "traced " : "") + std::to_string(lo) + ".." +
+                  std::to_string(hi) + " " + name_a + of,
+              [=] {
+                auto loop = [a, lo, hi, traced](const std::vector<Array>& v) {
+                  auto body = [a](const Array& i, const Array& y) { return a(y, i); };
+                  return traced ? lax::fori_loop(v[1], v[2], body, v[0])
+                                : lax::fori_loop(lo, hi, body, v[0]);
+                };
+                auto unrolled = [a, lo, hi](const std::vector<Array>& v) {
+                  Array y = v[0];
+                  for (int32_t i = lo; i < hi; ++i) y = a(y, jnp::array(i));
+                  return y;
+                };
+                check_loop("fori_loop", loop, unrolled, {x, jnp::array(lo), jnp::array(hi)});
+              }};
+    }
+    case 4: {  // while_loop over a (counter, value) carry
+      const int32_t n = int32_t(f.pick(0, 4));
+      return {"while_loop x" + std::to_string(n) + " " + name_a + of, [=] {
+                using Carry = std::pair<Array, Array>;
+                auto loop = [a](const std::vector<Array>& v) {
+                  return lax::while_loop([n = v[1]](const Carry& k) { return k.first < n; },
+                                         [a](const Carry& k) {
+                                           return Carry{k.first + 1, a(k.second, k.first)};
+                                         },
+                                         Carry{jnp::array(int32_t(0)), v[0]})
+                      .second;
+                };
+                auto unrolled = [a](const std::vector<Array>& v) {
+                  Array y = v[0];
+                  for (int32_t i = 0; i < v[1].item<int32_t>(); ++i) y = a(y, jnp::array(i));
+                  return y;
+                };
+                check_loop("while_loop", loop, unrolled, {x, jnp::array(n)});
+              }};
+    }
+    case 5: {  // scan over xs, forward or reversed, unrolled or not, maybe empty
+      const int64_t n = f.pick(0, 4);
+      Shape s = x.shape();
+      s.insert(s.begin(), n);
+      const Array xs = f.array(s, t);
+      const bool reverse = f.coin();
+      const int64_t unroll = f.pick(1, 3);
+      return {"scan x" + std::to_string(n) + (reverse ? " reversed " : " ") + name_a + "|" +
+                  name_b + of,
+              [=] {
+                // Returns the carry and the ys, stacked: the pair flattened into one array.
+                auto pack = [](const Array& carry, const Array& ys) {
+                  return jnp::concatenate({jnp::reshape(carry, {-1}), jnp::reshape(ys, {-1})}, 0);
+                };
+                auto loop = [=](const std::vector<Array>& v) {
+                  auto [carry, ys] = lax::scan(
+                      [a, b](const Array& k, const Array& y) {
+                        return std::pair{a(k, y), b(k, y)};
+                      },
+                      v[0], v[1], std::nullopt, reverse, unroll);
+                  return pack(carry, ys);
+                };
+                auto unrolled = [=](const std::vector<Array>& v) {
+                  Array k = v[0];
+                  std::vector<Array> ys(static_cast<size_t>(n));
+                  for (int64_t j = 0; j < n; ++j) {
+                    const int64_t i = reverse ? n - 1 - j : j;
+                    ys[size_t(i)] = b(k, v[1][i]);
+                    k = a(k, v[1][i]);
+                  }
+                  return pack(k, n ? jnp::stack(ys) : jnp::zeros(s, t));
+                };
+                check_loop("scan", loop, unrolled, {x, xs});
+              }};
+    }
+    case 6: {  // nested: a fori_loop whose body picks a step by cond, inside a scan
+      const int64_t n = f.pick(0, 3);
+      const int32_t trips = int32_t(f.pick(0, 3));
+      Shape s = x.shape();
+      s.insert(s.begin(), n);
+      const Array xs = f.array(s, t);
+      return {"scan of fori_loop of cond x" + std::to_string(n) + " " + name_a + "|" + name_b + of,
+              [=] {
+                auto inner = [a, b, trips](const Array& k, const Array& y) {
+                  return lax::fori_loop(
+                      0, trips,
+                      [a, b, y](const Array& i, const Array& v) {
+                        return lax::cond(
+                            lax::rem(i, 2) == 0, [a, i](const Array& u) { return a(u, i); },
+                            [b, y](const Array& u) { return b(u, y); }, v);
+                      },
+                      k);
+                };
+                auto loop = [inner](const std::vector<Array>& v) {
+                  return lax::scan(
+                             [inner](const Array& k, const Array& y) {
+                               return std::pair{inner(k, y), k};
+                             },
+                             v[0], v[1])
+                      .first;
+                };
+                auto unrolled = [a, b, n, trips](const std::vector<Array>& v) {
+                  Array k = v[0];
+                  for (int64_t j = 0; j < n; ++j) {
+                    for (int32_t i = 0; i < trips; ++i) {
+                      k = i % 2 == 0 ? a(k, jnp::array(i)) : b(k, v[1][j]);
+                    }
+                  }
+                  return k;
+                };
+                check_loop("nested", loop, unrolled, {x, xs});
+              }};
+    }
+    default: {  // map
+      const int64_t n = f.pick(0, 4);
+      Shape s = x.shape();
+      s.insert(s.begin(), n);
+      const Array xs = f.array(s, t);
+      return {"map x" + std::to_string(n) + " " + name_a + of, [=] {
+                auto loop = [a, zero](const std::vector<Array>& v) {
+                  return lax::map([a, zero](const Array& y) { return a(y, zero); }, v[0]);
+                };
+                auto unrolled = [a, zero, n, s, t](const std::vector<Array>& v) {
+                  std::vector<Array> ys;
+                  for (int64_t i = 0; i < n; ++i) ys.push_back(a(v[0][i], zero));
+                  return n ? jnp::stack(ys) : jnp::zeros(s, t);
+                };
+                check_loop("map", loop, unrolled, {xs});
+              }};
+    }
+  }
+}
+
 // A random case: what it does, and the work itself.
 std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
-  switch (f.pick(0, 21)) {
+  switch (f.pick(0, 23)) {
+    case 21:
+    case 22:
+      return control_flow_case(f);
     case 0: {  // creation with any shape
       const Shape s = f.shape(4);
       const DType t = f.dtype();
@@ -659,6 +924,25 @@ TEST(Fuzz, PublicApiGivesAResultOrAParaxError) {
       static_cast<long long>(cases - g_errors - failures), static_cast<long long>(g_errors),
       static_cast<long long>(failures));
   EXPECT_GT(cases, 0);
+}
+
+// Control flow alone, a fixed number of seeded cases (a few seconds): each checks its
+// values against the unrolled computation, eager and under jit.
+TEST(Fuzz, ControlFlowMatchesUnrolled) {
+  std::mt19937_64 master(env_u64("PARAX_FUZZ_SEED", kDefaultSeed) + 14);
+  const int64_t cases = int64_t(env_u64("PARAX_FUZZ_CONTROL_FLOW_CASES", 1000));
+  for (int64_t i = 0; i < cases; ++i) {
+    const uint64_t case_seed = master();
+    Fuzz f(case_seed);
+    auto [name, work] = control_flow_case(f);
+    SCOPED_TRACE(name + ", case seed " + std::to_string(case_seed));
+    if (std::getenv("PARAX_FUZZ_VERBOSE")) std::fprintf(stderr, "%s\n", name.c_str());
+    try {
+      work();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
 }
 
 }  // namespace
