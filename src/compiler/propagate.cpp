@@ -283,6 +283,10 @@ LoopFixedPoint loop_fixed_point(const core::Program& body, const MeshInfo& mesh,
     Propagation again = propagate(body, mesh, tried);
     if (outs(again) == produced) return {std::move(again), produced};
   }
+  // The body's first propagation stands when it already took its carry as `entry`.
+  bool took_entry = true;
+  for (size_t c = 0; c < n; ++c) took_entry = took_entry && in[first + c] == entry[c];
+  if (took_entry && entry == produced) return {std::move(prop), entry};
   for (size_t c = 0; c < n; ++c) seeds[first + c] = entry[c];
   return {propagate(body, mesh, seeds), entry};
 }
