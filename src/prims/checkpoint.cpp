@@ -14,6 +14,7 @@
 #include "prims/autodiff_util.h"
 #include "prims/control_flow.h"
 #include "prims/prim_util.h"
+#include "prims/program_rules.h"
 
 namespace parax::prims {
 namespace {
@@ -71,14 +72,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
     }
     return outs;
   });
-  std::vector<Array> outs = bind_derived(closed, std::move(args), params);
-  const size_t m = out_nonzero.size();
-  std::vector<Array> touts(m);
-  for (size_t o = 0, k = m; o < m; ++o) {
-    if (out_nonzero[o]) touts[o] = outs[k++];
-  }
-  outs.resize(m);
-  return {std::move(outs), std::move(touts)};
+  return split_tangents(bind_derived(closed, std::move(args), params), out_nonzero);
 }
 
 bool has_batch_dims(const core::Eqn& e) {

@@ -147,15 +147,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
   for (size_t i = 0; i < nz.size(); ++i) {
     if (nz[i]) args.push_back(tangents[i + 1]);
   }
-  std::vector<Array> outs = bind_cond(primals[0], *made, std::move(args));
-  const size_t n = made->out_mask.size();
-  std::vector<Array> touts(n);
-  size_t k = n;
-  for (size_t o = 0; o < n; ++o) {
-    if (made->out_mask[o]) touts[o] = outs[k++];
-  }
-  outs.resize(n);
-  return {std::move(outs), std::move(touts)};
+  return split_tangents(bind_cond(primals[0], *made, std::move(args)), made->out_mask);
 }
 
 // Partial evaluation (JAX's _cond_partial_eval): a known cond of every branch's known

@@ -213,6 +213,24 @@ struct WhileParts {
   std::vector<Array> cconsts, bconsts, carry;
 };
 
+// Binds a while of the traced cond and body, each taking the constants its trace
+// captured, then `cond_consts` (`body_consts`), then the carry.
+std::vector<Array> bind_while(const ClosedProgram& cond, const std::vector<Array>& cond_consts,
+                              const ClosedProgram& body, const std::vector<Array>& body_consts,
+                              const std::vector<Array>& carry, const Params& params) {
+  std::vector<Array> args = cond.consts;
+  args.insert(args.end(), cond_consts.begin(), cond_consts.end());
+  args.insert(args.end(), body.consts.begin(), body.consts.end());
+  args.insert(args.end(), body_consts.begin(), body_consts.end());
+  args.insert(args.end(), carry.begin(), carry.end());
+  Params p = params;
+  p.set("cond_jaxpr", core::lift_consts(cond));
+  p.set("cond_nconsts", int64_t(cond.consts.size() + cond_consts.size()));
+  p.set("body_jaxpr", core::lift_consts(body));
+  p.set("body_nconsts", int64_t(body.consts.size() + body_consts.size()));
+  return core::bind(Prim::while_, std::move(args), std::move(p));
+}
+
 Batched while_batched_pred(const WhileParts& w, const Mask& cc_bat, const Mask& bc_bat,
                            const WhileShape& shape, const Params& params, const BatchAxis& axis) {
   const Mask carry_bat(w.carry.size(), true);
@@ -245,18 +263,10 @@ Batched while_batched_pred(const WhileParts& w, const Mask& cc_bat, const Mask& 
     }
     return next;
   });
-  std::vector<Array> args = cond.consts;
-  args.insert(args.end(), w.cconsts.begin(), w.cconsts.end());
-  args.insert(args.end(), body.consts.begin(), body.consts.end());
-  args.insert(args.end(), w.cconsts.begin(), w.cconsts.end());
-  args.insert(args.end(), w.bconsts.begin(), w.bconsts.end());
-  args.insert(args.end(), w.carry.begin(), w.carry.end());
-  Params p = params;
-  p.set("cond_jaxpr", core::lift_consts(cond));
-  p.set("cond_nconsts", int64_t(cond.consts.size() + ncc));
-  p.set("body_jaxpr", core::lift_consts(body));
-  p.set("body_nconsts", int64_t(body.consts.size() + ncc + nbc));
-  return core::batched_at_front(core::bind(Prim::while_, std::move(args), std::move(p)));
+  // The body reads the cond's constants too (it evaluates the predicate).
+  std::vector<Array> body_consts = w.cconsts;
+  body_consts.insert(body_consts.end(), w.bconsts.begin(), w.bconsts.end());
+  return core::batched_at_front(bind_while(cond, w.cconsts, body, body_consts, w.carry, params));
 }
 
 }  // namespace
@@ -287,17 +297,8 @@ Batched while_batch(std::span<const Array> in, std::span<const int> dims, const 
   const ClosedProgram cond = batch_program(*shape.cond, concat(cc_bat, carry_bat), {}, axis).closed;
   const ClosedProgram body =
       batch_program(*shape.body, concat(bc_bat, carry_bat), carry_bat, axis).closed;
-  std::vector<Array> args = cond.consts;
-  args.insert(args.end(), w.cconsts.begin(), w.cconsts.end());
-  args.insert(args.end(), body.consts.begin(), body.consts.end());
-  args.insert(args.end(), w.bconsts.begin(), w.bconsts.end());
-  args.insert(args.end(), w.carry.begin(), w.carry.end());
-  Params p = params;
-  p.set("cond_jaxpr", core::lift_consts(cond));
-  p.set("cond_nconsts", int64_t(cond.consts.size() + ncc));
-  p.set("body_jaxpr", core::lift_consts(body));
-  p.set("body_nconsts", int64_t(body.consts.size() + nbc));
-  return Batched{core::bind(Prim::while_, std::move(args), std::move(p)), dims_of(carry_bat, 0)};
+  return Batched{bind_while(cond, w.cconsts, body, w.bconsts, w.carry, params),
+                 dims_of(carry_bat, 0)};
 }
 
 // scan: consts and carry batched at the front, xs at dimension 1 (0 is the scanned one),

@@ -104,15 +104,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
   for (size_t i = 0; i < nonzero.size(); ++i) {
     if (nonzero[i]) args.push_back(tangents[i]);
   }
-  std::vector<Array> outs = bind_call(*call, std::move(args), params);
-  const size_t n = call->out_mask.size();
-  std::vector<Array> touts(n);
-  size_t k = n;
-  for (size_t o = 0; o < n; ++o) {
-    if (call->out_mask[o]) touts[o] = outs[k++];
-  }
-  outs.resize(n);
-  return {std::move(outs), std::move(touts)};
+  return split_tangents(bind_call(*call, std::move(args), params), call->out_mask);
 }
 
 // Partial evaluation: the known part is a call of the known program, the rest a call of

@@ -27,6 +27,17 @@ core::Aval tangent_aval(core::Aval a) {
   return a;
 }
 
+std::pair<std::vector<Array>, std::vector<Array>> split_tangents(std::vector<Array> outs,
+                                                                 const std::vector<bool>& mask) {
+  const size_t n = mask.size();
+  std::vector<Array> tangents(n);
+  for (size_t o = 0, k = n; o < n; ++o) {
+    if (mask[o]) tangents[o] = outs[k++];
+  }
+  outs.resize(n);
+  return {std::move(outs), std::move(tangents)};
+}
+
 std::unique_ptr<bool[]> bool_array(const std::vector<bool>& v) {
   std::unique_ptr<bool[]> out(new bool[v.size()]);
   for (size_t i = 0; i < v.size(); ++i) out[i] = v[i];

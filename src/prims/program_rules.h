@@ -91,6 +91,12 @@ std::string axes_key();
 // Returns the type of a tangent of a value of type `a` (never weak).
 core::Aval tangent_aval(core::Aval a);
 
+// Splits the results of a call of a jvp'ed program, which returns its `mask.size()` results
+// and then the tangents of those `mask` marks, into (results, tangents); the unmarked
+// tangents are symbolic zeros (invalid).
+std::pair<std::vector<Array>, std::vector<Array>> split_tangents(std::vector<Array> outs,
+                                                                 const std::vector<bool>& mask);
+
 // Returns the mask as an array, for the span<const bool> the core's interpreters take
 // (std::vector<bool> has no contiguous storage).
 std::unique_ptr<bool[]> bool_array(const std::vector<bool>& v);

@@ -148,14 +148,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp(std::span<const Array> pri
   p.set("body_jaxpr", made->body);
   p.set("body_nconsts", int64_t(made->consts.size() + nb +
                                 size_t(std::count(nz.begin(), nz.begin() + long(nb), true))));
-  std::vector<Array> outs = core::bind(core::Prim::while_, std::move(args), std::move(p));
-  std::vector<Array> touts(ncar);
-  size_t k = ncar;
-  for (size_t c = 0; c < ncar; ++c) {
-    if (made->carry_nz[c]) touts[c] = outs[k++];
-  }
-  outs.resize(ncar);
-  return {std::move(outs), std::move(touts)};
+  return split_tangents(core::bind(core::Prim::while_, std::move(args), std::move(p)),
+                        made->carry_nz);
 }
 
 // Partial evaluation (JAX's _while_partial_eval): when the cond needs only known values,
