@@ -21,6 +21,8 @@ struct ArrayImpl;
 }
 
 struct Shard;
+class NumpyIndex;      // parax/indexing.h: a numpy index expression
+class IndexUpdateRef;  // parax/indexing.h: what x.at(index) returns
 
 // An n-d array. Cheap to copy (copies share the immutable data). On concrete data it
 // knows its sharding; inside transformed functions it is a tracer.
@@ -65,6 +67,11 @@ class Array {
   // Returns x[s0, s1, ...]: one Slice per leading dimension (numpy's basic slicing;
   // out-of-range bounds clip, negative bounds count from the end).
   Array slice(const Index& index) const;
+  // Returns x[index] with numpy's indexing: integers, slices with steps, newaxis,
+  // ellipsis, integer and boolean arrays, mixed (parax/indexing.h spells them).
+  Array operator[](const NumpyIndex& index) const;
+  // Returns JAX's x.at[index]: its set/add/multiply/min/max/get return updated copies.
+  IndexUpdateRef at(const NumpyIndex& index) const;
   // Returns x with a new shape holding the same elements (one dimension may be -1).
   Array reshape(Shape shape) const;
   // Returns x converted to `dtype`.

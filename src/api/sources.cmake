@@ -17,4 +17,23 @@ target_sources(parax PRIVATE
   api/numpy_shape.cpp
   api/operators.cpp
   api/parallel.cpp
-  api/random.cpp)
+  api/random.cpp
+
+  # gather and scatter
+  api/lax_gather.cpp
+
+  # numpy indexing and x.at[...]
+  api/indexing.cpp
+
+  # numpy's extra functions and parax::nn
+  api/numpy_extra.cpp
+  api/nn.cpp
+
+  # convolution and pooling
+  api/convolution.cpp
+
+  # custom derivatives
+  api/custom_derivatives.cpp
+
+  # random distributions
+  api/random_distributions.cpp)

@@ -131,6 +131,48 @@ enum Trait : uint32_t {
   X(checkpoint, "remat2", kHasProgram | kCall | kControlFlow | kLinear)     \
   /* a chain of elementwise equations run tile by tile (compiler's fusion) */ \
   X(fusion, "fusion", kHasProgram)                                           \
+  /* gather and scatter with XLA's dimension numbers (indexing, x.at[i]) */  \
+  X(gather, "gather", kLinear)                                               \
+  X(scatter, "scatter", kLinear)                                             \
+  X(scatter_add, "scatter-add", kLinear)                                     \
+  X(scatter_mul, "scatter-mul", kLinear)                                     \
+  X(scatter_min, "scatter-min", 0)                                           \
+  X(scatter_max, "scatter-max", 0)                                           \
+  /* numpy's extra elementwise functions and cumulative reductions */        \
+  X(asinh, "asinh", kUnary | kElementwise)                                   \
+  X(acosh, "acosh", kUnary | kElementwise)                                   \
+  X(atanh, "atanh", kUnary | kElementwise)                                   \
+  X(erfc, "erfc", kUnary | kElementwise)                                     \
+  X(cumprod, "cumprod", kUnary)                                              \
+  X(cummax, "cummax", kUnary)                                                \
+  X(cummin, "cummin", kUnary)                                                \
+  X(cumlogsumexp, "cumlogsumexp", kUnary)                                    \
+  /* special functions (distributions and their gradients) */                \
+  X(lgamma, "lgamma", kUnary | kElementwise)                                 \
+  X(digamma, "digamma", kUnary | kElementwise)                               \
+  X(polygamma, "polygamma", kBinary | kElementwise)                          \
+  X(igamma, "igamma", kBinary | kElementwise)                                \
+  X(random_gamma_grad, "random_gamma_grad", kBinary | kElementwise)          \
+  /* dense linear algebra on LAPACK, batched over leading dimensions */      \
+  X(cholesky, "cholesky", kUnary)                                            \
+  X(lu, "lu", kUnary)                                                        \
+  X(lu_pivots_to_permutation, "lu_pivots_to_permutation", kUnary)            \
+  X(qr, "qr", kUnary)                                                        \
+  X(svd, "svd", kUnary)                                                      \
+  X(eigh, "eigh", kUnary)                                                    \
+  X(triangular_solve, "triangular_solve", kBinary | kLinear)                 \
+  /* convolution and windowed reductions (pooling) */                        \
+  X(conv_general_dilated, "conv_general_dilated", kBinary | kLinear)         \
+  X(reduce_window_sum, "reduce_window_sum", kUnary | kLinear)                \
+  X(reduce_window_max, "reduce_window_max", kUnary)                          \
+  X(reduce_window_min, "reduce_window_min", kUnary)                          \
+  X(select_and_scatter_add, "select_and_scatter_add", kLinear)               \
+  X(select_and_gather_add, "select_and_gather_add", kLinear)                 \
+  /* user-defined derivatives: a call whose jvp or vjp the user gives */     \
+  X(custom_jvp_call, "custom_jvp_call", kHasProgram | kCall)                 \
+  X(custom_vjp_call, "custom_vjp_call", kHasProgram | kCall)                 \
+  /* custom_vjp's linear part under linearize: its transpose runs the user's bwd */ \
+  X(custom_lin, "custom_lin", kLinear)                                       \
   /* per-device programs only: made by the partitioner's reshard */          \
   X(all_gather, "all-gather", kUnary | kCollective)                          \
   X(all_reduce, "all-reduce", kUnary | kCollective)                          \

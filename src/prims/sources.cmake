@@ -51,6 +51,26 @@ target_sources(parax PRIVATE
   prims/unary.cpp
   prims/while.cpp
 
+  # gather and scatter
+  prims/gather.cpp
+  prims/scatter.cpp
+
+  # numpy's extra elementwise and cumulative primitives
+  prims/numpy_extra.cpp
+
+  # special functions
+  prims/special.cpp
+
+  # linear algebra
+  prims/linalg.cpp
+
+  # convolution and pooling
+  prims/conv.cpp
+  prims/reduce_window.cpp
+
+  # custom derivatives
+  prims/custom_derivatives.cpp
+
   prims/kernels/argmax.cpp
   prims/kernels/broadcast_tile.cpp
   prims/kernels/clamp.cpp

@@ -1,0 +1,6 @@
+// parax::nn: jax.nn's functions (activations, softmax, one_hot, ...).
+#pragma once
+
+#include "parax/array.h"
+
+namespace parax {}  // namespace parax

@@ -1,0 +1,1 @@
+// Placeholder (issue 15): the owner of this file replaces it.
