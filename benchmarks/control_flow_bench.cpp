@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "plain_bench.h"
 #include "runtime/buffer.h"
 
 namespace px = parax;
@@ -45,31 +46,15 @@ constexpr int64_t kScanBatch = 512;
 constexpr int64_t kCkptWidth = 256;
 constexpr int64_t kCkptBatch = 8192;
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using plain_bench::fixed;
+using plain_bench::Row;
 
 // --only=NAME: run that variant alone (its repetitions only), so PARAX_PROFILE=1 says
 // where its time goes.
 std::string g_only;
 
-struct Variant {
-  std::string name;
-  std::function<void()> run;
-};
-
-// Times each variant once per repetition, in turn; returns each one's best time.
-std::vector<double> best_interleaved(int reps, const std::vector<Variant>& variants) {
-  std::vector<double> best(variants.size(), 1e300);
-  for (int r = 0; r < reps; ++r) {
-    for (size_t v = 0; v < variants.size(); ++v) {
-      if (!g_only.empty() && variants[v].name != g_only) continue;
-      const auto t0 = std::chrono::steady_clock::now();
-      variants[v].run();
-      best[v] = std::min(best[v], seconds_since(t0));
-    }
-  }
-  return best;
+std::vector<double> best_interleaved(int reps, const std::vector<plain_bench::Variant>& variants) {
+  return plain_bench::best_interleaved(reps, variants, g_only);
 }
 
 Array weight(int64_t width, int layer) {
@@ -105,26 +90,6 @@ Array mlp_unrolled(const std::vector<Array>& ws, const std::vector<Array>& bs, c
   return h;
 }
 
-struct Row {
-  std::string what;
-  std::string value;
-  std::string target;
-  std::string verdict;
-};
-
-std::string fixed(double v, int digits) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(digits);
-  os << v;
-  return os.str();
-}
-
-std::string ratio_row_verdict(double ratio, double target, bool at_most) {
-  const bool ok = at_most ? ratio <= target : ratio >= target;
-  return ok ? "meets" : "MISSES";
-}
-
 std::vector<Row> scan_vs_unrolled(int reps) {
   std::vector<Array> ws, bs;
   for (int i = 0; i < kLayers; ++i) {
@@ -158,13 +123,13 @@ std::vector<Row> scan_vs_unrolled(int reps) {
       {"MLP " + shape + " forward, scan (ms)", fixed(run[0] * 1e3, 2), "", ""},
       {"same, unrolled (ms)", fixed(run[1] * 1e3, 2), "", ""},
       {"**run time scan / unrolled**", fixed(run_ratio, 3) + "x", "<= 1.05x",
-       ratio_row_verdict(run_ratio, 1.05, true)},
+       plain_bench::verdict(run_ratio, 1.05, true)},
       {"trace + compile, scan (ms)", fixed(compile[0] * 1e3, 3), "", ""},
       {"trace + compile, unrolled (ms)", fixed(compile[1] * 1e3, 3), "", ""},
       {"of which trace (jit(f).lower), scan / unrolled (ms)",
        fixed(trace[0] * 1e3, 3) + " / " + fixed(trace[1] * 1e3, 3), "", ""},
       {"**trace + compile unrolled / scan**", fixed(compile_speedup, 2) + "x", ">= 5x",
-       ratio_row_verdict(compile_speedup, 5.0, false)},
+       plain_bench::verdict(compile_speedup, 5.0, false)},
       {"max |scan - unrolled|", fixed(diff, 7), "", ""},
   };
 }
@@ -226,47 +191,21 @@ std::vector<Row> checkpoint_mlp(int reps) {
        "(one activation: " + fixed(activation, 1) + " MiB)", ""},
       {"same, each layer checkpoint(nothing_saveable)", fixed(peak_remat / mib, 1), "", ""},
       {"**peak live bytes checkpoint / unsaved**", fixed(mem_ratio, 3) + "x", "<= 0.6x",
-       ratio_row_verdict(mem_ratio, 0.6, true)},
+       plain_bench::verdict(mem_ratio, 0.6, true)},
       {"gradient step, unsaved (ms)", fixed(run[0] * 1e3, 2), "", ""},
       {"gradient step, checkpoint (ms)", fixed(run[1] * 1e3, 2), "", ""},
       {"**time checkpoint / unsaved**", fixed(time_ratio, 3) + "x", "<= 1.4x",
-       ratio_row_verdict(time_ratio, 1.4, true)},
+       plain_bench::verdict(time_ratio, 1.4, true)},
   };
-}
-
-std::string table(const std::vector<Row>& rows, int reps) {
-  std::ostringstream md;
-  md << "## Control flow (parax_cf_bench: issue 14)\n\n"
-     << "| measurement | value | target | verdict |\n|---|---|---|---|\n";
-  for (const Row& r : rows) {
-    md << "| " << r.what << " | " << r.value << " | " << r.target << " | " << r.verdict << " |\n";
-  }
-  md << "\nBest of " << reps << " wall times, the two variants of each ratio interleaved.\n";
-  return md.str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string results_md;
-  int reps = 7;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--results_md=", 0) == 0) {
-      results_md = arg.substr(arg.find('=') + 1);
-    } else if (arg.rfind("--only=", 0) == 0) {
-      g_only = arg.substr(arg.find('=') + 1);
-    } else if (arg.rfind("--reps=", 0) == 0) {
-      reps = std::max(1, std::stoi(arg.substr(arg.find('=') + 1)));
-    } else {
-      std::cerr << "usage: parax_cf_bench [--results_md=PATH] [--reps=N] [--only=VARIANT]\n";
-      return 2;
-    }
-  }
-#ifndef NDEBUG
-  std::cerr << "warning: parax_cf_bench was built without NDEBUG; configure with "
-               "-DCMAKE_BUILD_TYPE=Release for meaningful numbers\n";
-#endif
+  const auto options = plain_bench::parse_options(argc, argv, "parax_cf_bench", 7);
+  if (!options) return 2;
+  g_only = options->only;
+  const int reps = options->reps;
   const bool only_steps = g_only.ends_with("_step");
   std::vector<Row> rows;
   if (g_only.empty() || !only_steps) rows = scan_vs_unrolled(reps);
@@ -274,15 +213,9 @@ int main(int argc, char** argv) {
     std::vector<Row> ckpt = checkpoint_mlp(reps);
     rows.insert(rows.end(), ckpt.begin(), ckpt.end());
   }
-  const std::string md = table(rows, reps);
-  std::cout << "\n" << md;
-  if (!results_md.empty()) {
-    std::ofstream out(results_md, std::ios::app);
-    out << "\n" << md;
-    if (!out) {
-      std::cerr << "parax_cf_bench: cannot write " << results_md << "\n";
-      return 1;
-    }
-  }
-  return 0;
+  const std::string md =
+      plain_bench::table("Control flow (parax_cf_bench: issue 14)", rows,
+                         "Best of " + std::to_string(reps) +
+                             " wall times, the two variants of each ratio interleaved.");
+  return plain_bench::report(*options, md, "parax_cf_bench");
 }

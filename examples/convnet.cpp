@@ -13,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "loss_curves.h"
+
 namespace px = parax;
 namespace jnp = parax::numpy;
 namespace jr = parax::random;
@@ -62,18 +64,17 @@ std::pair<Array, Array> make_data(const jr::Key& key, const Config& c) {
   Array images = jr::normal(key, {c.batch, 1, c.side, c.side});
   // The class is the brightest quadrant.
   const int64_t h = c.side / 2;
-  Array quadrants =
-      jnp::mean(images.reshape({c.batch, 2, h, 2, h}), std::vector<int64_t>{2, 4}).reshape({c.batch, 4});
+  Array quadrants = jnp::mean(images.reshape({c.batch, 2, h, 2, h}), std::vector<int64_t>{2, 4})
+                        .reshape({c.batch, 4});
   return {images, jnp::argmax(quadrants, 1).astype(px::DType::int32)};
 }
 
-std::vector<float> train(Params params, const Array& images, const Array& labels,
-                         const Config& c) {
+std::vector<float> train(Params params, const Array& images, const Array& labels, const Config& c) {
   const float lr = c.lr;
   auto step = px::jit([lr](const Params& p, const Array& x, const Array& y) {
     auto [loss, grads] = px::value_and_grad(loss_fn)(p, x, y);
-    Params next = px::tree::map([lr](const Array& w, const Array& g) { return w - lr * g; },
-                                p, grads);
+    Params next =
+        px::tree::map([lr](const Array& w, const Array& g) { return w - lr * g; }, p, grads);
     return std::make_pair(next, loss);
   });
   std::vector<float> losses;
@@ -85,59 +86,31 @@ std::vector<float> train(Params params, const Array& images, const Array& labels
   return losses;
 }
 
-std::vector<float> jax_losses(const std::string& name) {
-  std::ifstream in(std::string(PARAX_GOLDEN_DIR) + "/convnet_losses.txt");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string key;
-    s >> key;
-    if (key != name) continue;
-    std::vector<float> out;
-    for (double v; s >> v;) out.push_back(float(v));
-    return out;
-  }
-  return {};
-}
-
-void print(const std::string& what, const std::vector<float>& losses) {
-  std::cout << std::left << std::setw(22) << what << std::fixed << std::setprecision(4);
-  for (float l : losses) std::cout << " " << l;
-  std::cout << "\n";
-}
-
-bool close(const std::vector<float>& a, const std::vector<float>& b, float rtol) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::abs(a[i] - b[i]) > rtol * std::abs(b[i])) return false;
-  }
-  return true;
-}
-
 int main(int argc, char** argv) {
   px::config::set_num_cpu_devices(8);
   const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
-  const Config c = small ? Config{32, 16, 8, 16, 4, 8, 0.02f} : Config{256, 16, 16, 32, 4, 10, 0.02f};
+  const Config c =
+      small ? Config{32, 16, 8, 16, 4, 8, 0.02f} : Config{256, 16, 16, 32, 4, 10, 0.02f};
   jr::Key keys = jr::split(jr::key(0));
   Params params = init_params(keys[0], c);
   auto [images, labels] = make_data(keys[1], c);
 
   px::Device d0 = px::devices()[0];
-  const std::vector<float> single = train(px::device_put(params, d0), px::device_put(images, d0),
-                                          px::device_put(labels, d0), c);
-  print("single device", single);
+  const std::vector<float> single =
+      train(px::device_put(params, d0), px::device_put(images, d0), px::device_put(labels, d0), c);
+  loss_curves::print("single device", single, 22);
 
   auto mesh = px::make_mesh({8}, {"batch"});
   px::NamedSharding rows(mesh, P("batch"));
   const std::vector<float> dp =
       train(px::device_put(params, px::NamedSharding(mesh, P())), px::device_put(images, rows),
             px::device_put(labels, rows), c);
-  print("8-way data parallel", dp);
+  loss_curves::print("8-way data parallel", dp, 22);
 
-  const std::vector<float> jax = jax_losses(small ? "small" : "full");
-  print("JAX (single device)", jax);
-  const bool ok = single.back() < single.front() && close(dp, single, 1e-5f) &&
-                  close(single, jax, 1e-4f);
+  const std::vector<float> jax = loss_curves::jax("convnet_losses.txt", small ? "small" : "full");
+  loss_curves::print("JAX (single device)", jax, 22);
+  const bool ok = single.back() < single.front() && loss_curves::close(dp, single, 1e-5f) &&
+                  loss_curves::close(single, jax, 1e-4f);
   if (!ok) std::cerr << "check failed: the curves above disagree\n";
   return ok ? 0 : 1;
 }

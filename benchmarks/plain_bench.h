@@ -1,0 +1,137 @@
+// What the plain-main benchmarks (parax_cf_bench, parax_gather_bench, parax_conv_bench,
+// parax_transformer_bench) share: interleaved best-of-N timing, a markdown table of rows
+// with targets and verdicts, their command line, and the JAX:CPU times the scripts under
+// tools/ record in benchmarks/jax_cpu/.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace plain_bench {
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Variant {
+  std::string name;
+  std::function<void()> run;
+};
+
+// Times each variant once per repetition, in turn (so a noisy spell of the shared host
+// hits them alike); returns each one's best time. Variants other than `only` (when set)
+// are skipped and keep a best of 1e300.
+inline std::vector<double> best_interleaved(int reps, const std::vector<Variant>& variants,
+                                            const std::string& only = "") {
+  std::vector<double> best(variants.size(), 1e300);
+  for (int r = 0; r < reps; ++r) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (!only.empty() && variants[v].name != only) continue;
+      const auto t0 = std::chrono::steady_clock::now();
+      variants[v].run();
+      best[v] = std::min(best[v], seconds_since(t0));
+    }
+  }
+  return best;
+}
+
+struct Row {
+  std::string what;
+  std::string value;
+  std::string target;
+  std::string verdict;
+};
+
+inline std::string fixed(double v, int digits) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(digits);
+  os << v;
+  return os.str();
+}
+
+// Returns "meets" or "MISSES" for `ratio` against `target` (an upper bound when at_most).
+inline std::string verdict(double ratio, double target, bool at_most) {
+  const bool ok = at_most ? ratio <= target : ratio >= target;
+  return ok ? "meets" : "MISSES";
+}
+
+// Returns the rows as a markdown section headed `title`, with a closing `note`.
+inline std::string table(const std::string& title, const std::vector<Row>& rows,
+                         const std::string& note) {
+  std::ostringstream md;
+  md << "## " << title << "\n\n| measurement | value | target | verdict |\n|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    md << "| " << r.what << " | " << r.value << " | " << r.target << " | " << r.verdict << " |\n";
+  }
+  md << "\n" << note << "\n";
+  return md.str();
+}
+
+// The command line every plain benchmark takes.
+struct Options {
+  std::string results_md;  // append the table here when set
+  int reps = 7;
+  std::string only;  // run this variant alone (PARAX_PROFILE=1 then says where its time goes)
+};
+
+// Parses --results_md=PATH, --reps=N and --only=VARIANT; returns nullopt after printing
+// the usage line for anything else.
+inline std::optional<Options> parse_options(int argc, char** argv, const std::string& program,
+                                            int default_reps) {
+  Options o;
+  o.reps = default_reps;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const std::string value = arg.substr(arg.find('=') + 1);
+    if (arg.rfind("--results_md=", 0) == 0) {
+      o.results_md = value;
+    } else if (arg.rfind("--only=", 0) == 0) {
+      o.only = value;
+    } else if (arg.rfind("--reps=", 0) == 0) {
+      o.reps = std::max(1, std::stoi(value));
+    } else {
+      std::cerr << "usage: " << program << " [--results_md=PATH] [--reps=N] [--only=VARIANT]\n";
+      return std::nullopt;
+    }
+  }
+#ifndef NDEBUG
+  std::cerr << "warning: " << program << " was built without NDEBUG; configure with "
+            << "-DCMAKE_BUILD_TYPE=Release for meaningful numbers\n";
+#endif
+  return o;
+}
+
+// Prints the table and appends it to o.results_md when set; returns main's exit status.
+inline int report(const Options& o, const std::string& md, const std::string& program) {
+  std::cout << "\n" << md;
+  if (o.results_md.empty()) return 0;
+  std::ofstream out(o.results_md, std::ios::app);
+  out << "\n" << md;
+  if (out) return 0;
+  std::cerr << program << ": cannot write " << o.results_md << "\n";
+  return 1;
+}
+
+// Returns the value of `key` (a line `key value`) in benchmarks/jax_cpu/<file>, the
+// JAX:CPU time a script under tools/ recorded, or nullopt when it was never recorded.
+inline std::optional<double> jax_cpu_record(const std::string& file, const std::string& key) {
+  std::ifstream in(std::string(PARAX_BENCH_DIR) + "/jax_cpu/" + file);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream s(line);
+    std::string k;
+    double v = 0;
+    if (s >> k >> v && k == key) return v;
+  }
+  return std::nullopt;
+}
+
+}  // namespace plain_bench
