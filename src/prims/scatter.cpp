@@ -165,6 +165,19 @@ std::vector<Aval> scatter_abstract_eval(std::span<const Aval> in, const Params& 
   return {Aval{in[0].shape, in[0].dtype, in[0].weak_type}};
 }
 
+// scatter_add and scatter_mul combine with lax.add / lax.mul, which JAX's wrappers trace
+// first: a bool operand fails there.
+template <Prim P>
+std::vector<Aval> arithmetic_scatter_abstract_eval(std::span<const Aval> in, const Params& params) {
+  if (!in.empty() && in[0].dtype == DType::bool_) {
+    const std::string name = P == Prim::scatter_add ? "add" : "mul";
+    throw TypeError(name +
+                    " does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+                    "are subtypes of integer, floating, complexfloating.");
+  }
+  return scatter_abstract_eval(in, params);
+}
+
 template <kernels::Combine C>
 void scatter_kernel(const KernelCall& c) {
   kernels::scatter(c, C);
@@ -399,14 +412,14 @@ extern const core::PrimRules scatter_rules = {
     .batch = scatter_batch<Prim::scatter>,
 };
 extern const core::PrimRules scatter_add_rules = {
-    .abstract_eval = scatter_abstract_eval,
+    .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_add>,
     .kernel = scatter_kernel<kernels::Combine::add>,
     .jvp = scatter_add_jvp,
     .transpose = scatter_add_transpose,
     .batch = scatter_batch<Prim::scatter_add>,
 };
 extern const core::PrimRules scatter_mul_rules = {
-    .abstract_eval = scatter_abstract_eval,
+    .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_mul>,
     .kernel = scatter_kernel<kernels::Combine::mul>,
     .jvp = scatter_mul_jvp,
     .transpose = scatter_mul_transpose,
