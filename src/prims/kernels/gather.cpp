@@ -149,18 +149,47 @@ void gather_typed(const KernelCall& c, const Positions& pos, const StridedCopy& 
     }
     return;
   }
-  parallel_chunks(count, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(window, 1)),
-                  [&](int64_t begin, int64_t end) {
-                    for (int64_t n = begin; n < end; ++n) {
-                      int64_t so = 0, dof = 0;
-                      if (pos.at(n, so, dof)) {
-                        copy_window<U>(src, dst, w, so, dof);
-                      } else {
-                        copy_window<U>(reinterpret_cast<const uint8_t*>(&fill_value), dst,
-                                       fill_copy, 0, dof);
-                      }
-                    }
-                  });
+  const int64_t grain = std::max<int64_t>(1, kElementGrain / std::max<int64_t>(window, 1));
+  // Rows of a table (the embedding lookup): one memcpy each, the source of the rows a few
+  // ahead prefetched, since rows scattered over a large table defeat the hardware
+  // prefetcher at every page.
+  const int64_t row_bytes = window * int64_t(sizeof(U));
+  if (w.shape.size() == 1 && w.src_strides[0] == 1 && w.dst_strides[0] == 1 && row_bytes >= 256) {
+    parallel_chunks(count, grain, [&](int64_t begin, int64_t end) {
+      constexpr int64_t kAhead = 2;
+      std::vector<int64_t> from(size_t(end - begin)), to(size_t(end - begin));
+      for (int64_t n = begin; n < end; ++n) {
+        int64_t so = 0, dof = 0;
+        from[size_t(n - begin)] = pos.at(n, so, dof) ? so : -1;
+        to[size_t(n - begin)] = dof;
+      }
+      for (int64_t n = begin; n < end; ++n) {
+        const size_t k = size_t(n - begin);
+        if (n + kAhead < end && from[k + kAhead] >= 0) {
+          const uint8_t* next = src + from[k + kAhead] * int64_t(sizeof(U));
+          for (int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(next + b);
+        }
+        uint8_t* out = dst + to[k] * int64_t(sizeof(U));
+        if (from[k] >= 0) {
+          std::memcpy(out, src + from[k] * int64_t(sizeof(U)), size_t(row_bytes));
+        } else {
+          for (int64_t j = 0; j < window; ++j)
+            std::memcpy(out + j * int64_t(sizeof(U)), &fill_value, sizeof(U));
+        }
+      }
+    });
+    return;
+  }
+  parallel_chunks(count, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      int64_t so = 0, dof = 0;
+      if (pos.at(n, so, dof)) {
+        copy_window<U>(src, dst, w, so, dof);
+      } else {
+        copy_window<U>(reinterpret_cast<const uint8_t*>(&fill_value), dst, fill_copy, 0, dof);
+      }
+    }
+  });
 }
 
 // The element-wise combiners of the scatters, with the primitives' semantics: integers
