@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -35,8 +36,8 @@ namespace parax {
 // One bound of a slice: an integer, or None (absent, as Python's None).
 class SliceBound {
  public:
-  constexpr SliceBound(None_t) {}               // NOLINT(google-explicit-constructor)
-  constexpr SliceBound(std::nullopt_t) {}       // NOLINT(google-explicit-constructor)
+  constexpr SliceBound(None_t) {}          // NOLINT(google-explicit-constructor)
+  constexpr SliceBound(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
   template <std::integral T>
   requires(!std::same_as<T, bool>) constexpr SliceBound(T v)  // NOLINT
       : value_(static_cast<int64_t>(v)) {}
@@ -86,9 +87,9 @@ class IndexItem {
   IndexItem(const IndexSlice& s) : value_(s) {}  // NOLINT(google-explicit-constructor)
   // A shard's index (start/stop, step 1) works as the slice it spells.
   IndexItem(const Slice& s) : value_(IndexSlice{s.start, s.stop, std::nullopt}) {}  // NOLINT
-  IndexItem(None_t) : value_(None) {}           // NOLINT(google-explicit-constructor)
-  IndexItem(Ellipsis_t) : value_(Ellipsis) {}   // NOLINT(google-explicit-constructor)
-  IndexItem(const Array& a) : value_(a) {}      // NOLINT(google-explicit-constructor)
+  IndexItem(None_t) : value_(None) {}          // NOLINT(google-explicit-constructor)
+  IndexItem(Ellipsis_t) : value_(Ellipsis) {}  // NOLINT(google-explicit-constructor)
+  IndexItem(const Array& a) : value_(a) {}     // NOLINT(google-explicit-constructor)
   const Value& value() const { return value_; }
 
  private:
@@ -96,7 +97,8 @@ class IndexItem {
 };
 
 // A numpy index expression: one item (x[i]) or a tuple of them (x[{i, j}], numpy's
-// x[i, j]). An empty tuple, NumpyIndex{}, is numpy's x[()] (note x[{}] calls x[0]).
+// x[i, j]). A lone integer or bool picks Array::operator[](int64_t), so spell numpy's
+// x[()] as x[NumpyIndex{}] (x[{}] is x[0]) and x[True] as x[NumpyIndex(true)].
 class NumpyIndex {
  public:
   NumpyIndex() = default;
@@ -120,8 +122,9 @@ class IndexMode {
  public:
   IndexMode(lax::GatherScatterMode mode) : mode_(mode) {}  // NOLINT
   // Throws ValueError `Unknown gather mode "x"` for other names.
-  IndexMode(std::string_view name);                   // NOLINT
-  IndexMode(const char* name) : IndexMode(std::string_view(name)) {}  // NOLINT
+  IndexMode(std::string_view name);                                          // NOLINT
+  IndexMode(const char* name) : IndexMode(std::string_view(name)) {}         // NOLINT
+  IndexMode(const std::string& name) : IndexMode(std::string_view(name)) {}  // NOLINT
   lax::GatherScatterMode value() const { return mode_; }
 
  private:
@@ -180,8 +183,7 @@ namespace parax::numpy {
 // Returns a's elements at `indices` along `axis` (of the flattened a when absent). mode:
 // "fill" (default: out-of-bound indices give fill_value, NaN/lowest int/True by default),
 // "clip" or "wrap"; negative indices count from the end.
-Array take(const ArrayLike& a, const ArrayLike& indices,
-           std::optional<int64_t> axis = std::nullopt,
+Array take(const ArrayLike& a, const ArrayLike& indices, std::optional<int64_t> axis = std::nullopt,
            std::optional<std::string_view> mode = std::nullopt,
            std::optional<double> fill_value = std::nullopt, bool unique_indices = false,
            bool indices_are_sorted = false);

@@ -83,8 +83,8 @@ Indexer parse(const NumpyIndex& index, const Shape& shape) {
   const int64_t total = std::accumulate(consumed.begin(), consumed.end(), int64_t{0});
   const int64_t rank = int64_t(shape.size());
   if (total > rank) {
-    throw IndexError("Too many indices: array is " + std::to_string(rank) +
-                     "-dimensional, but " + std::to_string(total) + " were indexed");
+    throw IndexError("Too many indices: array is " + std::to_string(rank) + "-dimensional, but " +
+                     std::to_string(total) + " were indexed");
   }
   if (ellipsis) consumed[*ellipsis] = rank - total;
   int64_t dim = 0;
@@ -148,8 +148,7 @@ SliceIndices slice_indices(const IndexSlice& s, int64_t size) {
     }
     return std::min(v, upper);
   };
-  return {bound(s.start, step < 0 ? upper : lower), bound(s.stop, step < 0 ? lower : upper),
-          step};
+  return {bound(s.start, step < 0 ? upper : lower), bound(s.stop, step < 0 ? lower : upper), step};
 }
 
 // JAX's core.canonicalize_slice: (start, step, number of elements).
@@ -171,7 +170,7 @@ bool slices_allowed(const std::optional<IndexMode>& mode) {
 }
 
 std::optional<Array> try_static_slice(const Array& arr, const Indexer& ix, bool normalize,
-                                  const std::optional<IndexMode>& mode) {
+                                      const std::optional<IndexMode>& mode) {
   if (!slices_allowed(mode)) return std::nullopt;
   for (const Parsed& p : ix.items) {
     if (p.kind == Kind::kArray || p.kind == Kind::kBoolean) return std::nullopt;
@@ -227,7 +226,7 @@ std::optional<Array> try_static_slice(const Array& arr, const Indexer& ix, bool 
 
 // Traced (or concrete) scalar integer Arrays next to basic indices: one dynamic_slice.
 std::optional<Array> try_dynamic_slice(const Array& arr, const Indexer& ix, bool normalize,
-                                   const std::optional<IndexMode>& mode) {
+                                       const std::optional<IndexMode>& mode) {
   if (!slices_allowed(mode)) return std::nullopt;
   for (const Parsed& p : ix.items) {
     if (p.kind == Kind::kBoolean) return std::nullopt;
@@ -306,10 +305,10 @@ Indexer expand_bool_indices(const Indexer& ix) {
     }
     const Array& mask = std::get<Array>(p.value);
     if (!is_concrete(mask)) {
-      throw ConcretizationError(
-          "Array boolean indices must be concrete; got " + core::aval_of(mask).str() +
-          "\n\nSee https://docs.jax.dev/en/latest/errors.html#jax.errors."
-          "NonConcreteBooleanIndexError");
+      // JAX's NonConcreteBooleanIndexError, an IndexError.
+      throw IndexError("Array boolean indices must be concrete; got " + core::aval_of(mask).str() +
+                       "\n\nSee https://docs.jax.dev/en/latest/errors.html#jax.errors."
+                       "NonConcreteBooleanIndexError");
     }
     if (mask.ndim() == 0) {
       out.items.push_back({mask.item<bool>(), Kind::kBoolean, {}});
@@ -453,8 +452,8 @@ GatherIndexer index_to_gather(Indexer ix, bool normalize) {
   Shape gather_indices_shape;
   for (size_t pos = 0; pos < ix.items.size(); ++pos) {
     const Parsed& p = ix.items[pos];
-    if (!advanced.empty() && ((contiguous && int64_t(pos) == idx_advanced_axes[0]) ||
-                              (!contiguous && pos == 0))) {
+    if (!advanced.empty() &&
+        ((contiguous && int64_t(pos) == idx_advanced_axes[0]) || (!contiguous && pos == 0))) {
       std::vector<Array> arrs = frontend::broadcast_arrays(advanced);
       const Shape shape = arrs[0].shape();
       const int64_t start_dim = int64_t(gather_indices_shape.size());
@@ -462,8 +461,7 @@ GatherIndexer index_to_gather(Indexer ix, bool normalize) {
         gather_indices.emplace_back(frontend::convert(a, index_dtype), start_dim);
       }
       gather_indices_shape.insert(gather_indices_shape.end(), shape.begin(), shape.end());
-      start_index_map.insert(start_index_map.end(), x_advanced_axes.begin(),
-                             x_advanced_axes.end());
+      start_index_map.insert(start_index_map.end(), x_advanced_axes.begin(), x_advanced_axes.end());
       collapsed_slice_dims.insert(collapsed_slice_dims.end(), x_advanced_axes.begin(),
                                   x_advanced_axes.end());
       g.slice_shape.insert(g.slice_shape.end(), shape.begin(), shape.end());
@@ -506,9 +504,9 @@ GatherIndexer index_to_gather(Indexer ix, bool normalize) {
         g.gather_slice_shape.push_back(slice_size);
         offset_dims.push_back(collapsed_y_axis);
       } else {
-        Array indices = lax::add(frontend::scalar_int(start, index_dtype),
-                                 lax::mul(frontend::scalar_int(step, index_dtype),
-                                          lax::iota(index_dtype, slice_size)));
+        Array indices = lax::add(
+            frontend::scalar_int(start, index_dtype),
+            lax::mul(frontend::scalar_int(step, index_dtype), lax::iota(index_dtype, slice_size)));
         if (step < 0) {
           g.reversed_y_dims.push_back(collapsed_y_axis);
           indices = lax::rev(indices, {0});
@@ -590,27 +588,58 @@ Array rewriting_take(const Array& arr, const NumpyIndex& index, const AtOptions&
   return gather_take(arr, ix, o);
 }
 
+// lax.broadcast_to, with JAX's messages (jnp.broadcast_to of the updates in _scatter_impl).
+Array broadcast_updates(const Array& y, const Shape& shape) {
+  if (y.shape() == shape) return y;
+  const int64_t rank = int64_t(shape.size());
+  if (rank < y.ndim()) {
+    throw ValueError("Cannot broadcast to shape with fewer dimensions: arr_shape=" +
+                     shape_str(y.shape()) + " shape=" + shape_str(shape));
+  }
+  const int64_t nlead = rank - y.ndim();
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < y.ndim(); ++d) {
+    const int64_t have = y.shape()[size_t(d)], want = shape[size_t(nlead + d)];
+    if (have != 1 && have != want) {
+      core::Aval requested{shape, y.dtype(), false};
+      throw ValueError("Incompatible types for broadcasting: input type=" + core::aval_of(y).str() +
+                       " and requested type=" + requested.str());
+    }
+    dims.push_back(nlead + d);
+  }
+  return lax::broadcast_in_dim(y, shape, dims);
+}
+
 enum class UpdateOp { kSet, kAdd, kSub, kMul, kMin, kMax };
 
 bool fits(int64_t v, DType t) {
   auto in = [v](auto lo, auto hi) { return v >= int64_t(lo) && (hi < 0 || v <= int64_t(hi)); };
   switch (t) {
-    case DType::int8: return in(INT8_MIN, INT8_MAX);
-    case DType::int16: return in(INT16_MIN, INT16_MAX);
-    case DType::int32: return in(INT32_MIN, INT32_MAX);
-    case DType::int64: return true;
-    case DType::uint8: return in(0, UINT8_MAX);
-    case DType::uint16: return in(0, UINT16_MAX);
-    case DType::uint32: return in(0, int64_t(UINT32_MAX));
-    case DType::uint64: return v >= 0;
-    default: return false;
+    case DType::int8:
+      return in(INT8_MIN, INT8_MAX);
+    case DType::int16:
+      return in(INT16_MIN, INT16_MAX);
+    case DType::int32:
+      return in(INT32_MIN, INT32_MAX);
+    case DType::int64:
+      return true;
+    case DType::uint8:
+      return in(0, UINT8_MAX);
+    case DType::uint16:
+      return in(0, UINT16_MAX);
+    case DType::uint32:
+      return in(0, int64_t(UINT32_MAX));
+    case DType::uint64:
+      return v >= 0;
+    default:
+      return false;
   }
 }
 
 // JAX's _scatter_update: x[index] op= y as one scatter, in the promoted dtype of x and y,
 // converted back to x's type.
-Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& values,
-                     UpdateOp op, const AtOptions& o) {
+Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& values, UpdateOp op,
+                     const AtOptions& o) {
   Array y = values.array();
   // A C++ integer that fits x's integer dtype takes it (JAX does so for a Python int).
   if (frontend::is_literal(y) && is_integer(y.dtype()) && is_integer(x.dtype())) {
@@ -624,7 +653,7 @@ Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& v
   if (is_empty(g.slice_shape)) return x;
   std::vector<Array> xy = frontend::promote_dtypes({x, y});
   Array operand = xy[0];
-  Array updates = frontend::broadcast_to(xy[1], g.slice_shape);
+  Array updates = broadcast_updates(xy[1], g.slice_shape);
   if (!g.newaxis_dims.empty()) updates = lax::squeeze(updates, g.newaxis_dims);
   if (op == UpdateOp::kSub) {
     // x - y as x + (-y): exact for floats, modular (so equal) for integers.
@@ -637,12 +666,23 @@ Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& v
   if (is_empty(g.gather_indices.shape())) {
     // No index at all: every dimension is a full slice, so updates has operand's shape.
     switch (op) {
-      case UpdateOp::kSet: out = updates; break;
-      case UpdateOp::kSub: break;
-      case UpdateOp::kAdd: out = lax::add(operand, updates); break;
-      case UpdateOp::kMul: out = lax::mul(operand, updates); break;
-      case UpdateOp::kMin: out = lax::min(operand, updates); break;
-      case UpdateOp::kMax: out = lax::max(operand, updates); break;
+      case UpdateOp::kSet:
+        out = updates;
+        break;
+      case UpdateOp::kSub:
+        break;
+      case UpdateOp::kAdd:
+        out = lax::add(operand, updates);
+        break;
+      case UpdateOp::kMul:
+        out = lax::mul(operand, updates);
+        break;
+      case UpdateOp::kMin:
+        out = lax::min(operand, updates);
+        break;
+      case UpdateOp::kMax:
+        out = lax::max(operand, updates);
+        break;
     }
   } else {
     lax::ScatterDimensionNumbers dnums;
@@ -654,7 +694,8 @@ Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& v
     const bool unique = g.unique_indices || o.unique_indices;
     const Array& idx = g.gather_indices;
     switch (op) {
-      case UpdateOp::kSub: break;
+      case UpdateOp::kSub:
+        break;
       case UpdateOp::kSet:
         out = lax::scatter(operand, idx, updates, dnums, sorted, unique, mode);
         break;
@@ -685,6 +726,8 @@ IndexMode::IndexMode(std::string_view name) {
     mode_ = GatherScatterMode::FILL_OR_DROP;
   } else if (name == "promise_in_bounds") {
     mode_ = GatherScatterMode::PROMISE_IN_BOUNDS;
+  } else if (name == "one_hot") {
+    mode_ = GatherScatterMode::ONE_HOT;
   } else {
     throw ValueError("Unknown gather mode \"" + std::string(name) + "\"");
   }
@@ -816,8 +859,7 @@ Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
   if (axis_size == 0) {
     return detail::broadcast_scalar(frontend::scalar(0, a.dtype()), out_shape);
   }
-  const bool promise =
-      mode && mode->value() == GatherScatterMode::PROMISE_IN_BOUNDS;
+  const bool promise = mode && mode->value() == GatherScatterMode::PROMISE_IN_BOUNDS;
   const bool wrap = !promise;
   if (wrap) {
     const DType index_dtype =
@@ -880,8 +922,7 @@ Array put_along_axis(const ArrayLike& arr_in, const ArrayLike& indices_in,
   if (arr.ndim() != indices.ndim()) {
     throw ValueError(
         "put_along_axis arguments 'arr' and 'indices' must have same ndim. Got arr.ndim=" +
-        std::to_string(arr.ndim()) + " and indices.ndim=" + std::to_string(indices.ndim()) +
-        ".");
+        std::to_string(arr.ndim()) + " and indices.ndim=" + std::to_string(indices.ndim()) + ".");
   }
   try {
     values = frontend::broadcast_to(values, indices.shape());
