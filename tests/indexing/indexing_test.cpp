@@ -415,6 +415,53 @@ TEST(Indexing, VmapMatchesJax) {
   EXPECT_GT(t.checked, 15);
 }
 
+// The getitem cases again with their integer index arrays as traced jit arguments (JAX's
+// testAdvancedIntegerIndexing passes the indexer through jit the same way).
+TEST(Indexing, TracedIndexArraysMatchJax) {
+  const auto& g = goldens();
+  int checked = 0;
+  for (const auto& [key, op] : g) {
+    if (!key.starts_with("getitem/") || !key.ends_with("/float32#op")) continue;
+    const std::string name = key.substr(0, key.size() - 3);
+    const std::string& text = g.at(name + "#idx");
+    if (has_float_item(text)) continue;
+    const std::vector<IndexItem> items = parse_index(text).items();
+    std::vector<Array> arrays;
+    for (const IndexItem& item : items) {
+      const Array* a = std::get_if<Array>(&item.value());
+      if (a && a->dtype() != DType::bool_) arrays.push_back(*a);
+    }
+    if (arrays.empty()) continue;
+    SCOPED_TRACE(name);
+    auto f = [&](const Array& x, const std::vector<Array>& traced) {
+      std::vector<IndexItem> rebuilt;
+      size_t k = 0;
+      for (const IndexItem& item : items) {
+        const Array* a = std::get_if<Array>(&item.value());
+        rebuilt.push_back(a && a->dtype() != DType::bool_ ? IndexItem(traced[k++]) : item);
+      }
+      return x[NumpyIndex(rebuilt)];
+    };
+    std::string error;
+    std::optional<Array> out;
+    try {
+      out = jit(f)(parse_operand(g.at(name + "#x")).array(), arrays);
+    } catch (const Error& e) {
+      error = error_text(e);
+    }
+    const std::string& want = g.at(name);
+    if (want.starts_with("!")) {
+      EXPECT_EQ(error, want);
+    } else if (!out) {
+      ADD_FAILURE() << error << "; JAX gives " << want;
+    } else {
+      expect_matches(name, *out, want, 0);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 40);
+}
+
 TEST(Indexing, TracedBooleanMaskRaises) {
   Array x = jnp::zeros({3});
   Array m = jnp::array({true, true, false});
