@@ -11,10 +11,18 @@ of this list. Format: tests/support/golden.h's `name<TAB>text` records:
                 dnums, slice, mode, fill, sorted, unique, grad)
   <name>#out    `dtype|weak|shape|v0,v1,...`, or `!ErrorKind: message` when JAX raises
   <name>#g0 / <name>#g2   gradients of sum(result * cotangent) w.r.t. operand / updates
+  shard/<name>  sharded under jit on a (2, 4) mesh ("data", "model"), axes Auto:
+                `out_spec|all-reduces|all-gathers` of the result's PartitionSpec (one
+                entry per dimension, `-` for None, `+` joining axes) and the collectives
+                of the compiled program
 Operand, updates and cotangent values come from the formulas in value_of below, mirrored
 by the C++ test.
 """
 import os
+import re
+
+# Eight host devices for the sharding cases (values do not depend on it).
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 
 import jax
 
@@ -465,6 +473,78 @@ def abstract_run(spec):
     return jax.eval_shape(lambda x, i, u: fn(x, i, u, SD(*spec["dnums"])), x, i, u)
 
 
+
+# Sharding: jit on a (data=2, model=4) mesh; the case names the function (C++ mirrors
+# them) and the layouts of its arguments.
+SHARD_V, SHARD_D, SHARD_N = 64, 16, 32
+SHARD_CASES = [
+    # (name, fn, [arg specs])
+    ("gather_vocab_model_idx_data", "gather", [("model", None), ("data",)]),
+    ("gather_vocab_model_idx_data_clip", "gather_clip", [("model", None), ("data",)]),
+    ("gather_vocab_model_idx_data_fill", "gather_fill", [("model", None), ("data",)]),
+    ("gather_vocab_model_idx_repl", "gather", [("model", None), ()]),
+    ("gather_repl_idx_data", "gather", [(), ("data",)]),
+    ("gather_cols_model_idx_data", "gather", [(None, "model"), ("data",)]),
+    ("scatter_add_batch", "scatter_add", [(), ("data",), ("data", None)]),
+    ("scatter_add_vocab", "scatter_add", [("model", None), (), ()]),
+    ("scatter_add_vocab_batch", "scatter_add", [("model", None), ("data",), ("data", None)]),
+    ("scatter_add_cols", "scatter_add", [(None, "model"), (), (None, "model")]),
+    ("scatter_mul_batch", "scatter_mul", [(), ("data",), ("data", None)]),
+    ("scatter_min_batch", "scatter_min", [(), ("data",), ("data", None)]),
+    ("scatter_max_vocab_batch", "scatter_max", [("model", None), ("data",), ("data", None)]),
+    ("scatter_vocab", "scatter", [("model", None), (), ()]),
+    ("scatter_cols", "scatter", [(None, "model"), (), (None, "model")]),
+]
+
+
+def shard_fn(kind):
+    gd = GD(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    sd = SD(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    if kind.startswith("gather"):
+        mode = {"gather": None, "gather_clip": "clip", "gather_fill": "fill"}[kind]
+        return lambda t, i: lax.gather(t, i[:, None], gd, (1, SHARD_D), mode=mode)
+    op = getattr(lax, kind)
+    return lambda o, i, u: op(o, i[:, None], u, sd)
+
+
+def shard_args():
+    # Indices reach past the table (-5, V + 3, ...) so the modes matter.
+    table = (jnp.arange(SHARD_V * SHARD_D, dtype=jnp.float32).reshape(SHARD_V, SHARD_D) % 37
+             ) * 0.5 - 4.0
+    idx = (jnp.arange(SHARD_N, dtype=jnp.int32) * 7) % (SHARD_V + 8) - 5
+    upd = (jnp.arange(SHARD_N * SHARD_D, dtype=jnp.float32).reshape(SHARD_N, SHARD_D) % 11
+           ) * 0.25 - 1.0
+    return table, idx, upd
+
+
+def spec_str(spec, ndim):
+    entries = list(spec) + [None] * (ndim - len(spec))
+    out = []
+    for e in entries:
+        if e is None:
+            out.append("-")
+        elif isinstance(e, tuple):
+            out.append("+".join(e))
+        else:
+            out.append(e)
+    return ",".join(out)
+
+
+def shard_records(out):
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    table, idx, upd = shard_args()
+    for name, kind, specs in SHARD_CASES:
+        f = shard_fn(kind)
+        vals = [table, idx] if kind.startswith("gather") else [table * 0.0 + 1.5, idx, upd]
+        args = [jax.device_put(v, NamedSharding(mesh, P(*sp))) for v, sp in zip(vals, specs)]
+        res = jax.jit(f)(*args)
+        text = jax.jit(f).lower(*args).compile().as_text()
+        counts = [len(re.findall(k + r"(-start)?\(", text)) for k in ("all-reduce", "all-gather")]
+        out.append((f"shard/{name}",
+                    f"{spec_str(res.sharding.spec, res.ndim)}|{counts[0]}|{counts[1]}"))
+        out.append((f"shard/{name}#out", array_record(res)))
+
 def main():
     out = []
     for name, spec in CASES:
@@ -478,6 +558,7 @@ def main():
                 out.append((name + "#out", f"!{type(e).__name__}: {msg}"))
             continue
         record(out, name, spec)
+    shard_records(out)
     with open(OUT, "w") as fh:
         for name, text in out:
             fh.write(name + "\t" + text.encode("unicode_escape").decode("ascii") + "\n")

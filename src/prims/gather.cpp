@@ -154,6 +154,115 @@ std::vector<Aval> gather_abstract_eval(std::span<const Aval> in, const Params& p
 
 void gather_kernel(const KernelCall& c) { kernels::gather(c); }
 
+// Returns the result dimensions that hold the indices' batch dimensions, in order.
+Ints batch_result_dims(size_t out_rank, const Ints& offset_dims) {
+  Ints dims;
+  for (size_t i = 0; i < out_rank; ++i) {
+    if (!contains(offset_dims, int64_t(i))) dims.push_back(int64_t(i));
+  }
+  return dims;
+}
+
+// The indices' batch dimensions shard the result's (an operand batching dimension with
+// them); an operand dimension taken whole shards its offset dimension; an operand
+// dimension the indices pick single elements of (the vocabulary of an embedding table)
+// may be split as a sum: each device gathers the rows it holds, zeros elsewhere, and the
+// partial results add up (gather_lower_local). Other dimensions are needed whole.
+ShardingRule gather_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,
+                                  const Params& params) {
+  const GatherDimensionNumbers d = gather_dnums(params);
+  const Shape& slice = param_ints(params, "slice_sizes");
+  const Aval& op = in[0];
+  const Aval& ix = in[1];
+  ShardingRule rule;
+  rule.operands = {std::vector<int>(op.shape.size(), ShardingRule::kNone),
+                   std::vector<int>(ix.shape.size(), ShardingRule::kNone)};
+  rule.results = {std::vector<int>(out[0].shape.size(), ShardingRule::kNone)};
+  const Ints batch_out = batch_result_dims(out[0].shape.size(), d.offset_dims);
+  for (size_t i = 0; i + 1 < ix.shape.size(); ++i) {
+    const int f = add_factor(rule, ix.shape[i]);
+    rule.operands[1][i] = f;
+    rule.results[0][size_t(batch_out[i])] = f;
+  }
+  for (size_t j = 0; j < d.operand_batching_dims.size(); ++j) {
+    rule.operands[0][size_t(d.operand_batching_dims[j])] =
+        rule.operands[1][size_t(d.start_indices_batching_dims[j])];
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < op.shape.size(); ++i) {
+    if (contains(d.collapsed_slice_dims, int64_t(i)) ||
+        contains(d.operand_batching_dims, int64_t(i))) {
+      continue;
+    }
+    const int64_t o = d.offset_dims[k++];
+    if (slice[i] != op.shape[i]) continue;
+    const int f = add_factor(rule, op.shape[i]);
+    rule.operands[0][i] = f;
+    rule.results[0][size_t(o)] = f;
+  }
+  for (int64_t i : d.start_index_map) {
+    if (slice[size_t(i)] != 1 || rule.operands[0][size_t(i)] != ShardingRule::kNone) continue;
+    rule.operands[0][size_t(i)] = add_factor(rule, op.shape[size_t(i)]);
+    rule.reduction = op.dtype == DType::bool_ ? core::ReduceOp::or_ : core::ReduceOp::sum;
+  }
+  // Index vectors in padding pick clamped or filled windows, which land in the result's
+  // padding; an operand split as a sum has its padding zeroed first.
+  rule.runs_padded = true;
+  rule.masked_operands = 1u << 0;
+  return rule;
+}
+
+// Per device: the gather of the local blocks with window sizes of the local shape where a
+// dimension is taken whole. Over a vocabulary split as a sum, the index vectors are first
+// clamped (CLIP, PROMISE_IN_BOUNDS) and shifted by the shard's offset, and the local
+// gather fills what the shard does not hold with zeros; under FILL_OR_DROP the first
+// device puts the fill value where the whole operand would.
+std::vector<core::Atom> gather_lower_local(std::span<const core::Atom> in, const Params& params,
+                                           const core::LowerContext& c) {
+  const GatherDimensionNumbers d = gather_dnums(params);
+  const Shape& slice = param_ints(params, "slice_sizes");
+  const Aval& global = c.global_in[0];
+  const Aval& local = c.in_avals[0];
+  const Aval& out = c.out_avals[0];
+  Shape local_slice = slice;
+  for (size_t i = 0; i < slice.size(); ++i) {
+    if (slice[i] == global.shape[i]) local_slice[i] = local.shape[i];
+  }
+  Params p = params;
+  p.set("slice_sizes", local_slice);
+  const LocalEmitter e(c);
+  std::vector<Ints> axes;
+  Ints hi, block, all_axes;
+  for (int64_t i : d.start_index_map) {
+    const bool split =
+        slice[size_t(i)] != global.shape[size_t(i)] && !c.in_dim_axes[0][size_t(i)].empty();
+    axes.push_back(split ? c.in_dim_axes[0][size_t(i)] : Ints{});
+    all_axes.insert(all_axes.end(), axes.back().begin(), axes.back().end());
+    hi.push_back(global.shape[size_t(i)] - slice[size_t(i)]);
+    block.push_back(local.shape[size_t(i)]);
+  }
+  if (all_axes.empty()) return {e.emit(core::Prim::gather, {in[0], in[1]}, p, out)};
+  const bool fill = gather_mode(params) == GatherScatterMode::FILL_OR_DROP;
+  core::Atom oob;
+  const core::Atom idx =
+      e.shift_indices(in[1], c.in_avals[1], hi, axes, block, !fill, fill ? &oob : nullptr);
+  Params lp = p;
+  lp.set("mode", std::string("GatherScatterMode.FILL_OR_DROP"));
+  lp.set("fill_value", 0.0);
+  const core::Atom part = e.emit(core::Prim::gather, {in[0], idx}, lp, out);
+  if (!fill) return {part};
+  const Aval pred{out.shape, DType::bool_, false};
+  core::Atom where =
+      e.broadcast(oob, out.shape, batch_result_dims(out.shape.size(), d.offset_dims), DType::bool_);
+  where = e.emit(core::Prim::and_, {where, e.is_first(all_axes)}, {}, pred);
+  // The fill value as the kernel makes it: a gather of index vectors all out of bounds.
+  const Shape& ishape = c.in_avals[1].shape;
+  const core::Atom nowhere =
+      e.broadcast(LocalEmitter::literal(-1, DType::int64), ishape, {}, DType::int64);
+  const core::Atom filled = e.emit(core::Prim::gather, {in[0], nowhere}, p, out);
+  return {e.emit(core::Prim::select_n, {where, part, filled}, {}, out)};
+}
+
 // Params of a gather with new dimension numbers and slice sizes, the rest kept.
 Params with_dnums(Params p, const GatherDimensionNumbers& d, const Shape& slice_sizes) {
   p.set("offset_dims", d.offset_dims);
@@ -240,7 +349,9 @@ Batched gather_batch(std::span<const Array> in, std::span<const int> dims, const
 
 extern const core::PrimRules gather_rules = {
     .abstract_eval = gather_abstract_eval,
+    .sharding_rule = gather_sharding_rule,
     .kernel = gather_kernel,
+    .lower_local = gather_lower_local,
     .jvp = gather_jvp,
     .transpose = gather_transpose,
     .batch = gather_batch,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -126,5 +127,105 @@ inline void check_disjoint(const std::vector<int64_t>& a, const std::vector<int6
 inline void check_index_dtype(DType dtype) {
   if (!is_integer(dtype)) throw ValueError("indices must have an integer type");
 }
+
+// Per-device equations of a sharded gather or scatter (their lower_local rules), asked of
+// the partitioner's context.
+class LocalEmitter {
+ public:
+  explicit LocalEmitter(const core::LowerContext& c) : c_(c) {}
+
+  core::Atom emit(core::Prim p, std::vector<core::Atom> in, Params params, Aval out) const {
+    return c_.emit(p, std::move(in), std::move(params), std::move(out));
+  }
+  static core::Atom literal(double v, DType t) {
+    return core::Atom::of(core::Literal{Aval{{}, t, false}, v});
+  }
+  // Returns this device's shard number along `axes` (major to minor), an int64 scalar.
+  core::Atom shard_number(const std::vector<int64_t>& axes) const {
+    const core::Atom i = emit(core::Prim::iota, {},
+                              {{"dtype", DType::int64},
+                               {"shape", Shape{1}},
+                               {"dimension", int64_t{0}},
+                               {"offset_axes", axes}},
+                              Aval{{1}, DType::int64, false});
+    return emit(core::Prim::reshape, {i}, {{"new_sizes", Shape{}}}, Aval{{}, DType::int64, false});
+  }
+  // Returns whether this device is the first along `axes` (a bool scalar).
+  core::Atom is_first(const std::vector<int64_t>& axes) const {
+    return emit(core::Prim::eq, {shard_number(axes), literal(0, DType::int64)}, {},
+                Aval{{}, DType::bool_, false});
+  }
+  // Returns `x` broadcast to `shape` along `dims`.
+  core::Atom broadcast(core::Atom x, const Shape& shape, std::vector<int64_t> dims,
+                       DType dtype) const {
+    return emit(core::Prim::broadcast_in_dim, {x},
+                {{"shape", shape}, {"broadcast_dimensions", std::move(dims)}},
+                Aval{shape, dtype, false});
+  }
+
+  // Rewrites index vectors (type `idx`) for an operand whose dimension of component k is
+  // split over `axes[k]` (empty: whole) in blocks of `block[k]`: as int64, each component
+  // clamped into [0, hi[k]] when `clamp`, then shifted by its shard's offset, so that what
+  // the shard does not hold is out of its bounds. With `oob`, also returns whether each
+  // vector was out of [0, hi] before (bool, the batch shape).
+  core::Atom shift_indices(core::Atom idx, const Aval& type, const std::vector<int64_t>& hi,
+                           const std::vector<std::vector<int64_t>>& axes,
+                           const std::vector<int64_t>& block, bool clamp, core::Atom* oob) const {
+    using core::Atom;
+    using core::Prim;
+    const size_t q = type.shape.size();
+    Shape shape = type.shape;
+    idx =
+        emit(Prim::convert_element_type, {idx}, {{"new_dtype", DType::int64}, {"weak_type", false}},
+             Aval{shape, DType::int64, false});
+    Shape comp_shape = shape;
+    comp_shape[q - 1] = 1;
+    const Aval comp{comp_shape, DType::int64, false};
+    const Aval pred{comp_shape, DType::bool_, false};
+    std::vector<Atom> comps;
+    std::optional<Atom> any_out;
+    for (size_t k = 0; k < hi.size(); ++k) {
+      Shape start(q, 0), limit = shape;
+      start[q - 1] = int64_t(k);
+      limit[q - 1] = int64_t(k) + 1;
+      Atom x = hi.size() == 1 ? idx
+                              : emit(Prim::slice, {idx},
+                                     {{"start_indices", start},
+                                      {"limit_indices", limit},
+                                      {"strides", std::vector<int64_t>{}}},
+                                     comp);
+      if (oob != nullptr) {
+        const Atom lo = emit(Prim::lt, {x, literal(0, DType::int64)}, {}, pred);
+        const Atom up = emit(Prim::gt, {x, literal(double(hi[k]), DType::int64)}, {}, pred);
+        Atom out = emit(Prim::or_, {lo, up}, {}, pred);
+        any_out = any_out ? emit(Prim::or_, {*any_out, out}, {}, pred) : out;
+      }
+      if (clamp) {
+        x = emit(Prim::clamp,
+                 {literal(0, DType::int64), x,
+                  literal(double(std::max<int64_t>(hi[k], 0)), DType::int64)},
+                 {}, comp);
+      }
+      if (!axes[k].empty()) {
+        const Atom offset =
+            emit(Prim::mul, {shard_number(axes[k]), literal(double(block[k]), DType::int64)}, {},
+                 Aval{{}, DType::int64, false});
+        x = emit(Prim::sub, {x, offset}, {}, comp);
+      }
+      comps.push_back(x);
+    }
+    if (oob != nullptr) {
+      const Shape batch(shape.begin(), shape.end() - 1);
+      *oob =
+          emit(Prim::reshape, {*any_out}, {{"new_sizes", batch}}, Aval{batch, DType::bool_, false});
+    }
+    if (comps.size() == 1) return comps[0];
+    return emit(Prim::concatenate, comps, {{"dimension", int64_t(q - 1)}},
+                Aval{shape, DType::int64, false});
+  }
+
+ private:
+  const core::LowerContext& c_;
+};
 
 }  // namespace parax::prims

@@ -178,6 +178,146 @@ std::vector<Aval> arithmetic_scatter_abstract_eval(std::span<const Aval> in, con
   return scatter_abstract_eval(in, params);
 }
 
+// How a scatter's partial results over split updates combine (none for plain scatter,
+// whose last write wins).
+core::ReduceOp partial_op(Prim prim, DType dtype) {
+  const bool b = dtype == DType::bool_;
+  switch (prim) {
+    case Prim::scatter_add:
+      return core::ReduceOp::sum;
+    case Prim::scatter_mul:
+      return core::ReduceOp::prod;
+    case Prim::scatter_min:
+      return b ? core::ReduceOp::and_ : core::ReduceOp::min;
+    case Prim::scatter_max:
+      return b ? core::ReduceOp::or_ : core::ReduceOp::max;
+    default:
+      return core::ReduceOp::none;
+  }
+}
+
+// The updates' dimensions that run along the indices' batch dimensions, in order.
+Ints update_scatter_dims(size_t updates_rank, const Ints& update_window_dims) {
+  Ints dims;
+  for (size_t i = 0; i < updates_rank; ++i) {
+    if (!contains(update_window_dims, int64_t(i))) dims.push_back(int64_t(i));
+  }
+  return dims;
+}
+
+// Batching dimensions shard the operand, indices, updates and result alike; an operand
+// dimension that windows take whole shards with its update window dimension; an operand
+// dimension written one element at a time by index (an embedding table's vocabulary)
+// shards the operand and result, each device applying the updates that land in its
+// shard (scatter_lower_local). The indices' other batch dimensions, with the updates',
+// may be split as a partial result for the combining scatters: each device applies its
+// share of the updates, and the shares combine by the scatter's own operation.
+template <Prim P>
+ShardingRule scatter_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
+                                   const Params& params) {
+  const ScatterDimensionNumbers d = scatter_dnums(params);
+  const Aval& op = in[0];
+  const Aval& ix = in[1];
+  const Aval& up = in[2];
+  ShardingRule rule;
+  rule.operands = {std::vector<int>(op.shape.size(), ShardingRule::kNone),
+                   std::vector<int>(ix.shape.size(), ShardingRule::kNone),
+                   std::vector<int>(up.shape.size(), ShardingRule::kNone)};
+  rule.results = {std::vector<int>(op.shape.size(), ShardingRule::kNone)};
+  const Ints usd = update_scatter_dims(up.shape.size(), d.update_window_dims);
+  const core::ReduceOp reduce = partial_op(P, op.dtype);
+  for (size_t i = 0; i + 1 < ix.shape.size(); ++i) {
+    const auto j = std::find(d.scatter_indices_batching_dims.begin(),
+                             d.scatter_indices_batching_dims.end(), int64_t(i));
+    const bool batching = j != d.scatter_indices_batching_dims.end();
+    if (!batching && reduce == core::ReduceOp::none) continue;
+    const int f = add_factor(rule, ix.shape[i]);
+    rule.operands[1][i] = f;
+    rule.operands[2][size_t(usd[i])] = f;
+    if (batching) {
+      const size_t o =
+          size_t(d.operand_batching_dims[size_t(j - d.scatter_indices_batching_dims.begin())]);
+      rule.operands[0][o] = f;
+      rule.results[0][o] = f;
+    } else {
+      rule.reduction = reduce;
+    }
+  }
+  const Shape window = scatter_window(op.shape.size(), up.shape, d);
+  size_t k = 0;
+  for (size_t i = 0; i < op.shape.size(); ++i) {
+    if (contains(d.inserted_window_dims, int64_t(i)) ||
+        contains(d.operand_batching_dims, int64_t(i))) {
+      continue;
+    }
+    const int64_t u = d.update_window_dims[k++];
+    if (window[i] != op.shape[i]) continue;
+    const int f = add_factor(rule, op.shape[i]);
+    rule.operands[0][i] = f;
+    rule.results[0][i] = f;
+    rule.operands[2][size_t(u)] = f;
+  }
+  for (int64_t i : d.scatter_dims_to_operand_dims) {
+    if (window[size_t(i)] != 1 || rule.operands[0][size_t(i)] != ShardingRule::kNone) continue;
+    const int f = add_factor(rule, op.shape[size_t(i)]);
+    rule.operands[0][size_t(i)] = f;
+    rule.results[0][size_t(i)] = f;
+  }
+  return rule;
+}
+
+// Per device: over an operand dimension split by index, the index vectors are clamped
+// (CLIP) and shifted by the shard's offset, so updates for other shards fall out of bounds
+// and are dropped; over split updates, the operand enters once: the other devices start
+// from the combination's identity (zeros for add, ones for mul; min and max need none).
+std::vector<core::Atom> scatter_lower_local(std::span<const core::Atom> in, const Params& params,
+                                            const core::LowerContext& c, Prim prim) {
+  const ScatterDimensionNumbers d = scatter_dnums(params);
+  const Aval& global = c.global_in[0];
+  const Aval& local = c.in_avals[0];
+  const Aval& out = c.out_avals[0];
+  const LocalEmitter e(c);
+  const Shape window = scatter_window(global.shape.size(), c.global_in[2].shape, d);
+  std::vector<Ints> axes;
+  Ints hi, block, shifted;
+  for (int64_t i : d.scatter_dims_to_operand_dims) {
+    const bool split =
+        window[size_t(i)] != global.shape[size_t(i)] && !c.in_dim_axes[0][size_t(i)].empty();
+    axes.push_back(split ? c.in_dim_axes[0][size_t(i)] : Ints{});
+    shifted.insert(shifted.end(), axes.back().begin(), axes.back().end());
+    hi.push_back(global.shape[size_t(i)] - window[size_t(i)]);
+    block.push_back(local.shape[size_t(i)]);
+  }
+  Ints partial;
+  const size_t q = c.in_avals[1].shape.size();
+  for (size_t i = 0; i + 1 < q; ++i) {
+    if (contains(d.scatter_indices_batching_dims, int64_t(i))) continue;
+    const Ints& a = c.in_dim_axes[1][i];
+    partial.insert(partial.end(), a.begin(), a.end());
+  }
+  Params p = params;
+  core::Atom operand = in[0];
+  core::Atom idx = in[1];
+  if (!shifted.empty()) {
+    const bool clip = gather_mode(params) == GatherScatterMode::CLIP;
+    idx = e.shift_indices(idx, c.in_avals[1], hi, axes, block, clip, nullptr);
+    if (clip) p.set("mode", std::string("GatherScatterMode.FILL_OR_DROP"));
+  }
+  if (!partial.empty() && (prim == Prim::scatter_add || prim == Prim::scatter_mul)) {
+    const double identity = prim == Prim::scatter_add ? 0 : 1;
+    const core::Atom base =
+        e.broadcast(LocalEmitter::literal(identity, local.dtype), local.shape, {}, local.dtype);
+    operand = e.emit(Prim::select_n, {e.is_first(partial), base, operand}, {}, local);
+  }
+  return {e.emit(prim, {operand, idx, in[2]}, p, out)};
+}
+
+template <Prim P>
+std::vector<core::Atom> scatter_lower(std::span<const core::Atom> in, const Params& params,
+                                      const core::LowerContext& c) {
+  return scatter_lower_local(in, params, c, P);
+}
+
 template <kernels::Combine C>
 void scatter_kernel(const KernelCall& c) {
   kernels::scatter(c, C);
@@ -406,34 +546,44 @@ Batched scatter_batch(std::span<const Array> in, std::span<const int> dims, cons
 
 extern const core::PrimRules scatter_rules = {
     .abstract_eval = scatter_abstract_eval,
+    .sharding_rule = scatter_sharding_rule<Prim::scatter>,
     .kernel = scatter_kernel<kernels::Combine::replace>,
+    .lower_local = scatter_lower<Prim::scatter>,
     .jvp = scatter_jvp,
     .transpose = scatter_transpose,
     .batch = scatter_batch<Prim::scatter>,
 };
 extern const core::PrimRules scatter_add_rules = {
     .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_add>,
+    .sharding_rule = scatter_sharding_rule<Prim::scatter_add>,
     .kernel = scatter_kernel<kernels::Combine::add>,
+    .lower_local = scatter_lower<Prim::scatter_add>,
     .jvp = scatter_add_jvp,
     .transpose = scatter_add_transpose,
     .batch = scatter_batch<Prim::scatter_add>,
 };
 extern const core::PrimRules scatter_mul_rules = {
     .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_mul>,
+    .sharding_rule = scatter_sharding_rule<Prim::scatter_mul>,
     .kernel = scatter_kernel<kernels::Combine::mul>,
+    .lower_local = scatter_lower<Prim::scatter_mul>,
     .jvp = scatter_mul_jvp,
     .transpose = scatter_mul_transpose,
     .batch = scatter_batch<Prim::scatter_mul>,
 };
 extern const core::PrimRules scatter_min_rules = {
     .abstract_eval = scatter_abstract_eval,
+    .sharding_rule = scatter_sharding_rule<Prim::scatter_min>,
     .kernel = scatter_kernel<kernels::Combine::min>,
+    .lower_local = scatter_lower<Prim::scatter_min>,
     .jvp = scatter_extremal_jvp<Prim::scatter_min>,
     .batch = scatter_batch<Prim::scatter_min>,
 };
 extern const core::PrimRules scatter_max_rules = {
     .abstract_eval = scatter_abstract_eval,
+    .sharding_rule = scatter_sharding_rule<Prim::scatter_max>,
     .kernel = scatter_kernel<kernels::Combine::max>,
+    .lower_local = scatter_lower<Prim::scatter_max>,
     .jvp = scatter_extremal_jvp<Prim::scatter_max>,
     .batch = scatter_batch<Prim::scatter_max>,
 };
