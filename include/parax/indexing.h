@@ -90,6 +90,11 @@ class IndexItem {
   IndexItem(None_t) : value_(None) {}          // NOLINT(google-explicit-constructor)
   IndexItem(Ellipsis_t) : value_(Ellipsis) {}  // NOLINT(google-explicit-constructor)
   IndexItem(const Array& a) : value_(a) {}     // NOLINT(google-explicit-constructor)
+  // A list of integers inside a tuple, numpy's x[[0, 2], 1] as x[{{0, 2}, 1}]: an integer
+  // array (int32 unless jax_enable_x64, as jnp.asarray makes it).
+  IndexItem(std::initializer_list<int64_t> list)  // NOLINT(google-explicit-constructor)
+      : IndexItem(std::vector<int64_t>(list)) {}
+  IndexItem(const std::vector<int64_t>& list);  // NOLINT(google-explicit-constructor)
   const Value& value() const { return value_; }
 
  private:

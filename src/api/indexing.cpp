@@ -10,6 +10,7 @@
 #include <numeric>
 #include <string>
 
+#include "api/array_impl.h"
 #include "api/frontend.h"
 #include "core/array_value.h"
 #include "core/trace.h"
@@ -732,6 +733,10 @@ IndexMode::IndexMode(std::string_view name) {
     throw ValueError("Unknown gather mode \"" + std::string(name) + "\"");
   }
 }
+
+IndexItem::IndexItem(const std::vector<int64_t>& list)
+    : value_(jnp::array(list, Shape{int64_t(list.size())},
+                        detail::canonicalize_dtype(DType::int64))) {}
 
 Array Array::operator[](const NumpyIndex& index) const { return rewriting_take(*this, index, {}); }
 

@@ -513,6 +513,10 @@ TEST(Indexing, SpellingsReadLikeNumpy) {
   // numpy's rule: advanced indices (integers count) apart put their dimensions first.
   EXPECT_EQ(shape_str(x[{0, slice(), i}].shape()), "(2, 3)");
   EXPECT_EQ(shape_str(x[{i.reshape({2, 1}), Ellipsis, i}].shape()), "(2, 2, 3)");
+  // Lists of integers inside a tuple: numpy's x[[1, 0], 2, [3, 3]].
+  EXPECT_EQ(values(x[{{1, 0}, 2, {3, 3}}]), (std::vector<float>{23, 11}));
+  EXPECT_EQ(values(x[{{1, 0}}]), values(x[jnp::array({1, 0})]));
+  EXPECT_EQ(values(x[{1, std::vector<int64_t>{2, 0}}]), values(x[{1, jnp::array({2, 0})}]));
   Array mask = x[{0, 0}] > 1.5f;
   EXPECT_EQ(values(x[{1, 1, mask}]), (std::vector<float>{18, 19}));
   // A lone bool converts to int64 (x[true] is x[1]): spell numpy's x[True] explicitly.
