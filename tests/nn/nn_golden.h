@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/program_trace.h"
 #include "parax/parax.h"
 #include "support/golden.h"
 
@@ -55,6 +56,11 @@ struct Inputs {
   Array P2 = lax::slice(P, {0, 0}, {2, 4});
   Array SPECIAL = jnp::array({0.0f, 1e-8f, kInf, -kInf, kNan, -2.0f});
   Array L5 = jnp::array({1.0f, -2.0f, 3.5f, 0.5f, -1.0f});
+
+  std::vector<Array*> all() {
+    return {&X,  &XH, &XB,   &W,     &R6,     &V, &G,  &BIG, &NANS, &INFS, &I,  &LABELS,  &M,
+            &T3, &P,  &TIES, &ZEROS, &SORTED, &Q, &A1, &B1,  &IM,   &W4,   &P2, &SPECIAL, &L5};
+  }
 };
 
 using Outputs = std::vector<Array>;
@@ -164,6 +170,55 @@ inline int check_cases(const std::vector<Case>& cases) {
       expect_record(c.name + "#" + std::to_string(k), outs[k], it->second);
     }
     EXPECT_FALSE(g.count(c.name + "#" + std::to_string(outs.size()))) << c.name;
+    ++checked;
+  }
+  return checked;
+}
+
+// Runs every case on traced inputs (each input an argument of one program being traced):
+// every result must have JAX's dtype, weak type and shape without a value being read, and
+// errors must not depend on tracing. Returns how many matched a record.
+template <class MakeCases>
+int check_traced_types(MakeCases make_cases) {
+  Inputs in;
+  core::ProgramTrace trace;
+  for (Array* x : in.all()) *x = trace.new_arg(core::aval_of(*x));
+  const std::vector<Case> cases = make_cases(in);
+  core::TraceScope scope(trace);
+  const auto& g = goldens();
+  int checked = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string error;
+    Outputs outs;
+    try {
+      outs = c.fn();
+    } catch (const Error& e) {
+      error = error_text(e);
+    }
+    auto err = g.find(c.name);
+    if (err != g.end()) {
+      EXPECT_EQ(error, err->second);
+      ++checked;
+      continue;
+    }
+    if (!error.empty()) {
+      ADD_FAILURE() << c.name << " threw " << error << " when traced";
+      continue;
+    }
+    for (size_t k = 0; k < outs.size(); ++k) {
+      auto it = g.find(c.name + "#" + std::to_string(k));
+      if (it == g.end()) break;
+      std::vector<std::string> parts = split(it->second, '|');
+      const core::Aval& a = core::aval_of(outs[k]);
+      std::string shape;
+      for (size_t d = 0; d < a.shape.size(); ++d) {
+        shape += (d ? "," : "") + std::to_string(a.shape[d]);
+      }
+      EXPECT_EQ(std::string(dtype_name(a.dtype)) + "|" + (a.weak_type ? "w" : "s") + "|" + shape,
+                parts[0] + "|" + parts[1] + "|" + parts[2])
+          << c.name << "#" << k;
+    }
     ++checked;
   }
   return checked;

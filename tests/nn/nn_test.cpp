@@ -152,6 +152,11 @@ TEST(Nn, MatchesJax) {
   EXPECT_EQ(check_cases(cases), int(cases.size()));
 }
 
+TEST(Nn, TracedCasesHaveJaxTypes) {
+  const int n = int(nn_testing::nn_cases(Inputs()).size());
+  EXPECT_EQ(nn_testing::check_traced_types(nn_testing::nn_cases), n);
+}
+
 // JAX's testStandardizeNegativeVariance: mean(x^2) - mean(x)^2 may round below zero; the
 // clip keeps rsqrt real. (The values themselves are rounding noise, so no golden.)
 TEST(Nn, StandardizeNegativeVarianceIsNotNan) {

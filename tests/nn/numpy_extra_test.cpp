@@ -293,6 +293,11 @@ TEST(NumpyExtra, MatchesJax) {
   EXPECT_EQ(check_cases(cases), int(cases.size()));
 }
 
+TEST(NumpyExtra, TracedCasesHaveJaxTypes) {
+  const int n = int(nn_testing::numpy_cases(Inputs()).size());
+  EXPECT_EQ(nn_testing::check_traced_types(nn_testing::numpy_cases), n);
+}
+
 // Every golden record has a case in one of the two files.
 TEST(NumpyExtra, EveryGoldenIsChecked) {
   Inputs in;
@@ -303,6 +308,90 @@ TEST(NumpyExtra, EveryGoldenIsChecked) {
     EXPECT_TRUE(names.count(key.substr(0, key.find('#')))) << key;
   }
   EXPECT_GT(names.size(), 260u);
+}
+
+}  // namespace
+}  // namespace parax
+
+namespace parax {
+namespace {
+
+std::string collectives_in(const std::string& text) {
+  std::string found;
+  for (const char* c :
+       {"all-gather", "all-reduce", "reduce-scatter", "all-to-all", "collective-permute"}) {
+    if (text.find(c) != std::string::npos) found += std::string(c) + " ";
+  }
+  return found;
+}
+
+// Over a batch sharded across devices, every family works along unsharded axes without
+// moving data (as JAX's sharding rules keep them local), and gives the unsharded values.
+TEST(NumpyExtra, ShardedBatchStaysLocal) {
+  auto mesh = make_mesh({4}, {"b"});
+  Array x = jnp::arange(8 * 6, DType::float32).reshape({8, 6}) / 7 - 3;
+  x = jnp::where(jnp::remainder(jnp::arange(48).reshape({8, 6}), 5) == 0, kNan, x);
+  Array xs = device_put(x, NamedSharding(mesh, P("b", None)));
+  using F = std::function<Array(const Array&)>;
+  const std::vector<std::pair<std::string, F>> families = {
+      {"cumulative",
+       [](const Array& a) {
+         return jnp::cumprod(a, 1) + cumulative(Prim::cummax, a, 1) +
+                cumulative(Prim::cumlogsumexp, a, 1, true) + jnp::nancumsum(a, 1);
+       }},
+      {"inverse hyperbolic", [](const Array& a) { return jnp::arcsinh(a) + jnp::arctanh(a / 10); }},
+      {"nan reductions",
+       [](const Array& a) {
+         return jnp::nansum(a, 1) + jnp::nanmax(a, 1) + jnp::nanvar(a, 1) +
+                jnp::nanargmin(a, 1).astype(DType::float32) + jnp::median(a, 1);
+       }},
+      {"pad",
+       [](const Array& a) {
+         return jnp::pad(a, {{0, 0}, {2, 3}}, "reflect");
+       }},
+      {"roll", [](const Array& a) { return jnp::roll(a, 2, 1); }},
+      {"logaddexp", [](const Array& a) { return jnp::logaddexp(a, a / 2); }},
+      {"searchsorted",
+       [](const Array& a) {
+         return jnp::searchsorted(jnp::array({-2.0f, 0.0f, 1.5f}), a);
+       }},
+      {"tensordot",
+       [](const Array& a) {
+         return jnp::tensordot(a, jnp::ones({6, 2}), 1);
+       }},
+      {"one_hot", [](const Array& a) { return nn::one_hot(jnp::argmax(a, 1), 6); }},
+  };
+  for (const auto& [name, f] : families) {
+    auto jf = jit(f);
+    const std::string text = jf.lower(xs).compile().as_text();
+    EXPECT_EQ(collectives_in(text), "") << name << "\n" << text;
+    const std::vector<double> want = f(x).to_vector<double>();
+    const std::vector<double> got = jf(xs).to_vector<double>();
+    ASSERT_EQ(got.size(), want.size()) << name;
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << name << "[" << i << "]";
+      } else {
+        EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << name << "[" << i << "]";
+      }
+    }
+  }
+}
+
+// The cumulative primitives keep the operand's layout, as JAX's sharding rule does; a
+// sharded scanned axis is gathered first (the rule needs it whole).
+TEST(NumpyExtra, CumulativeOverShardedAxisIsGathered) {
+  auto mesh = make_mesh({4}, {"b"});
+  Array x = jnp::arange(8 * 6, DType::float32).reshape({8, 6}) / 40 + 0.5;
+  Array xs = device_put(x, NamedSharding(mesh, P("b", None)));
+  Array local = cumulative(Prim::cumprod, xs, 1);
+  EXPECT_EQ(local.sharding(), xs.sharding());
+  auto jf = jit([](const Array& a) { return cumulative(Prim::cumprod, a, 0); });
+  const std::string text = jf.lower(xs).compile().as_text();
+  EXPECT_NE(text.find("all-gather"), std::string::npos) << text;
+  const std::vector<float> want = cumulative(Prim::cumprod, x, 0).to_vector<float>();
+  const std::vector<float> got = jf(xs).to_vector<float>();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * std::abs(want[i]));
 }
 
 }  // namespace
