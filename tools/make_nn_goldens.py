@@ -11,6 +11,7 @@ Format: tests/support/golden.h's `name<TAB>text` records (text unicode_escape'd)
 The inputs are mirrored by Inputs in tests/nn/nn_inputs.h.
 """
 import os
+import re
 
 import jax
 import jax.numpy as jnp
@@ -290,6 +291,10 @@ CASES = {
     "array_split_axis1": lambda: jnp.array_split(T3, 3, axis=2),
     "array_split_many": lambda: jnp.array_split(jnp.arange(3), 5),
     "array_split_indices": lambda: jnp.array_split(jnp.arange(8), [2, 5]),
+    "err_array_split_beyond": lambda: jnp.array_split(jnp.arange(5), [2, 7]),
+    "err_array_split_decreasing": lambda: jnp.array_split(jnp.arange(5), [3, 1]),
+    "err_array_split_negative": lambda: jnp.array_split(jnp.arange(5), [-2]),
+    "array_split_no_indices": lambda: jnp.array_split(jnp.arange(5), []),
     "split_indices": lambda: jnp.split(M, [1, 3], axis=1),
     "split_indices_equal": lambda: jnp.split(jnp.arange(6), [2, 2, 4]),
     "roll": lambda: jnp.roll(M, 2),
@@ -370,7 +375,8 @@ def record(out, name, fn):
     try:
         res = fn()
     except Exception as e:  # noqa: BLE001 - the error is the expected result
-        msg = str(e).split("\n")[0]
+        # numpy 2 prints its scalars as np.int64(2); the message's numbers are what count.
+        msg = re.sub(r"np\.int64\((-?\d+)\)", r"\1", str(e).split("\n")[0])
         out.append((name, f"!{type(e).__name__}: {msg}"))
         return
     if isinstance(res, (list, tuple)):

@@ -560,7 +560,22 @@ std::vector<Array> array_split(const ArrayLike& x, int64_t sections, int64_t axi
 
 std::vector<Array> array_split(const ArrayLike& x, const std::vector<int64_t>& indices,
                                int64_t axis) {
-  return split(x, indices, axis);
+  const Array& a = x.array();
+  axis = frontend::canonicalize_axis(axis, a.ndim());
+  // JAX's _split: the parts' sizes are the differences of [0, indices..., size], and none
+  // may be negative (numpy would clip; JAX raises).
+  Ints bounds = {0};
+  bounds.insert(bounds.end(), indices.begin(), indices.end());
+  bounds.push_back(a.shape()[size_t(axis)]);
+  std::string sizes;
+  bool negative = false;
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const int64_t size = bounds[i + 1] - bounds[i];
+    negative = negative || size < 0;
+    sizes += (i ? ", " : "") + std::to_string(size);
+  }
+  if (negative) throw ValueError("Sizes passed to split must be nonnegative, got [" + sizes + "]");
+  return split(a, indices, axis);
 }
 
 namespace {
