@@ -50,6 +50,9 @@ IM = jnp.arange(12, dtype=jnp.int32).reshape(3, 4)
 W4 = W[:, :4]
 P2 = P[:2]
 SPECIAL = jnp.array([0.0, 1e-8, inf, -inf, nan, -2.0], f32)
+X4 = jnp.array([5.5, 1.3, -4.2, 0.9], f32)
+M4 = jnp.array([True, False, True, True])
+MASK5 = jnp.array([True, False, True, True, False])
 L5 = jnp.array([1.0, -2.0, 3.5, 0.5, -1.0], f32)
 
 
@@ -159,6 +162,19 @@ CASES = {
     "softplus_zero_i8": lambda: nn.softplus(jnp.array(0, jnp.int8)),
     "softmax_empty": lambda: nn.softmax(jnp.array([], f32)),
     "log_softmax_empty": lambda: nn.log_softmax(jnp.array([], f32)),
+    # where= masks (JAX's testSoftmaxWhereMask, testSoftmaxEmptyMask, testSoftmaxWhereGrad,
+    # testStandardizeWhereMask).
+    "softmax_where": lambda: nn.softmax(X4, where=M4),
+    "softmax_empty_mask": lambda: nn.softmax(X4, where=jnp.zeros(4, bool)),
+    "log_softmax_where": lambda: nn.log_softmax(X4, where=M4),
+    "log_softmax_empty_mask": lambda: nn.log_softmax(X4, where=jnp.zeros(4, bool)),
+    "softmax_where_bcast": lambda: nn.softmax(X, where=MASK5),
+    "softmax_where_grad": lambda: jax.grad(lambda x: nn.softmax(x, where=x < 1000)[0])(jnp.array([36.0, 10000.0], f32)),
+    "log_softmax_where_grad": lambda: jax.grad(lambda x: nn.log_softmax(x, where=x < 1000)[0])(jnp.array([36.0, 10000.0], f32)),
+    "softmax_where_grad_w": lambda: jax.grad(sq_sum(lambda x: nn.softmax(x, where=MASK5), W))(X),
+    "logsumexp_where": lambda: nn.logsumexp(X, axis=1, where=X > -2),
+    "logsumexp_where_grad": lambda: jax.grad(lambda x: jnp.sum(nn.logsumexp(x, axis=1, where=MASK5)))(X),
+    "standardize_where": lambda: nn.standardize(X4, where=M4),
     # ---- errors ----
     "err_sigmoid_int": lambda: nn.sigmoid(I),
     # ---- primitives: inverse hyperbolics and erfc ----

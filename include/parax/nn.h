@@ -38,21 +38,27 @@ Array mish(const ArrayLike& x);
 Array glu(const ArrayLike& x, int64_t axis = -1);
 
 // Normalizations along `axis` (one, several, or parax::None for all), stable as JAX's:
-// the (stop_gradient'ed) maximum is subtracted before exponentiating.
-Array softmax(const ArrayLike& x, numpy::Axes axis = -1);
-Array log_softmax(const ArrayLike& x, numpy::Axes axis = -1);
-// log(sum(b * exp(a))) over `axis` (all by default); rows of -inf give -inf, negative sums
-// with `b` give NaN (as jax.nn.logsumexp).
+// the (stop_gradient'ed) maximum is subtracted before exponentiating. With `where` (bool,
+// broadcasting to x), only those elements take part; the others give 0 (softmax) or -inf
+// (log_softmax).
+Array softmax(const ArrayLike& x, numpy::Axes axis = -1,
+              std::optional<ArrayLike> where = std::nullopt);
+Array log_softmax(const ArrayLike& x, numpy::Axes axis = -1,
+                  std::optional<ArrayLike> where = std::nullopt);
+// log(sum(b * exp(a))) over `axis` (all by default), over the elements `where` holds;
+// rows of -inf give -inf, negative sums with `b` give NaN (as jax.nn.logsumexp).
 Array logsumexp(const ArrayLike& a, numpy::Axes axis = {}, bool keepdims = false,
-                std::optional<ArrayLike> b = std::nullopt);
+                std::optional<ArrayLike> b = std::nullopt,
+                std::optional<ArrayLike> where = std::nullopt);
 // logsumexp minus the log of the number of elements reduced.
 Array logmeanexp(const ArrayLike& a, numpy::Axes axis = {}, bool keepdims = false);
 // (x - mean) / sqrt(variance + epsilon) along `axis`, the mean and variance computed as
-// JAX's "fast" algorithm (mean(x^2) - mean(x)^2, clipped at 0) unless given.
+// JAX's "fast" algorithm (mean(x^2) - mean(x)^2, clipped at 0) over the elements `where`
+// holds, unless given.
 Array standardize(const ArrayLike& x, numpy::Axes axis = -1,
                   std::optional<ArrayLike> mean = std::nullopt,
-                  std::optional<ArrayLike> variance = std::nullopt,
-                  const ArrayLike& epsilon = 1e-5);
+                  std::optional<ArrayLike> variance = std::nullopt, const ArrayLike& epsilon = 1e-5,
+                  std::optional<ArrayLike> where = std::nullopt);
 
 // Returns x's integers one-hot encoded along a new axis `axis` of size num_classes (out of
 // range indices encode as all zeros), of `dtype` (default: float32, float64 with x64).

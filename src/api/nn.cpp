@@ -35,6 +35,35 @@ Array max_keepdims(const Array& x, const std::vector<int64_t>& dims) {
   return lax::expand_dims(m, dims);
 }
 
+// `where` as a bool mask of x's shape.
+Array mask_of(const ArrayLike& where, const Array& x) {
+  return jnp::broadcast_to(jnp::asarray(where, DType::bool_), x.shape());
+}
+
+// jnp.max(x, dims, where=mask, initial=-inf, keepdims=True).
+Array masked_max_keepdims(const Array& x, const std::optional<Array>& mask,
+                          const std::vector<int64_t>& dims) {
+  if (!mask) return max_keepdims(x, dims);
+  return max_keepdims(jnp::where(*mask, x, -kInf), dims);
+}
+
+// jnp.sum(x, dims, where=mask, keepdims).
+Array masked_sum(const Array& x, const std::optional<Array>& mask, const std::vector<int64_t>& dims,
+                 bool keepdims) {
+  return jnp::sum(mask ? jnp::where(*mask, x, 0) : x, dims, keepdims);
+}
+
+// jnp.mean(x, axis, keepdims=True, where=mask): the masked sum over the count, computed
+// in float32 for halves as jnp.mean does.
+Array masked_mean(const Array& x, const Array& mask, const numpy::Axes& axis) {
+  const DType result = base::to_inexact_dtype(x.dtype());
+  const DType compute =
+      result == DType::float16 || result == DType::bfloat16 ? DType::float32 : result;
+  Array total = jnp::sum(jnp::where(mask, x, 0), axis, true, compute);
+  Array count = jnp::sum(mask, axis, true, compute);
+  return jnp::astype(lax::div(total, count), result);
+}
+
 }  // namespace
 
 Array relu(const ArrayLike& x) {
@@ -134,43 +163,60 @@ Array glu(const ArrayLike& x, int64_t axis) {
   return halves[0] * sigmoid(halves[1]);
 }
 
-Array softmax(const ArrayLike& x, numpy::Axes axis) {
+Array softmax(const ArrayLike& x, numpy::Axes axis, std::optional<ArrayLike> where) {
   const Array& a = x.array();
   const std::vector<int64_t> dims = axes_of(a, axis);
-  Array x_max = max_keepdims(a, dims);
-  Array unnormalized = jnp::exp(a - stop_gradient(x_max));
-  return unnormalized / jnp::sum(unnormalized, dims, true);
+  std::optional<Array> mask;
+  if (where) mask = mask_of(*where, a);
+  Array x_max = masked_max_keepdims(a, mask, dims);
+  Array x_safe = mask ? jnp::where(*mask, a, -kInf) : a;
+  Array unnormalized = jnp::exp(x_safe - stop_gradient(x_max));
+  Array result = unnormalized / masked_sum(unnormalized, mask, dims, true);
+  return mask ? jnp::where(*mask, result, 0) : result;
 }
 
-Array log_softmax(const ArrayLike& x, numpy::Axes axis) {
+Array log_softmax(const ArrayLike& x, numpy::Axes axis, std::optional<ArrayLike> where) {
   const Array& a = x.array();
   const std::vector<int64_t> dims = axes_of(a, axis);
-  Array x_max = max_keepdims(a, dims);
-  Array shifted = a - stop_gradient(x_max);
-  Array shifted_logsumexp = jnp::log(jnp::sum(jnp::exp(shifted), dims, true));
-  return shifted - shifted_logsumexp;
+  std::optional<Array> mask;
+  if (where) mask = mask_of(*where, a);
+  Array x_max = masked_max_keepdims(a, mask, dims);
+  Array x_safe = mask ? jnp::where(*mask, a, -kInf) : a;
+  Array shifted = x_safe - stop_gradient(x_max);
+  Array shifted_logsumexp = jnp::log(masked_sum(jnp::exp(shifted), mask, dims, true));
+  Array result = shifted - shifted_logsumexp;
+  return mask ? jnp::where(*mask, result, -kInf) : result;
 }
 
-Array logsumexp(const ArrayLike& a, numpy::Axes axis, bool keepdims, std::optional<ArrayLike> b) {
+Array logsumexp(const ArrayLike& a, numpy::Axes axis, bool keepdims, std::optional<ArrayLike> b,
+                std::optional<ArrayLike> where) {
+  Array x0 = a.array();
+  std::optional<Array> mask;
+  if (where) {
+    mask = mask_of(*where, x0);
+    x0 = jnp::where(*mask, x0, 0);
+  }
   Array x;
   Array scale;
   if (b) {
-    std::vector<Array> ab = frontend::promote_args_inexact("logsumexp", {a.array(), b->array()});
+    std::vector<Array> ab = frontend::promote_args_inexact("logsumexp", {x0, b->array()});
     x = jnp::where(ab[1] != 0, ab[0], -kInf);
     scale = ab[1];
   } else {
-    x = frontend::promote_args_inexact("logsumexp", {a.array()})[0];
+    x = frontend::promote_args_inexact("logsumexp", {x0})[0];
   }
+  if (mask && x.shape() != mask->shape()) mask = jnp::broadcast_to(*mask, x.shape());
   const std::vector<int64_t> dims = axes_of(x, axis);
-  // jnp.max(..., initial=-inf): the identity of an empty reduction.
-  Array amax = lax::max(lax::reduce_max(x, dims), constant_like(x, -kInf));
+  // jnp.max(..., where, initial=-inf): the identity of an empty reduction.
+  Array amax = lax::max(lax::reduce_max(mask ? jnp::where(*mask, x, -kInf) : x, dims),
+                        constant_like(x, -kInf));
   if (keepdims) amax = lax::expand_dims(amax, dims);
   // A row without a finite maximum (all -inf, or holding inf or NaN) shifts by 0.
   amax = stop_gradient(lax::select(jnp::isfinite(amax), amax, jnp::zeros_like(amax)));
   Array amax_with_dims = keepdims ? amax : lax::expand_dims(amax, dims);
   Array exp_a = jnp::exp(x - amax_with_dims);
   if (b) exp_a = exp_a * scale;
-  Array sumexp = jnp::sum(exp_a, dims, keepdims);
+  Array sumexp = masked_sum(exp_a, mask, dims, keepdims);
   Array sign = lax::sign(sumexp);
   sumexp = lax::abs(sumexp);
   Array out = lax::add(lax::log(sumexp), amax);
@@ -186,14 +232,20 @@ Array logmeanexp(const ArrayLike& a, numpy::Axes axis, bool keepdims) {
 }
 
 Array standardize(const ArrayLike& x, numpy::Axes axis, std::optional<ArrayLike> mean,
-                  std::optional<ArrayLike> variance, const ArrayLike& epsilon) {
+                  std::optional<ArrayLike> variance, const ArrayLike& epsilon,
+                  std::optional<ArrayLike> where) {
   const Array& a = x.array();
-  Array m = mean ? mean->array() : jnp::mean(a, axis, true);
+  std::optional<Array> mask;
+  if (where) mask = mask_of(*where, a);
+  auto mean_of = [&](const Array& v) {
+    return mask ? masked_mean(v, *mask, axis) : jnp::mean(v, axis, true);
+  };
+  Array m = mean ? mean->array() : mean_of(a);
   Array v;
   if (variance) {
     v = variance->array();
   } else {
-    v = jnp::mean(jnp::square(a), axis, true) - jnp::square(m);
+    v = mean_of(jnp::square(a)) - jnp::square(m);
     v = jnp::clip(v, ArrayLike(0), std::nullopt);
   }
   return jnp::subtract(a, m) * lax::rsqrt(v + epsilon.array());

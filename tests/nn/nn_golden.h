@@ -55,11 +55,15 @@ struct Inputs {
   Array W4 = lax::slice(W, {0, 0}, {2, 4});
   Array P2 = lax::slice(P, {0, 0}, {2, 4});
   Array SPECIAL = jnp::array({0.0f, 1e-8f, kInf, -kInf, kNan, -2.0f});
+  Array X4 = jnp::array({5.5f, 1.3f, -4.2f, 0.9f});
+  Array M4 = jnp::array({true, false, true, true});
+  Array MASK5 = jnp::array({true, false, true, true, false});
   Array L5 = jnp::array({1.0f, -2.0f, 3.5f, 0.5f, -1.0f});
 
   std::vector<Array*> all() {
-    return {&X,  &XH, &XB,   &W,     &R6,     &V, &G,  &BIG, &NANS, &INFS, &I,  &LABELS,  &M,
-            &T3, &P,  &TIES, &ZEROS, &SORTED, &Q, &A1, &B1,  &IM,   &W4,   &P2, &SPECIAL, &L5};
+    return {&X,  &XH,     &XB, &W,  &R6,      &V,    &G,     &BIG,    &NANS, &INFS,
+            &I,  &LABELS, &M,  &T3, &P,       &TIES, &ZEROS, &SORTED, &Q,    &A1,
+            &B1, &IM,     &W4, &P2, &SPECIAL, &X4,   &M4,    &MASK5,  &L5};
   }
 };
 

@@ -17,7 +17,7 @@ using nn_testing::weighted_sum;
 
 std::vector<nn_testing::Case> nn_testing::nn_cases(const Inputs& in) {
   const auto& [X, XH, XB, W, R6, V, G, BIG, NANS, INFS, I, LABELS, M, T3, P, TIES, ZEROS, SORTED, Q,
-               A1, B1, IM, W4, P2, SPECIAL, L5] = in;
+               A1, B1, IM, W4, P2, SPECIAL, X4, M4, MASK5, L5] = in;
   auto fn = [](Array (*f)(const ArrayLike&)) { return [f](const Array& x) { return f(x); }; };
   auto lse1 = [](const Array& x) { return nn::logsumexp(x, 1); };
   return {
@@ -140,6 +140,24 @@ std::vector<nn_testing::Case> nn_testing::nn_cases(const Inputs& in) {
       NN_CASE("softplus_zero_i8", nn::softplus(jnp::array(0, DType::int8))),
       NN_CASE("softmax_empty", nn::softmax(jnp::zeros({0}))),
       NN_CASE("log_softmax_empty", nn::log_softmax(jnp::zeros({0}))),
+      NN_CASE("softmax_where", nn::softmax(X4, -1, M4)),
+      NN_CASE("softmax_empty_mask", nn::softmax(X4, -1, jnp::zeros({4}, DType::bool_))),
+      NN_CASE("log_softmax_where", nn::log_softmax(X4, -1, M4)),
+      NN_CASE("log_softmax_empty_mask", nn::log_softmax(X4, -1, jnp::zeros({4}, DType::bool_))),
+      NN_CASE("softmax_where_bcast", nn::softmax(X, -1, MASK5)),
+      NN_CASE("softmax_where_grad", grad([](const Array& x) {
+                return nn::softmax(x, -1, x < 1000)[0];
+              })(jnp::array({36.0f, 10000.0f}))),
+      NN_CASE("log_softmax_where_grad", grad([](const Array& x) {
+                return nn::log_softmax(x, -1, x < 1000)[0];
+              })(jnp::array({36.0f, 10000.0f}))),
+      NN_CASE("softmax_where_grad_w",
+              grad(weighted_sum([=](const Array& x) { return nn::softmax(x, -1, MASK5); }, W))(X)),
+      NN_CASE("logsumexp_where", nn::logsumexp(X, 1, false, std::nullopt, X > -2)),
+      NN_CASE("logsumexp_where_grad", grad([=](const Array& x) {
+                return jnp::sum(nn::logsumexp(x, 1, false, std::nullopt, MASK5));
+              })(X)),
+      NN_CASE("standardize_where", nn::standardize(X4, -1, std::nullopt, std::nullopt, 1e-5, M4)),
       NN_CASE("err_sigmoid_int", nn::sigmoid(I)),
   };
 }

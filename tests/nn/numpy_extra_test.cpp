@@ -44,7 +44,7 @@ Array arange(int64_t n) { return jnp::arange(n, DType::float32); }
 
 std::vector<nn_testing::Case> nn_testing::numpy_cases(const Inputs& in) {
   const auto& [X, XH, XB, W, R6, V, G, BIG, NANS, INFS, I, LABELS, M, T3, P, TIES, ZEROS, SORTED, Q,
-               A1, B1, IM, W4, P2, SPECIAL, L5] = in;
+               A1, B1, IM, W4, P2, SPECIAL, X4, M4, MASK5, L5] = in;
   auto weighted = [](Prim p, const Array& w) {
     return [p, w](const Array& x) { return jnp::sum(unary(p, x) * w); };
   };
