@@ -315,3 +315,132 @@ requires is_scalar_type_v<T> Array full_like(const ArrayLike& x, T fill_value,
 }
 
 }  // namespace parax::numpy
+
+// ---- numpy's extra functions (issue 15: src/api/numpy_extra.cpp) --------------------------
+namespace parax::numpy {
+
+// Inverse hyperbolic functions (integers promote to float32).
+Array arcsinh(const ArrayLike& x);
+Array arccosh(const ArrayLike& x);
+Array arctanh(const ArrayLike& x);
+// log(exp(x) + exp(y)) and log2(exp2(x) + exp2(y)) without overflow; derivatives as JAX's.
+Array logaddexp(const ArrayLike& x, const ArrayLike& y);
+Array logaddexp2(const ArrayLike& x, const ArrayLike& y);
+
+// Running products (of the flattened array when `axis` is absent).
+Array cumprod(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt,
+              std::optional<DType> dtype = std::nullopt);
+// cumsum and cumprod with NaNs taken as 0 and 1.
+Array nancumsum(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt,
+                std::optional<DType> dtype = std::nullopt);
+Array nancumprod(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt,
+                 std::optional<DType> dtype = std::nullopt);
+
+// Reductions ignoring NaNs; an all-NaN slice gives NaN (nanmax, nanmin, nanmean, nanvar),
+// or -1 (nanargmax, nanargmin), as JAX's.
+Array nansum(const ArrayLike& x, Axes axis = {}, bool keepdims = false,
+             std::optional<DType> dtype = std::nullopt);
+Array nanprod(const ArrayLike& x, Axes axis = {}, bool keepdims = false,
+              std::optional<DType> dtype = std::nullopt);
+Array nanmax(const ArrayLike& x, Axes axis = {}, bool keepdims = false);
+Array nanmin(const ArrayLike& x, Axes axis = {}, bool keepdims = false);
+Array nanmean(const ArrayLike& x, Axes axis = {}, bool keepdims = false,
+              std::optional<DType> dtype = std::nullopt);
+Array nanvar(const ArrayLike& x, Axes axis = {}, int64_t ddof = 0, bool keepdims = false,
+             std::optional<DType> dtype = std::nullopt);
+Array nanstd(const ArrayLike& x, Axes axis = {}, int64_t ddof = 0, bool keepdims = false,
+             std::optional<DType> dtype = std::nullopt);
+Array nanargmax(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt,
+                bool keepdims = false);
+Array nanargmin(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt,
+                bool keepdims = false);
+// The median (of the flattened array when `axis` is absent); NaN where a NaN is reduced.
+Array median(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt, bool keepdims = false);
+
+// numpy's pad widths: one int for every side, one (before, after) pair for every axis, or
+// a pair per axis: pad(x, 2), pad(x, {1, 2}), pad(x, {{1, 2}, {0, 3}}).
+class PadWidth {
+ public:
+  using Pair = std::pair<int64_t, int64_t>;
+  PadWidth(int64_t n) : pairs_{{n, n}}, broadcast_(true) {}
+  PadWidth(int n) : PadWidth(int64_t{n}) {}
+  PadWidth(int64_t before, int64_t after) : pairs_{{before, after}}, broadcast_(true) {}
+  PadWidth(Pair p) : pairs_{p}, broadcast_(true) {}
+  PadWidth(std::vector<Pair> pairs) : pairs_(std::move(pairs)), broadcast_(pairs_.size() == 1) {}
+  PadWidth(std::initializer_list<Pair> pairs) : PadWidth(std::vector<Pair>(pairs)) {}
+  // Returns one pair per axis of a rank-`ndim` array; throws JAX's ValueError otherwise.
+  std::vector<Pair> pairs(int64_t ndim, const char* name = "pad_width") const;
+
+ private:
+  std::vector<Pair> pairs_;
+  bool broadcast_;
+};
+
+// numpy's pad values (constant_values, end_values): one value, a (before, after) pair, or
+// a pair per axis.
+class PadValues {
+ public:
+  using Pair = std::pair<double, double>;
+  PadValues(const ArrayLike& v) : value_(v.array()) {}
+  PadValues(int v) : value_(ArrayLike(v).array()) {}
+  PadValues(double v) : value_(ArrayLike(v).array()) {}
+  PadValues(double before, double after) : pairs_{{before, after}} {}
+  PadValues(std::vector<Pair> pairs) : pairs_(std::move(pairs)) {}
+  PadValues(std::initializer_list<Pair> pairs) : pairs_(pairs) {}
+  const std::optional<Array>& value() const { return value_; }
+  const std::vector<Pair>& pairs() const { return pairs_; }
+
+ private:
+  std::optional<Array> value_;
+  std::vector<Pair> pairs_;
+};
+
+// numpy.pad with every mode of jnp.pad: "constant" (constant_values), "edge", "linear_ramp"
+// (end_values), "maximum", "mean", "median", "minimum" (stat_length: the elements at each
+// end they reduce, all when absent), "reflect", "symmetric" (reflect_type "even" or
+// "odd"), "wrap" and "empty" (zeros here).
+Array pad(const ArrayLike& x, const PadWidth& pad_width, std::string_view mode = "constant",
+          const PadValues& constant_values = 0, const PadValues& end_values = 0,
+          std::string_view reflect_type = "even",
+          std::optional<PadWidth> stat_length = std::nullopt);
+
+// Splits into `sections` parts along `axis`, the first (size % sections) one longer.
+std::vector<Array> array_split(const ArrayLike& x, int64_t sections, int64_t axis = 0);
+// Splits at the given indices (as split does).
+std::vector<Array> array_split(const ArrayLike& x, const std::vector<int64_t>& indices,
+                               int64_t axis = 0);
+
+// Rolls elements by `shift` along `axis` (the flattened array when absent), or by each
+// shift along each axis (a shift or axis list of one broadcasts against the other).
+Array roll(const ArrayLike& x, int64_t shift, std::optional<int64_t> axis = std::nullopt);
+Array roll(const ArrayLike& x, const std::vector<int64_t>& shifts,
+           const std::vector<int64_t>& axes);
+
+// A 1-D v as the k-th diagonal of a square matrix, or the k-th diagonal of a 2-D v.
+Array diag(const ArrayLike& v, int64_t k = 0);
+// The diagonal at `offset` of the planes (axis1, axis2), as a new last axis.
+Array diagonal(const ArrayLike& x, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2 = 1);
+// Sums of those diagonals (in sum's accumulation dtype unless `dtype` is given).
+Array trace(const ArrayLike& x, int64_t offset = 0, int64_t axis1 = 0, int64_t axis2 = 1,
+            std::optional<DType> dtype = std::nullopt);
+
+// Coordinate arrays from 1-D vectors: indexing "xy" (Cartesian, numpy's default) swaps the
+// first two result axes; "ij" keeps matrix order.
+std::vector<Array> meshgrid(const std::vector<Array>& xs, std::string_view indexing = "xy");
+
+// Where v's elements would be inserted into the sorted 1-D a (before equal elements when
+// side is "left", after them when "right"); with `sorter`, a[sorter] is the sorted order.
+// NaNs sort last, as JAX's sort does.
+Array searchsorted(const ArrayLike& a, const ArrayLike& v, std::string_view side = "left",
+                   std::optional<ArrayLike> sorter = std::nullopt);
+
+// Contracts the last `axes` dimensions of a with the first ones of b.
+Array tensordot(const ArrayLike& a, const ArrayLike& b, int64_t axes = 2);
+// Contracts a's dimensions axes.first with b's axes.second, pairwise.
+Array tensordot(const ArrayLike& a, const ArrayLike& b,
+                const std::pair<std::vector<int64_t>, std::vector<int64_t>>& axes);
+// The Kronecker product.
+Array kron(const ArrayLike& a, const ArrayLike& b);
+
+}  // namespace parax::numpy
+// ---- end of numpy's extra functions ---------------------------------------------------------

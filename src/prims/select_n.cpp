@@ -94,6 +94,27 @@ std::vector<Array> select_n_transpose(std::span<const Array> cts, std::span<cons
   return out;
 }
 
+// The elementwise rule keeps unbatched rank-0 operands rank 0, which lax broadcasts; but
+// select_n's cases must have one shape. When every element is a scalar (vmap of a scalar
+// function: per-example gradients), the unbatched operands are broadcast along the batch
+// first, as JAX's select batching rule does.
+Batched select_n_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                       const BatchAxis& axis) {
+  bool scalars = true;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i].ndim() - (dims[i] != kNotMapped ? 1 : 0) != 0) scalars = false;
+  }
+  if (!scalars) return batch_elementwise(core::Prim::select_n, in, dims, params, axis);
+  std::vector<Array> args(in.begin(), in.end());
+  std::vector<int> at(dims.begin(), dims.end());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (at[i] != kNotMapped) continue;
+    args[i] = lax::broadcast(args[i], Shape{axis.size});
+    at[i] = 0;
+  }
+  return batch_elementwise(core::Prim::select_n, args, at, params, axis);
+}
+
 }  // namespace
 
 extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
@@ -101,6 +122,6 @@ extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
                                          .kernel = kernels::select_n,
                                          .jvp = &select_n_jvp,
                                          .transpose = &select_n_transpose,
-                                         .batch = &elementwise_batch<core::Prim::select_n>};
+                                         .batch = &select_n_batch};
 
 }  // namespace parax::prims

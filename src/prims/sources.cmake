@@ -57,6 +57,8 @@ target_sources(parax PRIVATE
 
   # numpy's extra elementwise and cumulative primitives
   prims/numpy_extra.cpp
+  prims/kernels/cumulative.cpp
+  prims/kernels/simd_extra.cpp
 
   # special functions
   prims/special.cpp

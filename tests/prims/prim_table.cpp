@@ -1877,9 +1877,127 @@ void gather_rows(Rows& r) {
   }
 }
 
+// The naive reference of cumprod, cummax, cummin and cumlogsumexp: each result element
+// reduces its prefix (suffix when reversed) from scratch, floats in double as the kernel
+// accumulates them (so the kernel must give it exactly), integers wrapping.
+std::vector<double> naive_cumulative(const Case& c, const std::vector<std::vector<double>>& in,
+                                     const std::vector<core::Aval>& outs,
+                                     std::vector<double>& scale) {
+  const DType dt = outs[0].dtype;
+  const Shape& shape = c.operands[0].shape;
+  const int64_t axis = c.params.get<int64_t>("axis");
+  const bool reverse = c.params.get<bool>("reverse");
+  const std::vector<double>& v = in[0];
+  const Ints st = strides_of(shape);
+  auto combine = [&](double acc, double x) -> double {
+    switch (c.prim) {
+      case Prim::cumprod:
+        return acc * x;
+      case Prim::cummax:
+        return double(max_ref(acc, x));
+      case Prim::cummin:
+        return double(min_ref(acc, x));
+      default: {  // JAX's logaddexp
+        const double delta = acc - x;
+        if (std::isnan(delta)) return acc + x;
+        return std::max(acc, x) + std::log1p(std::exp(-std::abs(delta)));
+      }
+    }
+  };
+  std::vector<double> want(v.size());
+  for_each_index(shape, [&](const Ints& idx) {
+    int64_t base = 0;
+    for (size_t d = 0; d < shape.size(); ++d) base += (int64_t(d) == axis ? 0 : idx[d]) * st[d];
+    const int64_t n = shape[size_t(axis)], here = idx[size_t(axis)];
+    const int64_t first = reverse ? here : 0, last = reverse ? n - 1 : here;
+    double acc = 0;
+    uint64_t wrapped = 1;
+    for (int64_t step = 0; step <= last - first; ++step) {
+      const int64_t k = reverse ? last - step : first + step;
+      const double x = v[size_t(base + k * st[size_t(axis)])];
+      acc = step == 0 ? x : combine(acc, x);
+      wrapped *= uint64_t(int64_t(x));
+    }
+    const bool wraps = c.prim == Prim::cumprod && !is_floating(dt);
+    want[size_t(base + here * st[size_t(axis)])] = wraps ? wrap_to(dt, wrapped) : acc;
+  });
+  scale.assign(want.size(), 0);
+  return want;
+}
+
 // numpy's extra elementwise and cumulative primitives.
 void numpy_extra_rows(Rows& r) {
-  (void)r;
+  struct Unary {
+    Prim prim;
+    double lo, hi;  // inside the domain, away from singular derivatives
+    Real (*ref)(Real);
+    Real ref_lo, ref_hi;
+  };
+  const Unary unary[] = {
+      {Prim::asinh, -3, 3, [](Real x) { return std::asinh(x); }, -1e25L, 1e25L},
+      {Prim::acosh, 1.2, 4, [](Real x) { return std::acosh(x); }, 1, 1e25L},
+      {Prim::atanh, -0.9, 0.9, [](Real x) { return std::atanh(x); }, -1, 1},
+      {Prim::erfc, -2, 2, [](Real x) { return std::erfc(x); }, -4, 9},
+  };
+  for (const Unary& u : unary) {
+    Case& c = r.add(name_of(u.prim), u.prim, {f32({3, 4}, u.lo, u.hi)}, {}, kAll | kValues);
+    c.ref = {.unary = u.ref, .lo = u.ref_lo, .hi = u.ref_hi};
+    r.add(name_of(u.prim) + " of a scalar", u.prim, {f32({}, u.lo, u.hi)}, {}, kBatch);
+  }
+  // The ranges above reach SLEEF's overflow (libm's lanes); these, the usual values.
+  r.add("asinh near 0", Prim::asinh, {f32({4})}, {}, kValues).ref = {
+      .unary = [](Real x) { return std::asinh(x); }, .lo = -4, .hi = 4};
+  r.add("acosh near 1", Prim::acosh, {f32({4})}, {}, kValues).ref = {
+      .unary = [](Real x) { return std::acosh(x); }, .lo = 1, .hi = 9};
+  r.add("erfc tail", Prim::erfc, {f32({4})}, {}, kValues).ref = {
+      .unary = [](Real x) { return std::erfc(x); }, .lo = 0.5L, .hi = 3};
+
+  using D = DType;
+  const Prim cumulative[] = {Prim::cumprod, Prim::cummax, Prim::cummin, Prim::cumlogsumexp};
+  for (Prim p : cumulative) {
+    const std::string n = name_of(p);
+    const Params forward{{"axis", int64_t{1}}, {"reverse", false}};
+    const Params backward{{"axis", int64_t{0}}, {"reverse", true}};
+    r.add(n, p, {f32({4, 5})}, forward, kGrad | kBatch);
+    r.add(n + " reverse", p, {f32({5, 3})}, backward, kGrad | kBatch);
+    r.add(n + " of odd length", p, {f32({2, 7})}, forward, kGrad);
+    r.add(n + " rank 1", p, {f32({6})}, {{"axis", int64_t{0}}, {"reverse", false}}, kGrad | kBatch);
+    r.add(n + " rank 3", p, {f32({2, 3, 4})}, {{"axis", int64_t{1}}, {"reverse", true}}, kBatch);
+    if (p != Prim::cumlogsumexp) {
+      r.add(n + " int", p, {i32({3, 4}, -3, 3)}, backward, kBatch);
+    }
+    for (int64_t axis : {0, 1}) {
+      r.add(n + " 8x8 axis " + std::to_string(axis), p, {m8()},
+            {{"axis", axis}, {"reverse", axis == 1}}, kShard)
+          .tolerance = 1e-5;
+    }
+    for (int64_t axis = 0; axis < 3; ++axis) {
+      for (bool reverse : {false, true}) {
+        // Products stay near 1, where no dtype overflows over 300 steps.
+        const bool prod = p == Prim::cumprod;
+        Case& c = r.add(n + " axis " + std::to_string(axis) + (reverse ? " reverse" : ""), p,
+                        {{{3, 4, 300}, D::float32, prod ? 0.99 : -3, prod ? 1.01 : 100}},
+                        {{"axis", axis}, {"reverse", reverse}}, kValues);
+        c.ref.naive = naive_cumulative;
+        c.ref.dtypes = {D::float64, D::float16, D::bfloat16};
+        if (p != Prim::cumlogsumexp) {
+          Case& i = r.add(
+              n + " of integers axis " + std::to_string(axis) + (reverse ? " reverse" : ""), p,
+              {{{3, 4, 30}, D::int32, -3, 3}}, {{"axis", axis}, {"reverse", reverse}}, kValues);
+          i.ref.naive = naive_cumulative;
+          i.ref.dtypes = {D::int8, D::uint8, D::int64};
+        }
+      }
+    }
+  }
+  // Zeros in a product: the derivative JAX's associative scan gives, not a division.
+  r.add("cumprod one zero", Prim::cumprod, {given({1.5, 0.0, -2.0, 0.5, 3.0})},
+        {{"axis", int64_t{0}}, {"reverse", false}}, kGrad);
+  r.add("cumprod two zeros", Prim::cumprod, {given({0.0, 3.0, 0.0, 2.0})},
+        {{"axis", int64_t{0}}, {"reverse", true}}, kGrad);
+  Case& nan = r.add("cummax NaN", Prim::cummax, {given({1.0, double(kNan), 3.0, -1.0})},
+                    {{"axis", int64_t{0}}, {"reverse", false}}, kValues);
+  nan.ref.naive = naive_cumulative;
 }
 
 // Special functions (lgamma, digamma, igamma, random_gamma_grad).

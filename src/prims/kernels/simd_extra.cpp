@@ -1,0 +1,185 @@
+// simd::extra for float32 and float64, compiled once per Highway target as simd_unary.cpp
+// is (foreach_target.h includes this file again for each). SLEEF 3.5.1's asinh and acosh
+// overflow to inf from |x| ~ 1.8e19 (float) and ~1.3e154 (double), where the results are
+// still small, and flush asinh of subnormals to 0: such lanes take libm's value.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "prims/kernels/simd_extra.cpp"
+#ifndef HWY_DISABLED_TARGETS
+#define HWY_DISABLED_TARGETS (HWY_AVX3 | HWY_AVX3_DL | HWY_SSSE3)
+#endif
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "prims/kernels/simd_extra.h"
+#include "prims/kernels/simd_target.h"
+
+#ifndef PARAX_SIMD_EXTRA_SLEEF_AVX2_
+#define PARAX_SIMD_EXTRA_SLEEF_AVX2_
+// As simd_target.h: sleef.h declares its AVX2 entry points only under -mavx.
+extern "C" {
+__m256 Sleef_asinhf8_u10avx2(__m256);
+__m256d Sleef_asinhd4_u10avx2(__m256d);
+__m256 Sleef_acoshf8_u10avx2(__m256);
+__m256d Sleef_acoshd4_u10avx2(__m256d);
+__m256 Sleef_atanhf8_u10avx2(__m256);
+__m256d Sleef_atanhd4_u10avx2(__m256d);
+__m256 Sleef_erfcf8_u15avx2(__m256);
+__m256d Sleef_erfcd4_u15avx2(__m256d);
+}
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace parax::prims::simd {
+namespace HWY_NAMESPACE {
+namespace {
+
+template <class D>
+using V = hn::Vec<D>;
+
+#define PARAX_EXTRA_FN(Name, fn, acc)                \
+  struct Name {                                      \
+    template <class D>                               \
+    HWY_INLINE V<D> operator()(D d, V<D> x) const {  \
+      if constexpr (sizeof(hn::TFromD<D>) == 4) {    \
+        return Sleef1(d, PARAX_SLEEF_F(fn, acc), x); \
+      } else {                                       \
+        return Sleef1(d, PARAX_SLEEF_D(fn, acc), x); \
+      }                                              \
+    }                                                \
+  };
+PARAX_EXTRA_FN(SleefAsinh, asinh, u10)
+PARAX_EXTRA_FN(SleefAcosh, acosh, u10)
+PARAX_EXTRA_FN(Atanh, atanh, u10)
+PARAX_EXTRA_FN(Erfc, erfc, u15)
+#undef PARAX_EXTRA_FN
+
+// Lanes outside [tiny, huge] in magnitude (NaN is neither) take libm's value.
+template <class D, class Vector>
+HWY_INLINE V<D> WithLibm(D d, V<D> x, Vector vector, double (*scalar)(double)) {
+  using T = hn::TFromD<D>;
+  const T huge = sizeof(T) == 4 ? T(1e18) : T(1e150);
+  const T tiny = sizeof(T) == 4 ? T(1e-30) : T(1e-300);
+  const V<D> y = vector(d, x);
+  const V<D> a = hn::Abs(x);
+  const auto odd = hn::Or(hn::Gt(a, hn::Set(d, huge)), hn::Lt(a, hn::Set(d, tiny)));
+  if (HWY_LIKELY(hn::AllFalse(d, odd))) return y;
+  HWY_ALIGN T xs[HWY_MAX_BYTES / sizeof(T)];
+  HWY_ALIGN T ys[HWY_MAX_BYTES / sizeof(T)];
+  hn::Store(x, d, xs);
+  hn::Store(y, d, ys);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) {
+    const T v = std::abs(xs[i]);
+    if (v > huge || v < tiny) ys[i] = T(scalar(double(xs[i])));
+  }
+  return hn::Load(d, ys);
+}
+
+struct Asinh {
+  template <class D>
+  HWY_INLINE V<D> operator()(D d, V<D> x) const {
+    return WithLibm(d, x, SleefAsinh{}, [](double v) { return std::asinh(v); });
+  }
+};
+struct Acosh {
+  template <class D>
+  HWY_INLINE V<D> operator()(D d, V<D> x) const {
+    return WithLibm(d, x, SleefAcosh{}, [](double v) { return std::acosh(v); });
+  }
+};
+
+template <class T>
+void Run(ExtraOp op, const T* x, T* y, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const In<T> in{x, false};
+  const size_t len = size_t(n);
+  switch (op) {
+    case ExtraOp::asinh:
+      Map(d, Asinh{}, y, len, in);
+      return;
+    case ExtraOp::acosh:
+      Map(d, Acosh{}, y, len, in);
+      return;
+    case ExtraOp::atanh:
+      Map(d, Atanh{}, y, len, in);
+      return;
+    case ExtraOp::erfc:
+      Map(d, Erfc{}, y, len, in);
+      return;
+  }
+}
+
+}  // namespace
+
+void ExtraF32(ExtraOp op, const float* x, float* y, int64_t n) { Run(op, x, y, n); }
+void ExtraF64(ExtraOp op, const double* x, double* y, int64_t n) { Run(op, x, y, n); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace parax::prims::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "prims/prim_util.h"
+
+namespace parax::prims::simd {
+
+HWY_EXPORT(ExtraF32);
+HWY_EXPORT(ExtraF64);
+
+void extra(ExtraOp op, const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ExtraF32)(op, x, y, n);
+}
+void extra(ExtraOp op, const double* x, double* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ExtraF64)(op, x, y, n);
+}
+
+namespace {
+
+template <class T>
+void run_typed(ExtraOp op, const core::KernelCall& c) {
+  const T* x = in_ptr<T>(c, 0);
+  T* y = out_ptr<T>(c, 0);
+  parallel_chunks(c.out_avals[0].size(), kElementGrain, [&](int64_t begin, int64_t end) {
+    extra(op, x + begin, y + begin, end - begin);
+  });
+}
+
+// Halves compute in float32 tiles on the stack and round once, as the other kernels do.
+template <class H>
+void run_half(ExtraOp op, const core::KernelCall& c) {
+  constexpr int64_t kTile = 1024;
+  const H* x = in_ptr<H>(c, 0);
+  H* y = out_ptr<H>(c, 0);
+  parallel_chunks(c.out_avals[0].size(), kElementGrain, [&](int64_t begin, int64_t end) {
+    float buf[kTile];
+    for (int64_t t = begin; t < end; t += kTile) {
+      const int64_t len = std::min(kTile, end - t);
+      for (int64_t i = 0; i < len; ++i) buf[i] = static_cast<float>(x[t + i]);
+      extra(op, buf, buf, len);
+      for (int64_t i = 0; i < len; ++i) y[t + i] = H(buf[i]);
+    }
+  });
+}
+
+}  // namespace
+
+void run_extra(ExtraOp op, const core::KernelCall& c) {
+  switch (c.in_avals[0].dtype) {
+    case DType::float32:
+      return run_typed<float>(op, c);
+    case DType::float64:
+      return run_typed<double>(op, c);
+    case DType::float16:
+      return run_half<float16_t>(op, c);
+    case DType::bfloat16:
+      return run_half<bfloat16_t>(op, c);
+    default:
+      PARAX_UNREACHABLE();
+  }
+}
+
+}  // namespace parax::prims::simd
+#endif  // HWY_ONCE

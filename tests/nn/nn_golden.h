@@ -1,0 +1,241 @@
+// Shared by the parax_nn_tests files: the inputs of tools/make_nn_goldens.py, and the
+// comparison of computed cases with its records in tests/golden/nn_cases.txt (dtype, weak
+// type and shape exactly, values within a tolerance: JAX's kernels are XLA's, parax's
+// SLEEF's; errors by kind and text).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/program_trace.h"
+#include "parax/parax.h"
+#include "support/golden.h"
+
+namespace parax::nn_testing {
+
+namespace jnp = parax::numpy;
+
+inline constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The inputs, in the order of the golden script.
+struct Inputs {
+  Array X = jnp::array({{-2.5f, -1.0f, 0.0f, 0.5f, 3.0f}, {1.5f, -0.25f, 2.0f, -3.0f, 0.0f}});
+  Array XH = X.astype(DType::float16);
+  Array XB = X.astype(DType::bfloat16);
+  Array W = jnp::array({{0.5f, -1.0f, 2.0f, 1.5f, -0.5f}, {1.0f, 0.25f, -2.0f, 0.75f, 3.0f}});
+  Array R6 = jnp::array({-1.0f, 0.0f, 3.0f, 6.0f, 7.5f, 5.5f});
+  Array V = jnp::array({0.1f, 0.5f, -0.7f, 0.9f, -0.95f});
+  Array G = jnp::array({1.0f, 1.5f, 2.0f, 10.0f, 1e20f});
+  Array BIG = jnp::array({-3.0f, -1e-3f, 0.0f, 2.5f, 1e20f, -1e25f});
+  Array NANS =
+      jnp::array({{1.0f, kNan, 3.0f, kNan}, {kNan, kNan, kNan, kNan}, {2.0f, -1.0f, kNan, 5.0f}});
+  Array INFS = jnp::array(
+      {{-kInf, -kInf, -kInf}, {0.0f, -kInf, 1.0f}, {kInf, 1.0f, 2.0f}, {-kInf, kInf, 0.5f}});
+  Array I = jnp::array({{3, 1, 2}, {0, -4, 5}});
+  Array LABELS = jnp::array({0, 2, 1, 3, -1});
+  Array M = jnp::arange(12, DType::float32).reshape({3, 4});
+  Array T3 = jnp::arange(24, DType::float32).reshape({2, 3, 4});
+  Array P = jnp::array(
+      {{1.5f, 0.5f, -2.0f, 0.0f}, {-1.0f, 2.0f, 0.25f, -0.5f}, {0.0f, 3.0f, 1.0f, -1.5f}});
+  Array TIES =
+      jnp::array({{1.0f, 3.0f, 3.0f, 2.0f, 5.0f, 5.0f}, {0.0f, 0.0f, -1.0f, 4.0f, 4.0f, 1.0f}});
+  Array ZEROS = jnp::array({{2.0f, 0.0f, 3.0f, -1.0f}, {0.0f, 0.0f, 1.5f, 2.0f}});
+  Array SORTED = jnp::array({-1.0f, 0.0f, 0.0f, 2.0f, 3.5f, kNan});
+  Array Q = jnp::array({{0.0f, 2.0f, -5.0f}, {kNan, 3.0f, 4.0f}});
+  Array A1 = jnp::array({1.0f, 2.0f, 3.0f});
+  Array B1 = jnp::array({4.0f, 5.0f});
+  Array IM = jnp::arange(12, DType::int32).reshape({3, 4});
+  Array W4 = lax::slice(W, {0, 0}, {2, 4});
+  Array P2 = lax::slice(P, {0, 0}, {2, 4});
+  Array SPECIAL = jnp::array({0.0f, 1e-8f, kInf, -kInf, kNan, -2.0f});
+  Array X4 = jnp::array({5.5f, 1.3f, -4.2f, 0.9f});
+  Array M4 = jnp::array({true, false, true, true});
+  Array MASK5 = jnp::array({true, false, true, true, false});
+  Array L5 = jnp::array({1.0f, -2.0f, 3.5f, 0.5f, -1.0f});
+
+  std::vector<Array*> all() {
+    return {&X,  &XH,     &XB, &W,  &R6,      &V,    &G,     &BIG,    &NANS, &INFS,
+            &I,  &LABELS, &M,  &T3, &P,       &TIES, &ZEROS, &SORTED, &Q,    &A1,
+            &B1, &IM,     &W4, &P2, &SPECIAL, &X4,   &M4,    &MASK5,  &L5};
+  }
+};
+
+using Outputs = std::vector<Array>;
+struct Case {
+  std::string name;
+  std::function<Outputs()> fn;
+};
+
+#define NN_CASE(name, ...)                                                \
+  ::parax::nn_testing::Case {                                             \
+    name, [=]() -> ::parax::nn_testing::Outputs { return {__VA_ARGS__}; } \
+  }
+#define NN_CASES(name, ...)                                             \
+  ::parax::nn_testing::Case {                                           \
+    name, [=]() -> ::parax::nn_testing::Outputs { return __VA_ARGS__; } \
+  }
+
+inline const std::map<std::string, std::string>& goldens() {
+  static const auto* records =
+      new std::map<std::string, std::string>(testing::read_golden("nn_cases.txt"));
+  return *records;
+}
+
+inline std::string error_text(const std::exception& e) {
+  const char* kind = "Error";
+  if (dynamic_cast<const TypeError*>(&e)) {
+    kind = "TypeError";
+  } else if (dynamic_cast<const ValueError*>(&e)) {
+    kind = "ValueError";
+  } else if (dynamic_cast<const IndexError*>(&e)) {
+    kind = "IndexError";
+  } else if (dynamic_cast<const NotImplementedError*>(&e)) {
+    kind = "NotImplementedError";
+  }
+  return std::string("!") + kind + ": " + e.what();
+}
+
+inline std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) parts.push_back(part);
+  if (!s.empty() && s.back() == sep) parts.push_back("");
+  return parts;
+}
+
+// Compares x with a `dtype|weak|shape|values` record. Floats within `rtol` (halves: their
+// precision) plus a small absolute slack; NaN and infinities exactly.
+inline void expect_record(const std::string& name, const Array& x, const std::string& record,
+                          double rtol = 2e-5) {
+  std::vector<std::string> parts = split(record, '|');
+  ASSERT_EQ(parts.size(), 4u) << name;
+  EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
+  EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
+  std::string shape;
+  for (size_t d = 0; d < x.shape().size(); ++d) {
+    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
+  }
+  ASSERT_EQ(shape, parts[2]) << name;
+  std::vector<std::string> want = split(parts[3], ',');
+  std::vector<double> got = x.to_vector<double>();
+  ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
+  const bool half = x.dtype() == DType::float16 || x.dtype() == DType::bfloat16;
+  const double tol = x.dtype() == DType::bfloat16 ? 1e-2 : half ? 2e-3 : rtol;
+  for (size_t k = 0; k < got.size(); ++k) {
+    const double expected = std::stod(want[k]);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(got[k])) << name << "[" << k << "] = " << got[k];
+    } else if (std::isinf(expected) || !is_floating(x.dtype())) {
+      EXPECT_EQ(got[k], expected) << name << "[" << k << "]";
+    } else {
+      EXPECT_NEAR(got[k], expected, tol * std::abs(expected) + 1e-6) << name << "[" << k << "]";
+    }
+  }
+}
+
+// Runs every case and compares it with its golden records; returns how many matched a record.
+inline int check_cases(const std::vector<Case>& cases) {
+  const auto& g = goldens();
+  int checked = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string error;
+    Outputs outs;
+    try {
+      outs = c.fn();
+    } catch (const Error& e) {
+      error = error_text(e);
+    }
+    auto err = g.find(c.name);
+    if (err != g.end()) {
+      EXPECT_EQ(error, err->second);
+      ++checked;
+      continue;
+    }
+    if (!error.empty()) {
+      ADD_FAILURE() << c.name << " threw " << error;
+      continue;
+    }
+    EXPECT_TRUE(g.count(c.name + "#0")) << "no golden for " << c.name;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      auto it = g.find(c.name + "#" + std::to_string(k));
+      if (it == g.end()) {
+        ADD_FAILURE() << c.name << " has more results than JAX's " << k;
+        break;
+      }
+      expect_record(c.name + "#" + std::to_string(k), outs[k], it->second);
+    }
+    EXPECT_FALSE(g.count(c.name + "#" + std::to_string(outs.size()))) << c.name;
+    ++checked;
+  }
+  return checked;
+}
+
+// Runs every case on traced inputs (each input an argument of one program being traced):
+// every result must have JAX's dtype, weak type and shape without a value being read, and
+// errors must not depend on tracing. Returns how many matched a record.
+template <class MakeCases>
+int check_traced_types(MakeCases make_cases) {
+  Inputs in;
+  core::ProgramTrace trace;
+  for (Array* x : in.all()) *x = trace.new_arg(core::aval_of(*x));
+  const std::vector<Case> cases = make_cases(in);
+  core::TraceScope scope(trace);
+  const auto& g = goldens();
+  int checked = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string error;
+    Outputs outs;
+    try {
+      outs = c.fn();
+    } catch (const Error& e) {
+      error = error_text(e);
+    }
+    auto err = g.find(c.name);
+    if (err != g.end()) {
+      EXPECT_EQ(error, err->second);
+      ++checked;
+      continue;
+    }
+    if (!error.empty()) {
+      ADD_FAILURE() << c.name << " threw " << error << " when traced";
+      continue;
+    }
+    for (size_t k = 0; k < outs.size(); ++k) {
+      auto it = g.find(c.name + "#" + std::to_string(k));
+      if (it == g.end()) break;
+      std::vector<std::string> parts = split(it->second, '|');
+      const core::Aval& a = core::aval_of(outs[k]);
+      std::string shape;
+      for (size_t d = 0; d < a.shape.size(); ++d) {
+        shape += (d ? "," : "") + std::to_string(a.shape[d]);
+      }
+      EXPECT_EQ(std::string(dtype_name(a.dtype)) + "|" + (a.weak_type ? "w" : "s") + "|" + shape,
+                parts[0] + "|" + parts[1] + "|" + parts[2])
+          << c.name << "#" << k;
+    }
+    ++checked;
+  }
+  return checked;
+}
+
+// Returns sum(f(x) * w), the scalar whose gradient the golden script takes.
+template <class F>
+auto weighted_sum(F f, Array w) {
+  return [f, w](const Array& x) { return jnp::sum(f(x) * w); };
+}
+
+// The cases of nn_test.cpp and numpy_extra_test.cpp.
+std::vector<Case> nn_cases(const Inputs& in);
+std::vector<Case> numpy_cases(const Inputs& in);
+
+}  // namespace parax::nn_testing
