@@ -230,11 +230,33 @@ def cases(x, sfx):
           lambda b: lax_linalg.triangular_solve(x["upper"], b), in_axes=0)(
           jnp.stack([mT(x["rhs2"]), 3 * mT(x["rhs2"])])),
       "vmap_grad_det": lambda: jax.vmap(jax.grad(la.det))(x["bgen"]),
+      # Second derivatives (grad of grad).
+      "hess_logdet": lambda: grad(
+          lambda a: jnp.sum(jax.grad(lambda b: la.slogdet(b)[1])(a) * x["w44"]), g),
+      "hess_inv": lambda: grad(
+          lambda a: jnp.sum(jax.grad(lambda b: jnp.sum(la.inv(b) * x["w44"]))(a) * x["w44"]), g),
+      "hess_eigvalsh": lambda: grad(
+          lambda a: jnp.sum(jax.grad(lambda b: jnp.sum(la.eigvalsh(b) * x["w4"]))(a) * x["w44"]),
+          y),
+      "jvp_svd_square": lambda: jax.jvp(lambda a: tuple(jnp.abs(v) for v in la.svd(a)), (g,),
+                                        (x["w44"],))[1],
+      "jvp_qr_complete": lambda: jax.jvp(lambda a: tuple(v ** 2 for v in la.qr(a, mode="complete")),
+                                         (t,), (x["w53"],))[1],
       "sharded_inv": lambda: la.inv(x["b8"]),
       "sharded_eigvalsh": lambda: la.eigvalsh(x["b8"] @ mT(x["b8"])),
   }
   return {name + sfx: f for name, f in c.items()}
 
+
+# Promotion: integer and mixed operands.
+MISC = {
+    "det_int": lambda: la.det(jnp.array([[2, 1, 0, 0], [1, 3, 1, 0], [0, 1, 4, 1], [0, 0, 1, 5]],
+                                        jnp.int32)),
+    "inv_int": lambda: la.inv(jnp.array([[2, 1], [1, 3]], jnp.int32)),
+    "solve_mixed": lambda: la.solve(x32["gen"], x["rhs"]),
+    "svdvals_int": lambda: la.svdvals(jnp.array([[1, 2, 3], [4, 5, 6]], jnp.int32)),
+    "eigvalsh_weak": lambda: la.eigvalsh(jnp.asarray(2.0)[None, None]),
+}
 
 ERRORS = {
     "err_cholesky_int": lambda: lax_linalg.cholesky(jnp.ones((3, 3), jnp.int32),
@@ -304,6 +326,7 @@ def main():
   all_cases = {}
   all_cases.update(cases(x, ""))
   all_cases.update(cases(x32, "_f32"))
+  all_cases.update(MISC)
   for name, f in all_cases.items():
     try:
       out = f()

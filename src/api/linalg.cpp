@@ -138,6 +138,13 @@ void check_square(const Array& a, const std::string& message) {
   if (a.ndim() < 2 || dim(a, 1) != dim(a, 2)) throw ValueError(message);
 }
 
+// where(c, x, y) for operands of one shape, through rank 1 when they are scalars: vmap
+// batches a select of rank-0 values with an unbatched constant case (a literal) wrongly.
+Array select(const Array& c, const Array& x, const Array& y) {
+  if (c.ndim() > 0) return where(c, x, y);
+  return squeeze(where(expand_dims(c, 0), expand_dims(x, 0), expand_dims(y, 0)), 0);
+}
+
 // Moves `axes` (two of them) to the end, the others kept in order.
 Array move_to_end(const Array& x, int64_t row, int64_t col) {
   std::vector<int64_t> perm;
@@ -175,7 +182,7 @@ Array singular_norm(const Array& x, int64_t row, int64_t col, int which, bool ke
 Array nan_to_inf(const Array& r, const Array& x) {
   const int64_t nd = x.ndim();
   Array x_nan = any(isnan(x), std::vector<int64_t>{nd - 2, nd - 1});
-  return where(logical_and(isnan(r), logical_not(x_nan)), HUGE_VAL, r);
+  return select(logical_and(isnan(r), logical_not(x_nan)), full_like(r, HUGE_VAL), r);
 }
 
 // Returns s[..., i0:i1] (the last dimension sliced).
@@ -289,8 +296,9 @@ SlogdetResult slogdet(const ArrayLike& a_) {
   Array parity = add(sum(not_equal(pivots, iota), -1, false, DType::int32),
                      sum(less(diag, asarray(0.0, dt)), -1, false, DType::int32));
   Array flip = astype(subtract(1, multiply(2, remainder(parity, 2))), dt);
-  Array s = where(is_zero, asarray(0.0, dt), flip);
-  Array logdet = where(is_zero, asarray(-HUGE_VAL, dt), sum(log(abs(diag)), -1));
+  Array s = select(is_zero, zeros_like(flip), flip);
+  Array logdet = sum(log(abs(diag)), -1);
+  logdet = select(is_zero, full_like(logdet, -HUGE_VAL), logdet);
   return {s, logdet};
 }
 

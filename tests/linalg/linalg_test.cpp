@@ -9,7 +9,6 @@
 
 #include <cmath>
 #include <functional>
-#include <iostream>
 #include <sstream>
 
 #include "parax/parax.h"
@@ -315,8 +314,54 @@ std::vector<Case> cases(const Inputs& x) {
       CASE1("vmap_grad_det", vmap([](const Array& a) {
               return grad_of([](const Array& m) { return la::det(m); }, a);
             })(bgen)),
+      // Second derivatives (grad of grad) and forward mode.
+      CASE1("hess_logdet", grad_of(
+                               [=](const Array& a) {
+                                 auto d = [](const Array& b) { return la::slogdet(b).logabsdet; };
+                                 return sum(grad_of(d, a) * w44);
+                               },
+                               g)),
+      CASE1("hess_inv", grad_of(
+                            [=](const Array& a) {
+                              auto d = [=](const Array& b) { return sum(la::inv(b) * w44); };
+                              return sum(grad_of(d, a) * w44);
+                            },
+                            g)),
+      CASE1("hess_eigvalsh", grad_of(
+                                 [=](const Array& a) {
+                                   auto d = [=](const Array& b) {
+                                     return sum(la::eigvalsh(b) * w4);
+                                   };
+                                   return sum(grad_of(d, a) * w44);
+                                 },
+                                 y)),
+      CASE("jvp_svd_square", jvp([](const Array& a) { return svd_abs(la::svd(a)); },
+                                 std::tuple<Array>{g}, std::tuple<Array>{w44})
+                                 .second),
+      CASE("jvp_qr_complete", jvp(
+                                  [](const Array& a) {
+                                    la::QRResult r = la::qr(a, "complete");
+                                    return Result{sq(r.Q), sq(r.R)};
+                                  },
+                                  std::tuple<Array>{t}, std::tuple<Array>{w53})
+                                  .second),
       CASE1("sharded_inv", la::inv(b8)),
       CASE1("sharded_eigvalsh", la::eigvalsh(jnp::matmul(b8, mT(b8)))),
+  };
+}
+
+// Promotion of integer, mixed and weak operands (run once, in x64).
+std::vector<Case> misc_cases() {
+  const Inputs x64{DType::float64}, x32{DType::float32};
+  return {
+      CASE1("det_int", la::det(jnp::astype(
+                           jnp::array({{2, 1, 0, 0}, {1, 3, 1, 0}, {0, 1, 4, 1}, {0, 0, 1, 5}}),
+                           DType::int32))),
+      CASE1("inv_int", la::inv(jnp::astype(jnp::array({{2, 1}, {1, 3}}), DType::int32))),
+      CASE1("solve_mixed", la::solve(x32("gen"), x64("rhs"))),
+      CASE1("svdvals_int",
+            la::svdvals(jnp::astype(jnp::array({{1, 2, 3}, {4, 5, 6}}), DType::int32))),
+      CASE1("eigvalsh_weak", la::eigvalsh(jnp::reshape(ArrayLike(2.0).array(), {1, 1}))),
   };
 }
 
@@ -409,6 +454,16 @@ void expect_matches(const Array& got, const std::string& key, double rtol) {
   }
 }
 
+void check_results(const std::string& name, const Result& got, double rtol) {
+  if (got.size() == 1 && !goldens().count(name + "[0]#v")) {
+    expect_matches(got[0], name + "#v", rtol);
+    return;
+  }
+  for (size_t k = 0; k < got.size(); ++k) {
+    expect_matches(got[k], name + "[" + std::to_string(k) + "]#v", rtol);
+  }
+}
+
 void run_cases(DType dtype, const std::string& suffix, double rtol) {
   int checked = 0;
   for (const auto& [name, f] : cases(Inputs{dtype})) {
@@ -420,20 +475,20 @@ void run_cases(DType dtype, const std::string& suffix, double rtol) {
       ADD_FAILURE() << name << suffix << " raised " << error_text(e);
       continue;
     }
-    if (got.size() == 1 && !goldens().count(name + suffix + "[0]#v")) {
-      expect_matches(got[0], name + suffix + "#v", rtol);
-    } else {
-      for (size_t k = 0; k < got.size(); ++k) {
-        expect_matches(got[k], name + suffix + "[" + std::to_string(k) + "]#v", rtol);
-      }
-    }
+    check_results(name + suffix, got, rtol);
     ++checked;
   }
   EXPECT_GT(checked, 120);
-  std::cerr << "checked " << checked << " cases\n";
 }
 
 TEST_F(Linalg, Float64CasesMatchJax) { run_cases(DType::float64, "", 1e-9); }
+
+TEST_F(Linalg, PromotionMatchesJax) {
+  for (const auto& [name, f] : misc_cases()) {
+    SCOPED_TRACE(name);
+    check_results(name, f(), 1e-6);
+  }
+}
 
 TEST_F(Linalg, Float32CasesMatchJax) { run_cases(DType::float32, "_f32", 2e-4); }
 
@@ -453,5 +508,177 @@ TEST_F(Linalg, ErrorsMatchJax) {
   EXPECT_GT(checked, 30);
 }
 
+// ---- identities, transforms and sharding ------------------------------------------------
+
+// Expects a == b elementwise within tol * max(1, max |b|).
+void expect_close(const Array& a, const Array& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.shape(), b.shape()) << what;
+  const std::vector<double> u = a.astype(DType::float64).to_vector<double>();
+  const std::vector<double> v = b.astype(DType::float64).to_vector<double>();
+  double scale = 1;
+  for (double x : v) scale = std::max(scale, std::abs(x));
+  for (size_t i = 0; i < u.size(); ++i)
+    EXPECT_NEAR(u[i], v[i], tol * scale) << what << "[" << i << "]";
+}
+
+Array eye_of(int64_t n, DType dt) { return jnp::eye(n, std::nullopt, 0, dt); }
+
+// Every factorization of JAX's tests' kinds (square, tall, wide, batched) multiplies back to
+// its input, with orthonormal and triangular factors, in float32 and float64.
+TEST_F(Linalg, FactorizationsReconstructTheirInputs) {
+  for (DType dt : {DType::float64, DType::float32}) {
+    const double tol = dt == DType::float64 ? 1e-12 : 2e-5;
+    const Inputs x{dt};
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    for (const std::string name : {"gen", "tall", "wide", "btall", "bgen"}) {
+      SCOPED_TRACE(name);
+      const Array a = x(name);
+      const int64_t m = a.shape()[a.ndim() - 2], n = a.shape().back(), k = std::min(m, n);
+      for (const std::string mode : {"reduced", "complete"}) {
+        la::QRResult qr = la::qr(a, mode);
+        const int64_t kq = qr.Q.shape().back();
+        EXPECT_EQ(kq, mode == "reduced" ? k : m);
+        expect_close(jnp::matmul(qr.Q, qr.R), a, tol, "q r " + mode);
+        expect_close(jnp::matmul(mT(qr.Q), qr.Q),
+                     jnp::broadcast_to(eye_of(kq, dt), jnp::matmul(mT(qr.Q), qr.Q).shape()), tol,
+                     "q^T q " + mode);
+        expect_close(jnp::tril(qr.R, -1), jnp::zeros_like(qr.R), 0, "r upper " + mode);
+      }
+      for (bool full : {false, true}) {
+        la::SVDResult usv = la::svd(a, full);
+        Array us = jnp::multiply(lax::slice(usv.U, std::vector<int64_t>(size_t(a.ndim()), 0),
+                                            [&] {
+                                              std::vector<int64_t> l(usv.U.shape().begin(),
+                                                                     usv.U.shape().end());
+                                              l.back() = k;
+                                              return l;
+                                            }()),
+                                 jnp::expand_dims(usv.S, -2));
+        std::vector<int64_t> lim(usv.Vh.shape().begin(), usv.Vh.shape().end());
+        lim[lim.size() - 2] = k;
+        Array vh = lax::slice(usv.Vh, std::vector<int64_t>(size_t(a.ndim()), 0), lim);
+        expect_close(jnp::matmul(us, vh), a, tol, full ? "svd full" : "svd reduced");
+        const int64_t ku = usv.U.shape().back();
+        expect_close(jnp::matmul(mT(usv.U), usv.U),
+                     jnp::broadcast_to(eye_of(ku, dt), jnp::matmul(mT(usv.U), usv.U).shape()), tol,
+                     "u^T u");
+        const std::vector<double> sv = usv.S.astype(DType::float64).to_vector<double>();
+        for (size_t i = 0; i + 1 < sv.size(); ++i) {
+          if ((i + 1) % size_t(k) != 0) {
+            EXPECT_GE(sv[i], sv[i + 1]);
+          }
+        }
+      }
+      auto [lu, pivots, perm] = lla::lu(a);
+      (void)pivots;
+      Array l = jnp::add(jnp::tril(lax::slice(lu, std::vector<int64_t>(size_t(a.ndim()), 0),
+                                              [&] {
+                                                std::vector<int64_t> s2(lu.shape().begin(),
+                                                                        lu.shape().end());
+                                                s2.back() = k;
+                                                return s2;
+                                              }()),
+                                   -1),
+                         jnp::eye(m, k, 0, dt));
+      std::vector<int64_t> lim(lu.shape().begin(), lu.shape().end());
+      lim[lim.size() - 2] = k;
+      Array u = jnp::triu(lax::slice(lu, std::vector<int64_t>(size_t(a.ndim()), 0), lim));
+      Array one_hot = jnp::astype(jnp::equal(jnp::expand_dims(perm, -1), jnp::arange(m)), dt);
+      Array pa = jnp::matmul(one_hot, a);
+      expect_close(jnp::matmul(l, u), pa, tol, "p a = l u");
+    }
+    const Array y = x("sym");
+    la::EighResult e = la::eigh(y);
+    expect_close(jnp::matmul(jnp::multiply(e.eigenvectors, jnp::expand_dims(e.eigenvalues, 0)),
+                             mT(e.eigenvectors)),
+                 y, tol, "v diag(w) v^T");
+    expect_close(jnp::matmul(mT(e.eigenvectors), e.eigenvectors), eye_of(4, dt), tol, "v^T v");
+    for (const std::string name : {"spd", "bspd"}) {
+      const Array s = x(name);
+      Array l = la::cholesky(s);
+      expect_close(jnp::matmul(l, mT(l)), s, tol, "l l^T " + name);
+      expect_close(jnp::matmul(mT(la::cholesky(s, true)), la::cholesky(s, true)), s, tol,
+                   "u^T u " + name);
+    }
+  }
+}
+
+// vmap of each front end agrees with applying it to each batch element, and jit with
+// running it eagerly.
+TEST_F(Linalg, VmapAndJitAgreeWithTheLoop) {
+  const Inputs x{DType::float64};
+  const Array bgen = x("bgen"), bspd = x("bspd"), btall = x("btall"), brhs = x("brhs");
+  using F = std::function<Array(const Array&)>;
+  const std::vector<std::pair<std::string, std::pair<F, Array>>> fs = {
+      {"inv", {[](const Array& a) { return la::inv(a); }, bgen}},
+      {"det", {[](const Array& a) { return la::det(a); }, bgen}},
+      {"logdet", {[](const Array& a) { return la::slogdet(a).logabsdet; }, bgen}},
+      {"pinv", {[](const Array& a) { return la::pinv(a); }, btall}},
+      {"eigvalsh", {[](const Array& a) { return la::eigvalsh(a); }, bspd}},
+      {"svdvals", {[](const Array& a) { return la::svdvals(a); }, btall}},
+      {"cholesky", {[](const Array& a) { return la::cholesky(a); }, bspd}},
+      {"solve", {[=](const Array& a) { return la::solve(a, brhs[0]); }, bgen}},
+      {"qr_r_abs", {[](const Array& a) { return jnp::abs(la::qr(a).R); }, btall}},
+      {"matrix_power", {[](const Array& a) { return la::matrix_power(a, -2); }, bgen}},
+      {"grad_det",
+       {[](const Array& a) { return grad_of([](const Array& b) { return la::det(b); }, a); },
+        bgen}},
+  };
+  for (const auto& [name, fa] : fs) {
+    SCOPED_TRACE(name);
+    const auto& [f, batch] = fa;
+    try {
+      std::vector<Array> loop;
+      for (int64_t i = 0; i < batch.shape()[0]; ++i) loop.push_back(f(batch[i]));
+      const Array want = jnp::stack(loop);
+      expect_close(vmap(f)(batch), want, 1e-12, "vmap");
+      expect_close(jit(f)(batch[0]), loop[0], 1e-12, "jit");
+      expect_close(jit(vmap(f))(batch), want, 1e-12, "jit of vmap");
+    } catch (const Error& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+    }
+  }
+}
+
+// A batch of 8 matrices sharded over 8 devices on its leading axis stays sharded under jit:
+// each device factors its own matrix (no collective in the partitioned program), and the
+// values are JAX's.
+TEST_F(Linalg, ShardedBatchStaysLocal) {
+  const Mesh mesh = make_mesh({8}, {"x"});
+  const NamedSharding batch(mesh, P("x"));
+  const Inputs in{DType::float64};
+  const Array b8 = device_put(in("b8"), batch);
+  const Array spd8 = device_put(jnp::matmul(in("b8"), mT(in("b8"))), batch);
+  using F = std::function<Array(const Array&)>;
+  const std::vector<std::tuple<std::string, F, Array>> fs = {
+      {"sharded_inv", [](const Array& a) { return la::inv(a); }, b8},
+      {"sharded_eigvalsh", [](const Array& a) { return la::eigvalsh(a); }, spd8},
+      {"sharded det", [](const Array& a) { return la::det(a); }, b8},
+      {"sharded cholesky", [](const Array& a) { return la::cholesky(a); }, spd8},
+      {"sharded qr", [](const Array& a) { return la::qr(a).R; }, b8},
+      {"sharded svd", [](const Array& a) { return la::svd(a, false).U; }, b8},
+      {"sharded lu", [](const Array& a) { return std::get<0>(lla::lu(a)); }, b8},
+      {"sharded solve", [](const Array& a) { return la::solve(a, a); }, b8},
+      {"sharded grad_logdet",
+       [](const Array& a) {
+         return grad_of([](const Array& b) { return sum(la::slogdet(b).logabsdet); }, a);
+       },
+       b8},
+  };
+  for (const auto& [name, f, arg] : fs) {
+    SCOPED_TRACE(name);
+    auto jf = jit(f);
+    const std::string text = jf.lower(arg).compile().as_text();
+    for (const char* c :
+         {"all-gather", "all-reduce", "all-to-all", "collective-permute", "reduce-scatter"}) {
+      EXPECT_EQ(text.find(c), std::string::npos) << c << " in\n" << text;
+    }
+    const Array got = jf(arg);
+    EXPECT_TRUE(got.sharding().is_equivalent_to(batch, got.ndim())) << name;
+    const Array host = f(device_put(arg, devices()[0]));
+    expect_close(got, host, 1e-12, "sharded vs one device");
+    if (goldens().count(name + "#v")) expect_matches(got, name + "#v", 1e-9);
+  }
+}
 }  // namespace
 }  // namespace parax
