@@ -256,6 +256,19 @@ MISC = {
     "solve_mixed": lambda: la.solve(x32["gen"], x["rhs"]),
     "svdvals_int": lambda: la.svdvals(jnp.array([[1, 2, 3], [4, 5, 6]], jnp.int32)),
     "eigvalsh_weak": lambda: la.eigvalsh(jnp.asarray(2.0)[None, None]),
+    # Ported from JAX's tests/linalg_test.py.
+    "det_grad_issue6121": lambda: jax.grad(lambda a: la.det(a).sum())(jnp.ones((16, 1, 1))),
+    "slogdet_issue1213": lambda: tuple(la.slogdet(
+        jnp.array([np.diag(np.ones([5], dtype=np.float32)) * (-.01)] * 2))),
+    "matrix_power_bool": lambda: la.matrix_power(jnp.array([[True, True], [False, True]]), 2),
+    "lu_zero": lambda: lax_linalg.lu(jnp.zeros((2, 2), jnp.float32)),
+    "lu_singular": lambda: lax_linalg.lu(jnp.array([[-1., 3. / 2], [2. / 3, -1.]], jnp.float32)),
+    "pinv_issue2792": lambda: jax.jacobian(
+        lambda p: la.pinv(jnp.array([[0., 0.], [-p, 1.]], jnp.float32) * 1 / (1 + p ** 2)))(
+            jnp.float32(2.)),
+    "pinv_ones": lambda: la.pinv(jnp.ones((3, 3)), rtol=1e-2),
+    "grad_pinv_ones": lambda: jax.grad(
+        lambda a: jnp.sum(la.pinv(a, rtol=1e-2) * x["w44"][:3, :3]))(jnp.ones((3, 3))),
 }
 
 ERRORS = {

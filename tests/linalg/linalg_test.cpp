@@ -7,6 +7,7 @@
 // sharded over 8 devices that stays local.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <sstream>
@@ -353,6 +354,7 @@ std::vector<Case> cases(const Inputs& x) {
 // Promotion of integer, mixed and weak operands (run once, in x64).
 std::vector<Case> misc_cases() {
   const Inputs x64{DType::float64}, x32{DType::float32};
+  const Array w44 = x64("w44");
   return {
       CASE1("det_int", la::det(jnp::astype(
                            jnp::array({{2, 1, 0, 0}, {1, 3, 1, 0}, {0, 1, 4, 1}, {0, 0, 1, 5}}),
@@ -362,6 +364,28 @@ std::vector<Case> misc_cases() {
       CASE1("svdvals_int",
             la::svdvals(jnp::astype(jnp::array({{1, 2, 3}, {4, 5, 6}}), DType::int32))),
       CASE1("eigvalsh_weak", la::eigvalsh(jnp::reshape(ArrayLike(2.0).array(), {1, 1}))),
+      // Ported from JAX's tests/linalg_test.py.
+      CASE1("det_grad_issue6121", grad_of([](const Array& a) { return sum(la::det(a)); },
+                                          jnp::ones({16, 1, 1}, DType::float64))),
+      CASE("slogdet_issue1213",
+           slog(la::slogdet(jnp::broadcast_to(
+               jnp::multiply(jnp::eye(5, std::nullopt, 0, DType::float32), -0.01), {2, 5, 5})))),
+      CASE1("matrix_power_bool", la::matrix_power(jnp::array({{true, true}, {false, true}}), 2)),
+      CASE("lu_zero", tuple3(lla::lu(jnp::zeros({2, 2}, DType::float32)))),
+      CASE("lu_singular", tuple3(lla::lu(jnp::array({{-1.0f, 1.5f}, {2.0f / 3, -1.0f}})))),
+      CASE1("pinv_issue2792",
+            jvp(
+                [](const Array& p) {
+                  Array a = jnp::add(jnp::multiply(jnp::array({{0.0f, 0.0f}, {-1.0f, 0.0f}}), p),
+                                     jnp::array({{0.0f, 0.0f}, {0.0f, 1.0f}}));
+                  return la::pinv(jnp::multiply(a, jnp::divide(1, jnp::add(1, jnp::square(p)))));
+                },
+                std::tuple<Array>{jnp::array(2.0f)}, std::tuple<Array>{jnp::array(1.0f)})
+                .second),
+      CASE1("pinv_ones", la::pinv(jnp::ones({3, 3}, DType::float64), 1e-2)),
+      CASE1("grad_pinv_ones",
+            grad_of([=](const Array& a) { return sum(la::pinv(a, 1e-2) * top_left(w44, 3)); },
+                    jnp::ones({3, 3}, DType::float64))),
   };
 }
 
@@ -679,6 +703,23 @@ TEST_F(Linalg, ShardedBatchStaysLocal) {
     expect_close(got, host, 1e-12, "sharded vs one device");
     if (goldens().count(name + "#v")) expect_matches(got, name + "#v", 1e-9);
   }
+}
+
+// A singular triangular matrix gives non-finite values, not garbage (JAX's
+// testTriangularSolveSingularBatched).
+TEST_F(Linalg, SingularTriangularSolveIsNotFinite) {
+  const Array a = jnp::array(std::vector<double>{1, 1, 0, 0}, Shape{1, 2, 2}, DType::float32);
+  const Array b = jnp::array(std::vector<double>{1, 1}, Shape{1, 2, 1}, DType::float32);
+  const std::vector<float> out = lla::triangular_solve(a, b, true).to_vector<float>();
+  EXPECT_FALSE(std::all_of(out.begin(), out.end(), [](float v) { return std::isfinite(v); }));
+  // A matrix that is not positive definite factors to NaNs, one batch element at a time.
+  const Array spd_and_not =
+      jnp::array(std::vector<double>{4, 1, 1, 3, -1, 0, 0, 1}, Shape{2, 2, 2}, DType::float64);
+  const std::vector<double> l = la::cholesky(spd_and_not).to_vector<double>();
+  EXPECT_DOUBLE_EQ(l[0], 2.0);
+  // As JAX's: the lower triangle NaN, the upper one zeroed by the wrapper's tril.
+  for (size_t i : {4, 6, 7}) EXPECT_TRUE(std::isnan(l[i])) << i;
+  EXPECT_EQ(l[5], 0.0);
 }
 }  // namespace
 }  // namespace parax
