@@ -251,6 +251,21 @@ Batched triangular_solve_batch(std::span<const Array> in, std::span<const int> d
   return Batched{{solve_like(a, b, p)}, {0}};
 }
 
+core::Cost cholesky_cost(std::span<const Aval> in, std::span<const Aval>, const Params& params,
+                         std::span<const int64_t>) {
+  return linalg::cost(core::Prim::cholesky, in, params);
+}
+
+core::Cost lu_cost(std::span<const Aval> in, std::span<const Aval>, const Params& params,
+                   std::span<const int64_t>) {
+  return linalg::cost(core::Prim::lu, in, params);
+}
+
+core::Cost triangular_solve_cost(std::span<const Aval> in, std::span<const Aval>,
+                                 const Params& params, std::span<const int64_t>) {
+  return linalg::cost(core::Prim::triangular_solve, in, params);
+}
+
 }  // namespace
 
 extern const core::PrimRules cholesky_rules = {
@@ -259,6 +274,7 @@ extern const core::PrimRules cholesky_rules = {
     .kernel = kernels::cholesky,
     .jvp = cholesky_jvp,
     .batch = cholesky_batch,
+    .cost = cholesky_cost,
 };
 
 extern const core::PrimRules lu_rules = {
@@ -267,6 +283,7 @@ extern const core::PrimRules lu_rules = {
     .kernel = kernels::lu,
     .jvp = lu_jvp,
     .batch = lu_batch,
+    .cost = lu_cost,
 };
 
 extern const core::PrimRules lu_pivots_to_permutation_rules = {
@@ -284,6 +301,7 @@ extern const core::PrimRules triangular_solve_rules = {
     .jvp = triangular_solve_jvp,
     .transpose = triangular_solve_transpose,
     .batch = triangular_solve_batch,
+    .cost = triangular_solve_cost,
 };
 
 }  // namespace parax::prims

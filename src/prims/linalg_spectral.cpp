@@ -223,6 +223,21 @@ Batched eigh_batch(std::span<const Array> in, std::span<const int> dims, const P
   return linalg::batch_at_front(core::Prim::eigh, in, dims, params, axis);
 }
 
+core::Cost qr_cost(std::span<const Aval> in, std::span<const Aval>, const Params& params,
+                   std::span<const int64_t>) {
+  return linalg::cost(core::Prim::qr, in, params);
+}
+
+core::Cost svd_cost(std::span<const Aval> in, std::span<const Aval>, const Params& params,
+                    std::span<const int64_t>) {
+  return linalg::cost(core::Prim::svd, in, params);
+}
+
+core::Cost eigh_cost(std::span<const Aval> in, std::span<const Aval>, const Params& params,
+                     std::span<const int64_t>) {
+  return linalg::cost(core::Prim::eigh, in, params);
+}
+
 }  // namespace
 
 extern const core::PrimRules qr_rules = {
@@ -231,6 +246,7 @@ extern const core::PrimRules qr_rules = {
     .kernel = kernels::qr,
     .jvp = qr_jvp,
     .batch = qr_batch,
+    .cost = qr_cost,
 };
 
 extern const core::PrimRules svd_rules = {
@@ -239,6 +255,7 @@ extern const core::PrimRules svd_rules = {
     .kernel = kernels::svd,
     .jvp = svd_jvp,
     .batch = svd_batch,
+    .cost = svd_cost,
 };
 
 extern const core::PrimRules eigh_rules = {
@@ -247,6 +264,7 @@ extern const core::PrimRules eigh_rules = {
     .kernel = kernels::eigh,
     .jvp = eigh_jvp,
     .batch = eigh_batch,
+    .cost = eigh_cost,
 };
 
 }  // namespace parax::prims

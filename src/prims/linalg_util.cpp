@@ -211,4 +211,36 @@ core::Batched batch_at_front(core::Prim p, std::span<const Array> in, std::span<
   return core::Batched{std::move(outs), std::move(out_dims)};
 }
 
+core::Cost cost(core::Prim p, std::span<const core::Aval> in, const core::Params& params) {
+  const Shape& s = in[0].shape;
+  const double m = double(s[s.size() - 2]), n = double(s.back()), k = std::min(m, n);
+  double per = 0;
+  switch (p) {
+    case core::Prim::cholesky:
+      per = n * n * n / 3;
+      break;
+    case core::Prim::lu:
+      per = m * n * k - (m + n) * k * k / 2 + k * k * k / 3;
+      break;
+    case core::Prim::qr:
+      per = 4 * m * n * k - 4 * k * k * k / 3;
+      break;
+    case core::Prim::svd:
+      per = 4 * m * n * k + 8 * k * k * k;
+      break;
+    case core::Prim::eigh:
+      per = 9 * n * n * n;
+      break;
+    case core::Prim::triangular_solve: {
+      const Shape& b = in[1].shape;
+      const double rows = double(b[b.size() - 2]), cols = double(b.back());
+      per = params.get<bool>("left_side") ? rows * rows * cols : cols * cols * rows;
+      break;
+    }
+    default:
+      break;
+  }
+  return {.flops = per * double(shape_size(leading(in[0], 2)))};
+}
+
 }  // namespace parax::prims::linalg

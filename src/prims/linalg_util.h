@@ -69,4 +69,8 @@ core::ShardingRule batch_sharding_rule(std::span<const core::Aval> in,
 core::Batched batch_at_front(core::Prim p, std::span<const Array> in, std::span<const int> dims,
                              const core::Params& params, const core::BatchAxis& axis);
 
+// The flops of one application: LAPACK's operation counts (leading terms) per matrix of
+// operand 0's last two dimensions (m, n; k = min), times the batch.
+core::Cost cost(core::Prim p, std::span<const core::Aval> in, const core::Params& params);
+
 }  // namespace parax::prims::linalg
