@@ -415,6 +415,10 @@ Array einsum(const std::string& subscripts, const ArrayLike& a) {
 
 namespace linalg {
 
+// The largest (which 2) or smallest (-2) singular value, or their sum (0: "nuc"), of the
+// matrices over axes (row, col): src/api/linalg.cpp.
+Array singular_value_norm(const Array& x, int64_t row, int64_t col, int which, bool keepdims);
+
 Array norm(const ArrayLike& x_, std::optional<double> ord, Axes axis, bool keepdims) {
   Array x = frontend::promote_dtypes_inexact({x_.array()})[0];
   const int64_t ndim = x.ndim();
@@ -454,9 +458,7 @@ Array norm(const ArrayLike& x_, std::optional<double> ord, Axes axis, bool keepd
       return *ord == inf ? max(s, row, keepdims) : min(s, row, keepdims);
     }
     if (*ord == 2 || *ord == -2) {
-      throw NotImplementedError("[numpy.linalg.norm] ord=" + ord_str(*ord) +
-                                " for matrices needs singular values, which parax does not "
-                                "compute; expected ord None, 1, -1, inf or -inf");
+      return singular_value_norm(x, row, col, *ord == 2 ? 2 : -2, keepdims);
     }
     throw ValueError("Invalid order '" + ord_str(*ord) + "' for matrix norm.");
   }

@@ -9,6 +9,7 @@ target_sources(parax PRIVATE
   api/format.cpp
   api/frontend.cpp
   api/lax.cpp
+  api/linalg.cpp
   api/multihost.cpp
   api/numpy_creation.cpp
   api/numpy_linalg.cpp

@@ -65,6 +65,9 @@ target_sources(parax PRIVATE
 
   # linear algebra
   prims/linalg.cpp
+  prims/linalg_spectral.cpp
+  prims/linalg_util.cpp
+  prims/kernels/linalg.cpp
 
   # convolution and pooling
   prims/conv.cpp

@@ -733,9 +733,11 @@ TEST(LaxNumpy, ScalarLiteralsAreWeak) {
   }
 }
 
-TEST(LaxNumpy, MatrixNormWithoutSvdIsNotImplemented) {
+// ord 2 and -2 over matrices are singular values (tests/linalg/ checks them against JAX).
+TEST(LaxNumpy, MatrixTwoNormIsTheLargestSingularValue) {
   Array m = jnp::ones({2, 2});
-  EXPECT_THROW(jnp::linalg::norm(m, 2), NotImplementedError);
+  EXPECT_FLOAT_EQ(jnp::linalg::norm(m, 2).item<float>(), 2.0f);
+  EXPECT_NEAR(jnp::linalg::norm(m, -2).item<float>(), 0.0f, 1e-6);
 }
 
 TEST(LaxNumpy, CompoundAssignment) {

@@ -1999,26 +1999,235 @@ void numpy_extra_rows(Rows& r) {
                     {{"axis", int64_t{0}}, {"reverse", false}}, kValues);
   nan.ref.naive = naive_cumulative;
 }
-
 // Special functions (lgamma, digamma, igamma, random_gamma_grad).
-void special_rows(Rows& r) {
-  (void)r;
+void special_rows(Rows& r) { (void)r; }
+
+// ---- linear algebra: naive references in double, one matrix at a time -----------------
+
+// Calls f(offset of matrix b) for each of the `batch` matrices of `size` elements.
+int64_t matrices(const Shape& shape, int core_rank) {
+  int64_t b = 1;
+  for (size_t d = 0; d + size_t(core_rank) < shape.size(); ++d) b *= shape[d];
+  return b;
 }
 
-// Linear algebra on LAPACK.
+// A generous tolerance for solves of well-conditioned matrices: 100 times the result's
+// magnitude (plus one) in units of the dtype's rounding.
+void solve_scale(const std::vector<double>& want, std::vector<double>& scale) {
+  double m = 1;
+  for (double w : want) m = std::max(m, std::abs(w));
+  scale.assign(want.size(), 100 * m);
+}
+
+// The lower Cholesky factor from the lower triangle; NaNs when not positive definite.
+std::vector<double> naive_cholesky(const Case& c, const std::vector<std::vector<double>>& in,
+                                   const std::vector<core::Aval>&, std::vector<double>& scale) {
+  const Shape& shape = c.operands[0].shape;
+  const int64_t n = shape.back();
+  std::vector<double> out(in[0].size(), 0.0);
+  for (int64_t b = 0; b < matrices(shape, 2); ++b) {
+    const double* a = in[0].data() + b * n * n;
+    double* l = out.data() + b * n * n;
+    bool ok = true;
+    for (int64_t j = 0; j < n && ok; ++j) {
+      double d = a[j * n + j];
+      for (int64_t k = 0; k < j; ++k) d -= l[j * n + k] * l[j * n + k];
+      ok = d > 0;
+      l[j * n + j] = std::sqrt(d);
+      for (int64_t i = j + 1; i < n && ok; ++i) {
+        double v = a[i * n + j];
+        for (int64_t k = 0; k < j; ++k) v -= l[i * n + k] * l[j * n + k];
+        l[i * n + j] = v / l[j * n + j];
+      }
+    }
+    if (!ok) std::fill_n(l, n * n, std::nan(""));
+  }
+  solve_scale(out, scale);
+  return out;
+}
+
+// Gaussian elimination with partial pivoting (the first row of largest magnitude, as
+// LAPACK's getrf picks): lu, then the pivots, then the permutation.
+std::vector<double> naive_lu(const Case& c, const std::vector<std::vector<double>>& in,
+                             const std::vector<core::Aval>&, std::vector<double>& scale) {
+  const Shape& shape = c.operands[0].shape;
+  const int64_t m = shape[shape.size() - 2], n = shape.back(), k = std::min(m, n);
+  const int64_t batch = matrices(shape, 2);
+  std::vector<double> lu = in[0], pivots, perms;
+  for (int64_t b = 0; b < batch; ++b) {
+    double* a = lu.data() + b * m * n;
+    std::vector<int64_t> perm(static_cast<size_t>(m));
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t p = j;
+      for (int64_t i = j + 1; i < m; ++i) {
+        if (std::abs(a[i * n + j]) > std::abs(a[p * n + j])) p = i;
+      }
+      pivots.push_back(double(p));
+      std::swap(perm[size_t(j)], perm[size_t(p)]);
+      for (int64_t q = 0; q < n; ++q) std::swap(a[j * n + q], a[p * n + q]);
+      for (int64_t i = j + 1; i < m; ++i) {
+        a[i * n + j] /= a[j * n + j];
+        for (int64_t q = j + 1; q < n; ++q) a[i * n + q] -= a[i * n + j] * a[j * n + q];
+      }
+    }
+    for (int64_t v : perm) perms.push_back(double(v));
+  }
+  solve_scale(lu, scale);
+  std::vector<double> out = lu;
+  out.insert(out.end(), pivots.begin(), pivots.end());
+  out.insert(out.end(), perms.begin(), perms.end());
+  scale.resize(out.size(), 0.0);
+  return out;
+}
+
+// The row swaps applied to the identity, in order.
+std::vector<double> naive_pivots(const Case& c, const std::vector<std::vector<double>>& in,
+                                 const std::vector<core::Aval>&, std::vector<double>& scale) {
+  const Shape& shape = c.operands[0].shape;
+  const int64_t k = shape.back();
+  const int64_t m = c.params.get<int64_t>("permutation_size");
+  std::vector<double> out;
+  for (int64_t b = 0; b < matrices(shape, 1); ++b) {
+    std::vector<double> perm(static_cast<size_t>(m));
+    std::iota(perm.begin(), perm.end(), 0.0);
+    for (int64_t i = 0; i < k; ++i) {
+      std::swap(perm[size_t(i)], perm[size_t(in[0][size_t(b * k + i)])]);
+    }
+    out.insert(out.end(), perm.begin(), perm.end());
+  }
+  scale.assign(out.size(), 0.0);
+  return out;
+}
+
+// Substitution with op(a) = a or a^T, its triangle `lower` (of a), from the left (op(a) x =
+// b) or the right (x op(a) = b, solved as op(a)^T x^T = b^T).
+std::vector<double> naive_triangular_solve(const Case& c,
+                                           const std::vector<std::vector<double>>& in,
+                                           const std::vector<core::Aval>&,
+                                           std::vector<double>& scale) {
+  const Shape& bs = c.operands[1].shape;
+  const int64_t rows = bs[bs.size() - 2], cols = bs.back();
+  const bool left = c.params.get<bool>("left_side");
+  const bool unit = c.params.get<bool>("unit_diagonal");
+  // With right-side solves as left ones on b^T, op(a) becomes op(a)^T.
+  const bool trans = c.params.get<bool>("transpose_a") != !left;
+  const bool lower = c.params.get<bool>("lower");
+  const int64_t n = left ? rows : cols;      // the solved dimension
+  const int64_t width = left ? cols : rows;  // the free one
+  std::vector<double> out(in[1].size());
+  for (int64_t b = 0; b < matrices(bs, 2); ++b) {
+    const double* a = in[0].data() + b * n * n;
+    // t(i, j) = op'(a)(i, j), the matrix of the left-side solve; x(i, w) its unknowns.
+    auto t = [&](int64_t i, int64_t j) {
+      const bool in_triangle = lower ? (trans ? i <= j : j <= i) : (trans ? j <= i : i <= j);
+      if (!in_triangle) return 0.0;
+      if (i == j && unit) return 1.0;
+      return trans ? a[j * n + i] : a[i * n + j];
+    };
+    auto at = [&](int64_t i, int64_t w) {
+      return b * rows * cols + (left ? i * cols + w : w * cols + i);
+    };
+    const bool forward = lower != trans;
+    for (int64_t w = 0; w < width; ++w) {
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t i = forward ? s : n - 1 - s;
+        double v = in[1][size_t(at(i, w))];
+        for (int64_t j = 0; j < n; ++j) {
+          if (j != i) v -= t(i, j) * out[size_t(at(j, w))] * double(forward ? j < i : j > i);
+        }
+        out[size_t(at(i, w))] = v / t(i, i);
+      }
+    }
+  }
+  solve_scale(out, scale);
+  return out;
+}
+
+Params ts_params(bool left, bool lower, bool transpose, bool unit) {
+  return {{"left_side", left},
+          {"lower", lower},
+          {"transpose_a", transpose},
+          {"conjugate_a", false},
+          {"unit_diagonal", unit}};
+}
+
+// Linear algebra on LAPACK. Matrices are well conditioned: fixed values (a symmetric
+// positive-definite one for cholesky) or triangles with entries in [1, 2]. cholesky and
+// eigh read one triangle while their jvp rules, as JAX's, take the tangent as symmetric (the
+// front ends symmetrize), so their jvp legs run on 1x1 matrices here; tests/linalg/ checks
+// their derivatives against JAX's, as it checks qr, svd and eigh's values (sign conventions).
 void linalg_rows(Rows& r) {
-  (void)r;
+  const Operand spd{{3, 3}, DType::float32, 0, 0, {4, 1, 0.5, 1, 3, 0.2, 0.5, 0.2, 2}};
+  Case& chol = r.add("cholesky spd", Prim::cholesky, {spd}, {}, kValues | kVjp | kShard);
+  chol.ref.naive = naive_cholesky;
+  chol.ref.dtypes = {DType::float64};
+  r.add("cholesky 1x1", Prim::cholesky, {f32({1, 1}, 1, 2)}, {}, kGrad | kBatch);
+  r.add("cholesky batched 1x1", Prim::cholesky, {f32({8, 1, 1}, 1, 2)}, {}, kShard | kBatch);
+  r.add("cholesky not positive definite", Prim::cholesky, {f32({3, 3}, -2, -1)}, {}, kValues)
+      .ref.naive = naive_cholesky;
+
+  for (Shape s : {Shape{4, 4}, Shape{5, 3}, Shape{3, 5}, Shape{2, 3, 3}}) {
+    Case& c = r.add("lu " + shape_str(s), Prim::lu, {f32(s)}, {}, kValues | kGrad | kBatch);
+    c.ref.naive = naive_lu;
+    c.ref.dtypes = {DType::float64};
+  }
+  r.add("lu batched", Prim::lu, {f32({8, 3, 3})}, {}, kShard);
+  Case& piv = r.add("lu_pivots_to_permutation", Prim::lu_pivots_to_permutation, {i32({2, 3}, 0, 3)},
+                    {{"permutation_size", int64_t{4}}}, kValues | kBatch | kShard);
+  piv.ref.naive = naive_pivots;
+
+  const Params reduced{{"full_matrices", false}};
+  const Params full{{"full_matrices", true}};
+  r.add("qr 4x3", Prim::qr, {f32({4, 3})}, reduced, kGrad | kBatch);
+  r.add("qr 3x5", Prim::qr, {f32({3, 5})}, reduced, kGrad | kBatch);
+  r.add("qr 5x3 full", Prim::qr, {f32({5, 3})}, full, kGrad | kBatch);
+  r.add("qr batched", Prim::qr, {f32({8, 4, 3})}, reduced, kShard);
+
+  auto svd_params = [](bool full_matrices, bool compute_uv) {
+    return Params{{"full_matrices", full_matrices}, {"compute_uv", compute_uv}};
+  };
+  r.add("svd 4x3", Prim::svd, {f32({4, 3})}, svd_params(false, true), kGrad | kBatch);
+  r.add("svd 3x4", Prim::svd, {f32({3, 4})}, svd_params(false, true), kGrad);
+  r.add("svd 3x3 full", Prim::svd, {f32({3, 3})}, svd_params(true, true), kGrad);
+  r.add("svd values 4x3", Prim::svd, {f32({4, 3})}, svd_params(true, false), kGrad | kBatch);
+  r.add("svd batched", Prim::svd, {f32({8, 3, 3})}, svd_params(false, true), kShard);
+
+  const Params lower{{"lower", true}, {"sort_eigenvalues", true}};
+  const Params upper{{"lower", false}, {"sort_eigenvalues", true}};
+  r.add("eigh 4x4", Prim::eigh, {f32({4, 4})}, lower, kVjp | kBatch);
+  r.add("eigh upper", Prim::eigh, {f32({3, 3})}, upper, kVjp | kBatch);
+  r.add("eigh 1x1", Prim::eigh, {f32({1, 1})}, lower, kJvp);
+  r.add("eigh batched", Prim::eigh, {f32({8, 4, 4})}, lower, kShard);
+
+  struct Solve {
+    const char* name;
+    bool left, lower, transpose, unit;
+    Shape b;
+  };
+  const Solve solves[] = {{"left lower", true, true, false, false, {3, 2}},
+                          {"left upper transposed", true, false, true, false, {3, 4}},
+                          {"right upper", false, false, false, false, {2, 3}},
+                          {"right lower transposed unit", false, true, true, true, {4, 3}}};
+  for (const Solve& s : solves) {
+    Case& c = r.add(std::string("triangular_solve ") + s.name, Prim::triangular_solve,
+                    {f32({3, 3}, 1, 2), f32(s.b)}, ts_params(s.left, s.lower, s.transpose, s.unit),
+                    kValues | kGrad | kTranspose | kBatch);
+    c.linear = {{false, true}};
+    c.tolerance = 1e-5;
+    c.ref.naive = naive_triangular_solve;
+    c.ref.dtypes = {DType::float64};
+  }
+  r.add("triangular_solve batched", Prim::triangular_solve, {f32({8, 3, 3}, 1, 2), f32({8, 3, 2})},
+        ts_params(true, true, false, false), kShard)
+      .tolerance = 1e-6;
 }
 
 // Convolution and windowed reductions.
-void conv_rows(Rows& r) {
-  (void)r;
-}
+void conv_rows(Rows& r) { (void)r; }
 
 // Custom derivative calls.
-void custom_derivative_rows(Rows& r) {
-  (void)r;
-}
+void custom_derivative_rows(Rows& r) { (void)r; }
 
 }  // namespace
 
@@ -2095,6 +2304,9 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
   static constexpr std::string_view kKey =
       "a uint32 key in, integer bits out: nothing to differentiate (a jvp rule exists: "
       "StructuralGrad.ZeroTangentPrimitives)";
+  static constexpr std::string_view kSigns =
+      "factors unique only up to signs: linalg/linalg_test.cpp checks them against JAX's "
+      "(values, reconstructions, orthogonality) as JAX's tests do";
   static constexpr std::string_view kLayout =
       "the identity with a layout: its sharded behaviour is the sharding API's "
       "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
@@ -2109,7 +2321,10 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"sharding_constraint", "no kernel: the partitioner turns it into a reshard"},
         {"device_put",
          "no kernel: the runtime moves buffers between devices "
-         "(api/array_test.cpp, robustness/sharding_api_test.cpp)"}}},
+         "(api/array_test.cpp, robustness/sharding_api_test.cpp)"},
+        {"qr", kSigns},
+        {"svd", kSigns},
+        {"eigh", kSigns}}},
       {kJvp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -2120,7 +2335,8 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"shift_right_arithmetic", kIntegers},
         {"reduce_and", kBooleans},
         {"reduce_or", kBooleans},
-        {"random_bits", kKey}}},
+        {"random_bits", kKey},
+        {"lu_pivots_to_permutation", kIntegers}}},
       {kVjp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -2132,7 +2348,8 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"reduce_and", kBooleans},
         {"reduce_or", kBooleans},
         {"random_bits", kKey},
-        {"iota", "no operands: nothing to differentiate"}}},
+        {"iota", "no operands: nothing to differentiate"},
+        {"lu_pivots_to_permutation", kIntegers}}},
       {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
       {kShard,
        {{"iota",

@@ -1,0 +1,506 @@
+// lax::linalg (thin wrappers binding the LAPACK primitives) and numpy::linalg composed on
+// them as jax/_src/numpy/linalg.py composes: solve and det through lu and triangular
+// solves, inv through solve, lstsq and pinv through svd.
+#include "parax/linalg.h"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "api/frontend.h"
+#include "core/trace.h"
+#include "parax/grad.h"
+#include "parax/lax.h"
+#include "prims/linalg_util.h"
+
+namespace parax::lax::linalg {
+
+namespace pl = prims::linalg;
+
+namespace {
+
+Array symmetrize(const Array& x) { return numpy::divide(numpy::add(x, pl::mT(x)), 2.0); }
+
+}  // namespace
+
+Array cholesky(const ArrayLike& x_, bool symmetrize_input) {
+  Array x = x_.array();
+  if (symmetrize_input && x.ndim() >= 2) x = symmetrize(x);
+  Array l = core::bind1(core::Prim::cholesky, {x});
+  return pl::tril(l);
+}
+
+std::tuple<Array, Array, Array> lu(const ArrayLike& x) {
+  std::vector<Array> out = core::bind(core::Prim::lu, {x.array()});
+  return {out[0], out[1], out[2]};
+}
+
+Array lu_pivots_to_permutation(const ArrayLike& pivots, int64_t permutation_size) {
+  return core::bind1(core::Prim::lu_pivots_to_permutation, {pivots.array()},
+                     {{"permutation_size", permutation_size}});
+}
+
+std::pair<Array, Array> qr(const ArrayLike& x, bool full_matrices) {
+  std::vector<Array> out =
+      core::bind(core::Prim::qr, {x.array()}, {{"full_matrices", full_matrices}});
+  return {out[0], out[1]};
+}
+
+std::vector<Array> svd(const ArrayLike& x, bool full_matrices, bool compute_uv) {
+  std::vector<Array> out = core::bind(
+      core::Prim::svd, {x.array()}, {{"full_matrices", full_matrices}, {"compute_uv", compute_uv}});
+  if (!compute_uv) return out;
+  return {out[1], out[0], out[2]};
+}
+
+std::pair<Array, Array> eigh(const ArrayLike& x_, bool lower, bool symmetrize_input) {
+  Array x = x_.array();
+  if (symmetrize_input && x.ndim() >= 2) x = symmetrize(x);
+  std::vector<Array> out =
+      core::bind(core::Prim::eigh, {x}, {{"lower", lower}, {"sort_eigenvalues", true}});
+  return {out[0], out[1]};
+}
+
+Array triangular_solve(const ArrayLike& a_, const ArrayLike& b_, bool left_side, bool lower,
+                       bool transpose_a, bool conjugate_a, bool unit_diagonal) {
+  (void)conjugate_a;  // real dtypes only: conjugation changes nothing
+  const Array& a = a_.array();
+  Array b = b_.array();
+  const bool singleton = b.ndim() == a.ndim() - 1;
+  if (singleton) b = lax::expand_dims(b, {left_side ? b.ndim() : b.ndim() - 1});
+  Array out = pl::triangular_solve(a, b, left_side, lower, transpose_a, unit_diagonal);
+  if (singleton) out = lax::squeeze(out, {left_side ? out.ndim() - 1 : out.ndim() - 2});
+  return out;
+}
+
+}  // namespace parax::lax::linalg
+
+namespace parax::numpy::linalg {
+
+namespace pl = prims::linalg;
+namespace ll = lax::linalg;
+
+namespace {
+
+Array inexact(const ArrayLike& x) { return frontend::promote_dtypes_inexact({x.array()})[0]; }
+
+double eps_of(DType dt) {
+  return dt == DType::float64 ? std::numeric_limits<double>::epsilon()
+                              : std::numeric_limits<float>::epsilon();
+}
+
+std::string py_shape(const Shape& s) { return shape_str(s); }
+
+int64_t dim(const Array& x, int from_end) { return x.shape()[size_t(x.ndim() - from_end)]; }
+
+Array element(const Array& a, int64_t i, int64_t j) {
+  const int64_t r = a.ndim();
+  return lax::squeeze(pl::block(a, i, i + 1, j, j + 1), {r - 2, r - 1});
+}
+
+// Returns x [..., m, n] broadcast to batch + [m, n].
+Array broadcast_batch(const Array& x, const Shape& batch, int64_t core_rank) {
+  Shape s = batch;
+  s.insert(s.end(), x.shape().end() - core_rank, x.shape().end());
+  return numpy::broadcast_to(x, s);
+}
+
+Shape broadcast_batches(const Shape& a, const Shape& b) {
+  std::vector<Shape> shapes{a, b};
+  return frontend::broadcast_shapes("solve", shapes);
+}
+
+// x solving a x = b for a [..., m, m] and b [..., m, n] with equal batch dimensions.
+Array lu_solve(const Array& a, const Array& b) {
+  auto [lu, pivots, permutation] = ll::lu(a);
+  (void)pivots;
+  Array x = pl::permute_rows(b, permutation);
+  x = pl::triangular_solve(lu, x, true, true, false, true);
+  return pl::triangular_solve(lu, x, true, false, false, false);
+}
+
+Array det_2x2(const Array& a) {
+  return subtract(multiply(element(a, 0, 0), element(a, 1, 1)),
+                  multiply(element(a, 0, 1), element(a, 1, 0)));
+}
+
+Array det_3x3(const Array& a) {
+  auto e = [&](int64_t i, int64_t j) { return element(a, i, j); };
+  Array p = add(add(multiply(multiply(e(0, 0), e(1, 1)), e(2, 2)),
+                    multiply(multiply(e(0, 1), e(1, 2)), e(2, 0))),
+                multiply(multiply(e(0, 2), e(1, 0)), e(2, 1)));
+  p = subtract(p, multiply(multiply(e(0, 2), e(1, 1)), e(2, 0)));
+  p = subtract(p, multiply(multiply(e(0, 0), e(1, 2)), e(2, 1)));
+  return subtract(p, multiply(multiply(e(0, 1), e(1, 0)), e(2, 2)));
+}
+
+void check_square(const Array& a, const std::string& message) {
+  if (a.ndim() < 2 || dim(a, 1) != dim(a, 2)) throw ValueError(message);
+}
+
+// where(c, x, y) for operands of one shape, through rank 1 when they are scalars: vmap
+// batches a select of rank-0 values with an unbatched constant case (a literal) wrongly.
+Array select(const Array& c, const Array& x, const Array& y) {
+  if (c.ndim() > 0) return where(c, x, y);
+  return squeeze(where(expand_dims(c, 0), expand_dims(x, 0), expand_dims(y, 0)), 0);
+}
+
+// Moves `axes` (two of them) to the end, the others kept in order.
+Array move_to_end(const Array& x, int64_t row, int64_t col) {
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    if (d != row && d != col) perm.push_back(d);
+  }
+  perm.push_back(row);
+  perm.push_back(col);
+  return lax::transpose(x, perm);
+}
+
+// Returns the two axes of a matrix norm, or throws JAX's error.
+std::pair<int64_t, int64_t> matrix_axes(const Array& x, const Axes& axis) {
+  std::vector<int64_t> axes;
+  if (axis.all()) {
+    for (int64_t d = 0; d < x.ndim(); ++d) axes.push_back(d);
+  } else {
+    for (int64_t a : axis.list()) axes.push_back(frontend::canonicalize_axis(a, x.ndim()));
+  }
+  if (axes.size() != 2) {
+    throw ValueError("Invalid axis values (" + shape_str(axes) + ") for jnp.linalg.norm.");
+  }
+  return {axes[0], axes[1]};
+}
+
+// The norms 2, -2 and "nuc" of the matrices over (row, col): through singular values.
+Array singular_norm(const Array& x, int64_t row, int64_t col, int which, bool keepdims) {
+  Array s = svdvals(move_to_end(x, row, col));
+  Array y = which == 2 ? max(s, -1) : which == -2 ? min(s, -1) : sum(s, -1);
+  if (keepdims) y = expand_dims(y, std::vector<int64_t>{std::min(row, col), std::max(row, col)});
+  return y;
+}
+
+// Where r is NaN but x has none, inf (JAX's cond: a singular matrix's condition number).
+Array nan_to_inf(const Array& r, const Array& x) {
+  const int64_t nd = x.ndim();
+  Array x_nan = any(isnan(x), std::vector<int64_t>{nd - 2, nd - 1});
+  return select(logical_and(isnan(r), logical_not(x_nan)), full_like(r, HUGE_VAL), r);
+}
+
+// Returns s[..., i0:i1] (the last dimension sliced).
+Array take_last(const Array& s, int64_t i0, int64_t i1) {
+  std::vector<int64_t> start(static_cast<size_t>(s.ndim()), 0);
+  std::vector<int64_t> limit(s.shape().begin(), s.shape().end());
+  start.back() = i0;
+  limit.back() = i1;
+  return lax::slice(s, start, limit);
+}
+
+// s[..., i] for s [..., k].
+Array last_at(const Array& s, int64_t i) { return squeeze(take_last(s, i, i + 1), -1); }
+
+Array pinv_value(const Array& arr, const Array& rtol) {
+  SVDResult usv = svd(arr, false);
+  // rtol [...] against s [..., k]: one tolerance per matrix, as JAX expands it.
+  Array tol = expand_dims(rtol, std::vector<int64_t>{rtol.ndim()});
+  while (tol.ndim() < usv.S.ndim()) tol = expand_dims(tol, 0);
+  Array cutoff = multiply(tol, take_last(usv.S, 0, 1));
+  Array s = where(greater(usv.S, cutoff), usv.S, HUGE_VAL).astype(arr.dtype());
+  return matmul(pl::mT(usv.Vh), divide(pl::mT(usv.U), expand_dims(s, -1)));
+}
+
+// The part of pinv's derivative JAX's _pinv_jvp gives (Golub and Pereyra), as a function
+// linear in `d` (standing for a's tangent) at the point a with pseudo-inverse p.
+Array pinv_tangent(const Array& a, const Array& p, const Array& d) {
+  const int64_t m = dim(a, 2), n = dim(a, 1);
+  const Array pt = pl::mT(p), dt = pl::mT(d);
+  if (m >= n) {
+    Array s = matmul(matmul(p, pt), dt);
+    Array t = matmul(matmul(dt, pt), p);
+    Array out = negative(matmul(matmul(p, d), p));
+    out = add(out, s);
+    out = subtract(out, matmul(matmul(s, a), p));
+    out = add(out, t);
+    return subtract(out, matmul(matmul(p, a), t));
+  }
+  Array s = matmul(p, matmul(pt, dt));
+  Array t = matmul(dt, matmul(pt, p));
+  Array out = negative(matmul(p, matmul(d, p)));
+  out = add(out, s);
+  out = subtract(out, matmul(s, matmul(a, p)));
+  out = add(out, t);
+  return subtract(out, matmul(p, matmul(a, t)));
+}
+
+}  // namespace
+
+Array cholesky(const ArrayLike& a, bool upper, bool symmetrize_input) {
+  Array l = ll::cholesky(inexact(a), symmetrize_input);
+  return upper ? pl::mT(l) : l;
+}
+
+Array solve(const ArrayLike& a_, const ArrayLike& b_) {
+  std::vector<Array> ab = frontend::promote_dtypes_inexact({a_.array(), b_.array()});
+  Array a = ab[0], b = ab[1];
+  if (a.ndim() < 2) {
+    throw ValueError("left hand array must be at least two dimensional; got a.shape=" +
+                     py_shape(a.shape()));
+  }
+  if (b.ndim() > 1 && a.ndim() == b.ndim() + 1 && dim(a, 1) == dim(b, 1) &&
+      dim(a, 1) != dim(b, 2)) {
+    throw ValueError("Invalid shapes for solve: " + py_shape(a.shape()) + ", " +
+                     py_shape(b.shape()) +
+                     ". Prior to JAX v0.5.0, this would have been treated as a batched "
+                     "1-dimensional solve. To recover this behavior, use solve(a, b[..., "
+                     "None]).squeeze(-1).");
+  }
+  const bool vector = b.ndim() == 1;
+  const std::string signature = vector ? "(m,m),(m)->(m)" : "(m,m),(m,n)->(m,n)";
+  const int64_t m = dim(a, 2);
+  for (int64_t size : {dim(a, 1), dim(b, vector ? 1 : 2)}) {
+    if (size != m) {
+      throw ValueError("inconsistent size for core dimension 'm': " + std::to_string(size) +
+                       " vs " + std::to_string(m) +
+                       " on vectorized function with excluded=frozenset() and signature='" +
+                       signature + "'");
+    }
+  }
+  const Shape batch = broadcast_batches(pl::batch_shape(a), pl::batch_shape(b, vector ? 1 : 2));
+  a = broadcast_batch(a, batch, 2);
+  if (vector) {
+    b = broadcast_batch(expand_dims(b, -1), batch, 2);
+    return squeeze(lu_solve(a, b), -1);
+  }
+  return lu_solve(a, broadcast_batch(b, batch, 2));
+}
+
+Array inv(const ArrayLike& a_) {
+  const Array& a = a_.array();
+  check_square(a, "Argument to inv must have shape [..., n, n], got " + py_shape(a.shape()) + ".");
+  const int64_t n = dim(a, 1);
+  return solve(a, broadcast_to(eye(n, std::nullopt, 0, a.dtype()), a.shape()));
+}
+
+SlogdetResult slogdet(const ArrayLike& a_) {
+  Array a = inexact(a_);
+  check_square(a, "Argument to slogdet() must have shape [..., n, n], got " + py_shape(a.shape()));
+  const int64_t n = dim(a, 1);
+  const DType dt = a.dtype();
+  if (n == 1 || n == 2) {
+    Array d = n == 1 ? element(a, 0, 0) : det_2x2(a);
+    return {sign(d), log(abs(d))};
+  }
+  auto [lu, pivots, permutation] = ll::lu(a);
+  (void)permutation;
+  Array diag = pl::diagonal(lu);
+  Array is_zero = any(equal(diag, asarray(0.0, dt)), -1);
+  Array iota = lax::broadcasted_iota(DType::int32, pivots.shape(), pivots.ndim() - 1);
+  Array parity = add(sum(not_equal(pivots, iota), -1, false, DType::int32),
+                     sum(less(diag, asarray(0.0, dt)), -1, false, DType::int32));
+  Array flip = astype(subtract(1, multiply(2, remainder(parity, 2))), dt);
+  Array s = select(is_zero, zeros_like(flip), flip);
+  Array logdet = sum(log(abs(diag)), -1);
+  logdet = select(is_zero, full_like(logdet, -HUGE_VAL), logdet);
+  return {s, logdet};
+}
+
+Array det(const ArrayLike& a_) {
+  Array a = inexact(a_);
+  check_square(a, "Argument to _det() must have shape [..., n, n], got " + py_shape(a.shape()));
+  const int64_t n = dim(a, 1);
+  if (n == 2) return det_2x2(a);
+  if (n == 3) return det_3x3(a);
+  SlogdetResult r = slogdet(a);
+  return multiply(r.sign, exp(r.logabsdet));
+}
+
+Array matrix_power(const ArrayLike& a_, int64_t n) {
+  Array arr = a_.array();
+  if (arr.ndim() < 2) {
+    throw TypeError(std::to_string(arr.ndim()) +
+                    "-dimensional array given. Array must be at least two-dimensional");
+  }
+  if (dim(arr, 1) != dim(arr, 2)) throw TypeError("Last 2 dimensions of the array must be square");
+  if (n == 0) return broadcast_to(eye(dim(arr, 1), std::nullopt, 0, arr.dtype()), arr.shape());
+  if (n < 0) {
+    arr = inv(arr);
+    n = -n;
+  }
+  if (n == 1) return arr;
+  if (n == 2) return matmul(arr, arr);
+  if (n == 3) return matmul(matmul(arr, arr), arr);
+  Array z, result;
+  while (n > 0) {
+    z = z.valid() ? matmul(z, z) : arr;
+    const int64_t bit = n % 2;
+    n /= 2;
+    if (bit) result = result.valid() ? matmul(result, z) : z;
+  }
+  return result;
+}
+
+QRResult qr(const ArrayLike& a_, const std::string& mode) {
+  Array a = inexact(a_);
+  bool full_matrices = false;
+  if (mode == "complete") {
+    full_matrices = true;
+  } else if (mode == "raw") {
+    throw NotImplementedError(
+        "[numpy.linalg.qr] mode 'raw' (Householder reflectors) is not supported; expected "
+        "'reduced', 'complete' or 'r'");
+  } else if (mode != "reduced" && mode != "r" && mode != "full") {
+    throw ValueError("Unsupported QR decomposition mode '" + mode + "'");
+  }
+  auto [q, r] = ll::qr(a, full_matrices);
+  if (mode == "r") return {Array(), r};
+  return {q, r};
+}
+
+SVDResult svd(const ArrayLike& a, bool full_matrices, bool compute_uv) {
+  std::vector<Array> out = ll::svd(inexact(a), full_matrices, compute_uv);
+  if (!compute_uv) return {Array(), out[0], Array()};
+  return {out[0], out[1], out[2]};
+}
+
+Array svdvals(const ArrayLike& x) { return svd(x, true, false).S; }
+
+EighResult eigh(const ArrayLike& a, std::optional<std::string> UPLO, bool symmetrize_input) {
+  bool lower = true;
+  if (UPLO && *UPLO == "U") {
+    lower = false;
+  } else if (UPLO && *UPLO != "L") {
+    throw ValueError("UPLO must be one of None, 'L', or 'U', got " + *UPLO);
+  }
+  auto [v, w] = ll::eigh(inexact(a), lower, symmetrize_input);
+  return {w, v};
+}
+
+Array eigvalsh(const ArrayLike& a, const std::string& UPLO, bool symmetrize_input) {
+  return eigh(a, UPLO, symmetrize_input).eigenvalues;
+}
+
+std::tuple<Array, Array, Array, Array> lstsq(const ArrayLike& a_, const ArrayLike& b_,
+                                             std::optional<double> rcond) {
+  std::vector<Array> ab = frontend::promote_dtypes_inexact({a_.array(), b_.array()});
+  Array a = ab[0], b = ab[1];
+  if (a.ndim() == 0 || b.ndim() == 0 || a.shape()[0] != b.shape()[0]) {
+    throw ValueError("Leading dimensions of input arrays must match");
+  }
+  const bool vector = b.ndim() == 1;
+  if (vector) b = expand_dims(b, -1);
+  if (a.ndim() != 2) {
+    throw TypeError(std::to_string(a.ndim()) +
+                    "-dimensional array given. Array must be two-dimensional");
+  }
+  if (b.ndim() != 2) {
+    throw TypeError(std::to_string(b.ndim()) +
+                    "-dimensional array given. Array must be one or two-dimensional");
+  }
+  const int64_t m = dim(a, 2), n = dim(a, 1);
+  const DType dt = a.dtype();
+  double r = rcond ? *rcond : eps_of(dt) * double(std::max(n, m));
+  if (rcond && *rcond < 0) r = eps_of(dt);
+  SVDResult usv = svd(a, false);
+  Array s0 = last_at(usv.S, 0);
+  Array mask = logical_and(greater(usv.S, 0.0), greater_equal(usv.S, multiply(asarray(r, dt), s0)));
+  Array rank = sum(mask);
+  Array safe_s = where(mask, usv.S, 1.0).astype(dt);
+  Array s_inv = expand_dims(where(mask, divide(1.0, safe_s), 0.0), -1);
+  Array utb = matmul(pl::mT(usv.U), b);
+  Array x = matmul(pl::mT(usv.Vh), multiply(s_inv, utb));
+  Array resid = square(norm(subtract(b, matmul(a, x)), std::nullopt, 0));
+  if (vector) x = ravel(x);
+  return {x, resid, rank, usv.S};
+}
+
+Array pinv(const ArrayLike& a_, std::optional<ArrayLike> rtol_) {
+  Array arr = inexact(a_);
+  const int64_t m = dim(arr, 2), n = dim(arr, 1);
+  Shape out_shape = pl::batch_shape(arr);
+  out_shape.push_back(n);
+  out_shape.push_back(m);
+  if (m == 0 || n == 0) return zeros(out_shape, arr.dtype());
+  Array rtol = rtol_ ? asarray(*rtol_)
+                     : asarray(10.0 * double(std::max(m, n)) * eps_of(arr.dtype()), arr.dtype());
+  // The value from a constant a; the derivative is JAX's closed form, carried by a term
+  // linear in a that adds zero: d - stop_gradient(d).
+  const Array a0 = stop_gradient(arr);
+  const Array p = stop_gradient(pinv_value(a0, rtol));
+  const Array d = pinv_tangent(a0, p, arr);
+  return add(p, subtract(d, stop_gradient(d)));
+}
+
+Array matrix_rank(const ArrayLike& M_, std::optional<ArrayLike> rtol_) {
+  Array M = inexact(M_);
+  if (M.ndim() < 2) return astype(any(not_equal(M, 0)), DType::int32);
+  Array s = svdvals(M);
+  Array rtol;
+  if (rtol_) {
+    rtol = asarray(*rtol_);
+  } else {
+    const double scale = double(std::max(dim(M, 1), dim(M, 2))) * eps_of(s.dtype());
+    rtol = multiply(max(s, -1), asarray(scale, s.dtype()));
+  }
+  rtol = expand_dims(rtol, std::vector<int64_t>{rtol.ndim()});
+  return sum(greater(s, rtol), -1);
+}
+
+Array cond(const ArrayLike& x_, std::optional<double> p) {
+  const Array& x = x_.array();
+  if (x.ndim() < 2) {
+    throw ValueError("jnp.linalg.cond: input array must be at least 2D; got arr.shape=" +
+                     py_shape(x.shape()));
+  }
+  if (dim(x, 1) == 0 || dim(x, 2) == 0) {
+    throw ValueError("jnp.linalg.cond: input array must not be empty; got arr.shape=" +
+                     py_shape(x.shape()));
+  }
+  const int64_t k = std::min(dim(x, 1), dim(x, 2));
+  if (!p || *p == 2) {
+    Array s = svdvals(x);
+    return divide(last_at(s, 0), last_at(s, k - 1));
+  }
+  Array r;
+  if (*p == -2) {
+    Array s = svdvals(x);
+    r = divide(last_at(s, k - 1), last_at(s, 0));
+  } else {
+    if (dim(x, 1) != dim(x, 2)) {
+      throw ValueError("jnp.linalg.cond: for p=" + std::to_string(int64_t(*p)) +
+                       ", array must be square; got arr.shape=" + py_shape(x.shape()));
+    }
+    const std::vector<int64_t> axes{-2, -1};
+    r = multiply(numpy::linalg::norm(x, p, axes), numpy::linalg::norm(inv(x), p, axes));
+  }
+  return nan_to_inf(r, inexact(x));
+}
+
+Array cond(const ArrayLike& x_, const std::string& p) {
+  const Array& x = x_.array();
+  if (x.ndim() < 2) {
+    throw ValueError("jnp.linalg.cond: input array must be at least 2D; got arr.shape=" +
+                     py_shape(x.shape()));
+  }
+  if (dim(x, 1) != dim(x, 2)) {
+    throw ValueError("jnp.linalg.cond: for p='" + p +
+                     "', array must be square; got arr.shape=" + py_shape(x.shape()));
+  }
+  const std::vector<int64_t> axes{-2, -1};
+  Array r = multiply(norm(x, p, axes), norm(inv(x), p, axes));
+  return nan_to_inf(r, inexact(x));
+}
+
+Array norm(const ArrayLike& x_, const std::string& ord, Axes axis, bool keepdims) {
+  Array x = inexact(x_);
+  auto [row, col] = matrix_axes(x, axis);
+  if (ord == "fro" || ord == "f") {
+    return sqrt(sum(multiply(x, x), std::vector<int64_t>{row, col}, keepdims));
+  }
+  if (ord == "nuc") return singular_norm(x, row, col, 0, keepdims);
+  throw ValueError("Invalid order '" + ord + "' for matrix norm.");
+}
+
+// Used by norm(x, ord) in numpy_linalg.cpp for ord 2 and -2 over two axes.
+Array singular_value_norm(const Array& x, int64_t row, int64_t col, int which, bool keepdims) {
+  return singular_norm(x, row, col, which, keepdims);
+}
+
+}  // namespace parax::numpy::linalg
