@@ -199,6 +199,27 @@ conv_case("err_dtype", (1, 2, 5, 5), (2, 2, 3, 3), (1, 1), "VALID", dtype="mixed
 conv_case("err_pref", (1, 2, 5, 5), (2, 2, 3, 3), (1, 1), "VALID", pref="int32")
 
 
+# ---- conv_transpose ----------------------------------------------------------------------
+
+def ct_case(name, lhs, rhs, strides, padding, rhs_dil=None, dn=None, tk=False):
+    add(f"ct/{name}", f"lhs={ints(lhs)} rhs={ints(rhs)} strides={ints(strides)} "
+        f"padding={pad_str(padding)} rhs_dil={ints(rhs_dil or ())} dn={','.join(dn or ())} "
+        f"tk={int(tk)}")
+    x, w = gen(lhs, 1), gen(rhs, 2)
+    add(f"ct/{name}#out", fmt(lax.conv_transpose(x, w, strides, padding, rhs_dilation=rhs_dil,
+                                                 dimension_numbers=dn, transpose_kernel=tk)))
+
+
+ct_case("same_s2", (1, 4, 5, 2), (3, 3, 2, 3), (2, 2), "SAME")
+ct_case("valid_s2", (1, 4, 5, 2), (3, 3, 2, 3), (2, 2), "VALID")
+ct_case("explicit", (2, 3, 4, 2), (2, 3, 2, 3), (2, 1), ((1, 2), (0, 1)))
+ct_case("transpose_kernel", (1, 4, 5, 2), (3, 3, 3, 2), (2, 1), "SAME", tk=True)
+ct_case("rhs_dilation", (1, 5, 4, 2), (2, 2, 2, 3), (1, 2), "SAME", rhs_dil=(2, 1))
+ct_case("nchw", (1, 2, 4, 5), (3, 2, 3, 3), (2, 2), "SAME", dn=("NCHW", "OIHW", "NCHW"))
+ct_case("conv1d", (2, 6, 3), (3, 3, 2), (3,), "VALID")
+ct_case("conv3d", (1, 3, 2, 3, 2), (2, 2, 2, 2, 3), (2, 1, 2), "SAME")
+
+
 # ---- reduce_window and pooling -----------------------------------------------------------
 
 OPS = {"sum": (lax.add, 0.0), "max": (lax.max, -np.inf), "min": (lax.min, np.inf)}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <utility>
@@ -36,6 +37,7 @@ struct Padding {
   Padding(const char* mode) : mode(mode) {}
   Padding(std::string mode) : mode(std::move(mode)) {}
   Padding(std::vector<std::pair<int64_t, int64_t>> pairs) : pairs(std::move(pairs)) {}
+  Padding(std::initializer_list<std::pair<int64_t, int64_t>> pairs) : pairs(pairs) {}
   std::string mode;
   std::vector<std::pair<int64_t, int64_t>> pairs;
 };
