@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
         << "| workload | parax ms | GFLOP/s | of GEMM rate | JAX:CPU ms | JAX / parax |\n"
         << "|---|---|---|---|---|---|\n";
   char row[256];
-  std::snprintf(row, sizeof row, "| sgemm [64,576]x[576,%lld] (parax dot) | %.2f | %.1f | 1.00 | | |\n",
+  std::snprintf(row, sizeof row,
+                "| sgemm [64,576]x[576,%lld] (parax dot) | %.2f | %.1f | 1.00 | | |\n",
                 static_cast<long long>(kN * kH * kW), gemm_s * 1e3, gemm_rate / 1e9);
   table << row;
   struct Entry {
@@ -109,9 +110,9 @@ int main(int argc, char** argv) {
     const char* key;
     double seconds, flops;
   };
-  for (const Entry& e : {Entry{"conv2d forward", "conv2d_forward", fwd_s, flops_fwd},
-                         Entry{"conv2d forward+backward", "conv2d_forward_backward", fb_s,
-                               3 * flops_fwd}}) {
+  for (const Entry& e :
+       {Entry{"conv2d forward", "conv2d_forward", fwd_s, flops_fwd},
+        Entry{"conv2d forward+backward", "conv2d_forward_backward", fb_s, 3 * flops_fwd}}) {
     const double rate = e.flops / e.seconds;
     const auto it = jax.find(e.key);
     if (it == jax.end()) {

@@ -155,8 +155,8 @@ WindowArgs window_args(const Array& x, Ints window, Ints strides, const Padding&
       dilated.push_back(
           dilate_dim(window[d], d < a.window_dilation.size() ? a.window_dilation[d] : 1));
     }
-    a.pads = padtype_to_pads(Ints(x.shape().begin(), x.shape().end()), dilated, a.strides,
-                             padding.mode);
+    a.pads =
+        padtype_to_pads(Ints(x.shape().begin(), x.shape().end()), dilated, a.strides, padding.mode);
   } else {
     a.pads = padding.pairs;
   }
@@ -214,7 +214,8 @@ Pairs padtype_to_pads(const Ints& in_shape, const Ints& window_shape, const Ints
   }
   for (size_t d = 0; d < n; ++d) {
     const int64_t out = (in_shape[d] + strides[d] - 1) / strides[d];
-    const int64_t size = std::max<int64_t>(0, (out - 1) * strides[d] + window_shape[d] - in_shape[d]);
+    const int64_t size =
+        std::max<int64_t>(0, (out - 1) * strides[d] + window_shape[d] - in_shape[d]);
     if (mode == "SAME") {
       pads.emplace_back(size / 2, size - size / 2);
     } else {
@@ -231,7 +232,8 @@ Array conv_general_dilated(const ArrayLike& lhs_like, const ArrayLike& rhs_like,
                            std::optional<Precision>, std::optional<DType> preferred_element_type) {
   const Array& lhs = lhs_like.array();
   const Array& rhs = rhs_like.array();
-  const ConvDimensionNumbers dn = conv_dimension_numbers(lhs.shape(), rhs.shape(), dimension_numbers);
+  const ConvDimensionNumbers dn =
+      conv_dimension_numbers(lhs.shape(), rhs.shape(), dimension_numbers);
   const size_t n = lhs.ndim() >= 2 ? size_t(lhs.ndim() - 2) : 0;
   if (lhs_dilation.empty()) {
     lhs_dilation = Ints(n, 1);
@@ -274,9 +276,8 @@ Array conv_with_general_padding(const ArrayLike& lhs, const ArrayLike& rhs, Ints
                                 const Padding& padding, Ints lhs_dilation, Ints rhs_dilation,
                                 std::optional<Precision> precision,
                                 std::optional<DType> preferred_element_type) {
-  return conv_general_dilated(lhs, rhs, std::move(window_strides), padding,
-                              std::move(lhs_dilation), std::move(rhs_dilation), {}, 1, 1,
-                              precision, preferred_element_type);
+  return conv_general_dilated(lhs, rhs, std::move(window_strides), padding, std::move(lhs_dilation),
+                              std::move(rhs_dilation), {}, 1, 1, precision, preferred_element_type);
 }
 
 Array conv_transpose(const ArrayLike& lhs_like, const ArrayLike& rhs_like, Ints strides,
@@ -337,15 +338,15 @@ Array reduce_window(const ArrayLike& operand, const ArrayLike& init_value,
   const Array& x = operand.array();
   const Array& init = init_value.array();
   if (init.ndim() != 0) {
-    throw TypeError("reduce_window expected init_values to be scalars but init_values have shapes " +
-                    shape_str(init.shape()) + ".");
+    throw TypeError(
+        "reduce_window expected init_values to be scalars but init_values have shapes " +
+        shape_str(init.shape()) + ".");
   }
   WindowArgs a = window_args(x, std::move(window_dimensions), std::move(window_strides), padding,
                              std::move(base_dilation), std::move(window_dilation));
   const bool concrete = core::tracer_of(init) == nullptr;
   if (concrete && init.item<double>() == window_identity(prim, x.dtype())) {
-    return monoid_window(prim, x, a.window, a.strides, a.pads, a.base_dilation,
-                         a.window_dilation);
+    return monoid_window(prim, x, a.window, a.strides, a.pads, a.base_dilation, a.window_dilation);
   }
   // Any other init value starts every window once; XLA's CPU backend (what JAX gives)
   // skips padding and the holes of base dilation as the monoid's identity would.
@@ -418,10 +419,10 @@ Array conv_1d(const ArrayLike& a, const ArrayLike& v, const std::string& mode, c
   } else {
     throw ValueError("mode must be one of ['full', 'same', 'valid']");
   }
-  const Array r = lax::conv_general_dilated(
-      lax::reshape(x, {1, 1, x.shape()[0]}), lax::reshape(y, {1, 1, k}), {1},
-      lax::Padding(std::vector<std::pair<int64_t, int64_t>>{pad}), {}, {}, {}, 1, 1, std::nullopt,
-      preferred_element_type);
+  const Array r =
+      lax::conv_general_dilated(lax::reshape(x, {1, 1, x.shape()[0]}), lax::reshape(y, {1, 1, k}),
+                                {1}, lax::Padding(std::vector<std::pair<int64_t, int64_t>>{pad}),
+                                {}, {}, {}, 1, 1, std::nullopt, preferred_element_type);
   Array out = lax::reshape(r, {r.shape()[2]});
   return reverse ? lax::rev(out, {0}) : out;
 }
@@ -452,8 +453,8 @@ Array pool(const Array& inputs, const ArrayLike& init, lax::WindowComputation fn
   const int64_t batch_dims = inputs.ndim() - int64_t(window.size()) - 1;
   if (batch_dims < 0) {
     throw ValueError("pooling needs inputs of rank at least " + std::to_string(window.size() + 1) +
-                     " (spatial dimensions and features), got shape " +
-                     shape_str(inputs.shape()) + ".");
+                     " (spatial dimensions and features), got shape " + shape_str(inputs.shape()) +
+                     ".");
   }
   if (strides.empty()) strides = Ints(window.size(), 1);
   if (strides.size() != window.size()) {
@@ -500,8 +501,8 @@ Array avg_pool(const ArrayLike& inputs, Ints window_shape, Ints strides,
   Shape div_shape(x.shape().begin(), x.shape().end() - 1);
   div_shape.push_back(1);
   if (div_shape.size() - 2 == window_shape.size()) div_shape[0] = 1;
-  const Array counts = pool(numpy::ones(div_shape, x.dtype()), 0.0, &lax::add, window_shape,
-                            strides, padding);
+  const Array counts =
+      pool(numpy::ones(div_shape, x.dtype()), 0.0, &lax::add, window_shape, strides, padding);
   return y / counts;
 }
 

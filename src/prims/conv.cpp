@@ -17,8 +17,8 @@ namespace parax::prims {
 namespace {
 
 using Ints = std::vector<int64_t>;
-using kernels::ConvParams;
 using kernels::conv_params;
+using kernels::ConvParams;
 
 std::string tuple_str(const Ints& v) {
   if (v.size() == 1) return "(" + std::to_string(v[0]) + ",)";
@@ -141,8 +141,8 @@ Shape conv_shape(const Aval& lhs, const Aval& rhs, const ConvParams& p) {
         std::to_string(n) + " and " + std::to_string(p.strides.size()));
   }
   if (p.pad_lo.size() != n) {
-    throw TypeError("Wrong number of explicit pads for convolution: expected " +
-                    std::to_string(n) + ", got " + std::to_string(p.pad_lo.size()) + ".");
+    throw TypeError("Wrong number of explicit pads for convolution: expected " + std::to_string(n) +
+                    ", got " + std::to_string(p.pad_lo.size()) + ".");
   }
   if (p.lhs_dilation.size() != n || p.rhs_dilation.size() != n) {
     throw ValueError("conv_general_dilated lhs_dilation and rhs_dilation must have " +
@@ -389,9 +389,8 @@ Array conv_transpose_rhs(const Array& g, const Array& lhs_in, const Aval& rhs,
   const Array lhs = convert_to(lhs_in, g.dtype());
   Array out = bind_conv(
       lhs, g,
-      with_conv(params, p.rhs_dilation, pads, p.lhs_dilation, p.strides,
-                spec_transpose(p.lhs_spec), spec_transpose(p.out_spec),
-                spec_transpose(p.rhs_spec), fgc, bgc));
+      with_conv(params, p.rhs_dilation, pads, p.lhs_dilation, p.strides, spec_transpose(p.lhs_spec),
+                spec_transpose(p.out_spec), spec_transpose(p.rhs_spec), fgc, bgc));
   if (out.dtype() != rhs.dtype) out = frontend::convert(out, rhs.dtype, rhs.weak_type);
   return out;
 }

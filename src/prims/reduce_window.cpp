@@ -251,8 +251,7 @@ std::vector<Array> selection_jvp(std::span<const Array> primals, std::span<const
 }
 
 // JAX's _select_and_gather_add_transpose.
-std::vector<Array> gather_add_transpose(std::span<const Array> cts,
-                                        std::span<const Array> operands,
+std::vector<Array> gather_add_transpose(std::span<const Array> cts, std::span<const Array> operands,
                                         std::span<const bool> linear, const Params& params) {
   PARAX_CHECK(linear[0] && !linear[1], "select_and_gather_add is linear in its tangents only");
   if (!cts[0].valid()) return {Array(), Array()};
@@ -302,8 +301,8 @@ std::vector<Array> scatter_add_transpose(std::span<const Array> cts,
 
 // JAX's batching rules of the selections: both operands batched first, a window of 1.
 template <Prim P>
-Batched selection_batch(std::span<const Array> in, std::span<const int> dims,
-                        const Params& params, const BatchAxis& axis) {
+Batched selection_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                        const BatchAxis& axis) {
   const Array a = core::batch_first(in[0], dims[0], axis.size);
   const Array b = core::batch_first(in[1], dims[1], axis.size);
   Params q = params;

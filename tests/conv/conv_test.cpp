@@ -62,9 +62,9 @@ lax::Padding padding_of(const std::string& s) {
 }
 
 DType dtype_named(const std::string& name) {
-  for (DType t : {DType::bool_, DType::int8, DType::int16, DType::int32, DType::int64,
-                  DType::uint8, DType::uint16, DType::uint32, DType::uint64, DType::float16,
-                  DType::bfloat16, DType::float32, DType::float64}) {
+  for (DType t : {DType::bool_, DType::int8, DType::int16, DType::int32, DType::int64, DType::uint8,
+                  DType::uint16, DType::uint32, DType::uint64, DType::float16, DType::bfloat16,
+                  DType::float32, DType::float64}) {
     if (dtype_name(t) == name) return t;
   }
   throw std::runtime_error("unknown dtype " + name);
@@ -252,7 +252,9 @@ TEST(ReduceWindowGolden, EveryCase) {
     const Ints window = ints(f["window"]), strides = ints(f["strides"]);
     const Ints bdil = ints(f["bdil"]), wdil = ints(f["wdil"]);
     const std::string pad = f["padding"];
-    double init = f["init"] == "inf" ? INFINITY : f["init"] == "-inf" ? -INFINITY : std::stod(f["init"]);
+    double init = f["init"] == "inf"    ? INFINITY
+                  : f["init"] == "-inf" ? -INFINITY
+                                        : std::stod(f["init"]);
     if (is_integer(dtype) && std::isinf(init)) {
       init = init > 0 ? double(std::numeric_limits<int32_t>::max())
                       : double(std::numeric_limits<int32_t>::lowest());
@@ -314,7 +316,8 @@ TEST(NumpyGolden, ConvolveCorrelate) {
     const DType dtype = dtype_named(f["dtype"]);
     const Array a = gen({std::stoll(f["a"])}, 1, dtype), v = gen({std::stoll(f["v"])}, 2, dtype);
     auto fn = [&] {
-      return f["op"] == "convolve" ? jnp::convolve(a, v, f["mode"]) : jnp::correlate(a, v, f["mode"]);
+      return f["op"] == "convolve" ? jnp::convolve(a, v, f["mode"])
+                                   : jnp::correlate(a, v, f["mode"]);
     };
     if (goldens().at(name + "#out")[0] == '!') {
       expect_error([&] { fn(); }, name + "#out");
@@ -381,8 +384,8 @@ TEST(ConvSharded, BatchAndOutputFeaturesOnTwoAxes) {
   const Array x = gen({8, 3, 5, 5}, 1, DType::float32), w = gen({6, 3, 3, 3}, 2, DType::float32);
   auto f = jit(conv_same);
   const Array want = f(x, w);
-  const Array got = f(device_put(x, NamedSharding(mesh, P("a"))),
-                      device_put(w, NamedSharding(mesh, P("b"))));
+  const Array got =
+      f(device_put(x, NamedSharding(mesh, P("a"))), device_put(w, NamedSharding(mesh, P("b"))));
   expect_equal_values(got, want);
   EXPECT_TRUE(got.sharding().is_equivalent_to(NamedSharding(mesh, P("a", "b")), 4))
       << got.sharding();
@@ -417,8 +420,9 @@ TEST(ConvSharded, MaxPoolOfBatchShardedImagesStaysLocal) {
   EXPECT_FALSE(has_collective(pool.lower(xs).compile().as_text()));
   // Its gradient too.
   auto loss = [](const Array& a) {
-    return jnp::sum(lax::reduce_window(a, -INFINITY, lax::max, {1, 1, 2, 2}, {1, 1, 2, 2}, "VALID") *
-                    lax::reduce_window(a, 0.0, lax::add, {1, 1, 2, 2}, {1, 1, 2, 2}, "VALID"));
+    return jnp::sum(
+        lax::reduce_window(a, -INFINITY, lax::max, {1, 1, 2, 2}, {1, 1, 2, 2}, "VALID") *
+        lax::reduce_window(a, 0.0, lax::add, {1, 1, 2, 2}, {1, 1, 2, 2}, "VALID"));
   };
   auto g = jit([&](const Array& a) { return grad(loss)(a); });
   expect_equal_values(g(xs), g(x));
@@ -436,8 +440,8 @@ TEST(ConvSharded, DataParallelGradientMatchesSingleDevice) {
   };
   auto step = jit([&](const Array& ww, const Array& xx) { return value_and_grad(loss)(ww, xx); });
   auto [l1, g1] = step(w, x);
-  auto [l8, g8] = step(device_put(w, NamedSharding(mesh, P())),
-                       device_put(x, NamedSharding(mesh, P("x"))));
+  auto [l8, g8] =
+      step(device_put(w, NamedSharding(mesh, P())), device_put(x, NamedSharding(mesh, P("x"))));
   expect_equal_values(l8, l1);
   expect_equal_values(g8, g1);
 }
@@ -470,20 +474,21 @@ TEST(ConvTransforms, SecondOrder) {
                     std::make_tuple(u));
   (void)y;
   const double eps = 1e-2;
-  const double fd = (jnp::sum(dfdx(w + eps * u)).item<double>() -
-                     jnp::sum(dfdx(w - eps * u)).item<double>()) /
-                    (2 * eps);
+  const double fd =
+      (jnp::sum(dfdx(w + eps * u)).item<double>() - jnp::sum(dfdx(w - eps * u)).item<double>()) /
+      (2 * eps);
   EXPECT_NEAR(t.item<double>(), fd, 1e-3 * (1 + std::abs(fd)));
 }
 
 TEST(ConvApi, DefaultsAndWrappers) {
   const Array x = gen({2, 3, 7, 6}, 1, DType::float32), w = gen({4, 3, 3, 2}, 2, DType::float32);
   // conv is conv_general_dilated with NC.../OI.../NC... and no dilation.
-  expect_equal_values(lax::conv(x, w, {2, 1}, "SAME"),
-                      lax::conv_general_dilated(x, w, {2, 1}, "SAME", {1, 1}, {1, 1},
-                                                {"NCHW", "OIHW", "NCHW"}));
-  expect_equal_values(lax::conv_with_general_padding(x, w, {1, 1}, {{1, 0}, {2, 1}}, {2, 1}, {1, 2}),
-                      lax::conv_general_dilated(x, w, {1, 1}, {{1, 0}, {2, 1}}, {2, 1}, {1, 2}));
+  expect_equal_values(
+      lax::conv(x, w, {2, 1}, "SAME"),
+      lax::conv_general_dilated(x, w, {2, 1}, "SAME", {1, 1}, {1, 1}, {"NCHW", "OIHW", "NCHW"}));
+  expect_equal_values(
+      lax::conv_with_general_padding(x, w, {1, 1}, {{1, 0}, {2, 1}}, {2, 1}, {1, 2}),
+      lax::conv_general_dilated(x, w, {1, 1}, {{1, 0}, {2, 1}}, {2, 1}, {1, 2}));
   const lax::ConvDimensionNumbers dn =
       lax::conv_dimension_numbers(Shape{2, 7, 6, 3}, Shape{3, 2, 3, 4}, {"NHWC", "HWIO", "NHWC"});
   EXPECT_EQ(dn.lhs_spec, (Ints{0, 3, 1, 2}));

@@ -1623,11 +1623,9 @@ void linalg_rows(Rows& r) {
 // Convolution and windowed reductions.
 Params conv_params(Ints strides, Ints padding, Ints lhs_dil, Ints rhs_dil, Ints lhs_spec,
                    Ints rhs_spec, Ints out_spec, int64_t fgc = 1, int64_t bgc = 1) {
-  return {{"window_strides", strides},   {"padding", padding},
-          {"lhs_dilation", lhs_dil},     {"rhs_dilation", rhs_dil},
-          {"lhs_spec", lhs_spec},        {"rhs_spec", rhs_spec},
-          {"out_spec", out_spec},        {"feature_group_count", fgc},
-          {"batch_group_count", bgc}};
+  return {{"window_strides", strides}, {"padding", padding},         {"lhs_dilation", lhs_dil},
+          {"rhs_dilation", rhs_dil},   {"lhs_spec", lhs_spec},       {"rhs_spec", rhs_spec},
+          {"out_spec", out_spec},      {"feature_group_count", fgc}, {"batch_group_count", bgc}};
 }
 Ints iota_spec(size_t n) {
   Ints v(n);
@@ -1677,8 +1675,9 @@ std::vector<double> naive_conv(const Case& c, const std::vector<std::vector<doub
         ri[size_t(k[0])] = f;
         ri[size_t(k[1])] = ch;
         for (size_t d = 0; d < n; ++d) {
-          const int64_t q = dilated_source(out[size_t(o[d + 2])] * st[d] + w[d] * rd[d] - pad[2 * d],
-                                           ls[size_t(l[d + 2])], ld[d]);
+          const int64_t q =
+              dilated_source(out[size_t(o[d + 2])] * st[d] + w[d] * rd[d] - pad[2 * d],
+                             ls[size_t(l[d + 2])], ld[d]);
           if (q < 0) return;
           li[size_t(l[d + 2])] = q;
           ri[size_t(k[d + 2])] = w[d];
@@ -1722,14 +1721,14 @@ std::vector<double> naive_window(const Case& c, const std::vector<std::vector<do
   const Shape& shape = c.operands[0].shape;
   std::vector<double> want;
   for_each_index(outs[0].shape, [&](const Ints& o) {
-    double acc = c.prim == Prim::reduce_window_sum ? 0
+    double acc = c.prim == Prim::reduce_window_sum   ? 0
                  : c.prim == Prim::reduce_window_max ? -INFINITY
                                                      : INFINITY;
     double mag = 0;
     for (int64_t s : window_sources(c.params, shape, o)) {
       if (s < 0) continue;
       const double v = in[0][size_t(s)];
-      acc = c.prim == Prim::reduce_window_sum ? acc + v
+      acc = c.prim == Prim::reduce_window_sum   ? acc + v
             : c.prim == Prim::reduce_window_max ? std::max(acc, v)
                                                 : std::min(acc, v);
       mag += std::abs(v);
@@ -1813,17 +1812,31 @@ void conv_rows(Rows& r) {
   const Ints nhwc{0, 3, 1, 2}, hwio{3, 2, 0, 1};
   const Conv convs[] = {
       {"2d", {2, 3, 5, 4}, {4, 3, 3, 2}, conv_nc({1, 1}, {1, 1, 0, 1}, {1, 1}, {1, 1})},
-      {"strides and dilations", {1, 2, 6, 5}, {2, 2, 2, 3},
+      {"strides and dilations",
+       {1, 2, 6, 5},
+       {2, 2, 2, 3},
        conv_nc({2, 1}, {1, 0, 2, 1}, {1, 2}, {2, 1})},
-      {"negative padding", {1, 2, 6, 5}, {2, 2, 2, 2}, conv_nc({1, 1}, {-1, 0, 1, -1}, {1, 1}, {1, 1})},
-      {"feature groups", {2, 4, 4, 4}, {6, 2, 3, 3},
+      {"negative padding",
+       {1, 2, 6, 5},
+       {2, 2, 2, 2},
+       conv_nc({1, 1}, {-1, 0, 1, -1}, {1, 1}, {1, 1})},
+      {"feature groups",
+       {2, 4, 4, 4},
+       {6, 2, 3, 3},
        conv_nc({1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2)},
-      {"batch groups", {4, 2, 4, 4}, {4, 2, 2, 2},
+      {"batch groups",
+       {4, 2, 4, 4},
+       {4, 2, 2, 2},
        conv_nc({1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1, 2)},
-      {"nhwc hwio", {2, 5, 4, 3}, {3, 2, 3, 4},
+      {"nhwc hwio",
+       {2, 5, 4, 3},
+       {3, 2, 3, 4},
        conv_params({1, 2}, {1, 1, 0, 1}, {1, 1}, {1, 1}, nhwc, hwio, nhwc)},
       {"1d", {2, 3, 7}, {2, 3, 3}, conv_nc({2}, {1, 1}, {1}, {1})},
-      {"3d", {1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}, conv_nc({1, 1, 1}, {1, 0, 0, 1, 1, 0}, {1, 1, 1}, {1, 1, 1})},
+      {"3d",
+       {1, 2, 3, 4, 3},
+       {2, 2, 2, 2, 2},
+       conv_nc({1, 1, 1}, {1, 0, 0, 1, 1, 0}, {1, 1, 1}, {1, 1, 1})},
   };
   for (const Conv& cv : convs) {
     Case& c = r.add("conv_general_dilated " + cv.name, Prim::conv_general_dilated,
@@ -1833,13 +1846,14 @@ void conv_rows(Rows& r) {
     c.ref.naive = naive_conv;
     c.ref.dtypes = {DType::float64};
   }
-  r.add("conv_general_dilated int32", Prim::conv_general_dilated, {i32({1, 2, 4, 4}), i32({2, 2, 2, 2})},
-        conv_nc({1, 1}, {0, 1, 1, 0}, {1, 1}, {1, 1}), kValues | kBatch)
+  r.add("conv_general_dilated int32", Prim::conv_general_dilated,
+        {i32({1, 2, 4, 4}), i32({2, 2, 2, 2})}, conv_nc({1, 1}, {0, 1, 1, 0}, {1, 1}, {1, 1}),
+        kValues | kBatch)
       .ref.naive = naive_conv;
   // Sharded: every spec of the images (batch, features, spatial) with the kernel
   // replicated or laid out the same way.
-  r.add("conv_general_dilated 8x8x4x4", Prim::conv_general_dilated, {m8({8, 8, 4, 4}), m8({8, 8, 3, 3})},
-        conv_nc({1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}), kShard)
+  r.add("conv_general_dilated 8x8x4x4", Prim::conv_general_dilated,
+        {m8({8, 8, 4, 4}), m8({8, 8, 3, 3})}, conv_nc({1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}), kShard)
       .tolerance = 1e-5;
 
   // Windowed reductions.
@@ -1866,8 +1880,7 @@ void conv_rows(Rows& r) {
   Params ge = pool;
   ge.set("select_prim", std::string("ge"));
   Case& gather = r.add("select_and_gather_add", Prim::select_and_gather_add,
-                       {f32({2, 6, 5}), f32({2, 6, 5})}, ge,
-                       kGrad | kTranspose | kBatch | kValues);
+                       {f32({2, 6, 5}), f32({2, 6, 5})}, ge, kGrad | kTranspose | kBatch | kValues);
   gather.diff = {true, false};
   gather.ref.naive = naive_gather_add;
   Params le = window_params({1, 2, 2}, {1, 1, 1}, {0, 0, 1, 1, 0, 0});
@@ -1885,9 +1898,9 @@ void conv_rows(Rows& r) {
                  {"window_dimensions", Ints{1, 2, 2}},
                  {"window_strides", Ints{1, 2, 1}},
                  {"padding", Ints{0, 0, 0, 1, 1, 0}}};
-  Case& sas = r.add("select_and_scatter_add", Prim::select_and_scatter_add,
-                    {f32({2, 3, 5}), f32({2, 6, 5})}, scatter,
-                    kGrad | kTranspose | kBatch | kValues);
+  Case& sas =
+      r.add("select_and_scatter_add", Prim::select_and_scatter_add,
+            {f32({2, 3, 5}), f32({2, 6, 5})}, scatter, kGrad | kTranspose | kBatch | kValues);
   sas.diff = {true, false};
   sas.ref.naive = naive_scatter_add;
   sas.tolerance = 1e-6;
@@ -1898,16 +1911,19 @@ void conv_rows(Rows& r) {
   sas_ties.ref.naive = naive_scatter_add;
   for (Prim p : {Prim::select_and_gather_add, Prim::select_and_scatter_add}) {
     const bool g = p == Prim::select_and_gather_add;
-    r.add(name_of(p) + " 8x8x4x4", p, {m8(g ? Shape{8, 8, 4, 4} : Shape{8, 8, 2, 2}), m8({8, 8, 4, 4})},
-          [&] {
-            Params q = window_params({1, 1, 2, 2}, {1, 1, 2, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
-            if (!g) q = Params{{"window_dimensions", Ints{1, 1, 2, 2}},
-                               {"window_strides", Ints{1, 1, 2, 2}},
-                               {"padding", Ints{0, 0, 0, 0, 0, 0, 0, 0}}};
-            q.set("select_prim", std::string("ge"));
-            return q;
-          }(),
-          kShard)
+    r.add(
+         name_of(p) + " 8x8x4x4", p,
+         {m8(g ? Shape{8, 8, 4, 4} : Shape{8, 8, 2, 2}), m8({8, 8, 4, 4})},
+         [&] {
+           Params q = window_params({1, 1, 2, 2}, {1, 1, 2, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
+           if (!g)
+             q = Params{{"window_dimensions", Ints{1, 1, 2, 2}},
+                        {"window_strides", Ints{1, 1, 2, 2}},
+                        {"padding", Ints{0, 0, 0, 0, 0, 0, 0, 0}}};
+           q.set("select_prim", std::string("ge"));
+           return q;
+         }(),
+         kShard)
         .tolerance = 1e-6;
   }
 }

@@ -118,8 +118,8 @@ inline int64_t source_index(int64_t p, int64_t size, int64_t dil) {
 int64_t outer_offset(const Geometry& g, const int64_t* s, const int64_t* k) {
   int64_t off = 0;
   for (size_t d = 0; d + 1 < g.rank; ++d) {
-    const int64_t q = source_index(s[d] * g.stride[d] + k[d] * g.rdil[d] - g.lo[d], g.in[d],
-                                   g.ldil[d]);
+    const int64_t q =
+        source_index(s[d] * g.stride[d] + k[d] * g.rdil[d] - g.lo[d], g.in[d], g.ldil[d]);
     if (q < 0) return -1;
     off += q * g.ls[d];
   }
@@ -213,7 +213,8 @@ template <class C, class T>
 std::vector<C> pack_kernel(const Geometry& g, const T* rhs) {
   const int64_t width = g.cg * g.kprod;
   std::vector<C> w(size_t(g.groups * g.og * width));
-  parallel_chunks(g.groups * g.og, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, width)),
+  parallel_chunks(g.groups * g.og,
+                  std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, width)),
                   [&](int64_t begin, int64_t end) {
                     Ints k(g.rank);
                     for (int64_t o = begin; o < end; ++o) {
@@ -241,8 +242,8 @@ void set_blas_single_threaded() {
 
 void gemm(bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
           float beta, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda,
-              b, ldb, beta, c, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
+              ldb, beta, c, n);
 }
 void gemm(bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
           double beta, double* c) {
@@ -325,13 +326,13 @@ void direct_conv(const KernelCall& call, const Geometry& g) {
   const T* rhs = static_cast<const T*>(call.inputs[1]);
   Out* out = static_cast<Out*>(call.outputs[0]);
   const int64_t cols = g.nout * g.sprod;
+  const Ints offs = column_offsets(g, 0, cols);
   parallel_chunks(g.groups * g.og, 1, [&](int64_t begin, int64_t end) {
     Ints k(g.rank), s(g.rank);
     for (int64_t o = begin; o < end; ++o) {
       const int64_t grp = o / g.og;
       const int64_t c_off = g.fgc > 1 ? grp * g.cg : 0;
       const int64_t n_off = g.bgc > 1 ? grp * g.nout : 0;
-      const Ints offs = column_offsets(g, 0, cols);
       for (int64_t j = 0; j < cols; ++j) {
         const int64_t n = j / g.sprod;
         unflatten(j % g.sprod, g.out, s.data());
@@ -343,8 +344,8 @@ void direct_conv(const KernelCall& call, const Geometry& g) {
             int64_t roff = o * g.rs_o + c * g.rs_i;
             bool inside = true;
             for (size_t d = 0; d < g.rank && inside; ++d) {
-              const int64_t q = source_index(s[d] * g.stride[d] + k[d] * g.rdil[d] - g.lo[d],
-                                             g.in[d], g.ldil[d]);
+              const int64_t q =
+                  source_index(s[d] * g.stride[d] + k[d] * g.rdil[d] - g.lo[d], g.in[d], g.ldil[d]);
               inside = q >= 0;
               loff += q * g.ls[d];
               roff += k[d] * g.rs[d];

@@ -198,7 +198,8 @@ void scatter_add(const KernelCall& call) {
         chosen = off;
       }
     });
-    if (chosen >= 0) out[chosen] = scalar_cast<T>(scalar_cast<A>(out[chosen]) + scalar_cast<A>(source[i]));
+    if (chosen >= 0)
+      out[chosen] = scalar_cast<T>(scalar_cast<A>(out[chosen]) + scalar_cast<A>(source[i]));
     for (size_t d = w.rank; d-- > 0;) {
       if (++o[d] < w.out[d]) break;
       o[d] = 0;
