@@ -42,6 +42,12 @@ def gen(shape, seed, dtype=np.float32):
     return jnp.asarray(v.reshape(shape), dtype=dtype)
 
 
+def gen_ties(shape):
+    """Three values only, so windows hold ties (max pooling's gradient picks one)."""
+    i = np.arange(int(np.prod(shape)), dtype=np.int64)
+    return jnp.asarray(((((i * 5) % 3) - 1) * 0.5).reshape(shape), dtype=jnp.float32)
+
+
 def ints(v):
     return ",".join(str(int(x)) for x in v)
 
@@ -226,7 +232,7 @@ OPS = {"sum": (lax.add, 0.0), "max": (lax.max, -np.inf), "min": (lax.min, np.inf
 
 
 def rw_case(name, shape, window, strides=None, padding="VALID", bdil=None, wdil=None,
-            init=None, dtype="float32", grad=True, vmap=False):
+            init=None, dtype="float32", grad=True, vmap=False, ties=False):
     n = len(shape)
     op = name.split("_")[0] if name.split("_")[0] in OPS else "max"
     comp, ident = OPS[op]
@@ -234,18 +240,18 @@ def rw_case(name, shape, window, strides=None, padding="VALID", bdil=None, wdil=
     cfg = (f"op={op} shape={ints(shape)} window={ints(window)} "
            f"strides={ints(strides or (1,) * n)} padding={pad_str(padding)} "
            f"bdil={ints(bdil or (1,) * n)} wdil={ints(wdil or (1,) * n)} init={init_v!r} "
-           f"dtype={dtype}")
+           f"dtype={dtype} ties={int(ties)}")
     add(f"rw/{name}", cfg)
     if dtype == "float64":
         with jax.enable_x64(True):
             return rw_values(name, op, shape, window, strides, padding, bdil, wdil, init, init_v,
-                             dtype, grad, vmap)
+                             dtype, grad, vmap, ties)
     return rw_values(name, op, shape, window, strides, padding, bdil, wdil, init, init_v, dtype,
-                     grad, vmap)
+                     grad, vmap, ties)
 
 
 def rw_values(name, op, shape, window, strides, padding, bdil, wdil, init, init_v, dtype, grad,
-              vmap):
+              vmap, ties):
     comp = OPS[op][0]
     dt = jnp.dtype(dtype)
     if jnp.issubdtype(dt, jnp.integer) and init is None and op != "sum":
@@ -254,7 +260,7 @@ def rw_values(name, op, shape, window, strides, padding, bdil, wdil, init, init_
     def f(x):
         return lax.reduce_window(x, dt.type(init_v), comp, window, strides, padding, bdil, wdil)
 
-    x = gen(shape, 1, dt)
+    x = gen_ties(shape) if ties else gen(shape, 1, dt)
     try:
         out = f(x)
     except Exception as e:  # noqa: BLE001
@@ -290,6 +296,12 @@ rw_case("max_nonidentity_init", (2, 6), (1, 3), (1, 2), "SAME", init=0.5, grad=F
 rw_case("sum_nonidentity_init", (2, 6), (1, 3), (1, 1), ((0, 0), (1, 1)), init=1.0,
         grad=False)
 rw_case("max_float64", (2, 5, 4), (1, 2, 2), (1, 1, 1), "VALID", dtype="float64")
+# Ties: XLA's select picks the first maximum (minimum) of each window in row-major order.
+rw_case("max_ties_2x2", (2, 6, 6), (1, 2, 2), (1, 2, 2), "VALID", ties=True)
+rw_case("max_ties_overlap", (1, 7, 5), (1, 3, 3), (1, 1, 2), "SAME", ties=True)
+rw_case("min_ties_padded", (2, 5, 6), (1, 2, 3), (1, 2, 2), ((0, 0), (1, 1), (1, 0)), ties=True)
+rw_case("max_ties_base_dilation", (1, 4, 5), (1, 2, 2), (1, 1, 1), "VALID", bdil=(1, 2, 1),
+        ties=True)
 rw_case("err_rank", (2, 6), (2,), (1,), "VALID")
 rw_case("err_strides", (2, 6), (1, 2), (1, 1, 1), "VALID", grad=False)
 rw_case("err_zero_window", (2, 6), (1, 0), (1, 1), "VALID")

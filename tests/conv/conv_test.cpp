@@ -81,6 +81,14 @@ Array gen(const Shape& shape, int seed, DType dtype) {
   return jnp::detail::array_from_values(v.data(), n, DType::float64, shape, dtype);
 }
 
+// The golden script's gen_ties(): three values, so windows hold ties.
+Array gen_ties(const Shape& shape) {
+  const int64_t n = shape_size(shape);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = double((i * 5) % 3 - 1) * 0.5;
+  return jnp::detail::array_from_values(v.data(), n, DType::float64, shape, DType::float32);
+}
+
 // Compares x with a golden `dtype|shape|values` record (relative tolerance `rtol` of the
 // largest magnitude, so exact sums compare exactly and float16 rounds).
 void expect_golden(const Array& x, const std::string& key, double rtol = 1e-6) {
@@ -264,7 +272,8 @@ TEST(ReduceWindowGolden, EveryCase) {
       const Array v = jnp::asarray(init, dtype);
       return lax::reduce_window(x, v, op, window, strides, padding_of(pad), bdil, wdil);
     };
-    const Array x = gen(shape_of(f["shape"]), 1, dtype);
+    const Array x =
+        f["ties"] == "1" ? gen_ties(shape_of(f["shape"])) : gen(shape_of(f["shape"]), 1, dtype);
     if (goldens().at(name + "#out")[0] == '!') {
       expect_error([&] { fn(x); }, name + "#out");
       ++checked;
