@@ -1,2 +1,131 @@
-// Placeholder (issue 15): the owner of this file replaces it.
-int main() { return 0; }
+// parax_conv_bench: conv2d on a ResNet-style layer (N=8, C=64, 56x56, 3x3 kernel, 64 out,
+// stride 1, SAME, NCHW/OIHW, float32), forward alone and forward+backward (the result and
+// both operands' gradients from one jitted vjp), on one device. In one run it measures the
+// machine's GEMM rate through parax's dot_general on a product of the convolution's size
+// ([64, 576] x [576, N*56*56]: the im2col GEMM), then prints for each variant its time,
+// GFLOP/s, the ratio to that GEMM rate and JAX:CPU's time over parax's (speedup > 1 means
+// parax is faster), JAX's times read from benchmarks/jax_cpu/conv.txt (written by
+// tools/jax_conv_bench.py on the same kind of machine). Best of N repetitions.
+//
+//   parax_conv_bench [--reps=N] [--results_md=PATH]
+#include <parax/parax.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+
+namespace px = parax;
+namespace jnp = parax::numpy;
+namespace lax = parax::lax;
+using px::Array;
+
+namespace {
+
+constexpr int64_t kN = 8, kC = 64, kH = 56, kW = 56, kO = 64, kK = 3;
+
+double best_seconds(int reps, const std::function<void()>& f) {
+  f();  // compile and warm up
+  double best = 1e30;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::map<std::string, double> jax_times_ms() {
+  std::map<std::string, double> out;
+  std::ifstream in(std::string(PARAX_SOURCE_DIR) + "/benchmarks/jax_cpu/conv.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string name;
+    double ms = 0;
+    if (s >> name >> ms) out[name] = ms;
+  }
+  return out;
+}
+
+Array conv(const Array& x, const Array& w) {
+  return lax::conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NCHW", "OIHW", "NCHW"});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 10;
+  std::string md;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--reps=", 0) == 0) reps = std::stoi(a.substr(7));
+    if (a.rfind("--results_md=", 0) == 0) md = a.substr(13);
+  }
+  px::random::Key keys = px::random::split(px::random::key(0), 3);
+  const Array x = px::random::normal(keys[0], {kN, kC, kH, kW});
+  const Array w = px::random::normal(keys[1], {kO, kC, kK, kK});
+  const Array g = px::random::normal(keys[2], {kN, kO, kH, kW});
+
+  // The GEMM rate of this machine for the convolution's own product.
+  const Array a = px::random::normal(keys[0], {kO, kC * kK * kK});
+  const Array b = px::random::normal(keys[1], {kC * kK * kK, kN * kH * kW});
+  auto matmul = px::jit([](const Array& p, const Array& q) { return jnp::matmul(p, q); });
+  const double gemm_s = best_seconds(reps, [&] { matmul(a, b).block_until_ready(); });
+  const double flops_fwd = 2.0 * double(kN * kO * kH * kW) * double(kC * kK * kK);
+  const double gemm_rate = flops_fwd / gemm_s;
+
+  auto forward = px::jit(conv);
+  auto forward_backward = px::jit([](const Array& xx, const Array& ww, const Array& gg) {
+    auto [out, pullback] = px::vjp(conv, xx, ww);
+    auto [dx, dw] = pullback(gg);
+    return std::make_tuple(out, dx, dw);
+  });
+  const double fwd_s = best_seconds(reps, [&] { forward(x, w).block_until_ready(); });
+  const double fb_s = best_seconds(reps, [&] {
+    auto [out, dx, dw] = forward_backward(x, w, g);
+    out.block_until_ready();
+    dx.block_until_ready();
+    dw.block_until_ready();
+  });
+
+  const std::map<std::string, double> jax = jax_times_ms();
+  std::ostringstream table;
+  table << "\n## Convolution (N=8, C=64, 56x56, 3x3, 64 out, SAME, NCHW, float32; 1 device)\n\n"
+        << "| workload | parax ms | GFLOP/s | of GEMM rate | JAX:CPU ms | JAX / parax |\n"
+        << "|---|---|---|---|---|---|\n";
+  char row[256];
+  std::snprintf(row, sizeof row,
+                "| sgemm [64,576]x[576,%lld] (parax dot) | %.2f | %.1f | 1.00 | | |\n",
+                static_cast<long long>(kN * kH * kW), gemm_s * 1e3, gemm_rate / 1e9);
+  table << row;
+  struct Entry {
+    const char* name;
+    const char* key;
+    double seconds, flops;
+  };
+  for (const Entry& e :
+       {Entry{"conv2d forward", "conv2d_forward", fwd_s, flops_fwd},
+        Entry{"conv2d forward+backward", "conv2d_forward_backward", fb_s, 3 * flops_fwd}}) {
+    const double rate = e.flops / e.seconds;
+    const auto it = jax.find(e.key);
+    if (it == jax.end()) {
+      std::snprintf(row, sizeof row, "| %s | %.2f | %.1f | %.2f | (not recorded) | |\n", e.name,
+                    e.seconds * 1e3, rate / 1e9, rate / gemm_rate);
+    } else {
+      std::snprintf(row, sizeof row, "| %s | %.2f | %.1f | %.2f | %.2f | %.2fx |\n", e.name,
+                    e.seconds * 1e3, rate / 1e9, rate / gemm_rate, it->second,
+                    it->second / (e.seconds * 1e3));
+    }
+    table << row;
+  }
+  std::printf("%s", table.str().c_str());
+  if (!md.empty()) std::ofstream(md, std::ios::app) << table.str();
+  return 0;
+}

@@ -72,6 +72,8 @@ target_sources(parax PRIVATE
   # convolution and pooling
   prims/conv.cpp
   prims/reduce_window.cpp
+  prims/kernels/conv.cpp
+  prims/kernels/reduce_window.cpp
 
   # custom derivatives
   prims/custom_derivatives.cpp

@@ -2223,8 +2223,312 @@ void linalg_rows(Rows& r) {
       .tolerance = 1e-6;
 }
 
-// Convolution and windowed reductions.
-void conv_rows(Rows& r) { (void)r; }
+Params conv_params(Ints strides, Ints padding, Ints lhs_dil, Ints rhs_dil, Ints lhs_spec,
+                   Ints rhs_spec, Ints out_spec, int64_t fgc = 1, int64_t bgc = 1) {
+  return {{"window_strides", strides}, {"padding", padding},         {"lhs_dilation", lhs_dil},
+          {"rhs_dilation", rhs_dil},   {"lhs_spec", lhs_spec},       {"rhs_spec", rhs_spec},
+          {"out_spec", out_spec},      {"feature_group_count", fgc}, {"batch_group_count", bgc}};
+}
+Ints iota_spec(size_t n) {
+  Ints v(n);
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+Params conv_nc(Ints strides, Ints padding, Ints lhs_dil, Ints rhs_dil, int64_t fgc = 1,
+               int64_t bgc = 1) {
+  const Ints spec = iota_spec(strides.size() + 2);
+  return conv_params(strides, padding, lhs_dil, rhs_dil, spec, spec, spec, fgc, bgc);
+}
+
+// Where input position p (padding subtracted) of a dilated dimension lands, or -1.
+int64_t dilated_source(int64_t p, int64_t size, int64_t dil) {
+  if (p < 0 || p % dil != 0 || p / dil >= size) return -1;
+  return p / dil;
+}
+
+// XLA's convolution, one result element at a time over (input feature, window position).
+std::vector<double> naive_conv(const Case& c, const std::vector<std::vector<double>>& in,
+                               const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const Shape& ls = c.operands[0].shape;
+  const Shape& rs = c.operands[1].shape;
+  const Shape& os = outs[0].shape;
+  const Ints l = c.params.get<Ints>("lhs_spec"), k = c.params.get<Ints>("rhs_spec"),
+             o = c.params.get<Ints>("out_spec");
+  const Ints st = c.params.get<Ints>("window_strides"), pad = c.params.get<Ints>("padding"),
+             ld = c.params.get<Ints>("lhs_dilation"), rd = c.params.get<Ints>("rhs_dilation");
+  const int64_t fgc = c.params.get<int64_t>("feature_group_count");
+  const int64_t bgc = c.params.get<int64_t>("batch_group_count");
+  const int64_t og = rs[size_t(k[0])] / (fgc * bgc), cg = rs[size_t(k[1])];
+  const int64_t nout = os[size_t(o[0])];
+  const size_t n = st.size();
+  Shape window;
+  for (size_t d = 0; d < n; ++d) window.push_back(rs[size_t(k[d + 2])]);
+  std::vector<double> want;
+  for_each_index(os, [&](const Ints& out) {
+    const int64_t b = out[size_t(o[0])], f = out[size_t(o[1])];
+    const int64_t g = f / og;
+    double sum = 0, mag = 0;
+    uint64_t wrapped = 0;
+    for (int64_t ch = 0; ch < cg; ++ch) {
+      for_each_index(window, [&](const Ints& w) {
+        Ints li(ls.size()), ri(rs.size());
+        li[size_t(l[0])] = bgc > 1 ? g * nout + b : b;
+        li[size_t(l[1])] = fgc > 1 ? g * cg + ch : ch;
+        ri[size_t(k[0])] = f;
+        ri[size_t(k[1])] = ch;
+        for (size_t d = 0; d < n; ++d) {
+          const int64_t q =
+              dilated_source(out[size_t(o[d + 2])] * st[d] + w[d] * rd[d] - pad[2 * d],
+                             ls[size_t(l[d + 2])], ld[d]);
+          if (q < 0) return;
+          li[size_t(l[d + 2])] = q;
+          ri[size_t(k[d + 2])] = w[d];
+        }
+        const double a = in[0][size_t(flat(ls, li))], v = in[1][size_t(flat(rs, ri))];
+        sum += a * v;
+        mag += std::abs(a * v);
+        wrapped += uint64_t(int64_t(a)) * uint64_t(int64_t(v));
+      });
+    }
+    want.push_back(is_integer(outs[0].dtype) ? wrap_to(outs[0].dtype, wrapped) : sum);
+    scale.push_back(mag + 1e-30);
+  });
+  return want;
+}
+
+// The window positions of result index `o` in row-major window order (-1: padding or a
+// hole of base dilation); params as reduce_window's.
+std::vector<int64_t> window_sources(const Params& p, const Shape& in, const Ints& o) {
+  const Ints win = p.get<Ints>("window_dimensions"), st = p.get<Ints>("window_strides"),
+             pad = p.get<Ints>("padding");
+  const Ints bd = p.has("base_dilation") ? p.get<Ints>("base_dilation") : Ints(in.size(), 1);
+  const Ints wd = p.has("window_dilation") ? p.get<Ints>("window_dilation") : Ints(in.size(), 1);
+  std::vector<int64_t> out;
+  for_each_index(Shape(win.begin(), win.end()), [&](const Ints& k) {
+    Ints idx(in.size());
+    for (size_t d = 0; d < in.size(); ++d) {
+      idx[d] = dilated_source(o[d] * st[d] + k[d] * wd[d] - pad[2 * d], in[d], bd[d]);
+      if (idx[d] < 0) {
+        out.push_back(-1);
+        return;
+      }
+    }
+    out.push_back(flat(in, idx));
+  });
+  return out;
+}
+
+std::vector<double> naive_window(const Case& c, const std::vector<std::vector<double>>& in,
+                                 const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const Shape& shape = c.operands[0].shape;
+  std::vector<double> want;
+  for_each_index(outs[0].shape, [&](const Ints& o) {
+    double acc = c.prim == Prim::reduce_window_sum   ? 0
+                 : c.prim == Prim::reduce_window_max ? -INFINITY
+                                                     : INFINITY;
+    double mag = 0;
+    for (int64_t s : window_sources(c.params, shape, o)) {
+      if (s < 0) continue;
+      const double v = in[0][size_t(s)];
+      acc = c.prim == Prim::reduce_window_sum   ? acc + v
+            : c.prim == Prim::reduce_window_max ? std::max(acc, v)
+                                                : std::min(acc, v);
+      mag += std::abs(v);
+    }
+    if (is_integer(outs[0].dtype) && c.prim != Prim::reduce_window_sum && std::isinf(acc)) {
+      acc = dispatch_dtype(outs[0].dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_integral_v<T>) {
+          return double(acc > 0 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::lowest());
+        } else {
+          return acc;
+        }
+      });
+    }
+    want.push_back(acc);
+    scale.push_back(c.prim == Prim::reduce_window_sum ? mag + 1e-30 : 0);
+  });
+  return want;
+}
+
+// The first element of each window that wins (ge: the max) and the selection's operands.
+int64_t selected(const Params& p, const Shape& shape, const std::vector<double>& x, const Ints& o) {
+  const bool ge = p.get<std::string>("select_prim") == "ge";
+  int64_t chosen = -2;
+  double best = ge ? -INFINITY : INFINITY;
+  for (int64_t s : window_sources(p, shape, o)) {
+    const double v = s < 0 ? (ge ? -INFINITY : INFINITY) : x[size_t(s)];
+    if (chosen == -2 || !(ge ? best >= v : best <= v)) {
+      best = v;
+      chosen = s;
+    }
+  }
+  return chosen;
+}
+
+std::vector<double> naive_gather_add(const Case& c, const std::vector<std::vector<double>>& in,
+                                     const std::vector<core::Aval>& outs,
+                                     std::vector<double>& scale) {
+  std::vector<double> want;
+  for_each_index(outs[0].shape, [&](const Ints& o) {
+    const int64_t s = selected(c.params, c.operands[1].shape, in[1], o);
+    want.push_back(s < 0 ? 0 : in[0][size_t(s)]);
+  });
+  scale.assign(want.size(), 0);
+  return want;
+}
+
+std::vector<double> naive_scatter_add(const Case& c, const std::vector<std::vector<double>>& in,
+                                      const std::vector<core::Aval>& outs,
+                                      std::vector<double>& scale) {
+  std::vector<double> want(size_t(shape_size(outs[0].shape)), 0.0);
+  std::vector<double> mag(want.size(), 1e-30);
+  int64_t i = 0;
+  for_each_index(c.operands[0].shape, [&](const Ints& o) {
+    const int64_t s = selected(c.params, c.operands[1].shape, in[1], o);
+    if (s >= 0) {
+      want[size_t(s)] += in[0][size_t(i)];
+      mag[size_t(s)] += std::abs(in[0][size_t(i)]);
+    }
+    ++i;
+  });
+  scale = mag;
+  return want;
+}
+
+Params window_params(Ints win, Ints strides, Ints padding, Ints bdil = {}, Ints wdil = {}) {
+  Params p{{"window_dimensions", win}, {"window_strides", strides}, {"padding", padding}};
+  p.set("base_dilation", bdil.empty() ? Ints(win.size(), 1) : bdil);
+  p.set("window_dilation", wdil.empty() ? Ints(win.size(), 1) : wdil);
+  return p;
+}
+
+void conv_rows(Rows& r) {
+  // conv_general_dilated: layouts, strides, padding, dilations, groups, ranks; each
+  // operand alone taken as the linear one; the kernel against the naive loop.
+  struct Conv {
+    std::string name;
+    Shape lhs, rhs;
+    Params params;
+  };
+  const Ints nhwc{0, 3, 1, 2}, hwio{3, 2, 0, 1};
+  const Conv convs[] = {
+      {"2d", {2, 3, 5, 4}, {4, 3, 3, 2}, conv_nc({1, 1}, {1, 1, 0, 1}, {1, 1}, {1, 1})},
+      {"strides and dilations",
+       {1, 2, 6, 5},
+       {2, 2, 2, 3},
+       conv_nc({2, 1}, {1, 0, 2, 1}, {1, 2}, {2, 1})},
+      {"negative padding",
+       {1, 2, 6, 5},
+       {2, 2, 2, 2},
+       conv_nc({1, 1}, {-1, 0, 1, -1}, {1, 1}, {1, 1})},
+      {"feature groups",
+       {2, 4, 4, 4},
+       {6, 2, 3, 3},
+       conv_nc({1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 2)},
+      {"batch groups",
+       {4, 2, 4, 4},
+       {4, 2, 2, 2},
+       conv_nc({1, 1}, {0, 0, 0, 0}, {1, 1}, {1, 1}, 1, 2)},
+      {"nhwc hwio",
+       {2, 5, 4, 3},
+       {3, 2, 3, 4},
+       conv_params({1, 2}, {1, 1, 0, 1}, {1, 1}, {1, 1}, nhwc, hwio, nhwc)},
+      {"1d", {2, 3, 7}, {2, 3, 3}, conv_nc({2}, {1, 1}, {1}, {1})},
+      {"3d",
+       {1, 2, 3, 4, 3},
+       {2, 2, 2, 2, 2},
+       conv_nc({1, 1, 1}, {1, 0, 0, 1, 1, 0}, {1, 1, 1}, {1, 1, 1})},
+  };
+  for (const Conv& cv : convs) {
+    Case& c = r.add("conv_general_dilated " + cv.name, Prim::conv_general_dilated,
+                    {f32(cv.lhs), f32(cv.rhs)}, cv.params, kGrad | kTranspose | kBatch | kValues);
+    c.linear = {{true, false}, {false, true}};
+    c.tolerance = 1e-5;
+    c.ref.naive = naive_conv;
+    c.ref.dtypes = {DType::float64};
+  }
+  r.add("conv_general_dilated int32", Prim::conv_general_dilated,
+        {i32({1, 2, 4, 4}), i32({2, 2, 2, 2})}, conv_nc({1, 1}, {0, 1, 1, 0}, {1, 1}, {1, 1}),
+        kValues | kBatch)
+      .ref.naive = naive_conv;
+  // Sharded: every spec of the images (batch, features, spatial) with the kernel
+  // replicated or laid out the same way.
+  r.add("conv_general_dilated 8x8x4x4", Prim::conv_general_dilated,
+        {m8({8, 8, 4, 4}), m8({8, 8, 3, 3})}, conv_nc({1, 1}, {1, 1, 1, 1}, {1, 1}, {1, 1}), kShard)
+      .tolerance = 1e-5;
+
+  // Windowed reductions.
+  const Params pool = window_params({1, 2, 2}, {1, 2, 1}, {0, 0, 0, 1, 1, 0});
+  for (Prim p : {Prim::reduce_window_sum, Prim::reduce_window_max, Prim::reduce_window_min}) {
+    const uint32_t transpose = p == Prim::reduce_window_sum ? kTranspose : 0;
+    // Max pooling's vjp refuses window dilation, as JAX's does.
+    const Params dilated =
+        window_params({1, 2, 2}, {1, 1, 2}, {0, 0, 1, 0, 0, 1}, {1, 2, 1},
+                      p == Prim::reduce_window_sum ? Ints{1, 1, 2} : Ints{1, 1, 1});
+    Case& c = r.add(name_of(p), p, {f32({2, 6, 5})}, pool, kGrad | transpose | kBatch | kValues);
+    c.ref.naive = naive_window;
+    c.ref.dtypes = {DType::float64, DType::int32};
+    c.tolerance = 1e-6;
+    Case& d = r.add(name_of(p) + " dilated", p, {f32({2, 5, 6})}, dilated,
+                    kGrad | transpose | kBatch | kValues);
+    d.ref.naive = naive_window;
+    d.tolerance = 1e-6;
+    r.add(name_of(p) + " 8x8x4x4", p, {m8({8, 8, 4, 4})},
+          window_params({1, 1, 2, 2}, {1, 1, 2, 2}, {0, 0, 0, 0, 0, 0, 0, 0}), kShard)
+        .tolerance = 1e-6;
+  }
+  // The selections of max pooling's derivatives (ties go to the first element).
+  Params ge = pool;
+  ge.set("select_prim", std::string("ge"));
+  Case& gather = r.add("select_and_gather_add", Prim::select_and_gather_add,
+                       {f32({2, 6, 5}), f32({2, 6, 5})}, ge, kGrad | kTranspose | kBatch | kValues);
+  gather.diff = {true, false};
+  gather.ref.naive = naive_gather_add;
+  Params le = window_params({1, 2, 2}, {1, 1, 1}, {0, 0, 1, 1, 0, 0});
+  le.set("select_prim", std::string("le"));
+  // Operands of three values, so most windows hold ties.
+  auto tied = [](Shape shape) {
+    std::vector<double> v(size_t(shape_size(shape)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = double(int64_t(i * 7 % 3) - 1);
+    return Operand{std::move(shape), DType::float32, 0, 0, v};
+  };
+  Case& gather_ties = r.add("select_and_gather_add le ties", Prim::select_and_gather_add,
+                            {f32({2, 4, 5}), tied({2, 4, 5})}, le, kValues);
+  gather_ties.ref.naive = naive_gather_add;
+  Params scatter{{"select_prim", std::string("ge")},
+                 {"window_dimensions", Ints{1, 2, 2}},
+                 {"window_strides", Ints{1, 2, 1}},
+                 {"padding", Ints{0, 0, 0, 1, 1, 0}}};
+  Case& sas =
+      r.add("select_and_scatter_add", Prim::select_and_scatter_add,
+            {f32({2, 3, 5}), f32({2, 6, 5})}, scatter, kGrad | kTranspose | kBatch | kValues);
+  sas.diff = {true, false};
+  sas.ref.naive = naive_scatter_add;
+  sas.tolerance = 1e-6;
+  Params ties = scatter;
+  ties.set("window_strides", Ints{1, 1, 1});
+  Case& sas_ties = r.add("select_and_scatter_add ties", Prim::select_and_scatter_add,
+                         {f32({2, 6, 5}), tied({2, 6, 5})}, ties, kValues);
+  sas_ties.ref.naive = naive_scatter_add;
+  for (Prim p : {Prim::select_and_gather_add, Prim::select_and_scatter_add}) {
+    const bool g = p == Prim::select_and_gather_add;
+    r.add(
+         name_of(p) + " 8x8x4x4", p,
+         {m8(g ? Shape{8, 8, 4, 4} : Shape{8, 8, 2, 2}), m8({8, 8, 4, 4})},
+         [&] {
+           Params q = window_params({1, 1, 2, 2}, {1, 1, 2, 2}, {0, 0, 0, 0, 0, 0, 0, 0});
+           if (!g)
+             q = Params{{"window_dimensions", Ints{1, 1, 2, 2}},
+                        {"window_strides", Ints{1, 1, 2, 2}},
+                        {"padding", Ints{0, 0, 0, 0, 0, 0, 0, 0}}};
+           q.set("select_prim", std::string("ge"));
+           return q;
+         }(),
+         kShard)
+        .tolerance = 1e-6;
+  }
+}
 
 // Custom derivative calls.
 void custom_derivative_rows(Rows& r) { (void)r; }
