@@ -57,15 +57,17 @@ using FlatBwd = std::function<std::pair<std::vector<Array>, TreeDef>(
     const TreeDef& out_def)>;
 
 // Traces f and the rule(s) and binds custom_jvp_call / custom_vjp_call; returns the
-// output leaves.
+// output leaves. `id` identifies the rules: a rule that calls its own function (as most
+// do, for the primal output) is traced again for that call, to a bounded depth (the
+// order of derivatives it then supports; deeper ones differentiate f itself).
 std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatJvpRule& rule, TreeDef* out_def,
-                                   const CustomOptions& options);
+                                   const CustomOptions& options, const void* id);
 std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatFwd& fwd, const FlatBwd& bwd, TreeDef* out_def,
-                                   const CustomOptions& options);
+                                   const CustomOptions& options, const void* id);
 [[noreturn]] void throw_no_rule(const char* kind, const CustomOptions& options);
 
 // Rebuilds the tuple of arguments `Tuple` from its leaves.
@@ -109,12 +111,18 @@ FlatFwd make_fwd(const Fwd& fwd, const std::vector<TreeDef>& defs) {
   };
 }
 
-template <class Tuple, class Fwd, class Bwd>
+// The residuals' type of fwd applied to the arguments `Tuple`.
+template <class Fwd, class Tuple>
+using ResidualsOf = std::decay_t<std::tuple_element_t<
+    1,
+    std::decay_t<decltype(std::apply(std::declval<const Fwd&>(), std::declval<const Tuple&>()))>>>;
+// f's result type for the arguments `Tuple`.
+template <class F, class Tuple>
+using ResultOf =
+    std::decay_t<decltype(std::apply(std::declval<const F&>(), std::declval<const Tuple&>()))>;
+
+template <class Out, class Res, class Bwd>
 FlatBwd make_bwd(const Bwd& bwd) {
-  using FwdOut =
-      std::decay_t<decltype(std::apply(std::declval<const Fwd&>(), std::declval<const Tuple&>()))>;
-  using Out = std::decay_t<std::tuple_element_t<0, FwdOut>>;
-  using Res = std::decay_t<std::tuple_element_t<1, FwdOut>>;
   return [&bwd](const std::vector<Array>& res, const TreeDef& res_def,
                 const std::vector<Array>& cts, const TreeDef& out_def) {
     auto [leaves, def] =
@@ -160,8 +168,9 @@ class CustomJvpFn {
         f_,
         [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
           using Tuple = std::tuple<std::decay_t<Args>...>;
-          return detail::custom_jvp_flat(
-              leaves, defs, fn, detail::make_jvp_rule<Tuple>(rule_, defs), out_def, options_);
+          return detail::custom_jvp_flat(leaves, defs, fn,
+                                         detail::make_jvp_rule<Tuple>(rule_, defs), out_def,
+                                         options_, &rule_);
         },
         args...);
   }
@@ -190,8 +199,11 @@ class CustomVjpFn {
         f_,
         [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
           using Tuple = std::tuple<std::decay_t<Args>...>;
+          using Out = detail::ResultOf<F, Tuple>;
+          using Res = detail::ResidualsOf<Fwd, Tuple>;
           return detail::custom_vjp_flat(leaves, defs, fn, detail::make_fwd<Tuple>(fwd_, defs),
-                                         detail::make_bwd<Tuple, Fwd>(bwd_), out_def, options_);
+                                         detail::make_bwd<Out, Res>(bwd_), out_def, options_,
+                                         &fwd_);
         },
         args...);
   }
@@ -233,7 +245,7 @@ class CustomJvp {
           detail::FlatJvpRule flat = [&](const std::vector<Array>& p, const std::vector<Array>& t) {
             return rule(defs, p, t);
           };
-          return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options_);
+          return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options_, rule_.get());
         },
         args...);
   }
@@ -262,7 +274,9 @@ class CustomVjp {
     rules_->fwd = [held](const std::vector<TreeDef>& defs, const std::vector<Array>& leaves) {
       return detail::make_fwd<ArgsTuple>(held->first, defs)(leaves);
     };
-    rules_->bwd = detail::make_bwd<ArgsTuple, Fwd>(held->second);
+    rules_->bwd =
+        detail::make_bwd<detail::ResultOf<F, ArgsTuple>, detail::ResidualsOf<Fwd, ArgsTuple>>(
+            held->second);
     rules_->held = held;
     return *this;
   }
@@ -275,7 +289,7 @@ class CustomVjp {
         [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
           const Rules& r = *rules_;
           detail::FlatFwd fwd = [&](const std::vector<Array>& x) { return r.fwd(defs, x); };
-          return detail::custom_vjp_flat(leaves, defs, fn, fwd, r.bwd, out_def, options_);
+          return detail::custom_vjp_flat(leaves, defs, fn, fwd, r.bwd, out_def, options_, &r);
         },
         args...);
   }

@@ -253,14 +253,14 @@ template <class F>
 auto grad(F f, HasAux) {
   return [f](const auto&... args) {
     auto [value_aux, grads] = detail::value_and_grad_impl<true, 0>(f, args...);
-    return std::make_pair(std::move(grads), std::move(value_aux.second));
+    return std::make_pair(std::move(grads), std::get<1>(std::move(value_aux)));
   };
 }
 template <class F, size_t... I>
 auto grad(F f, Argnums<I...>, HasAux) {
   return [f](const auto&... args) {
     auto [value_aux, grads] = detail::value_and_grad_impl<true, I...>(f, args...);
-    return std::make_pair(std::move(grads), std::move(value_aux.second));
+    return std::make_pair(std::move(grads), std::get<1>(std::move(value_aux)));
   };
 }
 // ... for f returning (value, aux), with respect to argument 0.

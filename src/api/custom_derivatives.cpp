@@ -5,6 +5,9 @@
 // error in the equation, raised then (so calling f without differentiating it works).
 #include "parax/custom_derivatives.h"
 
+#include <map>
+
+#include "core/autodiff.h"
 #include "core/program_trace.h"
 #include "core/trace.h"
 
@@ -178,6 +181,28 @@ Array zeros_of(const Aval& a) {
                      {{"shape", a.shape}, {"broadcast_dimensions", std::vector<int64_t>{}}});
 }
 
+// How deep the rules of one custom function are being traced on this thread: a rule that
+// calls its function traces the rule again for that call. Past kMaxRuleDepth (the order
+// of derivatives supported through the rule), the call is differentiated as f itself.
+constexpr int kMaxRuleDepth = 3;
+thread_local std::map<const void*, int> g_rule_depth;
+
+class RuleDepth {
+ public:
+  explicit RuleDepth(const void* id) : depth_(g_rule_depth[id]) { ++depth_; }
+  ~RuleDepth() { --depth_; }
+  RuleDepth(const RuleDepth&) = delete;
+  RuleDepth& operator=(const RuleDepth&) = delete;
+  static bool exhausted(const void* id) { return g_rule_depth[id] >= kMaxRuleDepth; }
+
+ private:
+  int& depth_;
+};
+
+std::vector<Array> inputs_of(const ClosedProgram& c, const std::vector<Array>& args) {
+  return concat(c.consts, args);
+}
+
 }  // namespace
 
 void throw_no_rule(const char* kind, const CustomOptions& options) {
@@ -190,7 +215,7 @@ void throw_no_rule(const char* kind, const CustomOptions& options) {
 std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatJvpRule& rule, TreeDef* out_def,
-                                   const CustomOptions& options) {
+                                   const CustomOptions& options, const void* id) {
   (void)defs;
   const std::vector<Aval> avals = avals_of(leaves);
   ClosedProgram fp =
@@ -204,9 +229,20 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
   for (const Aval& a : avals) rule_avals.push_back(strip_weak(a));
   const size_t n = avals.size();
   std::string error;
+  const bool fallback = RuleDepth::exhausted(id);
+  RuleDepth depth(id);
   ClosedProgram jp = core::trace_to_program(rule_avals, [&](const std::vector<Array>& xs) {
     const std::vector<Array> p(xs.begin(), xs.begin() + long(n));
     const std::vector<Array> t(xs.begin() + long(n), xs.end());
+    if (fallback) {  // f's own derivative
+      std::vector<Array> ts(fp.consts.size());
+      ts.insert(ts.end(), t.begin(), t.end());
+      auto [outs, touts] = core::jvp_program(*fp.program, inputs_of(fp, p), ts);
+      for (size_t o = 0; o < touts.size(); ++o) {
+        if (!touts[o].valid()) touts[o] = zeros_of(strip_weak(core::aval_of(outs[o])));
+      }
+      return concat(outs, touts);
+    }
     FlatPair r = rule(p, t);
     error = check_jvp_output(r, *out_def, out_avals, options);
     return concat(r.first, r.second);
@@ -285,12 +321,14 @@ std::vector<Array> bwd_cotangents(const std::pair<std::vector<Array>, TreeDef>& 
       std::vector<std::string> why;
       if (want.dtype != have.dtype) why.push_back("the dtypes do not match");
       if (want.shape != have.shape) why.push_back("the shapes do not match");
-      error = "ValueError: Custom VJP bwd rule attached to " + o.name +
-              " must produce an output with the same type as the args tuple of the primal "
-              "function, but at output" +
-              paths[i] + " the bwd rule produced an output of type " + have.str() +
-              " corresponding to an input of type " + want.str() + ", so " + why[0] +
-              (why.size() > 1 ? ", and " + why[1] : "");
+      if (!error.empty()) continue;  // JAX names the first
+      error =
+          "ValueError: Custom VJP bwd rule must produce an output with the same type as the args "
+          "tuple of the primal "
+          "function, but at output" +
+          paths[i] + " the bwd rule produced an output of type " + have.str() +
+          " corresponding to an input of type " + want.str() + ", so " + why[0] +
+          (why.size() > 1 ? ", and " + why[1] : "");
       continue;
     }
     out[i] = ct;
@@ -303,7 +341,7 @@ std::vector<Array> bwd_cotangents(const std::pair<std::vector<Array>, TreeDef>& 
 std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatFwd& fwd, const FlatBwd& bwd, TreeDef* out_def,
-                                   const CustomOptions& options) {
+                                   const CustomOptions& options, const void* id) {
   const std::vector<Aval> avals = avals_of(leaves);
   ClosedProgram fp =
       core::trace_to_program(avals, [&](const std::vector<Array>& xs) { return f(xs, out_def); });
@@ -312,8 +350,11 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
   std::string fwd_error, bwd_error;
   TreeDef res_def;
   size_t num_res = 0;
+  const bool fallback = RuleDepth::exhausted(id);
+  RuleDepth depth(id);
   ClosedProgram wp = core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
-    FlatPair r = fwd(xs);
+    // Past the depth, f's own vjp: the residuals are the arguments.
+    FlatPair r = fallback ? FlatPair{f(xs, out_def), xs, *out_def, {}} : fwd(xs);
     fwd_error = check_fwd_output(r, *out_def, out_avals, options);
     if (!fwd_error.empty()) fwd_error = "TypeError: " + fwd_error;
     res_def = r.second_def;
@@ -331,6 +372,19 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
   ClosedProgram bp = core::trace_to_program(bwd_avals, [&](const std::vector<Array>& xs) {
     const std::vector<Array> res(xs.begin(), xs.begin() + long(num_res));
     const std::vector<Array> cts(xs.begin() + long(num_res), xs.end());
+    if (!fwd_error.empty()) {  // raised before bwd could run: its program is a stand-in
+      std::vector<Array> zeros;
+      for (const Aval& a : avals) zeros.push_back(zeros_of(strip_weak(a)));
+      return zeros;
+    }
+    if (fallback) {
+      core::Linearized lin = core::linearize(fp, res);
+      std::vector<Array> in_cts = core::transpose(lin, cts);
+      for (size_t i = 0; i < in_cts.size(); ++i) {
+        if (!in_cts[i].valid()) in_cts[i] = zeros_of(strip_weak(avals[i]));
+      }
+      return in_cts;
+    }
     const auto got = bwd(res, res_def, cts, *out_def);
     return bwd_cotangents(got, defs, avals, options, bwd_error);
   });

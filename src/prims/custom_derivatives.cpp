@@ -82,6 +82,12 @@ std::vector<Array> drop_integer_tangents(std::vector<Array> touts, std::span<con
   return touts;
 }
 
+std::vector<Aval> avals_of(std::span<const Array> xs) {
+  std::vector<Aval> out;
+  for (const Array& x : xs) out.push_back(core::aval_of(x));
+  return out;
+}
+
 // ---- custom_jvp_call ----
 
 std::vector<Array> jvp_call_eager(std::span<const Array> in, const Params& params) {
@@ -301,6 +307,28 @@ Batched lin_batch(std::span<const Array>, std::span<const int>, const Params&, c
   raise_jvp_of_vjp();
 }
 
+// custom_lin is linear in its tangent operands, so its jvp along them is itself; a
+// residual's tangent has no rule (bwd is all that is known). Its primal value is never
+// computable (evaluating it forward is the error above); a linear program is
+// differentiated only to be transposed (shard_map's transpose linearizes its body at
+// zero), where that value is zero and unused.
+std::pair<std::vector<Array>, std::vector<Array>> lin_jvp(std::span<const Array> primals,
+                                                          std::span<const Array> tangents,
+                                                          const Params& params) {
+  const size_t num_res = size_t(params.get<int64_t>("num_res"));
+  for (size_t i = 0; i < num_res; ++i) {
+    if (tangents[i].valid()) raise_jvp_of_vjp();
+  }
+  std::vector<Array> args(primals.begin(), primals.begin() + long(num_res));
+  for (size_t i = num_res; i < primals.size(); ++i) {
+    args.push_back(instantiate(tangents[i], tangent_aval(core::aval_of(primals[i]))));
+  }
+  std::vector<Array> outs;
+  for (const Aval& a : lin_shape_rule(avals_of(primals), params))
+    outs.push_back(zeros_like_aval(a));
+  return {outs, core::bind(core::Prim::custom_lin, std::move(args), params)};
+}
+
 std::vector<Array> lin_transpose(std::span<const Array> cts, std::span<const Array> operands,
                                  std::span<const bool> linear, const Params& params) {
   raise_rule_error(params, "bwd_error");
@@ -335,6 +363,7 @@ extern const PrimRules custom_lin_rules = {.abstract_eval = lin_shape_rule,
                                            .sharding_rule = lin_sharding_rule,
                                            .eager = lin_eager,
                                            .transpose = lin_transpose,
-                                           .batch = lin_batch};
+                                           .batch = lin_batch,
+                                           .joint_jvp = lin_jvp};
 
 }  // namespace parax::prims
