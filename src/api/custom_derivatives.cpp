@@ -184,7 +184,7 @@ Array zeros_of(const Aval& a) {
 // How deep the rules of one custom function are being traced on this thread: a rule that
 // calls its function traces the rule again for that call. Past kMaxRuleDepth (the order
 // of derivatives supported through the rule), the call is differentiated as f itself.
-constexpr int kMaxRuleDepth = 3;
+constexpr int kMaxRuleDepth = 4;
 thread_local std::map<const void*, int> g_rule_depth;
 
 class RuleDepth {

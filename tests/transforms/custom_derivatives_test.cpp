@@ -157,6 +157,8 @@ std::map<std::string, Case> jvp_cases() {
   c["jvp/basic/jvp"] = [=] { return L(jvp(f, T1{x3}, T1{f32(1)})); };
   c["jvp/basic/grad"] = [=] { return L(grad(f)(x3)); };
   c["jvp/basic/grad_grad"] = [=] { return L(grad(grad(f))(x3)); };
+  c["jvp/basic/grad3"] = [=] { return L(grad(grad(grad(f)))(x3)); };
+  c["jvp/basic/grad4"] = [=] { return L(grad(grad(grad(grad(f))))(x3)); };
   c["jvp/basic/value_and_grad"] = [=] { return L(value_and_grad(f)(x3)); };
   c["jvp/jit/value"] = [=] { return L(jit(f)(x3)); };
   c["jvp/jit/jit"] = [=] { return L(jit(jit(f))(x3)); };
@@ -179,6 +181,11 @@ std::map<std::string, Case> jvp_cases() {
   c["jvp/vmap/vmap_of_grad"] = [=] { return L(vmap(grad(f))(ar3)); };
   c["jvp/vmap/grad_of_vmap"] = [=] {
     return L(grad([f](const Array& x) { return jnp::sum(vmap(f)(x)); })(ar3));
+  };
+  c["jvp/vmap/axis1"] = [=] { return L(vmap(f, {.in_axes = 1})(xx)); };
+  c["jvp/vmap/grad_axis1"] = [=] {
+    return L(grad(
+        [f](const Array& x) { return jnp::sum(vmap(f, {.in_axes = 1, .out_axes = 1})(x)); })(xx));
   };
   c["jvp/vmap/jit_vmap_grad"] = [=] { return L(jit(vmap(grad(f)))(ar3)); };
   (void)id;
@@ -396,6 +403,10 @@ std::map<std::string, Case> vjp_cases() {
   c["vjp/basic/grad"] = [=] { return L(grad(f)(x3)); };
   c["vjp/basic/value_and_grad"] = [=] { return L(value_and_grad(f)(x3)); };
   c["vjp/basic/grad_grad"] = [=] { return L(grad(grad(f))(x3)); };
+  c["vjp/basic/grad3"] = [=] { return L(grad(grad(grad(f)))(x3)); };
+  c["vjp/err/hessian"] = [=] {
+    return L(hessian([f](const Array& x) { return jnp::sum(f(x)); })(ar3));
+  };
   c["vjp/basic/vjp"] = [=] { return L(vjp(f, x3).second(f32(2))); };
   c["vjp/jit/value"] = [=] { return L(jit(f)(x3)); };
   c["vjp/jit/jit_of_grad"] = [=] { return L(jit(grad(f))(x3)); };
@@ -409,6 +420,11 @@ std::map<std::string, Case> vjp_cases() {
   };
   c["vjp/vmap/grad_of_vmap_vmap"] = [=] {
     return L(grad([f](const Array& x) { return jnp::sum(vmap(vmap(f))(x)); })(xx));
+  };
+  c["vjp/vmap/axis1"] = [=] { return L(vmap(f, {.in_axes = 1})(xx)); };
+  c["vjp/vmap/grad_axis1"] = [=] {
+    return L(grad(
+        [f](const Array& x) { return jnp::sum(vmap(f, {.in_axes = 1, .out_axes = 1})(x)); })(xx));
   };
   c["vjp/err/jvp"] = [=] { return L(jvp(f, T1{x3}, T1{f32(1)})); };
   c["vjp/err/jvp_vmap"] = [=] { return L(jvp(vmap(f), T1{ar3}, T1{jnp::ones({3})})); };
@@ -452,6 +468,11 @@ std::map<std::string, Case> vjp_cases() {
           return jnp::sum(vmap(vmul, {.in_axes = {0, None}})(x, y));
         },
         argnums<0, 1>)(ar3, f32(2)));
+  };
+  c["vjp/vmap/grad_of_vmap_closure"] = [=] {
+    return L(grad([vmul, xx](const Array& x) {
+      return jnp::sum(vmap([vmul, x](const Array& r) { return vmul(r, x[0]); })(xx));
+    })(ar3));
   };
   c["vjp/two/jacrev"] = [=] { return L(jacrev(vmul, argnums<0, 1>)(xv, 2.0f * xv)); };
 
