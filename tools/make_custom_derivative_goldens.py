@@ -683,6 +683,13 @@ case("jac/fwd_custom_jvp")(lambda: jax.jacfwd(sin_jvp)(ar3))
 case("jac/rev_custom_vjp")(lambda: jax.jacrev(vsin)(ar3))
 case("jac/hessian_custom_jvp")(lambda: jax.hessian(lambda x: jnp.sum(log1pexp(x) * x))(jx))
 
+ai3 = jnp.arange(3)
+case("jac/err/fwd_int_in")(lambda: jax.jacfwd(lambda x: x * 2.)(ai3))
+case("jac/err/rev_int_in")(lambda: jax.jacrev(lambda x: x * 2.)(ai3))
+case("jac/err/hessian_int_in")(lambda: jax.hessian(lambda x: x * 2.)(ai3))
+case("jac/err/rev_int_out")(lambda: jax.jacrev(lambda x: (x * 2).astype(jnp.int32))(ar3))
+case("jac/fwd_int_out")(lambda: jax.jacfwd(lambda x: (x * 2).astype(jnp.int32))(ar3))
+
 # linearize and has_aux
 case("lin/basic")(lambda: (lambda r: (r[0], r[1](jnp.ones(3))))(
     jax.linearize(lambda x: jnp.sin(x) * jnp.cos(x), jx)))

@@ -293,13 +293,16 @@ std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vect
                                const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt) {
   std::vector<Aval> avals;
   for (const Array& x : leaves) avals.push_back(core::aval_of(x));
-  check_grad_inputs([&] {
-    std::vector<Array> w;
-    for (size_t i = 0; i < leaves.size(); ++i) {
-      if (wrt[i]) w.push_back(leaves[i]);
-    }
-    return w;
-  }());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!wrt[i] || is_floating(leaves[i].dtype())) continue;
+    throw TypeError(
+        "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+        "but got " +
+        std::string(dtype_name(leaves[i].dtype())) +
+        ". For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+        "non-holomorphic functions involving complex inputs or integer inputs, use jax.jvp "
+        "directly.");
+  }
   std::vector<int64_t> offsets;
   int64_t n = 0;
   const std::vector<Array> tangents = basis(avals, wrt, offsets, n);
@@ -342,11 +345,15 @@ std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vect
 std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
                                const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt) {
   (void)defs;
-  std::vector<Array> w;
   for (size_t i = 0; i < leaves.size(); ++i) {
-    if (wrt[i]) w.push_back(leaves[i]);
+    if (!wrt[i] || is_floating(leaves[i].dtype())) continue;
+    throw TypeError(
+        "jacrev requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+        "np.inexact), but got " +
+        std::string(dtype_name(leaves[i].dtype())) +
+        ". If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to "
+        "True.");
   }
-  check_grad_inputs(w);
   FlatVjp v = vjp_flat(leaves, defs, fn, out_def, GradOutput::any, wrt);
   std::vector<Aval> out_avals;
   for (const Array& o : v.outs) {
@@ -356,8 +363,7 @@ std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vect
           "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
           "np.floating), but got " +
           std::string(dtype_name(o.dtype())) +
-          ". For holomorphic differentiation, pass holomorphic=True. For differentiation of "
-          "non-holomorphic functions involving complex outputs, use jax.vjp directly.");
+          ". For differentiation of functions with integer outputs, use jax.vjp directly.");
     }
   }
   std::vector<int64_t> offsets;
