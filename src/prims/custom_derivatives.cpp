@@ -15,6 +15,7 @@
 // A rule whose output does not fit (JAX checks it when it runs the rule) holds its error
 // in param `jvp_error` / `fwd_error` / `bwd_error`, raised where JAX raises it.
 #include <algorithm>
+#include <cctype>
 
 #include "core/autodiff.h"
 #include "core/batching.h"
@@ -53,6 +54,23 @@ void raise_rule_error(const Params& params, std::string_view name) {
 
 [[noreturn]] void raise_jvp_of_vjp() {
   throw TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
+}
+
+// A value the function or its rules captured (an operand among the first num_consts)
+// has a tangent: the rule does not say how to differentiate with respect to it. JAX
+// raises this for custom_vjp (ad.CustomVJPException) and an UnexpectedTracerError for
+// custom_jvp.
+[[noreturn]] void raise_closed_over(const std::string& kind) {
+  std::string lower = kind;
+  for (char& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  throw TypeError("Detected differentiation of a custom_" + lower +
+                  " function with respect to a closed-over value. That isn't supported because "
+                  "the custom " +
+                  kind + " rule only specifies how to differentiate the custom_" + lower +
+                  " function with respect to explicit input parameters. Try passing the "
+                  "closed-over value into the custom_" +
+                  lower + " function as an argument, and adapting the custom_" + lower +
+                  (kind == "VJP" ? " fwd and bwd rules." : " rule."));
 }
 
 bool any_tangent(std::span<const Array> tangents, std::span<const Array> primals, size_t from) {
@@ -98,8 +116,8 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const A
                                                                std::span<const Array> tangents,
                                                                const Params& params) {
   const size_t nc = num_consts(params);
-  // As JAX: with no argument perturbed, the call stays a call and its tangents are zero
-  // (a closed-over value's tangent is not the rule's to use: lift_jvp drops it).
+  // As JAX: with no argument perturbed, the call stays a call and its tangents are zero.
+  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) raise_closed_over("JVP");
   if (!any_tangent(tangents, primals, nc)) {
     std::vector<Array> outs =
         core::bind(core::Prim::custom_jvp_call, {primals.begin(), primals.end()}, params);
@@ -220,18 +238,11 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp_call_jvp(std::span<const A
                                                                std::span<const Array> tangents,
                                                                const Params& params) {
   const size_t nc = num_consts(params);
+  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) raise_closed_over("VJP");
   if (!any_tangent(tangents, primals, nc)) {
     std::vector<Array> outs =
         core::bind(core::Prim::custom_vjp_call, {primals.begin(), primals.end()}, params);
     return {outs, std::vector<Array>(outs.size())};
-  }
-  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) {
-    throw TypeError(
-        "Detected differentiation of a custom_vjp function with respect to a closed-over "
-        "value. That isn't supported because the custom VJP rule only specifies how to "
-        "differentiate the custom_vjp function with respect to explicit input parameters. "
-        "Try passing the closed-over value into the custom_vjp function as an argument, and "
-        "adapting the custom_vjp fwd and bwd rules.");
   }
   raise_rule_error(params, "fwd_error");
   std::vector<Array> all = eval_program(*prog(params, "fwd"), primals);

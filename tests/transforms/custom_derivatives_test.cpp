@@ -624,3 +624,82 @@ TEST(CustomDerivatives, InsideShardMap) {
 
 }  // namespace
 }  // namespace parax
+
+namespace parax {
+namespace {
+
+// Differentiating with respect to a value the function closes over has no rule: JAX raises
+// (an UnexpectedTracerError, a TypeError); parax a TypeError naming the closed-over value.
+TEST(CustomDerivatives, ClosedOverDifferentiatedValueRaises) {
+  auto jvp_outer = [](const Array& x) {
+    auto g = custom_jvp([x](const Array& y) { return x + y; });
+    g.defjvp([g, x](const T1& p, const T1&) { return std::pair{g(x), 2.0f * std::get<0>(p)}; });
+    return g(f32(1));
+  };
+  auto vjp_outer = [](const Array& x) {
+    auto g = custom_vjp([x](const Array& y) { return x * y; },
+                        [x](const Array& y) {
+                          return std::pair{x * y, y};
+                        },
+                        [](const Array&, const Array& ct) { return 2.0f * ct; });
+    return g(f32(1));
+  };
+  EXPECT_THROW_HAS(jvp(jvp_outer, T1{f32(3)}, T1{f32(1)}), TypeError,
+                   "Detected differentiation of a custom_jvp function with respect to a "
+                   "closed-over value.");
+  EXPECT_THROW_HAS(grad(jvp_outer)(f32(3)), TypeError, "closed-over value");
+  EXPECT_THROW_HAS(grad(vjp_outer)(f32(3)), TypeError,
+                   "Detected differentiation of a custom_vjp function with respect to a "
+                   "closed-over value. That isn't supported because the custom VJP rule only "
+                   "specifies how to differentiate the custom_vjp function with respect to "
+                   "explicit input parameters. Try passing the closed-over value into the "
+                   "custom_vjp function as an argument, and adapting the custom_vjp fwd and bwd "
+                   "rules.");
+  EXPECT_THROW_HAS(grad(jit(vjp_outer))(f32(3)), TypeError, "closed-over value");
+  // Closing over a value that is not differentiated is fine.
+  EXPECT_FLOAT_EQ(grad([&](const Array& y) { return jvp_outer(f32(3)) * y; })(f32(2)).item<float>(),
+                  4.0f);
+}
+
+// The decorator form with two arguments agrees with the functional form.
+TEST(CustomVjp, DecoratorFormWithTwoArguments) {
+  auto mul = [](const Array& x, const Array& y) { return jnp::sin(x) * y; };
+  auto fwd = [](const Array& x, const Array& y) {
+    return std::pair{jnp::sin(x) * y, T2{jnp::cos(x), y}};
+  };
+  auto bwd = [](const T2& res, const Array& g) {
+    return T2{std::get<0>(res) * g * std::get<1>(res) * 3.0f, g};
+  };
+  auto h = custom_vjp(mul);
+  h.defvjp(fwd, bwd);
+  auto k = custom_vjp(mul, fwd, bwd);
+  auto [hx, hy] = grad(h, argnums<0, 1>)(f32(1), f32(2));
+  auto [kx, ky] = grad(k, argnums<0, 1>)(f32(1), f32(2));
+  EXPECT_FLOAT_EQ(hx.item<float>(), 3.0f * std::cos(1.0f) * 2.0f);
+  EXPECT_FLOAT_EQ(hx.item<float>(), kx.item<float>());
+  EXPECT_FLOAT_EQ(hy.item<float>(), 1.0f);
+  EXPECT_FLOAT_EQ(ky.item<float>(), 1.0f);
+  // eval_shape traces without computing.
+  auto shape = eval_shape(h, f32(1), f32(2));
+  EXPECT_EQ(shape.shape(), Shape{});
+}
+
+// A custom rule on sharded data under jit keeps it sharded: no communication.
+TEST(CustomDerivatives, ShardedGradientStaysLocal) {
+  Mesh mesh = make_mesh({8}, {"i"});
+  Array x = device_put(jnp::arange(16.0f) / 8.0f, NamedSharding(mesh, P("i")));
+  auto loss = [](const Array& v) { return jnp::sum(sin_jvp(v) * vsin(v)); };
+  auto g = jit(grad(loss));
+  Array got = g(x);
+  EXPECT_EQ(got.sharding().to_string(), NamedSharding(mesh, P("i")).to_string());
+  Array host = jnp::arange(16.0f) / 8.0f;
+  // d/dx sin(x)*sin(x) with both rules doubling their derivative: 2cos*sin + sin*2cos.
+  Array want = 4.0f * jnp::cos(host) * jnp::sin(host);
+  EXPECT_LT(jnp::max(jnp::abs(got - want)).item<float>(), 1e-5f);
+  const std::string text = g.lower(x).compile().as_text();
+  EXPECT_EQ(text.find("all-gather"), std::string::npos) << text;
+  EXPECT_EQ(text.find("all-to-all"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace parax
