@@ -155,7 +155,10 @@ concept HasCallArgs = requires {
 }  // namespace detail
 
 // A function with a custom jvp rule: rule(primals, tangents), each a std::tuple of the
-// arguments, returns std::pair{primal out, tangent out} (pytrees like f's output).
+// arguments, returns std::pair{primal out, tangent out} (pytrees like f's output). The rule
+// is traced when f is called (a rule calling f is traced again for that call, 4 deep: the
+// order of derivatives it gives; a 5th differentiates f itself). A rule output JAX rejects
+// raises JAX's error when the rule is used, as JAX's does.
 template <class F, class J>
 class CustomJvpFn {
  public:

@@ -189,14 +189,19 @@ thread_local std::map<const void*, int> g_rule_depth;
 
 class RuleDepth {
  public:
-  explicit RuleDepth(const void* id) : depth_(g_rule_depth[id]) { ++depth_; }
-  ~RuleDepth() { --depth_; }
+  explicit RuleDepth(const void* id) : id_(id) { ++g_rule_depth[id]; }
+  ~RuleDepth() {
+    if (--g_rule_depth[id_] == 0) g_rule_depth.erase(id_);
+  }
   RuleDepth(const RuleDepth&) = delete;
   RuleDepth& operator=(const RuleDepth&) = delete;
-  static bool exhausted(const void* id) { return g_rule_depth[id] >= kMaxRuleDepth; }
+  static bool exhausted(const void* id) {
+    auto it = g_rule_depth.find(id);
+    return it != g_rule_depth.end() && it->second >= kMaxRuleDepth;
+  }
 
  private:
-  int& depth_;
+  const void* id_;
 };
 
 std::vector<Array> inputs_of(const ClosedProgram& c, const std::vector<Array>& args) {
