@@ -607,6 +607,58 @@ def vfoo(x):
 
 case("vjp/err/missing")(lambda: vfoo(jnp.float32(2.)))
 
+# ---- inside control flow (JAX's test_initial_style, test_multiple_rule_invocations) ----
+def in_scan(f):
+  def g(x):
+    out, _ = jax.lax.scan(lambda c, _: (f(c), None), x, None, length=2)
+    return out
+  return g
+
+
+def in_cond(f):
+  return lambda x: jax.lax.cond(x > 0, f, lambda y: 2. * y, x)
+
+
+case("cf/jvp/scan_grad")(lambda: jax.grad(in_scan(sin_jvp))(x3))
+case("cf/jvp/scan_grad_grad")(lambda: jax.grad(jax.grad(in_scan(sin_jvp)))(x3))
+case("cf/jvp/scan_jit_grad")(lambda: jax.jit(jax.grad(in_scan(sin_jvp)))(x3))
+case("cf/jvp/scan_vmap_grad")(lambda: jax.vmap(jax.grad(in_scan(sin_jvp)))(ar3))
+case("cf/jvp/scan_jvp")(lambda: jax.jvp(in_scan(sin_jvp), (x3,), (x1,)))
+case("cf/jvp/cond_grad")(lambda: jax.grad(in_cond(sin_jvp))(x3))
+case("cf/jvp/cond_vmap_grad")(lambda: jax.vmap(jax.grad(in_cond(sin_jvp)))(ar3 - 1.))
+case("cf/vjp/scan_grad")(lambda: jax.grad(in_scan(vsin))(x3))
+case("cf/vjp/scan_jit_grad")(lambda: jax.jit(jax.grad(in_scan(vsin)))(x3))
+case("cf/vjp/scan_vmap_grad")(lambda: jax.vmap(jax.grad(in_scan(vsin)))(ar3))
+case("cf/vjp/cond_grad")(lambda: jax.grad(in_cond(vsin))(x3))
+
+
+@jax.custom_jvp
+def expit(x):
+  return 1 / (1 + jax.lax.exp(-x))
+
+
+@expit.defjvp
+def _expit_jvp(primals, tangents):
+  (x,), (t,) = primals, tangents
+  ans = expit(x)
+  t_out = t * ans * (1 - ans)
+  return ans, t_out
+
+
+def scanned_fun(c, _):
+  return [expit(c[0])] + [c[i - 1] + c[i] for i in range(1, len(c))], None
+
+
+def expit_foo(x):
+  zero = jnp.zeros_like(x)
+  c, _ = jax.lax.scan(scanned_fun, [x, zero, zero, zero, zero], None, length=10)
+  return c[-1]
+
+
+case("cf/expit/value")(lambda: expit_foo(x3))
+case("cf/expit/grad")(lambda: jax.grad(expit_foo)(x3))
+case("cf/expit/grad_vmap")(lambda: jax.grad(lambda x: jax.vmap(expit_foo)(x).sum())(ar3))
+
 # ---- inside shard_map over 8 devices: the rules see each device's block ----
 mesh = jax.make_mesh((8,), ('i',), axis_types=(jax.sharding.AxisType.Auto,))
 x16 = jax.device_put(jnp.arange(16., dtype=jnp.float32) / 4,

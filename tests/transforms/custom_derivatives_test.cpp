@@ -588,6 +588,61 @@ TEST(CustomVjp, MatchesJax) {
   for (const auto& [name, fn] : cases) check(name, fn);
 }
 
+// Inside control flow (JAX's test_initial_style, test_multiple_rule_invocations): scan and
+// cond bodies holding the calls, differentiated and batched.
+TEST(CustomDerivatives, InsideControlFlow) {
+  Array x3 = f32(3), x1 = f32(1), ar3 = jnp::arange(3.0f);
+  auto in_scan = [](auto f) {
+    return [f](const Array& x) {
+      auto step = [f](const Array& c, const std::vector<Array>&) {
+        return std::pair{f(c), std::vector<Array>{}};
+      };
+      return lax::scan(step, x, std::vector<Array>{}, 2).first;
+    };
+  };
+  auto in_cond = [](auto f) {
+    return [f](const Array& x) {
+      return lax::cond(
+          x > 0.0f, [f](const Array& y) { return f(y); }, [](const Array& y) { return 2.0f * y; },
+          x);
+    };
+  };
+  auto expit = custom_jvp([](const Array& x) { return 1.0f / (1.0f + jnp::exp(-x)); });
+  expit.defjvp([expit](const T1& p, const T1& t) {
+    Array ans = expit(std::get<0>(p));
+    return std::pair{ans, std::get<0>(t) * ans * (1.0f - ans)};
+  });
+  auto expit_foo = [expit](const Array& x) {
+    Array zero = jnp::zeros_like(x);
+    auto step = [expit](const std::vector<Array>& c, const std::vector<Array>&) {
+      std::vector<Array> next{expit(c[0])};
+      for (size_t i = 1; i < c.size(); ++i) next.push_back(c[i - 1] + c[i]);
+      return std::pair{next, std::vector<Array>{}};
+    };
+    return lax::scan(step, std::vector<Array>{x, zero, zero, zero, zero}, std::vector<Array>{}, 10)
+        .first.back();
+  };
+  std::map<std::string, Case> c;
+  c["cf/jvp/scan_grad"] = [&] { return L(grad(in_scan(sin_jvp))(x3)); };
+  c["cf/jvp/scan_grad_grad"] = [&] { return L(grad(grad(in_scan(sin_jvp)))(x3)); };
+  c["cf/jvp/scan_jit_grad"] = [&] { return L(jit(grad(in_scan(sin_jvp)))(x3)); };
+  c["cf/jvp/scan_vmap_grad"] = [&] { return L(vmap(grad(in_scan(sin_jvp)))(ar3)); };
+  c["cf/jvp/scan_jvp"] = [&] { return L(jvp(in_scan(sin_jvp), T1{x3}, T1{x1})); };
+  c["cf/jvp/cond_grad"] = [&] { return L(grad(in_cond(sin_jvp))(x3)); };
+  c["cf/jvp/cond_vmap_grad"] = [&] { return L(vmap(grad(in_cond(sin_jvp)))(ar3 - 1.0f)); };
+  c["cf/vjp/scan_grad"] = [&] { return L(grad(in_scan(vsin))(x3)); };
+  c["cf/vjp/scan_jit_grad"] = [&] { return L(jit(grad(in_scan(vsin)))(x3)); };
+  c["cf/vjp/scan_vmap_grad"] = [&] { return L(vmap(grad(in_scan(vsin)))(ar3)); };
+  c["cf/vjp/cond_grad"] = [&] { return L(grad(in_cond(vsin))(x3)); };
+  c["cf/expit/value"] = [&] { return L(expit_foo(x3)); };
+  c["cf/expit/grad"] = [&] { return L(grad(expit_foo)(x3)); };
+  c["cf/expit/grad_vmap"] = [&] {
+    return L(grad([&](const Array& x) { return jnp::sum(vmap(expit_foo)(x)); })(ar3));
+  };
+  EXPECT_EQ(names_of(c), golden_cases({"cf/"}));
+  for (const auto& [name, fn] : c) check(name, fn);
+}
+
 // The rules inside shard_map over 8 devices see each device's block (a psum in the rule
 // sums over the mesh axis), under grad, jit and jvp.
 TEST(CustomDerivatives, InsideShardMap) {
