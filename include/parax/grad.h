@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "parax/jit.h"
+#include "parax/vmap.h"
 
 namespace parax {
 
@@ -76,6 +77,52 @@ inline std::vector<bool> arg_mask(const std::vector<TreeDef>& defs,
   }
   return mask;
 }
+
+// jacfwd / jacrev over flat leaves: the Jacobian blocks, one per (output leaf, input leaf
+// `wrt` marks), output-major; block (i, j) has shape out_i.shape + in_j.shape.
+std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt);
+std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt);
+// Returns `outer` with each leaf replaced by `inner` (JAX's tree_transpose of a Jacobian).
+TreeDef nest_tree(const TreeDef& outer, const TreeDef& inner);
+// Evaluates the linear part of `v` forward on input tangents (one per input leaf): the
+// output tangents (linearize's f_jvp).
+std::vector<Array> linear_apply(const FlatVjp& v, const std::vector<Array>& tangents);
+// Checks that a has_aux function returned a pair (JAX's TypeError).
+void check_aux_output(const TreeDef& out_def);
+
+// The type of pytree `T` with every Array leaf replaced by `Leaf` (a Jacobian's type).
+template <class T, class Leaf>
+struct ReplaceLeaf {
+  static_assert(sizeof(T) == 0,
+                "jacfwd/jacrev: the output must be a pytree of std containers (a registered "
+                "struct cannot hold other leaf types)");
+};
+template <class Leaf>
+struct ReplaceLeaf<Array, Leaf> {
+  using type = Leaf;
+};
+template <class T, class A, class Leaf>
+struct ReplaceLeaf<std::vector<T, A>, Leaf> {
+  using type = std::vector<typename ReplaceLeaf<T, Leaf>::type>;
+};
+template <class T, size_t N, class Leaf>
+struct ReplaceLeaf<std::array<T, N>, Leaf> {
+  using type = std::array<typename ReplaceLeaf<T, Leaf>::type, N>;
+};
+template <class A, class B, class Leaf>
+struct ReplaceLeaf<std::pair<A, B>, Leaf> {
+  using type = std::pair<typename ReplaceLeaf<A, Leaf>::type, typename ReplaceLeaf<B, Leaf>::type>;
+};
+template <class... T, class Leaf>
+struct ReplaceLeaf<std::tuple<T...>, Leaf> {
+  using type = std::tuple<typename ReplaceLeaf<T, Leaf>::type...>;
+};
+template <class T, class C, class A, class Leaf>
+struct ReplaceLeaf<std::map<std::string, T, C, A>, Leaf> {
+  using type = std::map<std::string, typename ReplaceLeaf<T, Leaf>::type>;
+};
 
 }  // namespace detail
 
@@ -199,6 +246,170 @@ auto grad(F f, Argnums<I...>) {
   return [f](const auto&... args) {
     return detail::value_and_grad_impl<false, I...>(f, args...).second;
   };
+}
+
+// ... for f returning (value, aux): returns (gradients, aux).
+template <class F>
+auto grad(F f, HasAux) {
+  return [f](const auto&... args) {
+    auto [value_aux, grads] = detail::value_and_grad_impl<true, 0>(f, args...);
+    return std::make_pair(std::move(grads), std::get<1>(std::move(value_aux)));
+  };
+}
+template <class F, size_t... I>
+auto grad(F f, Argnums<I...>, HasAux) {
+  return [f](const auto&... args) {
+    auto [value_aux, grads] = detail::value_and_grad_impl<true, I...>(f, args...);
+    return std::make_pair(std::move(grads), std::get<1>(std::move(value_aux)));
+  };
+}
+// ... for f returning (value, aux), with respect to argument 0.
+template <class F>
+auto value_and_grad(F f, HasAux) {
+  return [f](const auto&... args) { return detail::value_and_grad_impl<true, 0>(f, args...); };
+}
+
+// jvp of f returning (out, aux): returns (out, tangent of out, aux).
+template <class F, class... Args>
+auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Args...>& tangents,
+         HasAux) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  using Out = std::decay_t<std::tuple_element_t<0, R>>;
+  using Aux = std::decay_t<std::tuple_element_t<1, R>>;
+  std::vector<Array> leaves, tleaves;
+  std::vector<TreeDef> defs, tdefs;
+  std::apply([&](const auto&... a) { detail::flatten_args(leaves, defs, a...); }, primals);
+  std::apply([&](const auto&... a) { detail::flatten_args(tleaves, tdefs, a...); }, tangents);
+  detail::check_jvp_args(leaves, defs, tleaves, tdefs);
+  TreeDef out_def;
+  auto [outs, touts] =
+      detail::jvp_flat(leaves, tleaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
+  detail::check_aux_output(out_def);
+  const size_t n = size_t(out_def.children[0].num_leaves());
+  auto part = [](const std::vector<Array>& v, size_t b, size_t e) {
+    return std::vector<Array>(v.begin() + long(b), v.begin() + long(e));
+  };
+  return std::make_tuple(tree::unflatten<Out>(out_def.children[0], part(outs, 0, n)),
+                         tree::unflatten<Out>(out_def.children[0], part(touts, 0, n)),
+                         tree::unflatten<Aux>(out_def.children[1], part(outs, n, outs.size())));
+}
+
+// vjp of f returning (out, aux): returns (out, vjp_fn, aux).
+template <class F, class... Args>
+auto vjp(const F& f, HasAux, const Args&... args) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  using Out = std::decay_t<std::tuple_element_t<0, R>>;
+  using Aux = std::decay_t<std::tuple_element_t<1, R>>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  detail::flatten_args(leaves, defs, args...);
+  TreeDef out_def;
+  detail::FlatVjp v =
+      detail::vjp_flat(leaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
+  detail::check_aux_output(out_def);
+  const TreeDef def0 = out_def.children[0];
+  const size_t n = size_t(def0.num_leaves());
+  Out out = tree::unflatten<Out>(def0, {v.outs.begin(), v.outs.begin() + long(n)});
+  Aux aux = tree::unflatten<Aux>(out_def.children[1], {v.outs.begin() + long(n), v.outs.end()});
+  auto pullback = [v, defs, def0](const Out& ct) {
+    auto [ct_leaves, ct_def] = tree::flatten(ct);
+    std::vector<Array> head(v.outs.begin(), v.outs.begin() + long(ct_leaves.size()));
+    detail::FlatVjp main{head, v.state};
+    std::vector<Array> all = detail::vjp_apply(main, ct_leaves, &ct_def, &def0);
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return std::make_tuple(
+          tree::unflatten<std::decay_t<Args>>(defs[I], detail::arg_leaves(all, defs, I))...);
+    }
+    (std::index_sequence_for<Args...>{});
+  };
+  return std::make_tuple(std::move(out), std::move(pullback), std::move(aux));
+}
+
+// Returns (f(primals...), f_jvp) where f_jvp(tangents...) evaluates f's linearization at
+// primals (JAX's jax.linearize).
+template <class F, class... Args>
+auto linearize(const F& f, const Args&... primals) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  detail::flatten_args(leaves, defs, primals...);
+  TreeDef out_def;
+  detail::FlatVjp v =
+      detail::vjp_flat(leaves, defs, detail::flat_fn<F, Args...>(f, defs), &out_def);
+  R out = tree::unflatten<R>(out_def, v.outs);
+  auto f_jvp = [v, defs, out_def](const std::decay_t<Args>&... tangents) {
+    std::vector<Array> tleaves;
+    std::vector<TreeDef> tdefs;
+    detail::flatten_args(tleaves, tdefs, tangents...);
+    if (tdefs != defs) {
+      throw ValueError("linearize's jvp function: the tangents' tree structure " +
+                       TreeDef{TreeDef::Kind::tuple, "", {}, tdefs}.to_string() +
+                       " does not match the primals' " +
+                       TreeDef{TreeDef::Kind::tuple, "", {}, defs}.to_string());
+    }
+    return tree::unflatten<R>(out_def, detail::linear_apply(v, tleaves));
+  };
+  return std::make_pair(std::move(out), std::move(f_jvp));
+}
+
+namespace detail {
+
+// The Jacobian's pytree: f's output with each leaf the tree of the argument (one argnum) or
+// the tuple of the arguments (several).
+template <bool kRev, size_t... I, class F, class... Args>
+auto jacobian_impl(const F& f, const Args&... args) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  using ArgsTuple = std::tuple<std::decay_t<Args>...>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  flatten_args(leaves, defs, args...);
+  TreeDef out_def;
+  const std::vector<bool> wrt = arg_mask(defs, {I...});
+  std::vector<Array> blocks =
+      (kRev ? jacrev_flat : jacfwd_flat)(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def, wrt);
+  if constexpr (sizeof...(I) == 1) {
+    constexpr size_t k = (I, ...);
+    using In = std::tuple_element_t<k, ArgsTuple>;
+    using J = typename ReplaceLeaf<R, In>::type;
+    return tree::unflatten<J>(nest_tree(out_def, defs[k]), blocks);
+  } else {
+    using In = std::tuple<std::tuple_element_t<I, ArgsTuple>...>;
+    using J = typename ReplaceLeaf<R, In>::type;
+    return tree::unflatten<J>(
+        nest_tree(out_def, TreeDef{TreeDef::Kind::tuple, "", {}, {defs[I]...}}), blocks);
+  }
+}
+
+}  // namespace detail
+
+// Returns a function computing the Jacobian of f with respect to argument 0 (or those in
+// `argnums`) by forward mode: vmap of jvp over the input basis. Each block has shape
+// out.shape + in.shape.
+template <class F>
+auto jacfwd(F f) {
+  return [f](const auto&... args) { return detail::jacobian_impl<false, 0>(f, args...); };
+}
+template <class F, size_t... I>
+auto jacfwd(F f, Argnums<I...>) {
+  return [f](const auto&... args) { return detail::jacobian_impl<false, I...>(f, args...); };
+}
+// ... by reverse mode: vmap of vjp over the output basis.
+template <class F>
+auto jacrev(F f) {
+  return [f](const auto&... args) { return detail::jacobian_impl<true, 0>(f, args...); };
+}
+template <class F, size_t... I>
+auto jacrev(F f, Argnums<I...>) {
+  return [f](const auto&... args) { return detail::jacobian_impl<true, I...>(f, args...); };
+}
+// Returns a function computing the Hessian of scalar-valued f: jacfwd(jacrev(f)).
+template <class F>
+auto hessian(F f) {
+  return jacfwd(jacrev(std::move(f)));
+}
+template <class F, size_t... I>
+auto hessian(F f, Argnums<I...> a) {
+  return jacfwd(jacrev(std::move(f), a), a);
 }
 
 }  // namespace parax

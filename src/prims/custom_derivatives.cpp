@@ -1,11 +1,380 @@
-// custom_jvp and custom_vjp calls: a program whose derivative the user gives.
-// Placeholder rules (issue 15): the owner of this file replaces them.
-#include "core/rules.h"
+// custom_jvp_call and custom_vjp_call: a call of the user's function (param `jaxpr`, over
+// all operands: the constants the traces captured, `num_consts` of them, then the
+// arguments) whose derivative is the user's rule, held as a traced program:
+//   custom_jvp_call's `jvp`: (operands, tangents of the arguments) -> (results, tangents);
+//   custom_vjp_call's `fwd`: operands -> (results, residuals), and `bwd`: (constants,
+//   residuals, cotangents of the results) -> cotangents of the arguments.
+// Elsewhere they are calls: the compiler inlines `jaxpr`, eagerly it runs op by op.
+//
+// Their rules are JAX's (custom_derivatives.py, ad.py): the jvp of custom_jvp_call
+// evaluates the rule's program, so linearize and transpose see its equations; the jvp of
+// custom_vjp_call evaluates `fwd` and binds custom_lin on the residuals and tangents, a
+// linear equation whose transpose evaluates `bwd` (and whose evaluation, in forward mode,
+// is JAX's TypeError). Batching batches every program the call holds.
+//
+// A rule whose output does not fit (JAX checks it when it runs the rule) holds its error
+// in param `jvp_error` / `fwd_error` / `bwd_error`, raised where JAX raises it.
+#include <algorithm>
+#include <cctype>
+
+#include "core/autodiff.h"
+#include "core/batching.h"
+#include "core/program_trace.h"
+#include "prims/autodiff_util.h"
+#include "prims/control_flow.h"
+#include "prims/prim_util.h"
+#include "prims/program_rules.h"
 
 namespace parax::prims {
+namespace {
 
-extern const core::PrimRules custom_jvp_call_rules = {};
-extern const core::PrimRules custom_vjp_call_rules = {};
-extern const core::PrimRules custom_lin_rules = {};
+using core::BatchAxis;
+using core::Batched;
+using core::Program;
+
+const ProgramRef& prog(const Params& params, std::string_view name) {
+  return params.get<ProgramRef>(name);
+}
+size_t num_consts(const Params& params) { return size_t(params.get<int64_t>("num_consts")); }
+
+std::vector<Aval> call_shape_rule(std::span<const Aval> in, const Params& params) {
+  const Program& p = *prog(params, "jaxpr");
+  check_body_inputs(params.get<std::string>("name"), in, program_inputs(p));
+  return program_outputs(p);
+}
+
+// Raises the error a rule's output left in `params` (as "TypeError: ..." or "ValueError: ...").
+void raise_rule_error(const Params& params, std::string_view name) {
+  if (!params.has(name)) return;
+  const std::string& text = params.get<std::string>(name);
+  const std::string value = "ValueError: ";
+  if (text.rfind(value, 0) == 0) throw ValueError(text.substr(value.size()));
+  throw TypeError(text.substr(std::string("TypeError: ").size()));
+}
+
+[[noreturn]] void raise_jvp_of_vjp() {
+  throw TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
+}
+
+// A value the function or its rules captured (an operand among the first num_consts)
+// has a tangent: the rule does not say how to differentiate with respect to it. JAX
+// raises this for custom_vjp (ad.CustomVJPException) and an UnexpectedTracerError for
+// custom_jvp.
+[[noreturn]] void raise_closed_over(const std::string& kind) {
+  std::string lower = kind;
+  for (char& ch : lower) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  throw TypeError("Detected differentiation of a custom_" + lower +
+                  " function with respect to a closed-over value. That isn't supported because "
+                  "the custom " +
+                  kind + " rule only specifies how to differentiate the custom_" + lower +
+                  " function with respect to explicit input parameters. Try passing the "
+                  "closed-over value into the custom_" +
+                  lower + " function as an argument, and adapting the custom_" + lower +
+                  (kind == "VJP" ? " fwd and bwd rules." : " rule."));
+}
+
+bool any_tangent(std::span<const Array> tangents, std::span<const Array> primals, size_t from) {
+  for (size_t i = from; i < tangents.size(); ++i) {
+    if (tangents[i].valid() && has_tangent(primals[i].dtype())) return true;
+  }
+  return false;
+}
+
+// The tangents of the arguments, zeros where symbolic (JAX instantiates them unless the
+// rule asks for symbolic zeros); an integer argument's stands for JAX's float0.
+std::vector<Array> arg_tangents(std::span<const Array> primals, std::span<const Array> tangents,
+                                size_t from) {
+  std::vector<Array> out;
+  for (size_t i = from; i < primals.size(); ++i) {
+    const bool nonzero = tangents[i].valid() && has_tangent(primals[i].dtype());
+    out.push_back(nonzero ? tangents[i] : zeros_like_aval(tangent_aval(core::aval_of(primals[i]))));
+  }
+  return out;
+}
+
+// Results of integer dtype have no tangents (symbolic zeros).
+std::vector<Array> drop_integer_tangents(std::vector<Array> touts, std::span<const Array> outs) {
+  for (size_t o = 0; o < touts.size(); ++o) {
+    if (!has_tangent(outs[o].dtype())) touts[o] = Array();
+  }
+  return touts;
+}
+
+std::vector<Aval> avals_of(std::span<const Array> xs) {
+  std::vector<Aval> out;
+  for (const Array& x : xs) out.push_back(core::aval_of(x));
+  return out;
+}
+
+// ---- custom_jvp_call ----
+
+std::vector<Array> jvp_call_eager(std::span<const Array> in, const Params& params) {
+  return eval_program(*prog(params, "jaxpr"), in);
+}
+
+std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const Array> primals,
+                                                               std::span<const Array> tangents,
+                                                               const Params& params) {
+  const size_t nc = num_consts(params);
+  // As JAX: with no argument perturbed, the call stays a call and its tangents are zero.
+  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) raise_closed_over("JVP");
+  if (!any_tangent(tangents, primals, nc)) {
+    std::vector<Array> outs =
+        core::bind(core::Prim::custom_jvp_call, {primals.begin(), primals.end()}, params);
+    return {outs, std::vector<Array>(outs.size())};
+  }
+  raise_rule_error(params, "jvp_error");
+  std::vector<Array> args(primals.begin(), primals.end());
+  const std::vector<Array> ts = arg_tangents(primals, tangents, nc);
+  args.insert(args.end(), ts.begin(), ts.end());
+  std::vector<Array> all = eval_program(*prog(params, "jvp"), args);
+  const size_t n_out = prog(params, "jaxpr")->outvars.size();
+  std::vector<Array> outs(all.begin(), all.begin() + long(n_out));
+  std::vector<Array> touts(all.begin() + long(n_out), all.end());
+  return {outs, drop_integer_tangents(std::move(touts), outs)};
+}
+
+// A traced program whose captured constants become operands: the call's operands are the
+// constants of each program traced for it, in order, then the old operands; each program
+// takes them all (those of the others unused).
+struct Assembled {
+  std::vector<Array> consts;
+  std::vector<ProgramRef> programs;
+};
+
+Assembled assemble(const std::vector<core::ClosedProgram>& traced) {
+  Assembled out;
+  std::vector<std::vector<Aval>> groups;
+  for (const core::ClosedProgram& c : traced) {
+    out.consts.insert(out.consts.end(), c.consts.begin(), c.consts.end());
+    std::vector<Aval> avals;
+    for (int v : c.program->constvars) avals.push_back(c.program->avals[size_t(v)]);
+    groups.push_back(std::move(avals));
+  }
+  for (size_t k = 0; k < traced.size(); ++k) {
+    Program p = *traced[k].program;
+    std::vector<int> invars;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (g == k) {
+        invars.insert(invars.end(), p.constvars.begin(), p.constvars.end());
+        continue;
+      }
+      for (const Aval& a : groups[g]) invars.push_back(p.new_var(a));
+    }
+    invars.insert(invars.end(), p.invars.begin(), p.invars.end());
+    p.invars = std::move(invars);
+    p.constvars.clear();
+    out.programs.push_back(std::make_shared<const Program>(std::move(p)));
+  }
+  return out;
+}
+
+// The operands with their batch dimensions moved to the front (where vmap_program sees them).
+std::vector<Array> batched_front(std::span<const Array> in, std::span<const int> dims,
+                                 std::vector<int>& front, std::vector<Aval>& avals) {
+  std::vector<Array> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    const bool mapped = dims[i] != core::kNotMapped;
+    out.push_back(mapped ? core::move_batch_dim(in[i], dims[i], 0, 0) : in[i]);
+    front.push_back(mapped ? 0 : core::kNotMapped);
+    avals.push_back(core::aval_of(out.back()));
+  }
+  return out;
+}
+
+// Traces `p` batched: its inputs carry batch dimensions `dims` (0 or not mapped); result o
+// is batched at want[o] (every one at 0 when `want` is empty), or, where that is
+// kNotMapped, summed over the batch.
+core::ClosedProgram trace_batched(const Program& p, const std::vector<Aval>& avals,
+                                  const std::vector<int>& dims, const BatchAxis& axis,
+                                  const std::vector<int>& want = {}) {
+  return core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
+    Batched r = core::vmap_program(p, xs, dims, axis);
+    std::vector<Array> outs;
+    for (size_t o = 0; o < r.outs.size(); ++o) {
+      const int to = want.empty() ? 0 : want[o];
+      if (to == core::kNotMapped) {
+        // An operand shared by the batch: its cotangent sums the batch's.
+        outs.push_back(r.dims[o] == core::kNotMapped
+                           ? r.outs[o]
+                           : core::bind1(core::Prim::reduce_sum, {r.outs[o]},
+                                         {{"axes", std::vector<int64_t>{r.dims[o]}}}));
+      } else {
+        outs.push_back(core::move_batch_dim(r.outs[o], r.dims[o], to, axis.size));
+      }
+    }
+    return outs;
+  });
+}
+
+Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                       const BatchAxis& axis) {
+  const size_t nc = num_consts(params);
+  std::vector<int> front;
+  std::vector<Aval> avals;
+  std::vector<Array> operands = batched_front(in, dims, front, avals);
+  core::ClosedProgram f = trace_batched(*prog(params, "jaxpr"), avals, front, axis);
+  // The rule's tangents are batched as their primals are.
+  std::vector<Aval> jvp_avals = avals;
+  std::vector<int> jvp_dims = front;
+  for (size_t i = nc; i < avals.size(); ++i) {
+    jvp_avals.push_back(tangent_aval(avals[i]));
+    jvp_dims.push_back(front[i]);
+  }
+  core::ClosedProgram j = trace_batched(*prog(params, "jvp"), jvp_avals, jvp_dims, axis);
+  Assembled a = assemble({f, j});
+  operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
+  Params p = params;
+  p.set("jaxpr", a.programs[0]);
+  p.set("jvp", a.programs[1]);
+  p.set("num_consts", int64_t(nc + a.consts.size()));
+  std::vector<Array> outs = core::bind(core::Prim::custom_jvp_call, std::move(operands), p);
+  return core::batched_at_front(std::move(outs));
+}
+
+// ---- custom_vjp_call ----
+
+std::pair<std::vector<Array>, std::vector<Array>> vjp_call_jvp(std::span<const Array> primals,
+                                                               std::span<const Array> tangents,
+                                                               const Params& params) {
+  const size_t nc = num_consts(params);
+  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) raise_closed_over("VJP");
+  if (!any_tangent(tangents, primals, nc)) {
+    std::vector<Array> outs =
+        core::bind(core::Prim::custom_vjp_call, {primals.begin(), primals.end()}, params);
+    return {outs, std::vector<Array>(outs.size())};
+  }
+  raise_rule_error(params, "fwd_error");
+  std::vector<Array> all = eval_program(*prog(params, "fwd"), primals);
+  const size_t n_out = prog(params, "jaxpr")->outvars.size();
+  std::vector<Array> outs(all.begin(), all.begin() + long(n_out));
+  // custom_lin: the constants and residuals (what bwd reads), then the arguments' tangents.
+  std::vector<Array> lin(primals.begin(), primals.begin() + long(nc));
+  lin.insert(lin.end(), all.begin() + long(n_out), all.end());
+  Params lp{{"bwd", prog(params, "bwd")},
+            {"name", params.get<std::string>("name")},
+            {"num_res", int64_t(lin.size())},
+            {"symbolic_zeros", false}};
+  if (params.has("bwd_error")) lp.set("bwd_error", params.get<std::string>("bwd_error"));
+  const std::vector<Array> ts = arg_tangents(primals, tangents, nc);
+  lin.insert(lin.end(), ts.begin(), ts.end());
+  std::vector<Array> touts = core::bind(core::Prim::custom_lin, std::move(lin), std::move(lp));
+  return {outs, drop_integer_tangents(std::move(touts), outs)};
+}
+
+Batched vjp_call_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                       const BatchAxis& axis) {
+  const size_t nc = num_consts(params);
+  std::vector<int> front;
+  std::vector<Aval> avals;
+  std::vector<Array> operands = batched_front(in, dims, front, avals);
+  core::ClosedProgram f = trace_batched(*prog(params, "jaxpr"), avals, front, axis);
+  core::ClosedProgram w = trace_batched(*prog(params, "fwd"), avals, front, axis);
+  // bwd: the constants as batched above, then the residuals and the cotangents of the
+  // results, batched at 0 as the batched fwd returns them; each argument's cotangent is
+  // batched as the argument is (summed over the batch where it is not).
+  const size_t n_out = prog(params, "jaxpr")->outvars.size();
+  const std::vector<Aval> fwd_out = program_outputs(*w.program);
+  std::vector<Aval> bwd_avals(avals.begin(), avals.begin() + long(nc));
+  std::vector<int> bwd_dims(front.begin(), front.begin() + long(nc));
+  bwd_avals.insert(bwd_avals.end(), fwd_out.begin() + long(n_out), fwd_out.end());
+  for (size_t o = 0; o < n_out; ++o) bwd_avals.push_back(tangent_aval(fwd_out[o]));
+  bwd_dims.resize(bwd_avals.size(), 0);
+  std::vector<int> want(front.begin() + long(nc), front.end());
+  core::ClosedProgram b = trace_batched(*prog(params, "bwd"), bwd_avals, bwd_dims, axis, want);
+  Assembled a = assemble({f, w, b});
+  operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
+  Params p = params;
+  p.set("jaxpr", a.programs[0]);
+  p.set("fwd", a.programs[1]);
+  p.set("bwd", a.programs[2]);
+  p.set("num_consts", int64_t(nc + a.consts.size()));
+  std::vector<Array> outs = core::bind(core::Prim::custom_vjp_call, std::move(operands), p);
+  return core::batched_at_front(std::move(outs));
+}
+
+// ---- custom_lin ----
+
+std::vector<Aval> lin_shape_rule(std::span<const Aval> in, const Params& params) {
+  const Program& bwd = *prog(params, "bwd");
+  const size_t num_res = size_t(params.get<int64_t>("num_res"));
+  const std::vector<Aval> bwd_in = program_inputs(bwd);
+  const std::vector<Aval> bwd_out = program_outputs(bwd);
+  std::vector<Aval> expected(bwd_in.begin(), bwd_in.begin() + long(num_res));
+  expected.insert(expected.end(), bwd_out.begin(), bwd_out.end());
+  check_body_inputs("custom_lin", in, expected);
+  return {bwd_in.begin() + long(num_res), bwd_in.end()};
+}
+
+std::vector<Array> lin_eager(std::span<const Array>, const Params&) { raise_jvp_of_vjp(); }
+
+// Under jit, evaluating it forward is the same error, raised when the program compiles
+// (JAX's lowering rule).
+ShardingRule lin_sharding_rule(std::span<const Aval>, std::span<const Aval>, const Params&) {
+  raise_jvp_of_vjp();
+}
+
+Batched lin_batch(std::span<const Array>, std::span<const int>, const Params&, const BatchAxis&) {
+  raise_jvp_of_vjp();
+}
+
+// custom_lin is linear in its tangent operands, so its jvp along them is itself; a
+// residual's tangent has no rule (bwd is all that is known). Its primal value is never
+// computable (evaluating it forward is the error above); a linear program is
+// differentiated only to be transposed (shard_map's transpose linearizes its body at
+// zero), where that value is zero and unused.
+std::pair<std::vector<Array>, std::vector<Array>> lin_jvp(std::span<const Array> primals,
+                                                          std::span<const Array> tangents,
+                                                          const Params& params) {
+  const size_t num_res = size_t(params.get<int64_t>("num_res"));
+  for (size_t i = 0; i < num_res; ++i) {
+    if (tangents[i].valid()) raise_jvp_of_vjp();
+  }
+  std::vector<Array> args(primals.begin(), primals.begin() + long(num_res));
+  for (size_t i = num_res; i < primals.size(); ++i) {
+    args.push_back(instantiate(tangents[i], tangent_aval(core::aval_of(primals[i]))));
+  }
+  std::vector<Array> outs;
+  for (const Aval& a : lin_shape_rule(avals_of(primals), params))
+    outs.push_back(zeros_like_aval(a));
+  return {outs, core::bind(core::Prim::custom_lin, std::move(args), params)};
+}
+
+std::vector<Array> lin_transpose(std::span<const Array> cts, std::span<const Array> operands,
+                                 std::span<const bool> linear, const Params& params) {
+  raise_rule_error(params, "bwd_error");
+  const Program& bwd = *prog(params, "bwd");
+  const size_t num_res = size_t(params.get<int64_t>("num_res"));
+  std::vector<Array> args;
+  for (size_t i = 0; i < num_res; ++i) {
+    PARAX_CHECK(!linear[i], "custom_lin: a residual is linear");
+    args.push_back(operands[i]);
+  }
+  const std::vector<Aval> bwd_in = program_inputs(bwd);
+  for (size_t o = 0; o < cts.size(); ++o) args.push_back(instantiate(cts[o], bwd_in[num_res + o]));
+  std::vector<Array> arg_cts = eval_program(bwd, args);
+  std::vector<Array> out(num_res);
+  for (size_t i = 0; i < arg_cts.size(); ++i) {
+    out.push_back(has_tangent(arg_cts[i].dtype()) ? arg_cts[i] : Array());
+  }
+  return out;
+}
+
+}  // namespace
+
+extern const PrimRules custom_jvp_call_rules = {.abstract_eval = call_shape_rule,
+                                                .eager = jvp_call_eager,
+                                                .batch = jvp_call_batch,
+                                                .joint_jvp = jvp_call_jvp};
+extern const PrimRules custom_vjp_call_rules = {.abstract_eval = call_shape_rule,
+                                                .eager = jvp_call_eager,
+                                                .batch = vjp_call_batch,
+                                                .joint_jvp = vjp_call_jvp};
+extern const PrimRules custom_lin_rules = {.abstract_eval = lin_shape_rule,
+                                           .sharding_rule = lin_sharding_rule,
+                                           .eager = lin_eager,
+                                           .transpose = lin_transpose,
+                                           .batch = lin_batch,
+                                           .joint_jvp = lin_jvp};
 
 }  // namespace parax::prims

@@ -208,3 +208,240 @@ void check_grad_has_output(size_t leaves, const TreeDef& out_def) {
 Array stop_gradient(const Array& x) { return core::bind1(core::Prim::stop_gradient, {x}); }
 
 }  // namespace parax::detail
+
+namespace parax::detail {
+namespace {
+
+using core::Aval;
+using core::Prim;
+
+Array iota(const Shape& shape, int64_t dimension) {
+  return core::bind1(Prim::iota, {},
+                     {{"dtype", DType::int32}, {"shape", shape}, {"dimension", dimension}});
+}
+
+// Rows [offset, offset + size) of the n x n identity, as an array [n, *shape] of `dtype`
+// (JAX's _std_basis, one leaf's part).
+Array basis_block(int64_t n, int64_t offset, const Shape& shape, DType dtype) {
+  const int64_t size = shape_size(shape);
+  const Shape flat{n, size};
+  Array col = iota(flat, 1);
+  if (offset != 0) {
+    Array off = core::literal_array(core::Literal{Aval{{}, DType::int32, false}, double(offset)});
+    col = core::bind1(Prim::add, {col, off});
+  }
+  Array eye = core::bind1(Prim::eq, {iota(flat, 0), col});
+  eye =
+      core::bind1(Prim::convert_element_type, {eye}, {{"new_dtype", dtype}, {"weak_type", false}});
+  Shape full{n};
+  full.insert(full.end(), shape.begin(), shape.end());
+  return core::bind1(Prim::reshape, {eye}, {{"new_sizes", full}});
+}
+
+Array slice_dim(const Array& x, int64_t dim, int64_t begin, int64_t end) {
+  std::vector<int64_t> start(x.shape().size(), 0), limit(x.shape().begin(), x.shape().end());
+  start[size_t(dim)] = begin;
+  limit[size_t(dim)] = end;
+  return core::bind1(
+      Prim::slice, {x},
+      {{"start_indices", start}, {"limit_indices", limit}, {"strides", std::vector<int64_t>{}}});
+}
+
+Array reshape(const Array& x, const Shape& shape) {
+  return core::bind1(Prim::reshape, {x}, {{"new_sizes", shape}});
+}
+
+Shape concat_shape(const Shape& a, const Shape& b) {
+  Shape out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+// Basis vectors for the leaves `pick` marks, stacked along a leading axis of their total size.
+std::vector<Array> basis(const std::vector<Aval>& avals, const std::vector<bool>& pick,
+                         std::vector<int64_t>& offsets, int64_t& total) {
+  total = 0;
+  offsets.assign(avals.size(), 0);
+  for (size_t i = 0; i < avals.size(); ++i) {
+    offsets[i] = total;
+    if (pick[i]) total += avals[i].size();
+  }
+  std::vector<Array> out(avals.size());
+  for (size_t i = 0; i < avals.size(); ++i) {
+    if (pick[i]) out[i] = basis_block(total, offsets[i], avals[i].shape, avals[i].dtype);
+  }
+  return out;
+}
+
+}  // namespace
+
+TreeDef nest_tree(const TreeDef& outer, const TreeDef& inner) {
+  if (outer.kind == TreeDef::Kind::leaf) return inner;
+  TreeDef out = outer;
+  for (TreeDef& c : out.children) c = nest_tree(c, inner);
+  return out;
+}
+
+void check_aux_output(const TreeDef& out_def) {
+  if (out_def.kind != TreeDef::Kind::tuple || out_def.children.size() != 2) {
+    throw TypeError("expected function with aux output to return a two-element tuple, but got " +
+                    out_def.to_string());
+  }
+}
+
+std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt) {
+  std::vector<Aval> avals;
+  for (const Array& x : leaves) avals.push_back(core::aval_of(x));
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!wrt[i] || is_floating(leaves[i].dtype())) continue;
+    throw TypeError(
+        "jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), "
+        "but got " +
+        std::string(dtype_name(leaves[i].dtype())) +
+        ". For holomorphic differentiation, pass holomorphic=True. For differentiation of "
+        "non-holomorphic functions involving complex inputs or integer inputs, use jax.jvp "
+        "directly.");
+  }
+  std::vector<int64_t> offsets;
+  int64_t n = 0;
+  const std::vector<Array> tangents = basis(avals, wrt, offsets, n);
+  // vmap over the basis (the wrt leaves' tangents) of the jvp at the primals.
+  std::vector<Array> args(leaves);
+  std::vector<int> dims(leaves.size(), kNoAxis);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!wrt[i]) continue;
+    args.push_back(tangents[i]);
+    dims.push_back(0);
+  }
+  const size_t num = leaves.size();
+  FlatFn pushed = [&](const std::vector<Array>& xs, TreeDef* def) {
+    std::vector<Array> p(xs.begin(), xs.begin() + long(num)), t(num);
+    for (size_t i = 0, k = num; i < num; ++i) {
+      if (wrt[i]) t[i] = xs[k++];
+    }
+    return jvp_flat(p, t, defs, fn, def).second;
+  };
+  std::vector<std::string> names(args.size());
+  std::vector<Array> touts = vmap_flat(args, dims, names, pushed, out_def, VmapOptions{});
+  std::vector<Array> blocks;
+  for (const Array& t : touts) {
+    // [n, *out] -> [*out, n], then each input's columns as out.shape + in.shape.
+    const Shape out_shape(t.shape().begin() + 1, t.shape().end());
+    std::vector<int64_t> perm;
+    for (size_t d = 1; d <= out_shape.size(); ++d) perm.push_back(int64_t(d));
+    perm.push_back(0);
+    const Array moved = core::bind1(Prim::transpose, {t}, {{"permutation", perm}});
+    for (size_t j = 0; j < num; ++j) {
+      if (!wrt[j]) continue;
+      const Array cols =
+          slice_dim(moved, int64_t(out_shape.size()), offsets[j], offsets[j] + avals[j].size());
+      blocks.push_back(reshape(cols, concat_shape(out_shape, avals[j].shape)));
+    }
+  }
+  return blocks;
+}
+
+std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt) {
+  (void)defs;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (!wrt[i] || is_floating(leaves[i].dtype())) continue;
+    throw TypeError(
+        "jacrev requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+        "np.inexact), but got " +
+        std::string(dtype_name(leaves[i].dtype())) +
+        ". If you want to use Boolean- or integer-valued inputs, use vjp or set allow_int to "
+        "True.");
+  }
+  FlatVjp v = vjp_flat(leaves, defs, fn, out_def, GradOutput::any, wrt);
+  std::vector<Aval> out_avals;
+  for (const Array& o : v.outs) {
+    out_avals.push_back(core::aval_of(o));
+    if (!is_floating(o.dtype())) {
+      throw TypeError(
+          "jacrev requires real-valued outputs (output dtype that is a sub-dtype of "
+          "np.floating), but got " +
+          std::string(dtype_name(o.dtype())) +
+          ". For differentiation of functions with integer outputs, use jax.vjp directly.");
+    }
+  }
+  std::vector<int64_t> offsets;
+  int64_t m = 0;
+  const std::vector<Array> cts =
+      basis(out_avals, std::vector<bool>(out_avals.size(), true), offsets, m);
+  std::vector<int> dims(cts.size(), 0);
+  FlatFn pulled = [&](const std::vector<Array>& xs, TreeDef* def) {
+    *def = TreeDef{};
+    std::vector<Array> all = core::transpose(*v.state, xs);
+    std::vector<Array> out;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (wrt[i]) out.push_back(all[i]);
+    }
+    def->kind = TreeDef::Kind::list;
+    def->children.assign(out.size(), TreeDef{});
+    return out;
+  };
+  TreeDef in_def;
+  std::vector<std::string> names(cts.size());
+  std::vector<Array> in_cts = vmap_flat(cts, dims, names, pulled, &in_def, VmapOptions{});
+  // in_cts[j]: [m, *in_j]; block (i, j) is rows of output i, as out_i.shape + in_j.shape.
+  std::vector<Array> blocks;
+  for (size_t i = 0; i < out_avals.size(); ++i) {
+    size_t k = 0;
+    for (size_t j = 0; j < leaves.size(); ++j) {
+      if (!wrt[j]) continue;
+      const Array& c = in_cts[k++];
+      const Array rows = slice_dim(c, 0, offsets[i], offsets[i] + out_avals[i].size());
+      const Shape in_shape(c.shape().begin() + 1, c.shape().end());
+      blocks.push_back(reshape(rows, concat_shape(out_avals[i].shape, in_shape)));
+    }
+  }
+  return blocks;
+}
+
+std::vector<Array> linear_apply(const FlatVjp& v, const std::vector<Array>& tangents) {
+  const core::Linearized& lin = *v.state;
+  const core::Program& p = *lin.linear;
+  std::vector<Array> value = lin.known;
+  value.resize(p.avals.size());
+  std::vector<bool> linear(p.avals.size(), false);
+  size_t t = 0;
+  for (size_t i = 0; i < lin.wrt.size(); ++i) {
+    if (!lin.wrt[i]) continue;
+    const Array& x = tangents.at(i);
+    const Aval& want = lin.in_avals[t];
+    if (x.shape() != want.shape || (x.dtype() != want.dtype && is_floating(want.dtype))) {
+      throw ValueError("linearize's jvp function: tangent " + std::to_string(i) + " has type " +
+                       core::aval_of(x).str() + ", but the primal has type " + want.str());
+    }
+    value[size_t(p.invars[t])] = x;
+    linear[size_t(p.invars[t])] = true;
+    ++t;
+  }
+  auto val = [&](const core::Atom& a) {
+    return a.is_literal() ? core::literal_array(*a.literal) : value[size_t(a.var)];
+  };
+  for (const core::Eqn& e : p.eqns) {
+    bool any = false;
+    for (const core::Atom& a : e.inputs) any = any || (!a.is_literal() && linear[size_t(a.var)]);
+    if (!any) continue;  // a primal value: computed when f was linearized
+    std::vector<Array> ins;
+    for (const core::Atom& a : e.inputs) ins.push_back(val(a));
+    std::vector<Array> outs = core::bind(e.prim, ins, e.params);
+    for (size_t r = 0; r < outs.size(); ++r) {
+      value[size_t(e.outputs[r])] = outs[r];
+      linear[size_t(e.outputs[r])] = true;
+    }
+  }
+  std::vector<Array> out;
+  const size_t n = p.outvars.size() / 2;
+  for (size_t o = 0; o < n; ++o) {
+    const core::Atom& a = p.outvars[n + o];
+    const bool lin_out = !a.is_literal() && linear[size_t(a.var)];
+    out.push_back(lin_out ? val(a) : core::zeros(core::aval_of(v.outs[o])));
+  }
+  return out;
+}
+
+}  // namespace parax::detail

@@ -2532,7 +2532,6 @@ void conv_rows(Rows& r) {
 
 // Custom derivative calls.
 void custom_derivative_rows(Rows& r) { (void)r; }
-
 }  // namespace
 
 const std::vector<Case>& cases() {
@@ -2593,6 +2592,15 @@ const std::map<std::string_view, std::string_view>& exempt() {
       {"while", "control flow over sub-programs: tests/control_flow/"},
       {"scan", "control flow over sub-programs: tests/control_flow/"},
       {"remat2", "checkpoint's call of a program: tests/control_flow/"},
+      {"custom_jvp_call",
+       "holds the user's function and jvp rule as traced programs: "
+       "transforms/custom_derivatives_test.cpp checks every transform against JAX"},
+      {"custom_vjp_call",
+       "holds the user's function, fwd and bwd as traced programs: "
+       "transforms/custom_derivatives_test.cpp checks every transform against JAX"},
+      {"custom_lin",
+       "made only by custom_vjp_call's jvp, its transpose runs bwd (forward, JAX's "
+       "TypeError): transforms/custom_derivatives_test.cpp"},
       {"manual-enter", "compiler-internal: where an inlined shard_map begins (shard_map_test)"},
       {"manual-exit", "compiler-internal: where an inlined shard_map ends (shard_map_test)"},
   };
