@@ -23,6 +23,7 @@
 #include "parax/nn.h"
 #include "parax/numpy.h"
 #include "parax/random.h"
+#include "parax/special.h"
 #include "parax/shape.h"
 #include "parax/shard_map.h"
 #include "parax/sharding.h"

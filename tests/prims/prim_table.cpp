@@ -1611,8 +1611,36 @@ void numpy_extra_rows(Rows& r) {
 }
 
 // Special functions (lgamma, digamma, igamma, random_gamma_grad).
+// digamma in long double: the recurrence up to x >= 12, then the asymptotic series.
+Real digamma_ref(Real x) {
+  Real acc = 0;
+  for (; x < 12; x += 1) acc -= 1 / x;
+  const Real x2 = 1 / (x * x);
+  return acc + std::log(x) - 1 / (2 * x) -
+         x2 * (1.0L / 12 - x2 * (1.0L / 120 - x2 * (1.0L / 252 - x2 * (1.0L / 240 - x2 / 132))));
+}
+
 void special_rows(Rows& r) {
-  (void)r;
+  Case& lg = r.add("lgamma", Prim::lgamma, {f32({3, 4}, 0.5, 6)}, {}, kAll | kValues);
+  // XLA's Lanczos approximation in float32: a few ulp away from the rounded value (away
+  // from lgamma's zeros at 1 and 2, where relative error means nothing).
+  lg.ref = {.unary = [](Real x) { return std::lgamma(x); }, .lo = 2.5L, .hi = 30, .ulps = 16};
+  Case& dg = r.add("digamma", Prim::digamma, {f32({3, 4}, 0.5, 6)}, {}, kAll | kValues);
+  dg.ref = {.unary = digamma_ref, .lo = 2, .hi = 30, .ulps = 16};
+  r.add("lgamma of a scalar", Prim::lgamma, {f32({}, 0.5, 6)}, {}, kBatch | kGrad);
+  r.add("digamma of negatives", Prim::digamma, {f32({2, 3}, -2.9, -2.1)}, {}, kGrad | kBatch);
+  // polygamma's order is an integer (its derivative in m is an error, as in JAX).
+  Case& pg = r.add("polygamma", Prim::polygamma, {given({1, 2, 1, 3}), f32({4}, 0.5, 3)}, {},
+                   kAll);
+  pg.diff = {false, true};
+  Case& ig = r.add("igamma", Prim::igamma, {f32({3, 4}, 0.5, 3), f32({3, 4}, 0.2, 4)}, {}, kAll);
+  (void)ig;
+  r.add("igamma of a scalar", Prim::igamma, {f32({}, 0.5, 3), f32({4}, 0.2, 4)}, {},
+        kGrad | kBatch | kFuse);
+  r.add("igamma_grad_a", Prim::igamma, {f32({3, 4}, 0.5, 3), f32({3, 4}, 0.2, 4)},
+        {{"derivative", int64_t{1}}}, kShape | kBatch | kShard | kFuse);
+  r.add("random_gamma_grad", Prim::random_gamma_grad, {f32({3, 4}, 0.3, 5), f32({3, 4}, 0.1, 6)},
+        {}, kShape | kBatch | kShard | kFuse);
 }
 
 // Linear algebra on LAPACK.
@@ -1708,6 +1736,12 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
   static constexpr std::string_view kLayout =
       "the identity with a layout: its sharded behaviour is the sharding API's "
       "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
+  static constexpr std::string_view kSpecialValues =
+      "checked against JAX's values over its domain, NaN and infinite corners included "
+      "(random/distributions_test.cpp, Special.ValuesMatchJax)";
+  static constexpr std::string_view kNoDerivative =
+      "no jvp rule, as JAX's lax code for it has none that is used: its jvp raises "
+      "NotImplementedError (random/distributions_test.cpp, Special.RuleErrors)";
   static const std::map<Leg, std::map<std::string_view, std::string_view>> reasons = {
       {kValues,
        {{"iota",
@@ -1719,7 +1753,10 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"sharding_constraint", "no kernel: the partitioner turns it into a reshard"},
         {"device_put",
          "no kernel: the runtime moves buffers between devices "
-         "(api/array_test.cpp, robustness/sharding_api_test.cpp)"}}},
+         "(api/array_test.cpp, robustness/sharding_api_test.cpp)"},
+        {"polygamma", kSpecialValues},
+        {"igamma", kSpecialValues},
+        {"random_gamma_grad", kSpecialValues}}},
       {kJvp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -1730,7 +1767,8 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"shift_right_arithmetic", kIntegers},
         {"reduce_and", kBooleans},
         {"reduce_or", kBooleans},
-        {"random_bits", kKey}}},
+        {"random_bits", kKey},
+        {"random_gamma_grad", kNoDerivative}}},
       {kVjp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -1742,6 +1780,7 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"reduce_and", kBooleans},
         {"reduce_or", kBooleans},
         {"random_bits", kKey},
+        {"random_gamma_grad", kNoDerivative},
         {"iota", "no operands: nothing to differentiate"}}},
       {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
       {kShard,
