@@ -239,15 +239,16 @@ Array gamma_sample(const char* name, const Key& key, const ArrayLike& a,
     s = *shape;
   }
   alpha = broadcast_to(to_dtype(alpha, t), s);
-  return with_gamma_grad(gamma_impl(key, alpha, log_space), alpha, log_space);
+  // The sampler runs on stop_gradient(alpha): its derivative is the implicit one below.
+  return with_gamma_grad(gamma_impl(key, stop_gradient(alpha), log_space), alpha, log_space);
 }
 
 // jax.nn.softmax along the last axis.
 Array softmax_last(const Array& x) {
   const int64_t last = x.ndim() - 1;
   const Array m = stop_gradient(numpy::max(x, last, true));
-  const Array e = xla_exp(lax::sub(x, m));
-  return lax::div(e, numpy::sum(e, last, true));
+  const Array e = xla_exp(numpy::subtract(x, m));
+  return numpy::divide(e, numpy::sum(e, last, true));
 }
 
 }  // namespace
@@ -350,7 +351,19 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
   batch.erase(batch.begin() + ax);
   Shape s = batch;
   if (shape) {
-    detail::check_shape("categorical", *shape, {batch});
+    try {
+      detail::check_shape("categorical", *shape, {batch});
+    } catch (const ValueError& e) {
+      if (std::string(e.what()).rfind("Incompatible", 0) != 0) throw;
+      // JAX's batch shape holds numpy integers (np.delete's), and its message shows them.
+      std::string b = "(";
+      for (size_t i = 0; i < batch.size(); ++i) {
+        b += (i ? ", " : "") + std::string("np.int64(") + std::to_string(batch[i]) + ")";
+      }
+      b += batch.size() == 1 ? ",)" : ")";
+      throw ValueError("Incompatible shapes for broadcasting: shapes=[" + shape_str(*shape) + ", " +
+                       b + "]");
+    }
     s = *shape;
   }
   // Gumbel-max: argmax over the axis of logits plus Gumbel noise of the sample shape.
@@ -437,7 +450,10 @@ Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden, std::opt
 Array rademacher(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   single_key(key, "rademacher");
   const DType t = dtype.value_or(base::default_int_dtype());
-  const Array b = lax::convert_element_type(bernoulli(key, 0.5, shape), t);
+  // p = 0.5 is a Python float in JAX: float64 with x64 (parax's bernoulli takes a weak p
+  // as float32), so it is given here as a strong array of the default float dtype.
+  const Array half = cst(0.5, base::default_float_dtype());
+  const Array b = lax::convert_element_type(bernoulli(key, half, shape), t);
   return lax::sub(lax::mul(cst(2, t), b), cst(1, t));
 }
 
@@ -447,7 +463,18 @@ Array maxwell(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   Shape s = shape;
   s.push_back(3);
   const Array x = normal(key, s, t);
-  return lax::sqrt(numpy::sum(lax::mul(x, x), int64_t(s.size()) - 1));
+  if (t != DType::float32) return lax::sqrt(numpy::sum(lax::mul(x, x), int64_t(s.size()) - 1));
+  // jnp.linalg.norm over the 3 components as XLA:CPU's fused reduction adds them (checked
+  // against JAX): x1^2 first, then x0 and x2 by FMAs.
+  auto component = [&](int64_t i) {
+    std::vector<int64_t> start(s.size(), 0);
+    std::vector<int64_t> limit(s.begin(), s.end());
+    start.back() = i;
+    limit.back() = i + 1;
+    return lax::reshape(lax::slice(x, start, limit), shape);
+  };
+  const Array x0 = component(0), x1 = component(1), x2 = component(2);
+  return lax::sqrt(detail::fma_f32(x2, x2, detail::fma_f32(x0, x0, lax::mul(x1, x1))));
 }
 
 Array double_sided_maxwell(const Key& key, const ArrayLike& loc, const ArrayLike& scale,

@@ -94,6 +94,37 @@ std::vector<Array> select_n_transpose(std::span<const Array> cts, std::span<cons
   return out;
 }
 
+// The elementwise batching rule, except that the cases keep one shape: select_n does not
+// broadcast a rank-0 case as lax's other elementwise primitives do, so every case is
+// brought to the batched shape (an unbatched one broadcast), and `which` too unless it is
+// an unbatched scalar.
+Batched select_n_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
+                       const BatchAxis& axis) {
+  Shape element = in[1].shape();
+  if (dims[1] != kNotMapped) element.erase(element.begin() + dims[1]);
+  Shape full = element;
+  full.insert(full.begin(), axis.size);
+  auto broadcast = [&](const Array& x, std::vector<int64_t> broadcast_dims) {
+    return core::bind1(core::Prim::broadcast_in_dim, {x},
+                       {{"shape", full}, {"broadcast_dimensions", std::move(broadcast_dims)}});
+  };
+  std::vector<Array> args;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (dims[i] != kNotMapped) {
+      Array x = core::move_batch_dim(in[i], dims[i], 0, axis.size);
+      if (x.ndim() == 1 && !element.empty()) x = broadcast(x, {0});  // a batch of scalar `which`
+      args.push_back(std::move(x));
+    } else if (i == 0 && in[i].ndim() == 0) {
+      args.push_back(in[i]);
+    } else {
+      std::vector<int64_t> bd;
+      for (int64_t k = 0; k < in[i].ndim(); ++k) bd.push_back(k + 1);
+      args.push_back(broadcast(in[i], std::move(bd)));
+    }
+  }
+  return Batched{core::bind(core::Prim::select_n, std::move(args), params), {0}};
+}
+
 }  // namespace
 
 extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
@@ -101,6 +132,6 @@ extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
                                          .kernel = kernels::select_n,
                                          .jvp = &select_n_jvp,
                                          .transpose = &select_n_transpose,
-                                         .batch = &elementwise_batch<core::Prim::select_n>};
+                                         .batch = &select_n_batch};
 
 }  // namespace parax::prims

@@ -7,6 +7,8 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -93,6 +95,20 @@ void expect_golden(const std::string& name, const Array& x, int64_t max_ulps = 0
       for (float v : x.to_vector<float>()) got.push_back(v);
     }
     int bad = 0;
+    int64_t differ = 0, worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      double w = std::stod(want[i]);
+      if (!f64) w = double(float(w));
+      if ((std::isnan(w) && std::isnan(got[i])) || got[i] == w) continue;
+      ++differ;
+      if (std::isfinite(w) && std::isfinite(got[i])) {
+        worst = std::max(worst, ulps(got[i], w, !f64));
+      }
+    }
+    if (differ > 0 && std::getenv("PARAX_DIST_REPORT") != nullptr) {
+      std::printf("REPORT %s: %lld of %zu differ, worst %lld ulp\n", name.c_str(),
+                  (long long)differ, got.size(), (long long)worst);
+    }
     for (size_t i = 0; i < got.size() && bad < 5; ++i) {
       double w = std::stod(want[i]);
       if (!f64) w = double(float(w));
@@ -142,79 +158,91 @@ struct Case {
   int64_t max_ulps = 0;  // 0: bit for bit
 };
 
-// The cases of make_distribution_goldens.py's CASES, in its order. Where a sampler goes
-// through a float32 function parax does not reproduce at the last bit (XLA:CPU's tan and
-// pow), the comparison allows a few ulp; everything else is exact.
+// The cases of make_distribution_goldens.py's CASES, in its order, with the ulp each may
+// be off (0: bit for bit). parax reproduces XLA:CPU's float32 log, exp and erf_inv and its
+// FMA contractions; what it does not reproduce bounds the rest:
+// - Marsaglia-Tsang's c = 1 / (3 sqrt(d)): XLA rewrites it to a multiply by rsqrt, which
+//   XLA:CPU computes from the processor's reciprocal-square-root estimate and a Newton
+//   step (machine-dependent, not the rounded 1/sqrt): every gamma-based draw (gamma,
+//   loggamma, beta, dirichlet, chisquare, f, t, generalized_normal, ball) takes the same
+//   accept/reject path as JAX's, its value within 32 ulp;
+// - JAX 0.10's XLA float32 log1p (exponential, laplace, logistic, pareto, weibull: 1 ulp
+//   in about 1 % of draws), tan (cauchy) and pow (weibull, generalized_normal): 2 ulp.
 std::vector<Case> cases() {
   return {
       {"gamma_scalar", [] { return rnd::gamma(key(0), 2.5); }},
-      {"gamma_grid", [] { return rnd::gamma(key(1), alpha_grid()); }, 4},
+      {"gamma_grid", [] { return rnd::gamma(key(1), alpha_grid()); }, 32},
       {"gamma_shape",
        [] {
          return rnd::gamma(key(2), alpha3(), Shape{2, 3});
        },
-       4},
-      {"gamma_1000", [] { return rnd::gamma(key(3), 1.7, Shape{1000}); }},
-      {"gamma_small_alpha", [] { return rnd::gamma(key(4), 0.2, Shape{200}); }, 4},
-      {"gamma_f16", [] { return rnd::gamma(key(5), 2.0, Shape{20}, f16); }},
+       32},
+      {"gamma_1000", [] { return rnd::gamma(key(3), 1.7, Shape{1000}); }, 32},
+      {"gamma_small_alpha", [] { return rnd::gamma(key(4), 0.2, Shape{200}); }, 32},
+      {"gamma_f16", [] { return rnd::gamma(key(5), 2.0, Shape{20}, f16); }, 1},
       {"gamma_bf16", [] { return rnd::gamma(key(6), 0.7, Shape{20}, bf16); }, 1},
       {"gamma_empty", [] { return rnd::gamma(key(7), 1.0, Shape{0}); }},
-      {"loggamma_grid", [] { return rnd::loggamma(key(1), alpha_grid()); }},
-      {"loggamma_tiny", [] { return rnd::loggamma(key(8), 1e-3, Shape{100}); }},
+      {"loggamma_grid", [] { return rnd::loggamma(key(1), alpha_grid()); }, 32},
+      {"loggamma_tiny", [] { return rnd::loggamma(key(8), 1e-3, Shape{100}); }, 32},
       {"loggamma_shape",
        [] {
          return rnd::loggamma(key(9), alpha3(), Shape{4, 3});
-       }},
-      {"beta", [] { return rnd::beta(key(10), 0.5, 2.0, Shape{50}); }},
+       },
+       32},
+      {"beta", [] { return rnd::beta(key(10), 0.5, 2.0, Shape{50}); }, 32},
       {"beta_bcast",
        [] {
          return rnd::beta(key(11), alpha3(), numpy::array({1.0f, 3.0f}).reshape({2, 1}));
-       }},
-      {"dirichlet", [] { return rnd::dirichlet(key(12), alpha3()); }},
+       },
+       32},
+      {"dirichlet", [] { return rnd::dirichlet(key(12), alpha3()); }, 32},
       {"dirichlet_shape",
        [] {
          return rnd::dirichlet(key(13), f32s({0.1f, 1.0f, 5.0f, 2.0f}), Shape{6});
-       }},
-      {"chisquare", [] { return rnd::chisquare(key(14), 3.0, Shape{50}); }},
-      {"chisquare_bcast", [] { return rnd::chisquare(key(15), alpha3()); }},
-      {"f", [] { return rnd::f(key(16), 4.0, 7.0, Shape{50}); }},
-      {"t", [] { return rnd::t(key(17), 5.0, Shape{50}); }},
+       },
+       32},
+      {"chisquare", [] { return rnd::chisquare(key(14), 3.0, Shape{50}); }, 32},
+      {"chisquare_bcast", [] { return rnd::chisquare(key(15), alpha3()); }, 32},
+      {"f", [] { return rnd::f(key(16), 4.0, 7.0, Shape{50}); }, 32},
+      {"t", [] { return rnd::t(key(17), 5.0, Shape{50}); }, 32},
       {"t_bcast",
        [] {
          return rnd::t(key(18), alpha3(), Shape{2, 3});
        },
-       4},
-      {"generalized_normal", [] { return rnd::generalized_normal(key(19), 1.5, {40}); }, 4},
+       32},
+      {"generalized_normal", [] { return rnd::generalized_normal(key(19), 1.5, {40}); }, 32},
       {"generalized_normal_p2",
        [] {
          return rnd::generalized_normal(key(20), 2.0, {3, 4});
        },
-       4},
-      {"ball", [] { return rnd::ball(key(21), 3, 2, {10}); }, 4},
-      {"ball_p1", [] { return rnd::ball(key(22), 4, 1, {5}); }, 4},
-      {"exponential", [] { return rnd::exponential(key(30), {1000}); }},
-      {"exponential_f16", [] { return rnd::exponential(key(31), {50}, f16); }},
-      {"exponential_bf16", [] { return rnd::exponential(key(32), {50}, bf16); }},
+       32},
+      {"ball", [] { return rnd::ball(key(21), 3, 2, {10}); }, 32},
+      {"ball_p1", [] { return rnd::ball(key(22), 4, 1, {5}); }, 32},
+      {"exponential", [] { return rnd::exponential(key(30), {1000}); }, 2},
+      {"exponential_f16", [] { return rnd::exponential(key(31), {50}, f16); }, 1},
+      {"exponential_bf16", [] { return rnd::exponential(key(32), {50}, bf16); }, 1},
       {"exponential_scalar", [] { return rnd::exponential(key(33)); }},
       {"gumbel", [] { return rnd::gumbel(key(34), {1000}); }},
-      {"gumbel_high", [] { return rnd::gumbel(key(35), {200}, std::nullopt, "high"); }},
+      {"gumbel_high", [] { return rnd::gumbel(key(35), {200}, std::nullopt, "high"); }, 2},
       {"gumbel_2d",
        [] {
          return rnd::gumbel(key(36), {3, 5});
        }},
-      {"laplace", [] { return rnd::laplace(key(37), {1000}); }},
-      {"laplace_f16", [] { return rnd::laplace(key(38), {50}, f16); }},
-      {"logistic", [] { return rnd::logistic(key(39), {1000}); }},
-      {"cauchy", [] { return rnd::cauchy(key(40), {1000}); }, 4},
-      {"pareto", [] { return rnd::pareto(key(41), 3.0, Shape{200}); }},
-      {"pareto_bcast", [] { return rnd::pareto(key(42), alpha3()); }},
-      {"weibull", [] { return rnd::weibull_min(key(43), 2.0, 1.5, {200}); }, 4},
+      {"laplace", [] { return rnd::laplace(key(37), {1000}); }, 2},
+      {"laplace_f16", [] { return rnd::laplace(key(38), {50}, f16); }, 1},
+      {"logistic", [] { return rnd::logistic(key(39), {1000}); }, 2},
+      {"cauchy", [] { return rnd::cauchy(key(40), {1000}); }, 2},
+      {"pareto", [] { return rnd::pareto(key(41), 3.0, Shape{200}); }, 2},
+      {"pareto_bcast", [] { return rnd::pareto(key(42), alpha3()); }, 2},
+      {"weibull", [] { return rnd::weibull_min(key(43), 2.0, 1.5, {200}); }, 2},
       {"maxwell", [] { return rnd::maxwell(key(44), {200}); }},
-      {"double_sided_maxwell", [] { return rnd::double_sided_maxwell(key(45), 1.0, 2.0, {100}); }},
+      {"double_sided_maxwell", [] { return rnd::double_sided_maxwell(key(45), 1.0, 2.0, {100}); },
+       8},
       {"double_sided_maxwell_params",
        [] {
          return rnd::double_sided_maxwell(key(46), f32s({0.0f, 1.0f}), 2.0);
-       }},
+       },
+       2},
       {"triangular", [] { return rnd::triangular(key(47), -1.0, 0.5, 2.0, Shape{200}); }},
       {"triangular_bcast",
        [] {
@@ -246,9 +274,9 @@ std::vector<Case> cases() {
        [] {
          return rnd::poisson(key(63), f32s({1.0f, 20.0f}), Shape{3, 2});
        }},
-      {"beta_small_params", [] { return rnd::beta(key(0), 0.0001, 0.0002, Shape{100}); }},
+      {"beta_small_params", [] { return rnd::beta(key(0), 0.0001, 0.0002, Shape{100}); }, 32},
       {"dirichlet_small_alpha",
-       [] { return rnd::dirichlet(key(0), numpy::ones({3}) * 0.00001, Shape{100}); }},
+       [] { return rnd::dirichlet(key(0), numpy::ones({3}) * 0.00001, Shape{100}); }, 32},
       {"poisson_zeros",
        [] {
          return rnd::poisson(key(0),
@@ -259,8 +287,8 @@ std::vector<Case> cases() {
        [] {
          return rnd::poisson(key(0), f32s({-1, 0, NAN}), Shape{3});
        }},
-      {"gamma_vs_loggamma_a", [] { return rnd::gamma(key(0), 0.1, Shape{100}); }, 4},
-      {"loggamma_vs_gamma_a", [] { return rnd::loggamma(key(0), 0.1, Shape{100}); }},
+      {"gamma_vs_loggamma_a", [] { return rnd::gamma(key(0), 0.1, Shape{100}); }, 32},
+      {"loggamma_vs_gamma_a", [] { return rnd::loggamma(key(0), 0.1, Shape{100}); }, 32},
       {"vmap_gamma",
        [] { return over_keys([](const rnd::Key& k) { return rnd::gamma(k, 1.3, Shape{3}); }); }},
       {"vmap_exponential",
@@ -272,7 +300,7 @@ std::vector<Case> cases() {
       {"vmap_beta",
        [] { return over_keys([](const rnd::Key& k) { return rnd::beta(k, 2.0, 3.0); }); }},
       {"vmap_dirichlet",
-       [] { return over_keys([](const rnd::Key& k) { return rnd::dirichlet(k, alpha3()); }); }},
+       [] { return over_keys([](const rnd::Key& k) { return rnd::dirichlet(k, alpha3()); }); }, 32},
   };
 }
 
@@ -297,15 +325,17 @@ TEST(DistributionsX64, MatchJax) {
   for (bool p : {true, false}) {
     Mode mode(p);
     const std::string m = p ? "x64/p/" : "x64/o/";
+    // XLA's float64 log, log1p and exp are not reproduced (parax's are more accurate):
+    // values within 512 ulp (or 1e-15 absolute), the same draws.
     expect_golden(m + "gamma_f64", rnd::gamma(key(0), numpy::array({0.5, 2.0, 7.0}), Shape{2, 3}),
-                  4);
-    expect_golden(m + "loggamma_f64", rnd::loggamma(key(1), 0.3, Shape{20}), 4);
-    expect_golden(m + "exponential_f64", rnd::exponential(key(2), {50}), 1);
-    expect_golden(m + "gumbel_f64", rnd::gumbel(key(3), {50}), 1);
-    expect_golden(m + "beta_f64", rnd::beta(key(4), 2.0, 5.0, Shape{20}), 4);
+                  512, 1e-15);
+    expect_golden(m + "loggamma_f64", rnd::loggamma(key(1), 0.3, Shape{20}), 512, 1e-15);
+    expect_golden(m + "exponential_f64", rnd::exponential(key(2), {50}), 512, 1e-15);
+    expect_golden(m + "gumbel_f64", rnd::gumbel(key(3), {50}), 512, 1e-15);
+    expect_golden(m + "beta_f64", rnd::beta(key(4), 2.0, 5.0, Shape{20}), 512, 1e-15);
     expect_golden(m + "poisson_i64", rnd::poisson(key(5), numpy::array({3.0, 30.0}), Shape{4, 2}));
     expect_golden(m + "rademacher_i64", rnd::rademacher(key(6), {10}));
-    expect_golden(m + "laplace_f64", rnd::laplace(key(7), {50}, f64), 1);
+    expect_golden(m + "laplace_f64", rnd::laplace(key(7), {50}, f64), 512, 1e-15);
   }
 }
 
@@ -404,7 +434,14 @@ TEST(Distributions, ErrorsAsJax) {
 
 // ---- the special functions ----
 
-Array linspace(double a, double b, int64_t n) { return numpy::linspace(a, b, n, true, f32); }
+// numpy's linspace in float64, rounded to float32 (as the generator's inputs are made).
+Array linspace(double a, double b, int64_t n) {
+  std::vector<float> v;
+  const double step = (b - a) / double(n - 1);
+  for (int64_t i = 0; i < n; ++i) v.push_back(float(double(i) * step + a));
+  v.back() = float(b);
+  return numpy::array(v);
+}
 
 TEST(Special, ValuesMatchJax) {
   const Array xs_lgamma =
@@ -424,16 +461,16 @@ TEST(Special, ValuesMatchJax) {
   // XLA computes these in float32 with its own log, log1p and sin: a few ulp apart.
   expect_golden("special/lgamma", lax::lgamma(xs_lgamma), 8);
   expect_golden("special/digamma", lax::digamma(xs_digamma), 8);
-  expect_golden("special/polygamma", lax::polygamma(ms, xs_poly), 8);
+  expect_golden("special/polygamma", lax::polygamma(ms, xs_poly), 16);
   expect_golden("special/igamma", lax::igamma(ig_a, ig_x), 16, 1e-6);
   expect_golden("special/igamma_grad_a",
                 lax::igamma_grad_a(lax::slice(ig_a, {0}, {12}), lax::slice(ig_x, {0}, {12})), 64,
                 1e-6);
   expect_golden("special/random_gamma_grad", lax::random_gamma_grad(rg_a, rg_x), 64, 1e-6);
-  expect_golden("special/lgamma_range", lax::lgamma(linspace(-9.9, 30, 400)), 64, 1e-6);
+  expect_golden("special/lgamma_range", lax::lgamma(linspace(-9.9, 30, 400)), 16, 1e-6);
   expect_golden("special/digamma_range", lax::digamma(linspace(-9.9, 30, 400)), 64, 1e-5);
   expect_golden("special/igamma_range",
-                lax::igamma(linspace(0.1, 20, 200), linspace(20, 0.05, 200)), 64, 1e-6);
+                lax::igamma(linspace(0.1, 20, 200), linspace(20, 0.05, 200)), 128, 1e-6);
   expect_golden("special/lgamma_f16",
                 lax::lgamma(lax::convert_element_type(f32s({0.5f, 1.5f, 3.0f, 10.0f}), f16)));
   const Array xs3 = f32s({0.5f, 2.0f, 7.5f});
@@ -446,7 +483,7 @@ TEST(Special, ValuesMatchJax) {
   expect_golden("special/grad_igamma_x", vmap(grad(igamma_of, argnums<1>))(xs3, ys3), 8);
   expect_golden("special/grad_igamma_a", vmap(grad(igamma_of, argnums<0>))(xs3, ys3), 64, 1e-6);
   expect_golden("special/gammaln", scipy::special::gammaln(f32s({0.5f, 4.0f, 10.0f})), 8);
-  expect_golden("special/gammainc", scipy::special::gammainc(2.0, f32s({0.5f, 4.0f})), 8);
+  expect_golden("special/gammainc", scipy::special::gammainc(2.0, f32s({0.5f, 4.0f})), 16);
 }
 
 // The rules' errors: polygamma is not differentiable in m; igamma_grad_a and

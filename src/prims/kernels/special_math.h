@@ -3,6 +3,7 @@
 // lgamma and digamma (Lanczos' approximation with Euler's reflection), a Hurwitz zeta for
 // polygamma, and jax/_src/lax/special.py's incomplete gamma series and continued fraction
 // (also giving igamma's derivative in a and the gamma sampler's implicit gradient).
+// Where XLA:CPU contracts a product into the add after it, so do these (std::fma).
 // C is float for float32 and the halves (XLA upcasts them), double for float64.
 #pragma once
 
@@ -33,8 +34,10 @@ C lgamma_xla(C x) {
   const C lanczos_plus_half = C(kLanczosGamma + 0.5);
   const C t = lanczos_plus_half + z;
   const C log_t = C(std::log(kLanczosGamma + 0.5)) + std::log1p(z / lanczos_plus_half);
-  const C r = ((z + half) - t / log_t) * log_t;
-  C result = (C((std::log(2.0) + std::log(std::numbers::pi)) / 2) + r) + std::log(a);
+  // XLA:CPU contracts the product into the add that follows it (one FMA), as here.
+  const C r_factor = (z + half) - t / log_t;
+  C result =
+      std::fma(r_factor, log_t, C((std::log(2.0) + std::log(std::numbers::pi)) / 2)) + std::log(a);
   // Reflection: log(pi) - lgamma(1 - x) - log|sin(pi x)|, with sin taken of the reduced
   // fractional part so that integers give exactly log(0).
   const C abs_x = std::abs(x);
@@ -150,7 +153,7 @@ C igamma_series(C ax, C x, C a, bool enabled, IgammaMode mode) {
   C r = a, c = C(1), ans = C(1), dc_da = C(0), dans_da = C(0);
   for (int64_t step = 0; enabled && step < 1000000; ++step) {
     r = r + C(1);
-    dc_da = dc_da * (x / r) - (c * x) / (r * r);
+    dc_da = std::fma(dc_da, x / r, -((c * x) / (r * r)));
     dans_da = dans_da + dc_da;
     c = c * (x / r);
     ans = ans + c;
@@ -158,8 +161,9 @@ C igamma_series(C ax, C x, C a, bool enabled, IgammaMode mode) {
   }
   if (mode == IgammaMode::kValue) return (ans * ax) / a;
   const C dlogax_da = std::log(x) - digamma_xla(a + C(1));
-  if (mode == IgammaMode::kDerivative) return ax * (ans * dlogax_da + dans_da) / a;
-  return -(dans_da + ans * dlogax_da) * x / a;
+  const C sum = std::fma(ans, dlogax_da, dans_da);
+  if (mode == IgammaMode::kDerivative) return ax * sum / a;
+  return -sum * x / a;
 }
 
 // The continued fraction of Q(a, x) = 1 - P(a, x), at most 2000 steps.
@@ -178,15 +182,15 @@ C igammac_continued_fraction(C ax, C x, C a, bool enabled, IgammaMode mode) {
     y = y + C(1);
     z = z + C(2);
     const C yc = y * c;
-    const C pk = pkm1 * z - pkm2 * yc;
-    const C qk = qkm1 * z - qkm2 * yc;
+    const C pk = std::fma(pkm1, z, -(pkm2 * yc));
+    const C qk = std::fma(qkm1, z, -(qkm2 * yc));
     const bool qk_nonzero = qk != C(0);
     const C r = pk / qk;
     const C t = qk_nonzero ? std::abs((ans - r) / r) : C(1);
     ans = qk_nonzero ? r : ans;
-    const C dpk_da = dpkm1_da * z - pkm1 - dpkm2_da * yc + pkm2 * c;
-    const C dqk_da = dqkm1_da * z - qkm1 - dqkm2_da * yc + qkm2 * c;
-    const C dans_da_new = qk_nonzero ? (dpk_da - ans * dqk_da) / qk : dans_da;
+    const C dpk_da = std::fma(pkm2, c, std::fma(-dpkm2_da, yc, std::fma(dpkm1_da, z, -pkm1)));
+    const C dqk_da = std::fma(qkm2, c, std::fma(-dqkm2_da, yc, std::fma(dqkm1_da, z, -qkm1)));
+    const C dans_da_new = qk_nonzero ? std::fma(-ans, dqk_da, dpk_da) / qk : dans_da;
     const C grad_conditional = qk_nonzero ? std::abs(dans_da_new - dans_da) : C(1);
     pkm2 = pkm1;
     pkm1 = pk;
@@ -211,14 +215,15 @@ C igammac_continued_fraction(C ax, C x, C a, bool enabled, IgammaMode mode) {
   }
   if (mode == IgammaMode::kValue) return ans * ax;
   const C dlogax_da = std::log(x) - digamma_xla(a);
-  if (mode == IgammaMode::kDerivative) return ax * (ans * dlogax_da + dans_da);
-  return -(dans_da + ans * dlogax_da) * x;
+  const C sum = std::fma(ans, dlogax_da, dans_da);
+  if (mode == IgammaMode::kDerivative) return ax * sum;
+  return -sum * x;
 }
 
 // x^a e^-x / Gamma(a), and whether its log underflows.
 template <class C>
 C igamma_prefactor(C a, C x, bool* underflow) {
-  const C log_ax = a * std::log(x) - x - lgamma_xla(a);
+  const C log_ax = std::fma(a, std::log(x), -x) - lgamma_xla(a);
   *underflow = log_ax < -std::log(std::numeric_limits<C>::max());
   return std::exp(log_ax);
 }
