@@ -26,5 +26,6 @@
 #include "parax/shape.h"
 #include "parax/shard_map.h"
 #include "parax/sharding.h"
+#include "parax/special.h"
 #include "parax/tree.h"
 #include "parax/vmap.h"

@@ -93,6 +93,84 @@ Array permutation(const Key& key, const ArrayLike& x, int64_t axis = 0, bool ind
 Array choice(const Key& key, const ArrayLike& a, const Shape& shape = {}, bool replace = true,
              const std::optional<ArrayLike>& p = std::nullopt, int64_t axis = 0);
 
+// ---- distributions (jax.random's samplers, bit for bit in both threefry modes) ----
+// Parameters broadcast to `shape` (which must equal their broadcast with it); without a
+// shape the parameters' broadcast shape is drawn. Each takes a single key (a key array
+// raises ValueError, as in JAX: vmap maps over keys).
+
+// Returns Gamma(a, 1) samples (Marsaglia-Tsang, one key per element). Differentiable in
+// a by implicit reparameterization, as JAX's.
+Array gamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape = std::nullopt,
+            std::optional<DType> dtype = std::nullopt);
+// Returns log of Gamma(a, 1) samples, computed in log space (accurate for small a).
+Array loggamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape = std::nullopt,
+               std::optional<DType> dtype = std::nullopt);
+// Returns Beta(a, b) samples.
+Array beta(const Key& key, const ArrayLike& a, const ArrayLike& b,
+           std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
+// Returns Dirichlet(alpha) samples along alpha's last axis, of shape `shape + (k,)`.
+Array dirichlet(const Key& key, const ArrayLike& alpha, std::optional<Shape> shape = std::nullopt,
+                std::optional<DType> dtype = std::nullopt);
+// Returns Exponential(1) samples.
+Array exponential(const Key& key, const Shape& shape = {},
+                  std::optional<DType> dtype = std::nullopt);
+// Returns standard Gumbel samples; mode "low" (JAX's default) or "high" (two draws each).
+Array gumbel(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt,
+             const std::string& mode = "low");
+// Returns category indices drawn from softmax(logits) along `axis` (Gumbel-max), of
+// `shape` (else logits' shape without `axis`).
+Array categorical(const Key& key, const ArrayLike& logits, int64_t axis = -1,
+                  std::optional<Shape> shape = std::nullopt);
+// Returns standard Laplace, logistic and Cauchy samples.
+Array laplace(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+Array logistic(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+Array cauchy(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+// Returns Pareto(b) samples on [1, inf).
+Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape = std::nullopt,
+             std::optional<DType> dtype = std::nullopt);
+// Returns Student's t samples with `df` degrees of freedom.
+Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape = std::nullopt,
+        std::optional<DType> dtype = std::nullopt);
+// Returns chi-square samples with `df` degrees of freedom.
+Array chisquare(const Key& key, const ArrayLike& df, std::optional<Shape> shape = std::nullopt,
+                std::optional<DType> dtype = std::nullopt);
+// Returns F(dfnum, dfden) samples.
+Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden,
+        std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
+// Returns -1 or 1 with equal probability (an int dtype by default).
+Array rademacher(const Key& key, const Shape& shape = {},
+                 std::optional<DType> dtype = std::nullopt);
+// Returns one-sided Maxwell samples (the norm of three standard normals).
+Array maxwell(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+// Returns double-sided Maxwell samples; the result's shape is `shape` (or none) followed by
+// loc's and scale's broadcast shape, as in JAX.
+Array double_sided_maxwell(const Key& key, const ArrayLike& loc, const ArrayLike& scale,
+                           const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+// Returns Weibull samples: scale * (-log(1 - u))^(1 / concentration).
+Array weibull_min(const Key& key, const ArrayLike& scale, const ArrayLike& concentration,
+                  const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
+// Returns samples with density proportional to exp(-|x|^p).
+Array generalized_normal(const Key& key, double p, const Shape& shape = {},
+                         std::optional<DType> dtype = std::nullopt);
+// Returns points uniform in the unit Lp ball of dimension d, of shape `shape + (d,)`.
+Array ball(const Key& key, int64_t d, double p = 2, const Shape& shape = {},
+           std::optional<DType> dtype = std::nullopt);
+// Returns triangular samples on [left, right] peaking at mode.
+Array triangular(const Key& key, const ArrayLike& left, const ArrayLike& mode,
+                 const ArrayLike& right, std::optional<Shape> shape = std::nullopt,
+                 std::optional<DType> dtype = std::nullopt);
+// Returns exp(sigma * normal) samples.
+Array lognormal(const Key& key, const ArrayLike& sigma = 1.0,
+                std::optional<Shape> shape = std::nullopt,
+                std::optional<DType> dtype = std::nullopt);
+// Returns the number of Bernoulli(p) trials up to the first success (an int dtype).
+Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape = std::nullopt,
+                std::optional<DType> dtype = std::nullopt);
+// Returns Poisson(lam) counts: Knuth's method below lam = 10, Hormann's transformed
+// rejection above, as JAX (lam is taken as float32).
+Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape = std::nullopt,
+              std::optional<DType> dtype = std::nullopt);
+
 // JAX's threefry_2x32(keypair, count): hashes uint32 counters of any shape under the key
 // words (reference/jax-random.md §4). Requires: keypair uint32[2], count uint32.
 Array threefry_2x32(const Array& keypair, const Array& count);

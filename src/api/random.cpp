@@ -5,6 +5,8 @@
 // vectors: reference/jax-random.md.
 #include "parax/random.h"
 
+#include "api/random_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -786,3 +788,16 @@ Array choice(const Key& key, const ArrayLike& a, const Shape& shape, bool replac
 }
 
 }  // namespace parax::random
+
+// Shared with random_distributions.cpp (random_internal.h).
+namespace parax::random::detail {
+bool partitionable() { return random::partitionable(); }
+const Array& single_key(const Key& key, const char* fun) { return random::single_key(key, fun); }
+void check_shape(const char* name, const Shape& shape, const std::vector<Shape>& params) {
+  random::check_shape(name, shape, params);
+}
+Array fma_f32(const Array& a, const Array& b, const Array& c) { return random::fma_f32(a, b, c); }
+Array log_f32(const Array& x) { return random::log_xla_f32(x); }
+Array log1p_f32(const Array& x) { return random::log1p_xla_f32(x); }
+double finfo_tiny(DType t) { return random::finfo_tiny(t); }
+}  // namespace parax::random::detail

@@ -1,1 +1,672 @@
-// Placeholder (issue 15): the owner of this file replaces it.
+// parax::random's distributions beyond uniform and normal: jax/_src/random's samplers
+// written with the same lax operations in the same order, so that keys give JAX's draws.
+// Where XLA:CPU rounds differently from a plain lax op (its own float32 log and log1p, a
+// multiply feeding an add contracted to one FMA), the float32 path does as XLA does.
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "api/frontend.h"
+#include "api/random_internal.h"
+#include "base/promotion.h"
+#include "parax/config.h"
+#include "parax/control_flow.h"
+#include "parax/grad.h"
+#include "parax/jit.h"
+#include "parax/lax.h"
+#include "parax/numpy.h"
+#include "parax/random.h"
+#include "parax/special.h"
+#include "parax/vmap.h"
+
+namespace parax::random {
+namespace {
+
+using detail::single_key;
+
+Array cst(double v, DType t) { return frontend::scalar(v, t); }
+
+// The sampler's float dtype: JAX's default, or the one given, which must be floating.
+DType float_dtype(const char* name, std::optional<DType> dtype) {
+  const DType t = dtype.value_or(base::default_float_dtype());
+  if (!is_floating(t)) {
+    throw ValueError(std::string("dtype argument to `") + name + "` must be a float dtype, got " +
+                     std::string(dtype_name(t)));
+  }
+  return t;
+}
+
+// JAX's _check_broadcast_shapes: the params' broadcast shape, or `shape` checked.
+Shape sample_shape(const char* name, const std::optional<Shape>& shape,
+                   const std::vector<Shape>& params) {
+  if (!shape) return params.empty() ? Shape{} : frontend::broadcast_shapes("", params);
+  if (!params.empty()) detail::check_shape(name, *shape, params);
+  return *shape;
+}
+
+// x's value broadcast to like's shape (fma_f32 takes operands of one shape).
+Array full(const Array& like, double v) {
+  return lax::broadcast_in_dim(frontend::scalar(v, like.dtype()), like.shape(), {});
+}
+
+Array to_dtype(const ArrayLike& x, DType t) { return frontend::convert(x.array(), t); }
+
+Array broadcast_to(const Array& x, const Shape& shape) {
+  return x.shape() == shape ? x : frontend::broadcast_to(x, shape);
+}
+
+// ---- XLA:CPU's arithmetic ----
+
+// log and log1p as XLA:CPU computes them: its own float32 routines; halves run in float32
+// and round back.
+Array xla_log(const Array& x) {
+  const DType t = x.dtype();
+  if (t == DType::float64) return lax::log(x);
+  if (t == DType::float32) return detail::log_f32(x);
+  return lax::convert_element_type(detail::log_f32(lax::convert_element_type(x, DType::float32)),
+                                   t);
+}
+Array xla_log1p(const Array& x) {
+  const DType t = x.dtype();
+  if (t == DType::float64) return lax::log1p(x);
+  if (t == DType::float32) return detail::log1p_f32(x);
+  return lax::convert_element_type(detail::log1p_f32(lax::convert_element_type(x, DType::float32)),
+                                   t);
+}
+
+// XLA:CPU's float32 exp (checked against JAX 0.10.2 on 230k inputs): Cephes' range
+// reduction by ln 2 in two FMA steps and its degree-5 polynomial by FMAs, scaled by 2^m;
+// results below the smallest normal flush to zero, as XLA:CPU runs with denormals off.
+Array exp_xla_f32(const Array& x) {
+  const DType t = DType::float32;
+  static constexpr float kP[] = {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f,
+                                 4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
+  constexpr double kHi = 88.72283935546875;
+  const Array xc = lax::clamp(cst(-104.0, t), x, cst(kHi, t));
+  const Array m = lax::floor(detail::fma_f32(xc, cst(1.44269504088896341, t), full(xc, 0.5)));
+  Array r = detail::fma_f32(m, full(m, -0.693359375), xc);
+  r = detail::fma_f32(m, full(m, 2.12194440e-4), r);
+  const Array r2 = lax::mul(r, r);
+  Array y = full(r, double(kP[0]));
+  for (size_t i = 1; i < std::size(kP); ++i) y = detail::fma_f32(y, r, full(r, double(kP[i])));
+  y = lax::add(detail::fma_f32(y, r2, r), cst(1.0, t));
+  // 2^m in two exact halves, so that only the last product rounds.
+  const Array m1 = lax::floor(lax::mul(m, cst(0.5, t)));
+  Array res = lax::mul(lax::mul(y, lax::exp2(m1)), lax::exp2(lax::sub(m, m1)));
+  res = lax::select(lax::lt(res, cst(detail::finfo_tiny(t), t)), numpy::zeros_like(res), res);
+  return lax::select(lax::gt(x, cst(kHi, t)), numpy::full_like(res, INFINITY), res);
+}
+
+Array xla_exp(const Array& x) {
+  const DType t = x.dtype();
+  if (t == DType::float64) return lax::exp(x);
+  if (t == DType::float32) {
+    static const auto jitted = jit(exp_xla_f32);
+    return jitted(x);
+  }
+  return lax::convert_element_type(xla_exp(lax::convert_element_type(x, DType::float32)), t);
+}
+
+// a * b + c, one FMA in float32 (XLA contracts it), two roundings otherwise.
+Array mul_add(const Array& a, const Array& b, const Array& c) {
+  if (a.dtype() == DType::float32) {
+    const Shape s =
+        frontend::broadcast_shapes("", std::vector<Shape>{a.shape(), b.shape(), c.shape()});
+    return detail::fma_f32(broadcast_to(a, s), broadcast_to(b, s), broadcast_to(c, s));
+  }
+  return lax::add(lax::mul(a, b), c);
+}
+
+double finfo_eps(DType t) {
+  switch (t) {
+    case DType::float64:
+      return std::ldexp(1.0, -52);
+    case DType::float16:
+      return std::ldexp(1.0, -10);
+    case DType::bfloat16:
+      return std::ldexp(1.0, -7);
+    default:
+      return std::ldexp(1.0, -23);
+  }
+}
+int finfo_nmant(DType t) {
+  switch (t) {
+    case DType::float64:
+      return 52;
+    case DType::float16:
+      return 10;
+    case DType::bfloat16:
+      return 7;
+    default:
+      return 23;
+  }
+}
+
+// ---- gamma ----
+
+// Marsaglia and Tsang's sampler for one key and one alpha (JAX's _gamma_one): the same
+// splits and loops, so that each draw is JAX's. alpha < 1 is boosted to alpha + 1 and
+// scaled back by U^(1/alpha), or in log space by log(U)/alpha.
+Array gamma_one(const Array& key_words, const Array& alpha, bool log_space) {
+  const DType t = alpha.dtype();
+  const Array zero = cst(0, t), one = cst(1, t), minus_one = cst(-1, t), two = cst(2, t);
+  const Array boost_mask = lax::ge(alpha, one);
+  const Array boosted = lax::select(boost_mask, alpha, lax::add(alpha, one));
+  const Array d = lax::sub(boosted, cst(1.0 / 3.0, t));
+  const Array c = lax::div(cst(1.0 / 3.0, t), lax::sqrt(d));
+
+  using State = std::vector<Array>;  // key words, X, V, U
+  auto cond_fn = [&](const State& s) {
+    const Array &x = s[1], &v = s[2], &u = s[3];
+    // U >= 1 - 0.0331 X^2 (one FMA on CPU) and log U >= X/2 + d (1 - V + log V).
+    const Array squeeze = mul_add(lax::neg(cst(0.0331, t)), lax::mul(x, x), one);
+    const Array bound =
+        lax::add(lax::mul(x, cst(0.5, t)), lax::mul(d, lax::add(lax::sub(one, v), xla_log(v))));
+    return lax::bitwise_and(lax::ge(u, squeeze), lax::ge(xla_log(u), bound));
+  };
+  auto body_fn = [&](const State& s) {
+    const Key keys = split(Key(s[0]), 3);
+    // Draw normals until v = 1 + x c is positive.
+    auto next = [&](const State& kxv) {
+      const Key ks = split(Key(kxv[0]));
+      const Array x = normal(ks[1], {}, t);
+      return State{ks[0].data(), x, mul_add(x, c, one)};
+    };
+    const State xv = lax::while_loop([&](const State& kxv) { return lax::le(kxv[2], zero); }, next,
+                                     State{keys[1].data(), zero, minus_one});
+    const Array &x = xv[1], &v = xv[2];
+    return State{keys[0].data(), lax::mul(x, x), lax::mul(lax::mul(v, v), v),
+                 uniform(keys[2], {}, t)};
+  };
+  const Key ks = split(Key(key_words));
+  const State out = lax::while_loop(cond_fn, body_fn, State{ks[0].data(), zero, one, two});
+  const Array& v = out[2];
+  if (log_space) {
+    // log U as -Exponential, from log1p(-u), as JAX computes it.
+    const Array log_samples = lax::neg(exponential(ks[1], {}, t));
+    const Array log_boost = lax::select(lax::bitwise_or(boost_mask, lax::eq(log_samples, zero)),
+                                        zero, lax::mul(log_samples, lax::div(one, alpha)));
+    return lax::add(lax::add(xla_log(d), xla_log(v)), log_boost);
+  }
+  const Array samples = lax::sub(one, uniform(ks[1], {}, t));
+  const Array boost = lax::select(boost_mask, one, lax::pow(samples, lax::div(one, alpha)));
+  return lax::mul(lax::mul(d, v), boost);
+}
+
+// JAX's random_gamma primitive: one key per element (split in a's row-major order), the
+// samplers vectorized over them.
+Array gamma_impl(const Key& key, const Array& a, bool log_space) {
+  const int64_t n = a.size();
+  if (n == 0) return a;
+  const Key keys = split(key, n);
+  const Array flat = lax::reshape(a, {n});
+  const Array samples = vmap([log_space](const Array& k, const Array& alpha) {
+    return gamma_one(k, alpha, log_space);
+  })(keys.data(), flat);
+  return lax::reshape(samples, a.shape());
+}
+
+// The sample's derivative in a, JAX's jvp of random_gamma (implicit reparameterization):
+// sample + (a - stop_gradient(a)) * g has the sample's value and derivative g.
+Array with_gamma_grad(const Array& sample, const Array& a, bool log_space) {
+  const Array s = stop_gradient(sample);
+  const Array alpha = stop_gradient(a);
+  Array g;
+  if (log_space) {
+    // d log(x) = dx / x, with x = exp(log x) (a zero replaced by the smallest normal).
+    Array x = lax::exp(s);
+    x = lax::select(
+        lax::eq(x, cst(0, x.dtype())),
+        lax::broadcast_in_dim(cst(detail::finfo_tiny(x.dtype()), x.dtype()), x.shape(), {}), x);
+    g = lax::div(lax::random_gamma_grad(alpha, x), x);
+  } else {
+    g = lax::random_gamma_grad(alpha, s);
+  }
+  // A non-finite g would turn the zero term into NaN; its derivative is left at zero.
+  const Array finite = lax::is_finite(g);
+  g = lax::select(finite, g, numpy::zeros_like(g));
+  return lax::add(s, lax::mul(lax::sub(a, alpha), g));
+}
+
+Array gamma_sample(const char* name, const Key& key, const ArrayLike& a,
+                   const std::optional<Shape>& shape, std::optional<DType> dtype, bool log_space) {
+  single_key(key, name);
+  const DType t = float_dtype("gamma", dtype);
+  Array alpha = a.array();
+  Shape s = alpha.shape();
+  if (shape) {
+    detail::check_shape("gamma", *shape, {alpha.shape()});
+    s = *shape;
+  }
+  alpha = broadcast_to(to_dtype(alpha, t), s);
+  // The sampler runs on stop_gradient(alpha): its derivative is the implicit one below.
+  return with_gamma_grad(gamma_impl(key, stop_gradient(alpha), log_space), alpha, log_space);
+}
+
+// jax.nn.softmax along the last axis.
+Array softmax_last(const Array& x) {
+  const int64_t last = x.ndim() - 1;
+  const Array m = stop_gradient(numpy::max(x, last, true));
+  const Array e = xla_exp(numpy::subtract(x, m));
+  return numpy::divide(e, numpy::sum(e, last, true));
+}
+
+}  // namespace
+
+Array gamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape,
+            std::optional<DType> dtype) {
+  return gamma_sample("gamma", key, a, shape, dtype, false);
+}
+
+Array loggamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape,
+               std::optional<DType> dtype) {
+  return gamma_sample("loggamma", key, a, shape, dtype, true);
+}
+
+Array beta(const Key& key, const ArrayLike& a, const ArrayLike& b, std::optional<Shape> shape,
+           std::optional<DType> dtype) {
+  single_key(key, "beta");
+  const DType t = float_dtype("beta", dtype);
+  const Shape s = sample_shape("beta", shape, {a.array().shape(), b.array().shape()});
+  const Key keys = split(key);
+  const Array aa = broadcast_to(to_dtype(a, t), s);
+  const Array bb = broadcast_to(to_dtype(b, t), s);
+  const Array log_a = loggamma(keys[0], aa, s, t);
+  const Array log_b = loggamma(keys[1], bb, s, t);
+  // gamma_a / (gamma_a + gamma_b), scaled by the larger one to keep precision.
+  const Array log_max = lax::max(log_a, log_b);
+  const Array ga = xla_exp(lax::sub(log_a, log_max));
+  const Array gb = xla_exp(lax::sub(log_b, log_max));
+  return lax::div(ga, lax::add(ga, gb));
+}
+
+Array dirichlet(const Key& key, const ArrayLike& alpha, std::optional<Shape> shape,
+                std::optional<DType> dtype) {
+  single_key(key, "dirichlet");
+  const DType t = float_dtype("dirichlet", dtype);
+  const Array al = alpha.array();
+  if (al.ndim() < 1) {
+    throw ValueError("dirichlet requires alpha.ndim >= 1, got alpha.ndim == " +
+                     std::to_string(al.ndim()));
+  }
+  const Shape batch(al.shape().begin(), al.shape().end() - 1);
+  Shape s = batch;
+  if (shape) {
+    detail::check_shape("dirichlet", *shape, {batch});
+    s = *shape;
+  }
+  s.push_back(al.shape().back());
+  return softmax_last(loggamma(key, to_dtype(al, t), s, t));
+}
+
+Array exponential(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "exponential");
+  const DType t = float_dtype("exponential", dtype);
+  // log1p(-u): u in [0, 1) keeps log's argument in (0, 1].
+  return lax::neg(xla_log1p(lax::neg(uniform(key, shape, t))));
+}
+
+Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
+             const std::string& mode) {
+  single_key(key, "gumbel");
+  const DType t = float_dtype("gumbel", dtype);
+  if (mode != "low" && mode != "high" && mode != "highest") {
+    throw ValueError("Must provide valid mode for gumbel got: " + mode);
+  }
+  const double tiny = detail::finfo_tiny(t);
+  if (mode == "low") {
+    const Array u = uniform(key, shape, t, tiny, 1.0);
+    return lax::neg(xla_log(lax::neg(xla_log(u))));
+  }
+  if (mode == "highest" && t == DType::float32) {
+    throw NotImplementedError("[random.gumbel] mode='highest' for float32 is not implemented");
+  }
+  // Two uniforms: the second refines the first below 1/2.
+  Shape two = shape;
+  two.insert(two.begin(), 2);
+  const Array both = uniform(key, two, t, 0.0, 1.0);
+  std::vector<int64_t> start(two.size(), 0);
+  std::vector<int64_t> limit(two.begin(), two.end());
+  limit[0] = 1;
+  const Array high = lax::reshape(lax::slice(both, start, limit), shape);
+  start[0] = 1;
+  limit[0] = 2;
+  const Array low = lax::reshape(lax::slice(both, start, limit), shape);
+  const Array refined =
+      lax::add(mul_add(cst(std::ldexp(1.0, -finfo_nmant(t)), t), low, high), cst(tiny, t));
+  const Array x = lax::select(lax::ge(high, cst(0.5, t)), high, refined);
+  return lax::neg(xla_log(lax::neg(xla_log1p(lax::neg(x)))));
+}
+
+Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
+                  std::optional<Shape> shape) {
+  single_key(key, "categorical");
+  const Array l = logits.array();
+  const int64_t nd = l.ndim();
+  if (nd == 0) {
+    throw ValueError("[random.categorical] logits must have at least one dimension, got shape ()");
+  }
+  const int64_t ax = frontend::canonicalize_axis(axis, nd);
+  Shape batch = l.shape();
+  batch.erase(batch.begin() + ax);
+  Shape s = batch;
+  if (shape) {
+    try {
+      detail::check_shape("categorical", *shape, {batch});
+    } catch (const ValueError& e) {
+      if (std::string(e.what()).rfind("Incompatible", 0) != 0) throw;
+      // JAX's batch shape holds numpy integers (np.delete's), and its message shows them.
+      std::string b = "(";
+      for (size_t i = 0; i < batch.size(); ++i) {
+        b += (i ? ", " : "") + std::string("np.int64(") + std::to_string(batch[i]) + ")";
+      }
+      b += batch.size() == 1 ? ",)" : ")";
+      throw ValueError("Incompatible shapes for broadcasting: shapes=[" + shape_str(*shape) + ", " +
+                       b + "]");
+    }
+    s = *shape;
+  }
+  // Gumbel-max: argmax over the axis of logits plus Gumbel noise of the sample shape.
+  const size_t n_prefix = s.size() - batch.size();
+  Shape noise_shape(s.begin(), s.end());
+  noise_shape.insert(noise_shape.begin() + int64_t(n_prefix) + ax, l.shape()[size_t(ax)]);
+  Array expanded = l;
+  if (n_prefix > 0) {
+    Shape es(n_prefix, 1);
+    es.insert(es.end(), l.shape().begin(), l.shape().end());
+    expanded = lax::reshape(l, es);
+  }
+  const Array noisy = numpy::add(gumbel(key, noise_shape, l.dtype()), expanded);
+  return numpy::argmax(noisy, int64_t(n_prefix) + ax);
+}
+
+Array laplace(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "laplace");
+  const DType t = float_dtype("laplace", dtype);
+  // finfo.epsneg is half of eps.
+  const Array u = uniform(key, shape, t, -1.0 + finfo_eps(t) / 2, 1.0);
+  return lax::mul(lax::sign(u), xla_log1p(lax::neg(lax::abs(u))));
+}
+
+Array logistic(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "logistic");
+  const DType t = float_dtype("logistic", dtype);
+  const Array x = uniform(key, shape, t, detail::finfo_tiny(t), 1.0);
+  return lax::sub(xla_log(x), xla_log1p(lax::neg(x)));
+}
+
+Array cauchy(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "cauchy");
+  const DType t = float_dtype("cauchy", dtype);
+  const Array u = uniform(key, shape, t, finfo_eps(t), 1.0);
+  return lax::tan(lax::mul(cst(std::numbers::pi, t), lax::sub(u, cst(0.5, t))));
+}
+
+Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
+             std::optional<DType> dtype) {
+  single_key(key, "pareto");
+  const DType t = float_dtype("pareto", dtype);
+  const Shape s = sample_shape("pareto", shape, {b.array().shape()});
+  const Array e = exponential(key, s, t);
+  return xla_exp(numpy::divide(e, to_dtype(b, t)));
+}
+
+Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
+        std::optional<DType> dtype) {
+  single_key(key, "t");
+  const DType dt = float_dtype("t", dtype);
+  const Shape s = sample_shape("t", shape, {df.array().shape()});
+  const Array d = to_dtype(df, dt);
+  const Key keys = split(key);
+  const Array n = normal(keys[0], s, dt);
+  const Array half_df = lax::div(d, cst(2, dt));
+  const Array g = gamma(keys[1], half_df, s, dt);
+  return numpy::multiply(n, numpy::sqrt(numpy::divide(half_df, g)));
+}
+
+Array chisquare(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
+                std::optional<DType> dtype) {
+  single_key(key, "chisquare");
+  const DType t = float_dtype("chisquare", dtype);
+  const Shape s = sample_shape("chisquare", shape, {df.array().shape()});
+  const Array half_df = lax::div(to_dtype(df, t), cst(2, t));
+  const Array log_g = loggamma(key, half_df, s, t);
+  return lax::mul(xla_exp(log_g), cst(2, t));
+}
+
+Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden, std::optional<Shape> shape,
+        std::optional<DType> dtype) {
+  single_key(key, "f");
+  const DType t = float_dtype("f", dtype);
+  const Shape s = sample_shape("f", shape, {dfnum.array().shape(), dfden.array().shape()});
+  const Array num_df = to_dtype(dfnum, t);
+  const Array den_df = to_dtype(dfden, t);
+  const Key keys = split(key);  // [0] for the denominator, [1] for the numerator
+  const Array chi2_num = chisquare(keys[1], num_df, s, t);
+  const Array chi2_den = chisquare(keys[0], den_df, s, t);
+  return numpy::divide(numpy::divide(chi2_num, num_df), numpy::divide(chi2_den, den_df));
+}
+
+Array rademacher(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "rademacher");
+  const DType t = dtype.value_or(base::default_int_dtype());
+  // p = 0.5 is a Python float in JAX: float64 with x64 (parax's bernoulli takes a weak p
+  // as float32), so it is given here as a strong array of the default float dtype.
+  const Array half = cst(0.5, base::default_float_dtype());
+  const Array b = lax::convert_element_type(bernoulli(key, half, shape), t);
+  return lax::sub(lax::mul(cst(2, t), b), cst(1, t));
+}
+
+Array maxwell(const Key& key, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "maxwell");
+  const DType t = float_dtype("maxwell", dtype);
+  Shape s = shape;
+  s.push_back(3);
+  const Array x = normal(key, s, t);
+  if (t != DType::float32) return lax::sqrt(numpy::sum(lax::mul(x, x), int64_t(s.size()) - 1));
+  // jnp.linalg.norm over the 3 components as XLA:CPU's fused reduction adds them (checked
+  // against JAX): x1^2 first, then x0 and x2 by FMAs.
+  auto component = [&](int64_t i) {
+    std::vector<int64_t> start(s.size(), 0);
+    std::vector<int64_t> limit(s.begin(), s.end());
+    start.back() = i;
+    limit.back() = i + 1;
+    return lax::reshape(lax::slice(x, start, limit), shape);
+  };
+  const Array x0 = component(0), x1 = component(1), x2 = component(2);
+  return lax::sqrt(detail::fma_f32(x2, x2, detail::fma_f32(x0, x0, lax::mul(x1, x1))));
+}
+
+Array double_sided_maxwell(const Key& key, const ArrayLike& loc, const ArrayLike& scale,
+                           const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "double_sided_maxwell");
+  const DType t = float_dtype("double_sided_maxwell", dtype);
+  const Shape params = frontend::broadcast_shapes(
+      "", std::vector<Shape>{loc.array().shape(), scale.array().shape()});
+  // JAX appends the parameters' shape to the sample shape (or uses it alone).
+  Shape s = shape.empty() ? params : shape;
+  s.insert(s.end(), params.begin(), params.end());
+  const Key keys = split(key);
+  const Array m = maxwell(keys[0], s, t);
+  const Array sign = rademacher(keys[1], s, t);
+  const Array sc = broadcast_to(to_dtype(scale, t), s);
+  const Array lc = broadcast_to(to_dtype(loc, t), s);
+  return mul_add(lax::mul(sign, m), sc, lc);
+}
+
+Array weibull_min(const Key& key, const ArrayLike& scale, const ArrayLike& concentration,
+                  const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "weibull_min");
+  const DType t = float_dtype("weibull_min", dtype);
+  const Array u = uniform(key, shape, t, 0.0, 1.0);
+  const Array e = lax::neg(xla_log1p(lax::neg(u)));
+  // 1.0 / concentration: a C++ number is divided on the host, as Python divides a float.
+  const Array c = concentration.array();
+  const Array inv =
+      frontend::is_literal(c)
+          ? Array(frontend::scalar(1.0 / c.item<double>(), base::default_float_dtype(), true))
+          : numpy::divide(1.0, c);
+  return numpy::multiply(numpy::power(e, inv), scale);
+}
+
+Array generalized_normal(const Key& key, double p, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "generalized_normal");
+  const DType t = dtype.value_or(base::default_float_dtype());
+  const Key keys = split(key);
+  const Array g = gamma(keys[0], 1.0 / p, shape, t);
+  const Array r = rademacher(keys[1], shape, t);
+  return lax::mul(r, numpy::power(g, 1.0 / p));
+}
+
+Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optional<DType> dtype) {
+  single_key(key, "ball");
+  const DType t = dtype.value_or(base::default_float_dtype());
+  const Key keys = split(key);
+  Shape gs = shape;
+  gs.push_back(d);
+  const Array g = generalized_normal(keys[0], p, gs, t);
+  const Array e = exponential(keys[1], shape, t);
+  // An integral p is a Python int in JAX's default (p=2): integer_pow, else pow.
+  const Array ag = lax::abs(g);
+  const Array powered = p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p))
+                                                               : numpy::power(ag, p);
+  const Array sum = numpy::sum(powered, int64_t(gs.size()) - 1);
+  const Array norm = numpy::power(lax::add(sum, e), 1.0 / p);
+  return lax::div(g, lax::broadcast_in_dim(norm, gs, [&] {
+                    std::vector<int64_t> dims;
+                    for (size_t i = 0; i < shape.size(); ++i) dims.push_back(int64_t(i));
+                    return dims;
+                  }()));
+}
+
+Array triangular(const Key& key, const ArrayLike& left, const ArrayLike& mode,
+                 const ArrayLike& right, std::optional<Shape> shape, std::optional<DType> dtype) {
+  single_key(key, "triangular");
+  const DType t = float_dtype("triangular", dtype);
+  const Shape s = sample_shape("triangular", shape,
+                               {left.array().shape(), mode.array().shape(), right.array().shape()});
+  const Array l = broadcast_to(to_dtype(left, t), s);
+  const Array r = broadcast_to(to_dtype(right, t), s);
+  const Array m = broadcast_to(to_dtype(mode, t), s);
+  const Array fc = lax::div(lax::sub(m, l), lax::sub(r, l));
+  const Array u = uniform(key, s, t);
+  const Array out1 = lax::add(l, lax::sqrt(lax::mul(lax::mul(u, lax::sub(r, l)), lax::sub(m, l))));
+  const Array out2 = lax::sub(
+      r, lax::sqrt(lax::mul(lax::mul(lax::sub(cst(1, t), u), lax::sub(r, l)), lax::sub(r, m))));
+  return lax::select(lax::lt(u, fc), out1, out2);
+}
+
+Array lognormal(const Key& key, const ArrayLike& sigma, std::optional<Shape> shape,
+                std::optional<DType> dtype) {
+  single_key(key, "lognormal");
+  const DType t = float_dtype("lognormal", dtype);
+  const Shape s = sample_shape("lognormal", shape, {sigma.array().shape()});
+  return xla_exp(numpy::multiply(normal(key, s, t), to_dtype(sigma, t)));
+}
+
+Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape,
+                std::optional<DType> dtype) {
+  single_key(key, "geometric");
+  const DType t = dtype.value_or(base::default_int_dtype());
+  if (!is_integer(t)) {
+    throw ValueError("dtype argument to `geometric` must be an int dtype, got " +
+                     std::string(dtype_name(t)));
+  }
+  const Shape s = sample_shape("geometric", shape, {p.array().shape()});
+  const Array pa = frontend::promote_dtypes_inexact({p.array()})[0];
+  const DType ft = pa.dtype();
+  Array u = uniform(key, s, ft);
+  u = lax::select(lax::eq(u, cst(0, ft)), numpy::ones_like(u), u);
+  const Array log_u = xla_log(u);
+  const Array log_q = broadcast_to(xla_log1p(lax::neg(pa)), s);
+  const Array g = lax::add(lax::floor(lax::div(log_u, log_q)), cst(1, ft));
+  return lax::convert_element_type(g, t);
+}
+
+Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape,
+              std::optional<DType> dtype) {
+  const Array& kw = single_key(key, "poisson");
+  const DType t = dtype.value_or(base::default_int_dtype());
+  if (!is_integer(t)) {
+    throw TypeError("poisson only accepts integer dtypes, got " + std::string(dtype_name(t)));
+  }
+  const Shape s = shape ? *shape : lam.array().shape();
+  const Array l =
+      lax::convert_element_type(broadcast_to(lam.array(), s), DType::float32);  // always f32
+  const DType f = DType::float32;
+  const Array use_knuth = lax::bitwise_or(lax::ne(l, l), lax::lt(l, cst(10, f)));
+  const Array lam_knuth = lax::select(use_knuth, l, numpy::zeros_like(l));
+  const Array lam_rej = lax::select(use_knuth, numpy::full_like(l, 1e5), l);
+  const int bits = dtype_itemsize(t) * 8;
+  const int64_t max_iters = is_unsigned_integer(t)
+                                ? (bits >= 64 ? INT64_MAX : (int64_t(1) << bits) - 1)
+                                : (bits >= 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1);
+  const DType it = dtype_itemsize(t) >= 8 ? DType::int64 : DType::int32;
+  const Array limit = frontend::scalar_int(
+      std::min<int64_t>(max_iters, it == DType::int32 ? INT32_MAX : INT64_MAX), it);
+  const Array zero_i = frontend::scalar_int(0, it);
+  const Array one_i = frontend::scalar_int(1, it);
+
+  // Knuth: count uniforms until their product falls below exp(-lam).
+  using State = std::vector<Array>;
+  const Array neg_lam_k = lax::neg(lam_knuth);
+  auto knuth_body = [&](const State& c) {
+    const Key ks = split(Key(c[2]));
+    const Array k =
+        lax::select(lax::gt(c[3], neg_lam_k), lax::add(c[1], frontend::scalar_int(1, t)), c[1]);
+    const Array u = uniform(ks[1], s, f);
+    return State{lax::add(c[0], one_i), k, ks[0].data(), lax::add(c[3], xla_log(u))};
+  };
+  auto knuth_cond = [&](const State& c) {
+    const Array any = lax::reduce_or(lax::gt(c[3], neg_lam_k), [&] {
+      std::vector<int64_t> axes;
+      for (int64_t i = 0; i < int64_t(s.size()); ++i) axes.push_back(i);
+      return axes;
+    }());
+    return lax::bitwise_and(any, lax::lt(c[0], limit));
+  };
+  const State kn = lax::while_loop(knuth_cond, knuth_body,
+                                   State{zero_i, numpy::zeros(s, t), kw, numpy::zeros(s, f)});
+  const Array knuth = lax::sub(kn[1], frontend::scalar_int(1, t));
+
+  // Hormann's transformed rejection for lam >= 10.
+  const Array log_lam = xla_log(lam_rej);
+  const Array b = mul_add(cst(2.53, f), lax::sqrt(lam_rej), cst(0.931, f));
+  const Array a = mul_add(cst(0.02483, f), b, cst(-0.059, f));
+  const Array inv_alpha =
+      lax::add(cst(1.1239, f), lax::div(cst(1.1328, f), lax::sub(b, cst(3.4, f))));
+  const Array v_r = lax::sub(cst(0.9277, f), lax::div(cst(3.6224, f), lax::sub(b, cst(2, f))));
+  auto rej_body = [&](const State& c) {
+    const Key ks = split(Key(c[3]), 3);
+    const Array u = lax::sub(uniform(ks[1], s, f), cst(0.5, f));
+    const Array v = uniform(ks[2], s, f);
+    const Array us = lax::sub(cst(0.5, f), lax::abs(u));
+    const Array k = lax::floor(lax::add(
+        mul_add(lax::add(lax::div(lax::mul(cst(2, f), a), us), b), u, lam_rej), cst(0.43, f)));
+    const Array sv =
+        xla_log(lax::div(lax::mul(v, inv_alpha), lax::add(lax::div(a, lax::mul(us, us)), b)));
+    const Array tv =
+        lax::sub(mul_add(k, log_lam, lax::neg(lam_rej)), lax::lgamma(lax::add(k, cst(1, f))));
+    const Array accept1 = lax::bitwise_and(lax::ge(us, cst(0.07, f)), lax::le(v, v_r));
+    const Array reject = lax::bitwise_or(
+        lax::lt(k, cst(0, f)), lax::bitwise_and(lax::lt(us, cst(0.013, f)), lax::gt(v, us)));
+    const Array accept2 = lax::le(sv, tv);
+    const Array accept =
+        lax::bitwise_or(accept1, lax::bitwise_and(lax::bitwise_not(reject), accept2));
+    return State{lax::add(c[0], one_i), lax::select(accept, k, c[1]), lax::bitwise_or(c[2], accept),
+                 ks[0].data()};
+  };
+  auto rej_cond = [&](const State& c) {
+    std::vector<int64_t> axes;
+    for (int64_t i = 0; i < int64_t(s.size()); ++i) axes.push_back(i);
+    return lax::bitwise_and(lax::reduce_or(lax::bitwise_not(c[2]), axes), lax::lt(c[0], limit));
+  };
+  const State rj =
+      lax::while_loop(rej_cond, rej_body,
+                      State{zero_i, numpy::full_like(l, -1.0), numpy::zeros(s, DType::bool_), kw});
+  const Array rejection = lax::convert_element_type(rj[1], t);
+  const Array result = lax::select(use_knuth, knuth, rejection);
+  return lax::select(lax::eq(l, cst(0, f)), numpy::zeros_like(result), result);
+}
+
+}  // namespace parax::random

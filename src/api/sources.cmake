@@ -37,4 +37,7 @@ target_sources(parax PRIVATE
   api/custom_derivatives.cpp
 
   # random distributions
-  api/random_distributions.cpp)
+  api/random_distributions.cpp
+
+  # special functions (lax and scipy.special)
+  api/special.cpp)

@@ -94,25 +94,35 @@ std::vector<Array> select_n_transpose(std::span<const Array> cts, std::span<cons
   return out;
 }
 
-// The elementwise rule keeps unbatched rank-0 operands rank 0, which lax broadcasts; but
-// select_n's cases must have one shape. When every element is a scalar (vmap of a scalar
-// function: per-example gradients), the unbatched operands are broadcast along the batch
-// first, as JAX's select batching rule does.
+// The elementwise batching rule, except that the cases keep one shape: select_n does not
+// broadcast a rank-0 case as lax's other elementwise primitives do, so every case is
+// brought to the batched shape (an unbatched one broadcast), and `which` too unless it is
+// an unbatched scalar.
 Batched select_n_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
                        const BatchAxis& axis) {
-  bool scalars = true;
+  Shape element = in[1].shape();
+  if (dims[1] != kNotMapped) element.erase(element.begin() + dims[1]);
+  Shape full = element;
+  full.insert(full.begin(), axis.size);
+  auto broadcast = [&](const Array& x, std::vector<int64_t> broadcast_dims) {
+    return core::bind1(core::Prim::broadcast_in_dim, {x},
+                       {{"shape", full}, {"broadcast_dimensions", std::move(broadcast_dims)}});
+  };
+  std::vector<Array> args;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i].ndim() - (dims[i] != kNotMapped ? 1 : 0) != 0) scalars = false;
+    if (dims[i] != kNotMapped) {
+      Array x = core::move_batch_dim(in[i], dims[i], 0, axis.size);
+      if (x.ndim() == 1 && !element.empty()) x = broadcast(x, {0});  // a batch of scalar `which`
+      args.push_back(std::move(x));
+    } else if (i == 0 && in[i].ndim() == 0) {
+      args.push_back(in[i]);
+    } else {
+      std::vector<int64_t> bd;
+      for (int64_t k = 0; k < in[i].ndim(); ++k) bd.push_back(k + 1);
+      args.push_back(broadcast(in[i], std::move(bd)));
+    }
   }
-  if (!scalars) return batch_elementwise(core::Prim::select_n, in, dims, params, axis);
-  std::vector<Array> args(in.begin(), in.end());
-  std::vector<int> at(dims.begin(), dims.end());
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (at[i] != kNotMapped) continue;
-    args[i] = lax::broadcast(args[i], Shape{axis.size});
-    at[i] = 0;
-  }
-  return batch_elementwise(core::Prim::select_n, args, at, params, axis);
+  return Batched{core::bind(core::Prim::select_n, std::move(args), params), {0}};
 }
 
 }  // namespace

@@ -1999,9 +1999,6 @@ void numpy_extra_rows(Rows& r) {
                     {{"axis", int64_t{0}}, {"reverse", false}}, kValues);
   nan.ref.naive = naive_cumulative;
 }
-// Special functions (lgamma, digamma, igamma, random_gamma_grad).
-void special_rows(Rows& r) { (void)r; }
-
 // ---- linear algebra: naive references in double, one matrix at a time -----------------
 
 // Calls f(offset of matrix b) for each of the `batch` matrices of `size` elements.
@@ -2009,6 +2006,21 @@ int64_t matrices(const Shape& shape, int core_rank) {
   int64_t b = 1;
   for (size_t d = 0; d + size_t(core_rank) < shape.size(); ++d) b *= shape[d];
   return b;
+void special_rows(Rows& r) {
+  r.add("lgamma", Prim::lgamma, {f32({3, 4}, 0.5, 6)}, {}, kAll);
+  r.add("digamma", Prim::digamma, {f32({3, 4}, 0.5, 6)}, {}, kAll);
+  r.add("lgamma of a scalar", Prim::lgamma, {f32({}, 0.5, 6)}, {}, kBatch | kGrad);
+  r.add("digamma of negatives", Prim::digamma, {f32({2, 3}, -2.9, -2.1)}, {}, kGrad | kBatch);
+  // polygamma's order is an integer (its derivative in m is an error, as in JAX).
+  Case& pg = r.add("polygamma", Prim::polygamma, {f32({4}, 1, 1), f32({4}, 0.5, 3)}, {}, kAll);
+  pg.diff = {false, true};
+  r.add("igamma", Prim::igamma, {f32({3, 4}, 0.5, 3), f32({3, 4}, 0.2, 4)}, {}, kAll);
+  r.add("igamma of a scalar", Prim::igamma, {f32({}, 0.5, 3), f32({4}, 0.2, 4)}, {},
+        kGrad | kBatch | kFuse);
+  r.add("igamma_grad_a", Prim::igamma, {f32({3, 4}, 0.5, 3), f32({3, 4}, 0.2, 4)},
+        {{"derivative", int64_t{1}}}, kShape | kBatch | kShard | kFuse);
+  r.add("random_gamma_grad", Prim::random_gamma_grad, {f32({3, 4}, 0.3, 5), f32({3, 4}, 0.1, 6)},
+        {}, kShape | kBatch | kShard | kFuse);
 }
 
 // A generous tolerance for solves of well-conditioned matrices: 100 times the result's
@@ -2622,6 +2634,13 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
   static constexpr std::string_view kLayout =
       "the identity with a layout: its sharded behaviour is the sharding API's "
       "(sharding/sharding_test.cpp, robustness/sharding_api_test.cpp)";
+  static constexpr std::string_view kSpecialValues =
+      "checked against JAX's values over its domain, NaN and infinite corners included "
+      "(random/distributions_test.cpp, Special.ValuesMatchJax): XLA's Lanczos and series "
+      "algorithms, kept to give JAX's values, are tens of ulp from the rounded value";
+  static constexpr std::string_view kNoDerivative =
+      "no jvp rule, as JAX's lax code for it has none that is used: its jvp raises "
+      "NotImplementedError (random/distributions_test.cpp, Special.RuleErrors)";
   static const std::map<Leg, std::map<std::string_view, std::string_view>> reasons = {
       {kValues,
        {{"iota",
@@ -2637,6 +2656,11 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"qr", kSigns},
         {"svd", kSigns},
         {"eigh", kSigns}}},
+        {"lgamma", kSpecialValues},
+        {"digamma", kSpecialValues},
+        {"polygamma", kSpecialValues},
+        {"igamma", kSpecialValues},
+        {"random_gamma_grad", kSpecialValues}}},
       {kJvp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -2649,6 +2673,7 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"reduce_or", kBooleans},
         {"random_bits", kKey},
         {"lu_pivots_to_permutation", kIntegers}}},
+        {"random_gamma_grad", kNoDerivative}}},
       {kVjp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -2662,6 +2687,8 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"random_bits", kKey},
         {"iota", "no operands: nothing to differentiate"},
         {"lu_pivots_to_permutation", kIntegers}}},
+        {"random_gamma_grad", kNoDerivative},
+        {"iota", "no operands: nothing to differentiate"}}},
       {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
       {kShard,
        {{"iota",
