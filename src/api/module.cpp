@@ -392,6 +392,11 @@ EmbeddingImpl::EmbeddingImpl(int64_t num, int64_t dim, const random::Key& key)
       embedding_dim(dim),
       weight(register_parameter("weight", random::normal(key, {num, dim}, DType::float32))) {}
 
+Array EmbeddingImpl::forward(const Array& indices) {
+  // Waits for numpy::take (issue 15's gather); until it merges, the layer cannot run.
+  throw NotImplementedError("[nn::Embedding] needs numpy::take, not in this build yet");
+}
+
 std::string EmbeddingImpl::extra_repr() const {
   return std::to_string(num_embeddings) + ", " + std::to_string(embedding_dim);
 }
