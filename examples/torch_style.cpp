@@ -113,16 +113,15 @@ int main(int argc, char** argv) {
   Array z = jnp::sin(y);
   visualize_array_sharding(z);
   std::cerr << "sin: single device " << best_ms([&] { jnp::sin(x).block_until_ready(); })
-            << " ms, 8 devices " << best_ms([&] { jnp::sin(y).block_until_ready(); })
-            << " ms\n";
+            << " ms, 8 devices " << best_ms([&] { jnp::sin(y).block_until_ready(); }) << " ms\n";
 
   // ---- Sharding basics, and the NamedSharding subclass ----
   x = px::random::normal(px::random::key(0), {n, n});
   visualize_array_sharding(x);
   auto default_mesh = px::make_mesh({4, 2}, {"a", "b"});
   auto mesh_sharding = [&](P spec) { return px::NamedSharding(default_mesh, spec); };
-  for (P spec : {P("a", "b"), P("a", "b"), P("b", "a"), P("a", None), P(None, "b"),
-                 P(None, "a"), P({"a", "b"}, None)}) {
+  for (P spec : {P("a", "b"), P("a", "b"), P("b", "a"), P("a", None), P(None, "b"), P(None, "a"),
+                 P({"a", "b"}, None)}) {
     visualize_array_sharding(px::device_put(x, mesh_sharding(spec)));
   }
 
@@ -200,9 +199,8 @@ int main(int argc, char** argv) {
   visualize_array_sharding(y);
 
   // ---- Examples: neural networks ----
-  const std::vector<int64_t> layer_sizes =
-      small ? std::vector<int64_t>{784, 64, 64, 64, 10} : std::vector<int64_t>{784, 1024, 1024,
-                                                                               1024, 10};
+  const std::vector<int64_t> layer_sizes = small ? std::vector<int64_t>{784, 64, 64, 64, 10}
+                                                 : std::vector<int64_t>{784, 1024, 1024, 1024, 10};
   const int64_t batch_size = small ? 128 : 8192;
   Model model(layer_sizes);
   Array inputs = px::random::normal(nn::next_key(), {batch_size, layer_sizes.front()});
@@ -248,14 +246,11 @@ int main(int argc, char** argv) {
   const Array dp_last = loss_jit(params, batch);
   std::cout << dp_last << "\n";
   std::cerr << "grad step: 8-way "
-            << best_ms([&] { grad_fn_jit(params, batch).first.block_until_ready(); })
-            << " ms\n";
+            << best_ms([&] { grad_fn_jit(params, batch).first.block_until_ready(); }) << " ms\n";
   Batch batch_single = px::device_put(batch, px::devices()[0]);
   nn::StateDict params_single = px::device_put(params, px::devices()[0]);
   std::cerr << "grad step: single device "
-            << best_ms([&] {
-                 grad_fn_jit(params_single, batch_single).first.block_until_ready();
-               })
+            << best_ms([&] { grad_fn_jit(params_single, batch_single).first.block_until_ready(); })
             << " ms\n";
 
   // 4-way batch data parallelism and 2-way model tensor parallelism.
@@ -303,8 +298,7 @@ int main(int argc, char** argv) {
   visualize_array_sharding(params["layers.1.weight"]);
   visualize_array_sharding(params["layers.2.weight"]);
   std::cerr << "grad step: 4x2 "
-            << best_ms([&] { grad_fn_jit(params, batch).first.block_until_ready(); })
-            << " ms\n";
+            << best_ms([&] { grad_fn_jit(params, batch).first.block_until_ready(); }) << " ms\n";
 
   // As in the tutorial: the first tensor-parallel loss is the last data-parallel one (to
   // float32 rounding), training lowers the loss, and the weights keep their layouts.

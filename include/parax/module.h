@@ -164,9 +164,10 @@ class ModuleHolder {
  public:
   using ContainedType = Impl;
   template <class... A>
-    requires std::is_constructible_v<Impl, A...> &&
-             (!(sizeof...(A) == 1 && (std::is_base_of_v<ModuleHolder, std::decay_t<A>> && ...)))
-  explicit ModuleHolder(A&&... args) : impl_(std::make_shared<Impl>(std::forward<A>(args)...)) {}
+  requires std::is_constructible_v<Impl, A...> &&
+      (!(sizeof...(A) == 1 && (std::is_base_of_v<ModuleHolder, std::decay_t<A>> &&
+                               ...))) explicit ModuleHolder(A&&... args)
+      : impl_(std::make_shared<Impl>(std::forward<A>(args)...)) {}
   ModuleHolder(std::nullptr_t) {}  // NOLINT: an empty handle, assigned later
   ModuleHolder(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}  // NOLINT
 
@@ -181,9 +182,7 @@ class ModuleHolder {
     return impl_->forward(std::forward<A>(args)...);
   }
   StateDict state_dict() const { return impl_->state_dict(); }
-  StateDict named_parameters(bool recurse = true) const {
-    return impl_->named_parameters(recurse);
-  }
+  StateDict named_parameters(bool recurse = true) const { return impl_->named_parameters(recurse); }
   std::vector<Array> parameters(bool recurse = true) const { return impl_->parameters(recurse); }
   void load_state_dict(const StateDict& d, bool strict = true) const {
     impl_->load_state_dict(d, strict);
@@ -202,9 +201,9 @@ std::ostream& operator<<(std::ostream& os, const ModuleHolder<Impl>& m) {
 }
 
 // Declares `Name` as the handle of `NameImpl` (LibTorch's TORCH_MODULE).
-#define PARAX_MODULE(Name)                                  \
-  class Name : public ::parax::nn::ModuleHolder<Name##Impl> { \
-   public:                                                  \
+#define PARAX_MODULE(Name)                                     \
+  class Name : public ::parax::nn::ModuleHolder<Name##Impl> {  \
+   public:                                                     \
     using ::parax::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
 
@@ -223,8 +222,7 @@ random::Key next_key();
 class LinearImpl : public Module {
  public:
   LinearImpl(int64_t in_features, int64_t out_features, bool bias = true);
-  LinearImpl(int64_t in_features, int64_t out_features, const random::Key& key,
-             bool bias = true);
+  LinearImpl(int64_t in_features, int64_t out_features, const random::Key& key, bool bias = true);
   Array forward(const Array& x) override;
   std::string extra_repr() const override;
   int64_t in_features, out_features;
@@ -308,8 +306,7 @@ class SequentialImpl : public Module {
  public:
   SequentialImpl() : Module("Sequential") {}
   template <class... M>
-    requires(sizeof...(M) > 0)
-  explicit SequentialImpl(M... modules) : Module("Sequential") {
+  requires(sizeof...(M) > 0) explicit SequentialImpl(M... modules) : Module("Sequential") {
     (push_back(std::move(modules)), ...);
   }
   template <class M>
@@ -337,8 +334,7 @@ class ModuleListImpl : public Module {
  public:
   ModuleListImpl() : Module("ModuleList") {}
   template <class... M>
-    requires(sizeof...(M) > 0)
-  explicit ModuleListImpl(M... modules) : Module("ModuleList") {
+  requires(sizeof...(M) > 0) explicit ModuleListImpl(M... modules) : Module("ModuleList") {
     (push_back(std::move(modules)), ...);
   }
   template <class M>
@@ -407,10 +403,7 @@ Module& module_ref(const ModuleHolder<Impl>& m) {
   return *m.ptr();
 }
 template <class M>
-  requires std::is_base_of_v<Module, M>
-Module& module_ref(const std::shared_ptr<M>& m) {
-  return *m;
-}
+requires std::is_base_of_v<Module, M> Module& module_ref(const std::shared_ptr<M>& m) { return *m; }
 
 // Puts `params`' arrays in the module's slots of the same names while alive, and the
 // originals back when destroyed. Throws ValueError for a name the module does not have.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "parax/array.h"
+#include "parax/module.h"
 #include "parax/tree.h"
 
 namespace parax::optax {
@@ -31,7 +32,7 @@ using Schedule = std::function<Array(const Array& count)>;
 // A number or a schedule, where optax takes either.
 class ScalarOrSchedule {
  public:
-  ScalarOrSchedule(double value) : value_(value) {}  // NOLINT
+  ScalarOrSchedule(double value) : value_(value) {}          // NOLINT
   ScalarOrSchedule(Schedule s) : schedule_(std::move(s)) {}  // NOLINT
   bool is_schedule() const { return bool(schedule_); }
   double value() const { return value_; }
@@ -121,8 +122,8 @@ GradientTransformation adam(ScalarOrSchedule learning_rate, double b1 = 0.9, dou
                             double eps = 1e-8, double eps_root = 0.0, bool nesterov = false);
 // Adam with decoupled weight decay (chain(scale_by_adam, add_decayed_weights, lr)).
 GradientTransformation adamw(ScalarOrSchedule learning_rate, double b1 = 0.9, double b2 = 0.999,
-                             double eps = 1e-8, double eps_root = 0.0,
-                             double weight_decay = 1e-4, bool nesterov = false);
+                             double eps = 1e-8, double eps_root = 0.0, double weight_decay = 1e-4,
+                             bool nesterov = false);
 
 // ---- schedules -----------------------------------------------------------------------------
 
@@ -152,3 +153,62 @@ T apply_updates(const T& params, const T& updates) {
 }
 
 }  // namespace parax::optax
+
+namespace parax::nn::optim {
+
+// A torch-style stateful optimizer over a module's parameters: step(grads) runs an optax
+// transformation on (grads, its state, the module's parameters) and writes the new
+// parameters into the module. grads is a dict with (at least) the parameters' names.
+class Optimizer {
+ public:
+  template <class M>
+  Optimizer(M& module, optax::GradientTransformation tx)
+      : module_(&detail::module_ref(module)),
+        tx_(std::move(tx)),
+        state_(tx_.init(module_->named_parameters())) {}
+  void step(const StateDict& grads);
+  // Gradients are values here, not accumulated in the parameters: nothing to clear.
+  void zero_grad() {}
+  const optax::OptState& state() const { return state_; }
+
+ private:
+  Module* module_;
+  optax::GradientTransformation tx_;
+  optax::OptState state_;
+};
+
+namespace detail {
+optax::GradientTransformation torch_sgd(double lr, double momentum, double dampening,
+                                        double weight_decay, bool nesterov);
+optax::GradientTransformation torch_adam(double lr, double b1, double b2, double eps,
+                                         double weight_decay, bool decoupled);
+}  // namespace detail
+
+// torch.optim.SGD: p -= lr * (momentum buffer of g + weight_decay * p).
+class SGD : public Optimizer {
+ public:
+  template <class M>
+  SGD(M& module, double lr, double momentum = 0, double dampening = 0, double weight_decay = 0,
+      bool nesterov = false)
+      : Optimizer(module, detail::torch_sgd(lr, momentum, dampening, weight_decay, nesterov)) {}
+};
+
+// torch.optim.Adam (weight_decay as an L2 term added to the gradient).
+class Adam : public Optimizer {
+ public:
+  template <class M>
+  Adam(M& module, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+       double weight_decay = 0)
+      : Optimizer(module, detail::torch_adam(lr, beta1, beta2, eps, weight_decay, false)) {}
+};
+
+// torch.optim.AdamW (decoupled weight decay, default 1e-2).
+class AdamW : public Optimizer {
+ public:
+  template <class M>
+  AdamW(M& module, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+        double weight_decay = 1e-2)
+      : Optimizer(module, detail::torch_adam(lr, beta1, beta2, eps, weight_decay, true)) {}
+};
+
+}  // namespace parax::nn::optim

@@ -237,10 +237,9 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
     }
     const Array& value = dict.at(name);
     if (value.shape() != slot->shape()) {
-      errors.push_back("size mismatch for " + name + ": copying a param with shape " +
-                       shape_str(value.shape()) +
-                       " from checkpoint, the shape in current model is " +
-                       shape_str(slot->shape()) + ".");
+      errors.push_back(
+          "size mismatch for " + name + ": copying a param with shape " + shape_str(value.shape()) +
+          " from checkpoint, the shape in current model is " + shape_str(slot->shape()) + ".");
     } else if (value.dtype() != slot->dtype()) {
       errors.push_back("dtype mismatch for " + name + ": copying a param of dtype " +
                        std::string(dtype_name(value.dtype())) +
@@ -259,8 +258,8 @@ void Module::load_state_dict(const StateDict& dict, bool strict) {
     errors.insert(errors.begin(), "Missing key(s) in state_dict: " + join_quoted(missing) + ".");
   }
   if (!errors.empty()) {
-    std::string msg = "[nn::Module::load_state_dict] Error(s) in loading state_dict for " + name_ +
-                      ":";
+    std::string msg =
+        "[nn::Module::load_state_dict] Error(s) in loading state_dict for " + name_ + ":";
     for (const std::string& e : errors) msg += "\n\t" + e;
     throw ValueError(msg);
   }
@@ -337,13 +336,12 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, const random::Key& key, bool wit
     : Module("Linear"),
       in_features(in),
       out_features(out),
-      weight(register_parameter(
-          "weight", uniform_pm(random::split(key)[0], {out, in},
-                               in > 0 ? 1.0 / std::sqrt(double(in)) : 0.0))),
-      bias(with_bias ? register_parameter(
-                           "bias", uniform_pm(random::split(key)[1], {out},
-                                              in > 0 ? 1.0 / std::sqrt(double(in)) : 0.0))
-                     : no_bias_) {}
+      weight(register_parameter("weight", uniform_pm(random::split(key)[0], {out, in},
+                                                     in > 0 ? 1.0 / std::sqrt(double(in)) : 0.0))),
+      bias(with_bias
+               ? register_parameter("bias", uniform_pm(random::split(key)[1], {out},
+                                                       in > 0 ? 1.0 / std::sqrt(double(in)) : 0.0))
+               : no_bias_) {}
 
 Array LinearImpl::forward(const Array& x) {
   if (x.ndim() < 1 || x.shape().back() != in_features) {
@@ -368,8 +366,8 @@ Array TanhImpl::forward(const Array& x) { return jnp::tanh(x); }
 
 GELUImpl::GELUImpl(std::string approx) : Module("GELU"), approximate(std::move(approx)) {
   if (approximate != "none" && approximate != "tanh") {
-    throw ValueError("[nn::GELU] approximate must be \"none\" or \"tanh\", got \"" +
-                     approximate + "\"");
+    throw ValueError("[nn::GELU] approximate must be \"none\" or \"tanh\", got \"" + approximate +
+                     "\"");
   }
 }
 
@@ -537,8 +535,7 @@ Array CrossEntropyLossImpl::forward(const Array& input, const Array& target) {
   if (target.shape() != expect) {
     throw ValueError("[nn::CrossEntropyLoss] class-index target of shape " +
                      shape_str(target.shape()) + " does not fit the input's " +
-                     shape_str(input.shape()) + " (expected " + shape_str(expect) +
-                     ")");
+                     shape_str(input.shape()) + " (expected " + shape_str(expect) + ")");
   }
   // The target's log-probability by comparison with the class index (an O(N C) select, the
   // cost of log_softmax itself), so no gather is needed.

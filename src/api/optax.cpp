@@ -65,11 +65,9 @@ void GradientTransformation::check_params(const std::vector<Array>& grads,
 }
 
 GradientTransformation identity() {
-  return GradientTransformation(
-      [](const std::vector<Array>&) { return OptState{}; },
-      [](const std::vector<Array>& u, const OptState& s, const std::vector<Array>*) {
-        return std::make_pair(u, s);
-      });
+  return GradientTransformation([](const std::vector<Array>&) { return OptState{}; },
+                                [](const std::vector<Array>& u, const OptState& s,
+                                   const std::vector<Array>*) { return std::make_pair(u, s); });
 }
 
 GradientTransformation chain(std::vector<GradientTransformation> transforms) {
@@ -100,8 +98,7 @@ GradientTransformation chain(std::vector<GradientTransformation> transforms) {
 GradientTransformation scale(double step_size) {
   return GradientTransformation(
       [](const std::vector<Array>&) { return OptState{}; },
-      [step_size](const std::vector<Array>& updates, const OptState& s,
-                  const std::vector<Array>*) {
+      [step_size](const std::vector<Array>& updates, const OptState& s, const std::vector<Array>*) {
         std::vector<Array> out;
         for (const Array& g : updates) out.push_back(step_size * g);
         return std::make_pair(out, s);
@@ -238,15 +235,14 @@ Array global_norm(const std::vector<Array>& leaves) {
 GradientTransformation clip_by_global_norm(double max_norm) {
   return GradientTransformation(
       [](const std::vector<Array>&) { return OptState{}; },
-      [max_norm](const std::vector<Array>& updates, const OptState& s,
-                 const std::vector<Array>*) {
+      [max_norm](const std::vector<Array>& updates, const OptState& s, const std::vector<Array>*) {
         Array g_norm = global_norm(updates);
         Array trigger = jnp::less(g_norm, max_norm);
         std::vector<Array> out;
         for (const Array& t : updates) {
           Array clipped = (t / g_norm.astype(t.dtype())) * max_norm;
-          out.push_back(lax::select(jnp::broadcast_to(trigger, t.shape()), t,
-                                    clipped.astype(t.dtype())));
+          out.push_back(
+              lax::select(jnp::broadcast_to(trigger, t.shape()), t, clipped.astype(t.dtype())));
         }
         return std::make_pair(out, s);
       });
@@ -256,13 +252,13 @@ GradientTransformation sgd(ScalarOrSchedule lr, std::optional<double> momentum, 
   return chain(momentum ? trace(*momentum, nesterov) : identity(), scale_by_learning_rate(lr));
 }
 
-GradientTransformation adam(ScalarOrSchedule lr, double b1, double b2, double eps,
-                            double eps_root, bool nesterov) {
+GradientTransformation adam(ScalarOrSchedule lr, double b1, double b2, double eps, double eps_root,
+                            bool nesterov) {
   return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov), scale_by_learning_rate(lr));
 }
 
-GradientTransformation adamw(ScalarOrSchedule lr, double b1, double b2, double eps,
-                             double eps_root, double weight_decay, bool nesterov) {
+GradientTransformation adamw(ScalarOrSchedule lr, double b1, double b2, double eps, double eps_root,
+                             double weight_decay, bool nesterov) {
   return chain(scale_by_adam(b1, b2, eps, eps_root, nesterov), add_decayed_weights(weight_decay),
                scale_by_learning_rate(lr));
 }
@@ -291,15 +287,13 @@ Schedule linear_schedule(double init_value, double end_value, int64_t transition
 Schedule cosine_decay_schedule(double init_value, int64_t decay_steps, double alpha,
                                double exponent) {
   if (decay_steps <= 0) {
-    throw ValueError(
-        "The cosine_decay_schedule requires positive decay_steps, got decay_steps=" +
-        std::to_string(decay_steps) + ".");
+    throw ValueError("The cosine_decay_schedule requires positive decay_steps, got decay_steps=" +
+                     std::to_string(decay_steps) + ".");
   }
   return [=](const Array& count) {
     Array c = jnp::minimum(count.astype(DType::float32), float(decay_steps));
     Array cosine = 0.5 * (1.0 + jnp::cos(M_PI * c / double(decay_steps)));
-    Array decayed = (1 - alpha) * (exponent == 1.0 ? cosine : jnp::power(cosine, exponent)) +
-                    alpha;
+    Array decayed = (1 - alpha) * (exponent == 1.0 ? cosine : jnp::power(cosine, exponent)) + alpha;
     return init_value * decayed;
   };
 }
@@ -319,3 +313,51 @@ std::vector<Array> add_cast(const std::vector<Array>& params, const std::vector<
 }  // namespace detail
 
 }  // namespace parax::optax
+
+namespace parax::nn::optim {
+
+void Optimizer::step(const StateDict& grads) {
+  StateDict params = module_->named_parameters();
+  StateDict g;
+  for (const auto& [name, p] : params) {
+    if (!grads.contains(name)) {
+      throw ValueError("[nn::optim::step] no gradient for parameter '" + name + "'");
+    }
+    g.insert_or_assign(name, grads.at(name));
+  }
+  auto [updates, state] = tx_.update(g, state_, params);
+  state_ = std::move(state);
+  module_->load_state_dict(optax::apply_updates(params, updates), /*strict=*/false);
+}
+
+namespace detail {
+
+// torch's dampening scales the gradient entering the buffer after the first step; optax's
+// trace has none, so dampening is supported only at 0.
+optax::GradientTransformation torch_sgd(double lr, double momentum, double dampening,
+                                        double weight_decay, bool nesterov) {
+  if (dampening != 0) {
+    throw NotImplementedError("[nn::optim::SGD] dampening != 0 is not supported");
+  }
+  if (nesterov && momentum <= 0) {
+    throw ValueError("[nn::optim::SGD] Nesterov momentum requires a momentum and zero dampening");
+  }
+  std::vector<optax::GradientTransformation> parts;
+  if (weight_decay != 0) parts.push_back(optax::add_decayed_weights(weight_decay));
+  if (momentum != 0) parts.push_back(optax::trace(momentum, nesterov));
+  parts.push_back(optax::scale_by_learning_rate(lr));
+  return optax::chain(parts);
+}
+
+optax::GradientTransformation torch_adam(double lr, double b1, double b2, double eps,
+                                         double weight_decay, bool decoupled) {
+  if (decoupled) return optax::adamw(lr, b1, b2, eps, 0.0, weight_decay);
+  std::vector<optax::GradientTransformation> parts;
+  if (weight_decay != 0) parts.push_back(optax::add_decayed_weights(weight_decay));
+  parts.push_back(optax::scale_by_adam(b1, b2, eps));
+  parts.push_back(optax::scale_by_learning_rate(lr));
+  return optax::chain(parts);
+}
+
+}  // namespace detail
+}  // namespace parax::nn::optim
