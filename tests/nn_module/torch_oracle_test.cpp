@@ -81,7 +81,7 @@ TEST(TorchInterop, TensorsRoundTrip) {
   Array s = px::from_torch(big, px::NamedSharding(mesh, px::P("a", "b")));
   EXPECT_EQ(s.sharding().num_devices(), 8);
   EXPECT_TRUE(torch::equal(px::to_torch(s), big));
-  EXPECT_TRUE(torch::equal(px::to_torch(jnp::sin(s)), torch::sin(big)));
+  EXPECT_TRUE(torch::allclose(px::to_torch(jnp::sin(s)), torch::sin(big), 1e-6, 1e-6));
 }
 
 TEST(TorchOracle, Linear) {
@@ -140,9 +140,9 @@ TEST(TorchOracle, Dropout) {
 
 TEST(TorchOracle, Sequential) {
   torch::manual_seed(10);
-  torch::nn::Sequential ts(torch::nn::Linear(4, 8), torch::nn::Tanh(), torch::nn::Linear(8, 8),
-                           torch::nn::GELU(), torch::nn::LayerNorm(torch::nn::LayerNormOptions({8})),
-                           torch::nn::Linear(8, 2));
+  torch::nn::Sequential ts(
+      torch::nn::Linear(4, 8), torch::nn::Tanh(), torch::nn::Linear(8, 8), torch::nn::GELU(),
+      torch::nn::LayerNorm(torch::nn::LayerNormOptions({8})), torch::nn::Linear(8, 2));
   nn::Sequential ps(nn::Linear(4, 8), nn::Tanh(), nn::Linear(8, 8), nn::GELU(),
                     nn::LayerNorm(std::vector<int64_t>{8}), nn::Linear(8, 2));
   EXPECT_EQ(ps.state_dict().keys(), px::import_parameters(*ts).keys());
@@ -222,7 +222,8 @@ TORCH_MODULE(TorchModel);
 class Model : public nn::Module {
  public:
   explicit Model(const std::vector<int64_t>& sizes) : nn::Module("Model") {
-    for (size_t i = 0; i + 1 < sizes.size(); ++i) layers.push_back(nn::Linear(sizes[i], sizes[i + 1]));
+    for (size_t i = 0; i + 1 < sizes.size(); ++i)
+      layers.push_back(nn::Linear(sizes[i], sizes[i + 1]));
     register_module("layers", layers);
   }
   Array forward(const Array& input) override {
@@ -301,14 +302,15 @@ TEST(TorchOracle, OptimizersMatchTorchOptim) {
   check_optimizer(
       "Adam",
       [](torch::nn::Linear& m) -> std::unique_ptr<torch::optim::Optimizer> {
-        return std::make_unique<torch::optim::Adam>(m->parameters(), torch::optim::AdamOptions(1e-2));
+        return std::make_unique<torch::optim::Adam>(m->parameters(),
+                                                    torch::optim::AdamOptions(1e-2));
       },
       [](nn::Linear& m) { return nn::optim::Adam(m, 1e-2); });
   check_optimizer(
       "AdamW",
       [](torch::nn::Linear& m) -> std::unique_ptr<torch::optim::Optimizer> {
-        return std::make_unique<torch::optim::AdamW>(m->parameters(),
-                                   torch::optim::AdamWOptions(1e-2).weight_decay(0.1));
+        return std::make_unique<torch::optim::AdamW>(
+            m->parameters(), torch::optim::AdamWOptions(1e-2).weight_decay(0.1));
       },
       [](nn::Linear& m) { return nn::optim::AdamW(m, 1e-2, 0.9, 0.999, 1e-8, 0.1); });
 }
