@@ -127,6 +127,54 @@ Array sort(const ArrayLike& x, int64_t dimension = -1, bool is_stable = true);
 std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension = -1,
                         bool is_stable = true, int64_t num_keys = 1);
 
+// Gather and scatter (XLA's, with JAX's dimension numbers; the index vector is always the
+// last dimension of the indices).
+// JAX's GatherDimensionNumbers / ScatterDimensionNumbers.
+struct GatherDimensionNumbers {
+  std::vector<int64_t> offset_dims, collapsed_slice_dims, start_index_map;
+  std::vector<int64_t> operand_batching_dims = {}, start_indices_batching_dims = {};
+};
+struct ScatterDimensionNumbers {
+  std::vector<int64_t> update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims;
+  std::vector<int64_t> operand_batching_dims = {}, scatter_indices_batching_dims = {};
+};
+// How out-of-bounds indices behave (JAX's GatherScatterMode): CLIP clamps each window into
+// range; FILL_OR_DROP fills out-of-bounds gathered windows with the fill value and drops
+// out-of-bounds scattered windows; PROMISE_IN_BOUNDS leaves it to the implementation (a
+// gather clamps, a scatter drops). ONE_HOT is numpy indexing's (a one-hot contraction):
+// lax's scatters treat it as PROMISE_IN_BOUNDS and gather rejects it, as JAX lowers them.
+enum class GatherScatterMode { CLIP, FILL_OR_DROP, PROMISE_IN_BOUNDS, ONE_HOT };
+// Gathers windows of `slice_sizes` at `start_indices`. mode nullopt means
+// PROMISE_IN_BOUNDS (JAX's None); fill_value nullopt under FILL_OR_DROP means NaN for
+// inexact dtypes, the minimum for signed, the maximum for unsigned integers, true for bool.
+Array gather(const ArrayLike& operand, const ArrayLike& start_indices,
+             const GatherDimensionNumbers& dimension_numbers, Shape slice_sizes,
+             bool indices_are_sorted = false, bool unique_indices = false,
+             std::optional<GatherScatterMode> mode = std::nullopt,
+             std::optional<double> fill_value = std::nullopt);
+// Writes `updates` windows into `operand` at `scatter_indices` (repeated indices: the last
+// update wins). mode nullopt means FILL_OR_DROP (JAX's None).
+Array scatter(const ArrayLike& operand, const ArrayLike& scatter_indices, const ArrayLike& updates,
+              const ScatterDimensionNumbers& dimension_numbers, bool indices_are_sorted = false,
+              bool unique_indices = false, std::optional<GatherScatterMode> mode = std::nullopt);
+// Combine `updates` with the operand's values (and repeated indices with each other).
+Array scatter_add(const ArrayLike& operand, const ArrayLike& scatter_indices,
+                  const ArrayLike& updates, const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_mul(const ArrayLike& operand, const ArrayLike& scatter_indices,
+                  const ArrayLike& updates, const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_min(const ArrayLike& operand, const ArrayLike& scatter_indices,
+                  const ArrayLike& updates, const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+Array scatter_max(const ArrayLike& operand, const ArrayLike& scatter_indices,
+                  const ArrayLike& updates, const ScatterDimensionNumbers& dimension_numbers,
+                  bool indices_are_sorted = false, bool unique_indices = false,
+                  std::optional<GatherScatterMode> mode = std::nullopt);
+
 // Asks the compiler to lay x out with `sharding` here (inside jit; eagerly, a device_put).
 Array with_sharding_constraint(const Array& x, const Sharding& sharding);
 

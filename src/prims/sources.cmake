@@ -80,6 +80,7 @@ target_sources(parax PRIVATE
   prims/kernels/dot.cpp
   prims/kernels/fma.cpp
   prims/kernels/fusion.cpp
+  prims/kernels/gather.cpp
   prims/kernels/iota.cpp
   prims/kernels/random_bits.cpp
   prims/kernels/reduce.cpp
