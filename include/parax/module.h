@@ -258,7 +258,8 @@ class GELUImpl : public Module {
 };
 PARAX_MODULE(GELU);
 
-// A lookup table [num_embeddings, embedding_dim] ~ N(0, 1); forward takes integer indices.
+// A lookup table [num_embeddings, embedding_dim] ~ N(0, 1); forward takes integer indices
+// (a gather; out-of-range indices give NaN rows as jnp.take does, where torch raises).
 class EmbeddingImpl : public Module {
  public:
   EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim);

@@ -56,7 +56,7 @@ struct is_string_map<std::map<std::string, T, C, A>> : std::true_type {};
 // `using parax_pytree_dict = void;`, iterate as (key, value) pairs in their own order and have
 // clear() and an inserting operator[]. Their keys keep that order (JAX's OrderedDict).
 template <class T>
-  requires requires { typename T::parax_pytree_dict; }
+requires requires { typename T::parax_pytree_dict; }
 struct is_string_map<T> : std::true_type {};
 
 template <class T>

@@ -10,6 +10,7 @@
 #include "parax/device_put.h"
 #include "parax/errors.h"
 #include "parax/grad.h"
+#include "parax/indexing.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
@@ -391,8 +392,12 @@ EmbeddingImpl::EmbeddingImpl(int64_t num, int64_t dim, const random::Key& key)
       weight(register_parameter("weight", random::normal(key, {num, dim}, DType::float32))) {}
 
 Array EmbeddingImpl::forward(const Array& indices) {
-  // Waits for numpy::take (issue 15's gather); until it merges, the layer cannot run.
-  throw NotImplementedError("[nn::Embedding] needs numpy::take, not in this build yet");
+  if (is_floating(indices.dtype()) || indices.dtype() == DType::bool_) {
+    throw TypeError("[nn::Embedding] indices must be integers, got " +
+                    std::string(dtype_name(indices.dtype())));
+  }
+  // A gather of rows (its gradient a scatter-add), never a one-hot product.
+  return jnp::take(weight, indices, 0);
 }
 
 std::string EmbeddingImpl::extra_repr() const {

@@ -124,6 +124,25 @@ TEST(TorchOracle, LayerNorm) {
   check_layer(pn2, tn2, randn({4, 2, 3}, 8), "LayerNorm([2, 3])");
 }
 
+TEST(TorchOracle, Embedding) {
+  torch::manual_seed(40);
+  torch::nn::Embedding te(10, 4);
+  nn::Embedding pe(10, 4);
+  pe->load_state_dict(px::import_parameters(*te));
+  torch::Tensor idx = torch::tensor({{1, 3, 3}, {9, 0, 3}}, torch::kInt64);
+  torch::Tensor yt = te->forward(idx);
+  torch::Tensor r = randn({2, 3, 4}, 41);
+  (yt * r).sum().backward();
+  Array pidx = px::from_torch(idx), rr = px::from_torch(r);
+  expect_close(pe(pidx), yt, "Embedding forward");
+  auto g = px::jit(px::grad([&](const nn::StateDict& p) {
+    return jnp::sum(nn::functional_call(pe, p, pidx) * rr);
+  }))(pe.state_dict());
+  // Repeated indices accumulate (row 3 three times), unused rows get zero.
+  expect_close(g.at("weight"), te->weight.grad(), "Embedding d/dweight");
+  EXPECT_THROW(pe(jnp::ones({2})), px::TypeError);
+}
+
 TEST(TorchOracle, Dropout) {
   torch::nn::Dropout td(0.3);
   nn::Dropout pd(0.3);
