@@ -21,7 +21,7 @@ namespace parax {
 struct TreeDef {
   enum class Kind { leaf, list, tuple, dict, custom };
   Kind kind = Kind::leaf;
-  std::string type_name;          // custom nodes: the registered type's name
+  std::string type_name;          // custom nodes: the registered type's name; ordered dicts
   std::vector<std::string> keys;  // dict nodes: the keys, sorted
   std::vector<TreeDef> children;
 
@@ -51,6 +51,13 @@ template <class T>
 struct is_string_map : std::false_type {};
 template <class T, class C, class A>
 struct is_string_map<std::map<std::string, T, C, A>> : std::true_type {};
+
+// Ordered string-keyed containers (nn::StateDict) are dicts too: they opt in with
+// `using parax_pytree_dict = void;`, iterate as (key, value) pairs in their own order and have
+// clear() and an inserting operator[]. Their keys keep that order (JAX's OrderedDict).
+template <class T>
+requires requires { typename T::parax_pytree_dict; }
+struct is_string_map<T> : std::true_type {};
 
 template <class T>
 concept RegisteredStruct = requires(T& x) {
@@ -89,6 +96,7 @@ TreeDef tree_structure(const T& x) {
     for (const auto& child : x) def.children.push_back(tree_structure(child));
   } else if constexpr (is_string_map<U>::value) {
     def.kind = TreeDef::Kind::dict;
+    if constexpr (requires { typename U::parax_pytree_dict; }) def.type_name = "OrderedDict";
     for (const auto& [key, child] : x) {
       def.keys.push_back(key);
       def.children.push_back(tree_structure(child));

@@ -30,6 +30,10 @@ target_sources(parax PRIVATE
   api/numpy_extra.cpp
   api/nn.cpp
 
+  # parax::nn modules (torch-style) and parax::optax
+  api/module.cpp
+  api/optax.cpp
+
   # convolution and pooling
   api/convolution.cpp
 

@@ -32,7 +32,9 @@ std::string body(const TreeDef& d) {
       children("(", ")");
       break;
     case TreeDef::Kind::dict:
+      if (!d.type_name.empty()) s += d.type_name + "(";
       children("{", "}");
+      if (!d.type_name.empty()) s += ")";
       break;
     case TreeDef::Kind::custom:
       s += "CustomNode(" + d.type_name + "[], ";
