@@ -1999,13 +1999,8 @@ void numpy_extra_rows(Rows& r) {
                     {{"axis", int64_t{0}}, {"reverse", false}}, kValues);
   nan.ref.naive = naive_cumulative;
 }
-// ---- linear algebra: naive references in double, one matrix at a time -----------------
 
-// Calls f(offset of matrix b) for each of the `batch` matrices of `size` elements.
-int64_t matrices(const Shape& shape, int core_rank) {
-  int64_t b = 1;
-  for (size_t d = 0; d + size_t(core_rank) < shape.size(); ++d) b *= shape[d];
-  return b;
+// Special functions (lgamma, digamma, igamma, random_gamma_grad).
 void special_rows(Rows& r) {
   r.add("lgamma", Prim::lgamma, {f32({3, 4}, 0.5, 6)}, {}, kAll);
   r.add("digamma", Prim::digamma, {f32({3, 4}, 0.5, 6)}, {}, kAll);
@@ -2021,6 +2016,15 @@ void special_rows(Rows& r) {
         {{"derivative", int64_t{1}}}, kShape | kBatch | kShard | kFuse);
   r.add("random_gamma_grad", Prim::random_gamma_grad, {f32({3, 4}, 0.3, 5), f32({3, 4}, 0.1, 6)},
         {}, kShape | kBatch | kShard | kFuse);
+}
+
+// ---- linear algebra: naive references in double, one matrix at a time -----------------
+
+// Calls f(offset of matrix b) for each of the `batch` matrices of `size` elements.
+int64_t matrices(const Shape& shape, int core_rank) {
+  int64_t b = 1;
+  for (size_t d = 0; d + size_t(core_rank) < shape.size(); ++d) b *= shape[d];
+  return b;
 }
 
 // A generous tolerance for solves of well-conditioned matrices: 100 times the result's
@@ -2235,6 +2239,7 @@ void linalg_rows(Rows& r) {
       .tolerance = 1e-6;
 }
 
+// Convolution and windowed reductions.
 Params conv_params(Ints strides, Ints padding, Ints lhs_dil, Ints rhs_dil, Ints lhs_spec,
                    Ints rhs_spec, Ints out_spec, int64_t fgc = 1, int64_t bgc = 1) {
   return {{"window_strides", strides}, {"padding", padding},         {"lhs_dilation", lhs_dil},
@@ -2542,8 +2547,9 @@ void conv_rows(Rows& r) {
   }
 }
 
-// Custom derivative calls.
+// Custom derivative calls: exempt (they hold traced programs; see exempt()).
 void custom_derivative_rows(Rows& r) { (void)r; }
+
 }  // namespace
 
 const std::vector<Case>& cases() {
@@ -2653,14 +2659,14 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"device_put",
          "no kernel: the runtime moves buffers between devices "
          "(api/array_test.cpp, robustness/sharding_api_test.cpp)"},
-        {"qr", kSigns},
-        {"svd", kSigns},
-        {"eigh", kSigns}}},
         {"lgamma", kSpecialValues},
         {"digamma", kSpecialValues},
         {"polygamma", kSpecialValues},
         {"igamma", kSpecialValues},
-        {"random_gamma_grad", kSpecialValues}}},
+        {"random_gamma_grad", kSpecialValues},
+        {"qr", kSigns},
+        {"svd", kSigns},
+        {"eigh", kSigns}}},
       {kJvp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -2672,8 +2678,8 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"reduce_and", kBooleans},
         {"reduce_or", kBooleans},
         {"random_bits", kKey},
+        {"random_gamma_grad", kNoDerivative},
         {"lu_pivots_to_permutation", kIntegers}}},
-        {"random_gamma_grad", kNoDerivative}}},
       {kVjp,
        {{"not", kIntegers},
         {"and", kIntegers},
@@ -2685,10 +2691,9 @@ const std::map<Leg, std::map<std::string_view, std::string_view>>& leg_exempt() 
         {"reduce_and", kBooleans},
         {"reduce_or", kBooleans},
         {"random_bits", kKey},
+        {"random_gamma_grad", kNoDerivative},
         {"iota", "no operands: nothing to differentiate"},
         {"lu_pivots_to_permutation", kIntegers}}},
-        {"random_gamma_grad", kNoDerivative},
-        {"iota", "no operands: nothing to differentiate"}}},
       {kBatch, {{"iota", "no operands: nothing of it is ever batched"}}},
       {kShard,
        {{"iota",
