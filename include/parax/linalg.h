@@ -106,6 +106,11 @@ Array cond(const ArrayLike& x, const std::string& p);
 // Returns the matrix norm "fro" (also "f") or "nuc" (the sum of singular values) over
 // `axis` (two axes, or the whole of a matrix).
 Array norm(const ArrayLike& x, const std::string& ord, Axes axis = {}, bool keepdims = false);
+// An integer order (norm(x, 0), norm(x, 2)) picks the numeric overload, not the string one.
+inline Array norm(const ArrayLike& x, int ord, Axes axis = {}, bool keepdims = false) {
+  return norm(x, std::optional<double>(ord), std::move(axis), keepdims);
+}
+inline Array cond(const ArrayLike& x, int p) { return cond(x, std::optional<double>(p)); }
 
 PARAX_REGISTER_PYTREE(QRResult, Q, R)
 PARAX_REGISTER_PYTREE(SVDResult, U, S, Vh)
