@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "parax/array.h"
@@ -107,10 +109,15 @@ Array cond(const ArrayLike& x, const std::string& p);
 // `axis` (two axes, or the whole of a matrix).
 Array norm(const ArrayLike& x, const std::string& ord, Axes axis = {}, bool keepdims = false);
 // An integer order (norm(x, 0), norm(x, 2)) picks the numeric overload, not the string one.
-inline Array norm(const ArrayLike& x, int ord, Axes axis = {}, bool keepdims = false) {
-  return norm(x, std::optional<double>(ord), std::move(axis), keepdims);
+template <class I>
+requires std::is_integral_v<I> Array norm(const ArrayLike& x, I ord, Axes axis = {},
+                                          bool keepdims = false) {
+  return norm(x, std::optional<double>(double(ord)), std::move(axis), keepdims);
 }
-inline Array cond(const ArrayLike& x, int p) { return cond(x, std::optional<double>(p)); }
+template <class I>
+requires std::is_integral_v<I> Array cond(const ArrayLike& x, I p) {
+  return cond(x, std::optional<double>(double(p)));
+}
 
 PARAX_REGISTER_PYTREE(QRResult, Q, R)
 PARAX_REGISTER_PYTREE(SVDResult, U, S, Vh)

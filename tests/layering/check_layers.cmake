@@ -14,13 +14,15 @@ set(PUBLIC_core array.h tree.h)
 set(PUBLIC_transforms jit.h grad.h vmap.h shard_map.h)
 set(PUBLIC_runtime distributed.h)
 set(PUBLIC_api lax.h control_flow.h numpy.h random.h debug.h device_put.h collectives.h multihost.h parax.h)
-list(APPEND PUBLIC_api custom_derivatives.h)
+list(APPEND PUBLIC_api custom_derivatives.h indexing.h nn.h linalg.h convolution.h special.h module.h optax.h
+  torch.h)
 
 # The allowed exceptions, in one place: "<layer> <included header>: <reason>".
 set(EXCEPTIONS
   "prims parax/lax.h: jvp, transpose and batching rules are written with lax calls, as JAX's are"
   "prims parax/numpy.h: a few derivative rules (collectives) use numpy compositions"
   "prims api/frontend.h: derivative rules reuse the front ends' promotion and constant helpers"
+  "prims parax/special.h: the special functions' derivative rules bind each other through their lax wrappers (lgamma' is digamma), as parax/lax.h's do"
 )
 
 if(NOT ROOT)
