@@ -374,9 +374,16 @@ def np_case(name, op, a, v, mode, dtype="float32"):
     x, y = gen((a,), 1, jnp.dtype(dtype)), gen((v,), 2, jnp.dtype(dtype))
     fn = jnp.convolve if op == "convolve" else jnp.correlate
     try:
-        add(f"np/{name}#out", fmt(fn(x, y, mode=mode)))
+        out = fn(x, y, mode=mode)
     except Exception as e:  # noqa: BLE001
         add(f"np/{name}#out", error_text(e))
+        return
+    add(f"np/{name}#out", fmt(out))
+    if jnp.issubdtype(jnp.dtype(dtype), jnp.floating):
+        _, vjp = jax.vjp(lambda p, q: fn(p, q, mode=mode), x, y)
+        da, dv = vjp(gen(out.shape, 3))
+        add(f"np/{name}#da", fmt(da))
+        add(f"np/{name}#dv", fmt(dv))
 
 
 for op in ("convolve", "correlate"):

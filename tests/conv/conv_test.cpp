@@ -331,7 +331,19 @@ TEST(NumpyGolden, ConvolveCorrelate) {
     if (goldens().at(name + "#out")[0] == '!') {
       expect_error([&] { fn(); }, name + "#out");
     } else {
-      expect_golden(fn(), name + "#out");
+      const Array out = fn();
+      expect_golden(out, name + "#out");
+      if (goldens().count(name + "#da")) {
+        auto g = [&](const Array& p, const Array& q) {
+          return f["op"] == "convolve" ? jnp::convolve(p, q, f["mode"])
+                                       : jnp::correlate(p, q, f["mode"]);
+        };
+        auto [y, pullback] = vjp(g, a, v);
+        (void)y;
+        auto [da, dv] = pullback(gen(out.shape(), 3, DType::float32));
+        expect_golden(da, name + "#da");
+        expect_golden(dv, name + "#dv");
+      }
     }
     ++checked;
   }
