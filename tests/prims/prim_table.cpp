@@ -1626,9 +1626,7 @@ void conv_rows(Rows& r) {
 }
 
 // Custom derivative calls: exempt (they hold traced programs; see exempt()).
-void custom_derivative_rows(Rows& r) {
-  (void)r;
-}
+void custom_derivative_rows(Rows& r) { (void)r; }
 
 }  // namespace
 
