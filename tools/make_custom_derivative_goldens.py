@@ -659,6 +659,37 @@ case("cf/expit/value")(lambda: expit_foo(x3))
 case("cf/expit/grad")(lambda: jax.grad(expit_foo)(x3))
 case("cf/expit/grad_vmap")(lambda: jax.grad(lambda x: jax.vmap(expit_foo)(x).sum())(ar3))
 
+# A collective over the vmapped axis inside the function and its rule
+# (test_initial_style_vmap_with_collective).
+@jax.custom_jvp
+def psum_fn(x):
+  return jax.lax.psum(x, 'foo')
+
+
+@psum_fn.defjvp
+def psum_fn_jvp(xs, ts):
+  x, = xs
+  t, = ts
+  return jax.lax.psum(x, 'foo'), 3. * t
+
+
+case("cf/collective/vmap")(lambda: jax.vmap(lambda _, x: psum_fn(x), axis_name='foo',
+                                            in_axes=(0, None), out_axes=None)(ar3, x1))
+case("cf/collective/vmap_jvp")(lambda: jax.vmap(
+    lambda x: jax.jvp(psum_fn, (x,), (x,)), axis_name='foo')(ar3))
+case("cf/collective/vmap_grad")(lambda: jax.vmap(jax.grad(psum_fn), axis_name='foo')(ar3))
+
+@jax.custom_vjp
+def psum_vjp(x):
+  return jax.lax.psum(x, 'foo')
+
+
+psum_vjp.defvjp(lambda x: (jax.lax.psum(x, 'foo'), x), lambda x, g: (3. * g * x,))
+case("cf/collective/vjp_vmap")(lambda: jax.vmap(lambda _, x: psum_vjp(x), axis_name='foo',
+                                                in_axes=(0, None), out_axes=None)(ar3, x1))
+case("cf/collective/vjp_vmap_grad")(
+    lambda: jax.vmap(jax.grad(psum_vjp), axis_name='foo')(ar3))
+
 # ---- inside shard_map over 8 devices: the rules see each device's block ----
 mesh = jax.make_mesh((8,), ('i',), axis_types=(jax.sharding.AxisType.Auto,))
 x16 = jax.device_put(jnp.arange(16., dtype=jnp.float32) / 4,

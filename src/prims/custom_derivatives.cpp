@@ -207,13 +207,36 @@ core::ClosedProgram trace_batched(const Program& p, const std::vector<Aval>& ava
   });
 }
 
+// The batch dimension of each result of `p` batched as `dims` says (a trace made to see them).
+std::vector<int> result_dims(const Program& p, const std::vector<Aval>& avals,
+                             const std::vector<int>& dims, const BatchAxis& axis) {
+  std::vector<int> out;
+  core::trace_to_program(avals, [&](const std::vector<Array>& xs) {
+    Batched r = core::vmap_program(p, xs, dims, axis);
+    out = r.dims;
+    return r.outs;
+  });
+  return out;
+}
+
+// A result is batched (at 0) where f's or the rule's is (JAX batches both and forces them
+// to agree); where neither is, it stays unbatched (a psum over the vmapped axis).
+std::vector<int> agreed_dims(size_t n_out, const std::vector<std::vector<int>>& per_program) {
+  std::vector<int> want(n_out, core::kNotMapped);
+  for (const std::vector<int>& dims : per_program) {
+    for (size_t k = 0; k < dims.size(); ++k) {
+      if (dims[k] != core::kNotMapped) want[k % n_out] = 0;
+    }
+  }
+  return want;
+}
+
 Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
                        const BatchAxis& axis) {
   const size_t nc = num_consts(params);
   std::vector<int> front;
   std::vector<Aval> avals;
   std::vector<Array> operands = batched_front(in, dims, front, avals);
-  core::ClosedProgram f = trace_batched(*prog(params, "jaxpr"), avals, front, axis);
   // The rule's tangents are batched as their primals are.
   std::vector<Aval> jvp_avals = avals;
   std::vector<int> jvp_dims = front;
@@ -221,7 +244,15 @@ Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, con
     jvp_avals.push_back(tangent_aval(avals[i]));
     jvp_dims.push_back(front[i]);
   }
-  core::ClosedProgram j = trace_batched(*prog(params, "jvp"), jvp_avals, jvp_dims, axis);
+  const Program& fp = *prog(params, "jaxpr");
+  const Program& jp = *prog(params, "jvp");
+  const std::vector<int> want = agreed_dims(
+      fp.outvars.size(),
+      {result_dims(fp, avals, front, axis), result_dims(jp, jvp_avals, jvp_dims, axis)});
+  std::vector<int> jvp_want = want;
+  jvp_want.insert(jvp_want.end(), want.begin(), want.end());
+  core::ClosedProgram f = trace_batched(fp, avals, front, axis, want);
+  core::ClosedProgram j = trace_batched(jp, jvp_avals, jvp_dims, axis, jvp_want);
   Assembled a = assemble({f, j});
   operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
   Params p = params;
@@ -229,7 +260,7 @@ Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   p.set("jvp", a.programs[1]);
   p.set("num_consts", int64_t(nc + a.consts.size()));
   std::vector<Array> outs = core::bind(core::Prim::custom_jvp_call, std::move(operands), p);
-  return core::batched_at_front(std::move(outs));
+  return Batched{std::move(outs), want};
 }
 
 // ---- custom_vjp_call ----
@@ -268,20 +299,30 @@ Batched vjp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   std::vector<int> front;
   std::vector<Aval> avals;
   std::vector<Array> operands = batched_front(in, dims, front, avals);
-  core::ClosedProgram f = trace_batched(*prog(params, "jaxpr"), avals, front, axis);
-  core::ClosedProgram w = trace_batched(*prog(params, "fwd"), avals, front, axis);
-  // bwd: the constants as batched above, then the residuals and the cotangents of the
-  // results, batched at 0 as the batched fwd returns them; each argument's cotangent is
+  const Program& fp = *prog(params, "jaxpr");
+  const Program& wp = *prog(params, "fwd");
+  const size_t n_out = fp.outvars.size();
+  std::vector<int> fwd_dims = result_dims(wp, avals, front, axis);
+  fwd_dims.resize(n_out);  // the residuals are batched at 0 regardless
+  const std::vector<int> want = agreed_dims(n_out, {result_dims(fp, avals, front, axis), fwd_dims});
+  std::vector<int> fwd_want = want;
+  fwd_want.resize(wp.outvars.size(), 0);
+  core::ClosedProgram f = trace_batched(fp, avals, front, axis, want);
+  core::ClosedProgram w = trace_batched(wp, avals, front, axis, fwd_want);
+  // bwd: the constants as batched above, then the residuals (batched at 0) and the
+  // cotangents of the results (batched as the results are); each argument's cotangent is
   // batched as the argument is (summed over the batch where it is not).
-  const size_t n_out = prog(params, "jaxpr")->outvars.size();
   const std::vector<Aval> fwd_out = program_outputs(*w.program);
   std::vector<Aval> bwd_avals(avals.begin(), avals.begin() + long(nc));
   std::vector<int> bwd_dims(front.begin(), front.begin() + long(nc));
   bwd_avals.insert(bwd_avals.end(), fwd_out.begin() + long(n_out), fwd_out.end());
-  for (size_t o = 0; o < n_out; ++o) bwd_avals.push_back(tangent_aval(fwd_out[o]));
   bwd_dims.resize(bwd_avals.size(), 0);
-  std::vector<int> want(front.begin() + long(nc), front.end());
-  core::ClosedProgram b = trace_batched(*prog(params, "bwd"), bwd_avals, bwd_dims, axis, want);
+  for (size_t o = 0; o < n_out; ++o) {
+    bwd_avals.push_back(tangent_aval(fwd_out[o]));
+    bwd_dims.push_back(want[o]);
+  }
+  std::vector<int> arg_want(front.begin() + long(nc), front.end());
+  core::ClosedProgram b = trace_batched(*prog(params, "bwd"), bwd_avals, bwd_dims, axis, arg_want);
   Assembled a = assemble({f, w, b});
   operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
   Params p = params;
@@ -290,7 +331,7 @@ Batched vjp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   p.set("bwd", a.programs[2]);
   p.set("num_consts", int64_t(nc + a.consts.size()));
   std::vector<Array> outs = core::bind(core::Prim::custom_vjp_call, std::move(operands), p);
-  return core::batched_at_front(std::move(outs));
+  return Batched{std::move(outs), want};
 }
 
 // ---- custom_lin ----

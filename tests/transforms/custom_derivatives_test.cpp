@@ -639,6 +639,31 @@ TEST(CustomDerivatives, InsideControlFlow) {
   c["cf/expit/grad_vmap"] = [&] {
     return L(grad([&](const Array& x) { return jnp::sum(vmap(expit_foo)(x)); })(ar3));
   };
+  auto psum_fn = custom_jvp([](const Array& x) { return lax::psum(x, "foo"); });
+  psum_fn.defjvp([](const T1& p, const T1& t) {
+    return std::pair{lax::psum(std::get<0>(p), "foo"), 3.0f * std::get<0>(t)};
+  });
+  c["cf/collective/vmap"] = [&] {
+    return L(vmap([psum_fn](const Array&, const Array& x) { return psum_fn(x); },
+                  {.in_axes = {0, None}, .out_axes = None, .axis_name = "foo"})(ar3, x1));
+  };
+  c["cf/collective/vmap_jvp"] = [&] {
+    return L(vmap([psum_fn](const Array& x) { return jvp(psum_fn, T1{x}, T1{x}); },
+                  {.axis_name = "foo"})(ar3));
+  };
+  c["cf/collective/vmap_grad"] = [&] { return L(vmap(grad(psum_fn), {.axis_name = "foo"})(ar3)); };
+  auto psum_vjp = custom_vjp([](const Array& x) { return lax::psum(x, "foo"); },
+                             [](const Array& x) {
+                               return std::pair{lax::psum(x, "foo"), x};
+                             },
+                             [](const Array& x, const Array& g) { return 3.0f * g * x; });
+  c["cf/collective/vjp_vmap"] = [&] {
+    return L(vmap([psum_vjp](const Array&, const Array& x) { return psum_vjp(x); },
+                  {.in_axes = {0, None}, .out_axes = None, .axis_name = "foo"})(ar3, x1));
+  };
+  c["cf/collective/vjp_vmap_grad"] = [&] {
+    return L(vmap(grad(psum_vjp), {.axis_name = "foo"})(ar3));
+  };
   EXPECT_EQ(names_of(c), golden_cases({"cf/"}));
   for (const auto& [name, fn] : c) check(name, fn);
 }
