@@ -274,6 +274,19 @@ std::vector<Case> cases() {
        [] {
          return rnd::poisson(key(63), f32s({1.0f, 20.0f}), Shape{3, 2});
        }},
+      {"binomial", [] { return rnd::binomial(key(64), 20.0, 0.3, Shape{200}); }},
+      {"binomial_btrs", [] { return rnd::binomial(key(65), 100.0, 0.4, Shape{200}); }},
+      {"binomial_high_p", [] { return rnd::binomial(key(66), 50.0, 0.9, Shape{100}); }},
+      {"binomial_grid",
+       [] {
+         return rnd::binomial(key(67),
+                              f32s({0.0f, 5.0f, 30.0f, 1000.0f, -1.0f, INFINITY, NAN, 7.5f}),
+                              f32s({0.5f, 0.2f, 0.7f, 0.05f, 0.5f, 0.3f, 0.5f, 0.6f}));
+       }},
+      {"binomial_bad_p",
+       [] {
+         return rnd::binomial(key(68), 10.0, f32s({-0.1f, NAN, 1.0f, 0.0f}));
+       }},
       {"beta_small_params", [] { return rnd::beta(key(0), 0.0001, 0.0002, Shape{100}); }, 32},
       {"dirichlet_small_alpha",
        [] { return rnd::dirichlet(key(0), numpy::ones({3}) * 0.00001, Shape{100}); }, 32},
@@ -299,6 +312,10 @@ std::vector<Case> cases() {
        [] { return over_keys([](const rnd::Key& k) { return rnd::categorical(k, logits23()); }); }},
       {"vmap_beta",
        [] { return over_keys([](const rnd::Key& k) { return rnd::beta(k, 2.0, 3.0); }); }},
+      {"vmap_binomial",
+       [] {
+         return over_keys([](const rnd::Key& k) { return rnd::binomial(k, 40.0, 0.5, Shape{3}); });
+       }},
       {"vmap_dirichlet",
        [] { return over_keys([](const rnd::Key& k) { return rnd::dirichlet(k, alpha3()); }); }, 32},
   };
@@ -335,6 +352,7 @@ TEST(DistributionsX64, MatchJax) {
     expect_golden(m + "beta_f64", rnd::beta(key(4), 2.0, 5.0, Shape{20}), 512, 1e-15);
     expect_golden(m + "poisson_i64", rnd::poisson(key(5), numpy::array({3.0, 30.0}), Shape{4, 2}));
     expect_golden(m + "rademacher_i64", rnd::rademacher(key(6), {10}));
+    expect_golden(m + "binomial_f64", rnd::binomial(key(8), 60.0, 0.3, Shape{50}));
     expect_golden(m + "laplace_f64", rnd::laplace(key(7), {50}, f64), 512, 1e-15);
   }
 }
@@ -426,6 +444,7 @@ TEST(Distributions, ErrorsAsJax) {
       {"poisson_key_batch", [] { rnd::poisson(rnd::split(key(0), 2), 1.0); }},
       {"geometric_float_dtype", [] { rnd::geometric(key(0), 0.5, Shape{2}, f32); }},
       {"lgamma_int", [] { lax::lgamma(numpy::array(int32_t(2))); }},
+      {"binomial_int_dtype", [] { rnd::binomial(key(0), 10.0, 0.5, Shape{2}, DType::int32); }},
   };
   for (const auto& [name, f] : errors) {
     EXPECT_EQ(error_of(f), goldens().at("err/" + name)) << name;
