@@ -107,6 +107,8 @@ CASES = {
         K(67), jnp.array([0.0, 5.0, 30.0, 1000.0, -1.0, jnp.inf, jnp.nan, 7.5], f32),
         jnp.array([0.5, 0.2, 0.7, 0.05, 0.5, 0.3, 0.5, 0.6], f32)),
     "binomial_bad_p": lambda: R.binomial(K(68), 10.0, jnp.array([-0.1, jnp.nan, 1.0, 0.0], f32)),
+    "rayleigh": lambda: R.rayleigh(K(69), 2.0, (200,)),
+    "wald": lambda: R.wald(K(75), jnp.array([0.5, 1.0, 3.0], f32), (4, 3)),
     # cases of JAX's tests/random_lax_test.py
     "beta_small_params": lambda: R.beta(K(0), 0.0001, 0.0002, (100,)),
     "dirichlet_small_alpha": lambda: R.dirichlet(K(0), 0.00001 * jnp.ones(3), (100,)),

@@ -811,4 +811,34 @@ Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p, std::opti
   return lax::select(keep, samples, lax::sub(lax::convert_element_type(count, t), samples));
 }
 
+Array rayleigh(const Key& key, const ArrayLike& scale, std::optional<Shape> shape,
+               std::optional<DType> dtype) {
+  single_key(key, "rayleigh");
+  const DType t = float_dtype("rayleigh", dtype);
+  const Shape s = sample_shape("rayleigh", shape, {scale.array().shape()});
+  const Array u = uniform(key, s, t);
+  const Array sc = broadcast_to(to_dtype(scale, t), s);
+  return lax::mul(sc, lax::sqrt(lax::mul(xla_log(u), cst(-2, t))));
+}
+
+Array wald(const Key& key, const ArrayLike& mean, std::optional<Shape> shape,
+           std::optional<DType> dtype) {
+  single_key(key, "wald");
+  const DType t = float_dtype("wald", dtype);
+  const Shape s = sample_shape("wald", shape, {mean.array().shape()});
+  const Key keys = split(key);
+  const Array mu = broadcast_to(to_dtype(mean, t), s);
+  const Array v = normal(keys[0], s, t);
+  const Array z = uniform(keys[1], s, t);
+  const Array y = lax::integer_pow(v, 2);
+  const Array y_sq = lax::integer_pow(y, 2);
+  const Array mu_sq = lax::integer_pow(mu, 2);
+  // sqrt(4 mu y + mu^2 y^2), its two products added by one FMA on CPU.
+  const Array sqrt_term = lax::sqrt(mul_add(lax::mul(cst(4, t), mu), y, lax::mul(mu_sq, y_sq)));
+  // mu + mu^2 y / 2 - (mu / 2) sqrt_term, the last product fused into the subtraction.
+  const Array x = mul_add(lax::neg(lax::div(mu, cst(2, t))), sqrt_term,
+                          lax::add(mu, lax::div(lax::mul(mu_sq, y), cst(2, t))));
+  return lax::select(lax::le(z, lax::div(mu, lax::add(mu, x))), x, lax::div(mu_sq, x));
+}
+
 }  // namespace parax::random

@@ -287,6 +287,11 @@ std::vector<Case> cases() {
        [] {
          return rnd::binomial(key(68), 10.0, f32s({-0.1f, NAN, 1.0f, 0.0f}));
        }},
+      {"rayleigh", [] { return rnd::rayleigh(key(69), 2.0, Shape{200}); }},
+      {"wald",
+       [] {
+         return rnd::wald(key(75), f32s({0.5f, 1.0f, 3.0f}), Shape{4, 3});
+       }},
       {"beta_small_params", [] { return rnd::beta(key(0), 0.0001, 0.0002, Shape{100}); }, 32},
       {"dirichlet_small_alpha",
        [] { return rnd::dirichlet(key(0), numpy::ones({3}) * 0.00001, Shape{100}); }, 32},
@@ -448,6 +453,72 @@ TEST(Distributions, ErrorsAsJax) {
   };
   for (const auto& [name, f] : errors) {
     EXPECT_EQ(error_of(f), goldens().at("err/" + name)) << name;
+  }
+}
+
+// Every sampler takes a single key, as JAX's: a key array of any rank is JAX's ValueError
+// naming the sampler, and vmap (nested for deeper key arrays) maps over keys.
+TEST(Distributions, KeyBatchesRaiseAndVmapMapsOverThem) {
+  using Draw = std::function<Array(const rnd::Key&)>;
+  const std::vector<std::pair<std::string, Draw>> samplers = {
+      {"gamma", [](const rnd::Key& k) { return rnd::gamma(k, 1.5); }},
+      {"loggamma", [](const rnd::Key& k) { return rnd::loggamma(k, 0.5); }},
+      {"beta", [](const rnd::Key& k) { return rnd::beta(k, 1.5, 2.0); }},
+      {"dirichlet", [](const rnd::Key& k) { return rnd::dirichlet(k, alpha3()); }},
+      {"exponential", [](const rnd::Key& k) { return rnd::exponential(k); }},
+      {"gumbel", [](const rnd::Key& k) { return rnd::gumbel(k); }},
+      {"categorical", [](const rnd::Key& k) { return rnd::categorical(k, logits23()); }},
+      {"laplace", [](const rnd::Key& k) { return rnd::laplace(k); }},
+      {"logistic", [](const rnd::Key& k) { return rnd::logistic(k); }},
+      {"cauchy", [](const rnd::Key& k) { return rnd::cauchy(k); }},
+      {"pareto", [](const rnd::Key& k) { return rnd::pareto(k, 2.0); }},
+      {"t", [](const rnd::Key& k) { return rnd::t(k, 3.0); }},
+      {"chisquare", [](const rnd::Key& k) { return rnd::chisquare(k, 3.0); }},
+      {"f", [](const rnd::Key& k) { return rnd::f(k, 3.0, 4.0); }},
+      {"rademacher", [](const rnd::Key& k) { return rnd::rademacher(k); }},
+      {"maxwell", [](const rnd::Key& k) { return rnd::maxwell(k); }},
+      {"double_sided_maxwell",
+       [](const rnd::Key& k) { return rnd::double_sided_maxwell(k, 0.0, 1.0); }},
+      {"weibull_min", [](const rnd::Key& k) { return rnd::weibull_min(k, 1.0, 2.0); }},
+      {"generalized_normal", [](const rnd::Key& k) { return rnd::generalized_normal(k, 1.5); }},
+      {"ball", [](const rnd::Key& k) { return rnd::ball(k, 3); }},
+      {"triangular", [](const rnd::Key& k) { return rnd::triangular(k, 0.0, 0.5, 1.0); }},
+      {"lognormal", [](const rnd::Key& k) { return rnd::lognormal(k); }},
+      {"geometric", [](const rnd::Key& k) { return rnd::geometric(k, 0.3); }},
+      {"poisson", [](const rnd::Key& k) { return rnd::poisson(k, 4.0); }},
+      {"binomial", [](const rnd::Key& k) { return rnd::binomial(k, 20.0, 0.3); }},
+      {"rayleigh", [](const rnd::Key& k) { return rnd::rayleigh(k, 1.0); }},
+      {"wald", [](const rnd::Key& k) { return rnd::wald(k, 1.0); }},
+  };
+  const rnd::Key keys = rnd::split(key(5), Shape{2, 3});
+  for (const auto& [name, draw] : samplers) {
+    try {
+      draw(keys);
+      ADD_FAILURE() << name << ": no error";
+    } catch (const ValueError& e) {
+      EXPECT_EQ(std::string(e.what()), name +
+                                           " accepts a single key, but was given a key array of "
+                                           "shape (2, 3) != (). Use jax.vmap for batching.");
+    }
+    const Array nested = vmap([&](const rnd::Key& row) { return vmap(draw)(row); })(keys);
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        EXPECT_EQ(nested[i][j].to_string(), draw(keys[i][j]).to_string()) << name;
+      }
+    }
+  }
+}
+
+// grad composes with jit and vmap: per-key gradients of gamma samples, jitted.
+TEST(Distributions, GradOfGammaUnderJitAndVmap) {
+  const Array a = f32s({0.5f, 2.0f, 9.0f});
+  auto per_key = [&](const rnd::Key& k) {
+    return grad([&](const Array& x) { return numpy::sum(rnd::gamma(k, x)); })(a);
+  };
+  const rnd::Key keys = rnd::split(key(8), 3);
+  const Array batched = jit([&](const rnd::Key& ks) { return vmap(per_key)(ks); })(keys);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(batched[i].to_string(), per_key(keys[i]).to_string()) << i;
   }
 }
 
