@@ -539,6 +539,20 @@ TEST(Distributions, LargeDrawsAreVectorized) {
   std::printf("gamma, poisson, binomial of 100000 each: %.2f s\n", seconds);
 }
 
+// JAX's testGammaGradType: the vjp of gamma(a) / y runs, its cotangents float32.
+TEST(Distributions, GammaGradType) {
+  const Array a = numpy::array(1.0f);
+  const Array y = numpy::array(3.0f);
+  auto [out, pullback] =
+      vjp([](const Array& x,
+             const Array& d) { return lax::div(rnd::gamma(key(0), x, std::nullopt, f32), d); },
+          a, y);
+  const auto [da, dy] = pullback(numpy::ones_like(out));
+  EXPECT_EQ(da.dtype(), f32);
+  EXPECT_EQ(dy.dtype(), f32);
+  EXPECT_TRUE(std::isfinite(da.item<float>()));
+}
+
 // ---- the special functions ----
 
 // numpy's linspace in float64, rounded to float32 (as the generator's inputs are made).
