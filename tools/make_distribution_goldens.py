@@ -100,6 +100,15 @@ CASES = {
     "poisson_small": lambda: R.poisson(K(61), 2.5, (300,)),
     "poisson_large": lambda: R.poisson(K(62), 40.0, (300,)),
     "poisson_shape": lambda: R.poisson(K(63), jnp.array([1.0, 20.0], f32), (3, 2)),
+    "binomial": lambda: R.binomial(K(64), 20.0, 0.3, (200,)),
+    "binomial_btrs": lambda: R.binomial(K(65), 100.0, 0.4, (200,)),
+    "binomial_high_p": lambda: R.binomial(K(66), 50.0, 0.9, (100,)),
+    "binomial_grid": lambda: R.binomial(
+        K(67), jnp.array([0.0, 5.0, 30.0, 1000.0, -1.0, jnp.inf, jnp.nan, 7.5], f32),
+        jnp.array([0.5, 0.2, 0.7, 0.05, 0.5, 0.3, 0.5, 0.6], f32)),
+    "binomial_bad_p": lambda: R.binomial(K(68), 10.0, jnp.array([-0.1, jnp.nan, 1.0, 0.0], f32)),
+    "rayleigh": lambda: R.rayleigh(K(69), 2.0, (200,)),
+    "wald": lambda: R.wald(K(75), jnp.array([0.5, 1.0, 3.0], f32), (4, 3)),
     # cases of JAX's tests/random_lax_test.py
     "beta_small_params": lambda: R.beta(K(0), 0.0001, 0.0002, (100,)),
     "dirichlet_small_alpha": lambda: R.dirichlet(K(0), 0.00001 * jnp.ones(3), (100,)),
@@ -115,6 +124,7 @@ CASES = {
     "vmap_categorical": vmap_keys(lambda k: R.categorical(k, logits23)),
     "vmap_beta": vmap_keys(lambda k: R.beta(k, 2.0, 3.0)),
     "vmap_dirichlet": vmap_keys(lambda k: R.dirichlet(k, alpha3)),
+    "vmap_binomial": vmap_keys(lambda k: R.binomial(k, 40.0, 0.5, (3,))),
 }
 
 X64_CASES = {
@@ -126,6 +136,7 @@ X64_CASES = {
     "poisson_i64": lambda: R.poisson(K(5), jnp.array([3.0, 30.0]), (4, 2)),
     "rademacher_i64": lambda: R.rademacher(K(6), (10,)),
     "laplace_f64": lambda: R.laplace(K(7), (50,)),
+    "binomial_f64": lambda: R.binomial(K(8), 60.0, 0.3, (50,)),
 }
 
 
@@ -203,6 +214,7 @@ ERRORS = {
     "poisson_key_batch": lambda: R.poisson(R.split(K(0), 2), 1.0),
     "geometric_float_dtype": lambda: R.geometric(K(0), 0.5, (2,), jnp.float32),
     "lgamma_int": lambda: lax.lgamma(np.int32(2)),
+    "binomial_int_dtype": lambda: R.binomial(K(0), 10.0, 0.5, (2,), jnp.int32),
 }
 
 

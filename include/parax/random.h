@@ -170,6 +170,17 @@ Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape =
 // rejection above, as JAX (lam is taken as float32).
 Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape = std::nullopt,
               std::optional<DType> dtype = std::nullopt);
+// Returns Binomial(n, p) counts as floats: inversion for n p <= 10, Hormann's BTRS
+// rejection above; NaN for invalid n or p, inf for infinite n.
+Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p,
+               std::optional<Shape> shape = std::nullopt,
+               std::optional<DType> dtype = std::nullopt);
+// Returns Rayleigh(scale) samples: scale * sqrt(-2 log u).
+Array rayleigh(const Key& key, const ArrayLike& scale, std::optional<Shape> shape = std::nullopt,
+               std::optional<DType> dtype = std::nullopt);
+// Returns Wald (inverse Gaussian) samples of the given mean.
+Array wald(const Key& key, const ArrayLike& mean, std::optional<Shape> shape = std::nullopt,
+           std::optional<DType> dtype = std::nullopt);
 
 // JAX's threefry_2x32(keypair, count): hashes uint32 counters of any shape under the key
 // words (reference/jax-random.md §4). Requires: keypair uint32[2], count uint32.

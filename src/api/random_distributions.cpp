@@ -669,4 +669,176 @@ Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape,
   return lax::select(lax::eq(l, cst(0, f)), numpy::zeros_like(result), result);
 }
 
+namespace {
+
+Array all_axes_any(const Array& pred) {
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < pred.ndim(); ++i) axes.push_back(i);
+  return lax::reduce_or(pred, axes);
+}
+
+// JAX's _stirling_approx_tail: the tail of Stirling's series, tabulated up to 9 (looked up
+// exactly by a chain of selects) and approximated, at min(k, 9), above.
+Array stirling_tail(const Array& k) {
+  static constexpr double kTail[] = {0.0810614667953272,  0.0413406959554092, 0.0276779256849983,
+                                     0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                                     0.0118967099458917,  0.0104112652619720, 0.00925546218271273,
+                                     0.00833056343336287};
+  const DType t = k.dtype();
+  const Array use_table = lax::le(k, cst(9, t));
+  const Array kc = lax::clamp(cst(0, t), k, cst(9, t));
+  const Array kp1 = lax::add(kc, cst(1, t));
+  const Array kp1sq = lax::mul(kp1, kp1);
+  const Array inner = lax::sub(cst(1.0 / 360, t), lax::div(cst(1.0 / 1260, t), kp1sq));
+  const Array approx = lax::div(lax::sub(cst(1.0 / 12, t), lax::div(inner, kp1sq)), kp1);
+  const Array index = lax::floor(kc);
+  Array table = numpy::full_like(k, kTail[0]);
+  for (int i = 1; i < 10; ++i) {
+    table = lax::select(lax::eq(index, cst(i, t)), numpy::full_like(k, kTail[i]), table);
+  }
+  return lax::select(use_table, table, approx);
+}
+
+// Sums of geometric waiting times until they pass `count` (for count * p <= 10).
+Array binomial_inversion(const Key& key, const Array& count, const Array& prob,
+                         const Shape& shape) {
+  const DType t = prob.dtype();
+  const Array log1m = xla_log1p(lax::neg(prob));
+  using State = std::vector<Array>;  // i, num_geom, geom_sum, key words
+  auto body = [&](const State& c) {
+    const Key ks = split(Key(c[3]));  // JAX: subkey, key = split(key)
+    const Array more = lax::le(c[2], count);
+    const Array num = lax::select(more, lax::add(c[1], cst(1, t)), c[1]);
+    const Array u = uniform(ks[0], shape, t);
+    const Array geom = lax::ceil(lax::div(xla_log(u), log1m));
+    return State{lax::add(c[0], frontend::scalar_int(1, DType::int32)), num, lax::add(c[2], geom),
+                 ks[1].data()};
+  };
+  auto cond = [&](const State& c) { return all_axes_any(lax::le(c[2], count)); };
+  const State out =
+      lax::while_loop(cond, body,
+                      State{frontend::scalar_int(0, DType::int32), numpy::zeros(shape, t),
+                            numpy::zeros(shape, t), key.data()});
+  return lax::sub(out[1], cst(1, t));
+}
+
+// Hormann's BTRS transformed rejection (for count * p > 10).
+Array binomial_btrs(const Key& key, const Array& count, const Array& prob, const Shape& shape) {
+  const DType t = prob.dtype();
+  const Array one = cst(1, t);
+  const Array stddev = lax::sqrt(lax::mul(lax::mul(count, prob), lax::sub(one, prob)));
+  const Array b = mul_add(cst(2.53, t), stddev, cst(1.15, t));
+  const Array a = mul_add(cst(0.01, t), prob, mul_add(cst(0.0248, t), b, cst(-0.0873, t)));
+  const Array c = mul_add(count, prob, cst(0.5, t));
+  const Array v_r = lax::sub(cst(0.92, t), lax::div(cst(4.2, t), b));
+  const Array r = lax::div(prob, lax::sub(one, prob));
+  const Array alpha = lax::mul(lax::add(cst(2.83, t), lax::div(cst(5.1, t), b)), stddev);
+  const Array m = lax::floor(lax::mul(lax::add(count, one), prob));
+  const Array half = cst(0.5, t);
+  using State = std::vector<Array>;  // i, k_out, accepted, key words
+  auto body = [&](const State& st) {
+    const Key ks = split(Key(st[3]), 3);
+    const Array u = lax::sub(uniform(ks[1], shape, t), half);
+    Array v = uniform(ks[2], shape, t);
+    const Array us = lax::sub(half, lax::abs(u));
+    const Array accept1 = lax::bitwise_and(lax::ge(us, cst(0.07, t)), lax::le(v, v_r));
+    const Array k = lax::floor(mul_add(lax::add(lax::div(lax::mul(cst(2, t), a), us), b), u, c));
+    const Array reject = lax::bitwise_or(lax::lt(k, cst(0, t)), lax::gt(k, count));
+    v = xla_log(lax::div(lax::mul(v, alpha), lax::add(lax::div(a, lax::mul(us, us)), b)));
+    const Array cm1 = lax::add(lax::sub(count, m), one);  // count - m + 1
+    const Array ck1 = lax::add(lax::sub(count, k), one);  // count - k + 1
+    // LLVM fuses the first of two products added (equal uses), then each next one.
+    const Array l1 = xla_log(lax::div(lax::add(m, one), lax::mul(r, cm1)));
+    const Array l2 = xla_log(lax::div(cm1, ck1));
+    const Array l3 = xla_log(lax::div(lax::mul(r, ck1), lax::add(k, one)));
+    Array ub = mul_add(lax::add(m, half), l1, lax::mul(lax::add(count, one), l2));
+    ub = mul_add(lax::add(k, half), l3, ub);
+    ub = lax::add(ub, stirling_tail(m));
+    ub = lax::add(ub, stirling_tail(lax::sub(count, m)));
+    ub = lax::sub(ub, stirling_tail(k));
+    ub = lax::sub(ub, stirling_tail(lax::sub(count, k)));
+    const Array accept2 = lax::le(v, ub);
+    const Array accept =
+        lax::bitwise_or(accept1, lax::bitwise_and(lax::bitwise_not(reject), accept2));
+    return State{lax::add(st[0], frontend::scalar_int(1, DType::int32)),
+                 lax::select(accept, k, st[1]), lax::bitwise_or(st[2], accept), ks[0].data()};
+  };
+  auto cond = [&](const State& st) { return all_axes_any(lax::bitwise_not(st[2])); };
+  const State out =
+      lax::while_loop(cond, body,
+                      State{frontend::scalar_int(0, DType::int32), numpy::full_like(prob, -1.0),
+                            numpy::zeros(shape, DType::bool_), key.data()});
+  return out[1];
+}
+
+}  // namespace
+
+Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p, std::optional<Shape> shape,
+               std::optional<DType> dtype) {
+  single_key(key, "binomial");
+  const DType t = dtype.value_or(base::default_float_dtype());
+  if (!is_floating(t)) {
+    throw ValueError("dtype argument to `binomial` must be a float dtype, got " +
+                     std::string(dtype_name(t)));
+  }
+  const Shape s = sample_shape("binomial", shape, {n.array().shape(), p.array().shape()});
+  const Array prob = broadcast_to(frontend::promote_dtypes_inexact({p.array()})[0], s);
+  const DType pt = prob.dtype();
+  Array count = broadcast_to(to_dtype(n, pt), s);
+  const Array one = cst(1, pt);
+  const Array p_lt_half = lax::lt(prob, cst(0.5, pt));
+  Array q = lax::select(p_lt_half, prob, lax::sub(one, prob));
+  const Array count_nan_or_neg = lax::bitwise_or(lax::ne(count, count), lax::lt(count, cst(0, pt)));
+  const Array count_inf = lax::eq(lax::abs(count), cst(INFINITY, pt));
+  const Array q_is_nan = lax::ne(q, q);
+  const Array q_l_0 = lax::lt(q, cst(0, pt));
+  q = lax::select(lax::bitwise_or(q_is_nan, q_l_0), numpy::full_like(q, 0.01), q);
+  const Array use_inversion =
+      lax::bitwise_or(count_nan_or_neg, lax::le(lax::mul(count, q), cst(10, pt)));
+  count = lax::floor(count);
+  const Array count_inv = lax::select(use_inversion, count, numpy::zeros_like(count));
+  const Array count_btrs = lax::select(use_inversion, numpy::full_like(count, 1e4), count);
+  const Array q_btrs = lax::select(use_inversion, numpy::full_like(q, 0.5), q);
+  Array samples = lax::select(use_inversion, binomial_inversion(key, count_inv, q, s),
+                              binomial_btrs(key, count_btrs, q_btrs, s));
+  samples = lax::convert_element_type(samples, t);
+  const Array invalid = lax::bitwise_or(lax::bitwise_or(q_l_0, q_is_nan), count_nan_or_neg);
+  samples = lax::select(invalid, numpy::full_like(samples, NAN), samples);
+  samples = lax::select(lax::bitwise_and(count_inf, lax::bitwise_not(invalid)),
+                        numpy::full_like(samples, INFINITY), samples);
+  const Array keep = lax::bitwise_or(lax::bitwise_or(p_lt_half, count_nan_or_neg),
+                                     lax::bitwise_or(q_is_nan, count_inf));
+  return lax::select(keep, samples, lax::sub(lax::convert_element_type(count, t), samples));
+}
+
+Array rayleigh(const Key& key, const ArrayLike& scale, std::optional<Shape> shape,
+               std::optional<DType> dtype) {
+  single_key(key, "rayleigh");
+  const DType t = float_dtype("rayleigh", dtype);
+  const Shape s = sample_shape("rayleigh", shape, {scale.array().shape()});
+  const Array u = uniform(key, s, t);
+  const Array sc = broadcast_to(to_dtype(scale, t), s);
+  return lax::mul(sc, lax::sqrt(lax::mul(xla_log(u), cst(-2, t))));
+}
+
+Array wald(const Key& key, const ArrayLike& mean, std::optional<Shape> shape,
+           std::optional<DType> dtype) {
+  single_key(key, "wald");
+  const DType t = float_dtype("wald", dtype);
+  const Shape s = sample_shape("wald", shape, {mean.array().shape()});
+  const Key keys = split(key);
+  const Array mu = broadcast_to(to_dtype(mean, t), s);
+  const Array v = normal(keys[0], s, t);
+  const Array z = uniform(keys[1], s, t);
+  const Array y = lax::integer_pow(v, 2);
+  const Array y_sq = lax::integer_pow(y, 2);
+  const Array mu_sq = lax::integer_pow(mu, 2);
+  // sqrt(4 mu y + mu^2 y^2), its two products added by one FMA on CPU.
+  const Array sqrt_term = lax::sqrt(mul_add(lax::mul(cst(4, t), mu), y, lax::mul(mu_sq, y_sq)));
+  // mu + mu^2 y / 2 - (mu / 2) sqrt_term, the last product fused into the subtraction.
+  const Array x = mul_add(lax::neg(lax::div(mu, cst(2, t))), sqrt_term,
+                          lax::add(mu, lax::div(lax::mul(mu_sq, y), cst(2, t))));
+  return lax::select(lax::le(z, lax::div(mu, lax::add(mu, x))), x, lax::div(mu_sq, x));
+}
+
 }  // namespace parax::random
