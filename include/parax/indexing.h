@@ -193,11 +193,12 @@ Array take(const ArrayLike& a, const ArrayLike& indices, std::optional<int64_t> 
            std::optional<double> fill_value = std::nullopt, bool unique_indices = false,
            bool indices_are_sorted = false);
 
-// Returns a's elements at `indices` along `axis`: indices has a's rank and broadcasts
-// against a on the other dimensions (1-D over the flattened a when axis is absent).
+// Returns a's elements at `indices` along `axis` (default -1): indices has a's rank and
+// broadcasts against a on the other dimensions (1-D over the flattened a for nullopt).
 // Negative indices count from the end; out-of-bound ones give fill_value ("fill", the
 // default) or clamp ("clip").
-Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices, std::optional<int64_t> axis,
+Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices,
+                      std::optional<int64_t> axis = -1,
                       std::optional<IndexMode> mode = std::nullopt,
                       std::optional<double> fill_value = std::nullopt);
 

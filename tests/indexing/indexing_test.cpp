@@ -538,6 +538,7 @@ TEST(Indexing, SpellingsReadLikeNumpy) {
             (std::vector<float>{0, 1, 2, 3, 4}));
   EXPECT_EQ(values(v.at(jnp::array({0, 0, 4})).add(1)), (std::vector<float>{2, 1, 2, 3, 5}));
   EXPECT_THROW(IndexMode("wrap"), ValueError);
+  EXPECT_THROW(jnp::take_along_axis(v, jnp::array({1}), 0, "one_hot"), NotImplementedError);
 }
 
 TEST(Indexing, NarrowIndexDtypesDoNotOverflow) {
