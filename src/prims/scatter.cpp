@@ -422,9 +422,17 @@ std::vector<Array> scatter_extremal_jvp(std::span<const Array> primals,
   const ScatterDimensionNumbers d = scatter_dnums(params);
   const GatherDimensionNumbers gd = inverse_gather_dnums(d);
   const Shape window = scatter_window(operand.shape().size(), updates.shape(), d);
-  auto gather = [&](const Array& x) { return lax::gather(x, indices, gd, window); };
+  // JAX's rule reads and writes with the default modes (a gather clamps, a scatter-add
+  // drops), which agree with the scatter's own wherever it drops out-of-bounds windows;
+  // under CLIP all of them clamp, so clipped windows get their tangents too.
+  const std::optional<GatherScatterMode> mode = gather_mode(params) == GatherScatterMode::CLIP
+                                                    ? std::optional(GatherScatterMode::CLIP)
+                                                    : std::nullopt;
+  auto gather = [&](const Array& x) {
+    return lax::gather(x, indices, gd, window, false, false, mode);
+  };
   auto add_into_zeros = [&](const Array& u) {
-    return lax::scatter_add(zeros_of(operand), indices, u, d);
+    return lax::scatter_add(zeros_of(operand), indices, u, d, false, false, mode);
   };
   const Array initial_vals = gather(operand);
   const Array target_vals = gather(outs[0]);

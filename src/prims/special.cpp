@@ -1,5 +1,5 @@
-// Special functions: log-gamma, digamma, the incomplete gamma function and the gamma sampler's
-// gradient. Placeholder rules (issue 15): the owner of this file replaces them.
+// Special functions: log-gamma, digamma, the incomplete gamma function and the gamma sampler's gradient.
+// Placeholder rules (issue 15): the owner of this file replaces them.
 #include "core/rules.h"
 
 namespace parax::prims {

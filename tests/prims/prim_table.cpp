@@ -1601,8 +1601,280 @@ std::vector<double> naive_sort(const Case& c, const std::vector<std::vector<doub
 }
 
 // Gather and scatter (lax.gather, lax.scatter*).
+// Naive gather and scatter: one result element (gather) or one update element (scatter,
+// positions in order, so repeated places combine as the kernel combines them) at a time.
+struct GatherDims {
+  Ints window_dims, collapsed, start_map, operand_batching, index_batching;
+};
+
+GatherDims dims_of(const Params& p, bool scatter) {
+  auto get = [&](const char* name) { return p.get<Ints>(name); };
+  if (scatter) {
+    return {get("update_window_dims"), get("inserted_window_dims"),
+            get("scatter_dims_to_operand_dims"), get("operand_batching_dims"),
+            get("scatter_indices_batching_dims")};
+  }
+  return {get("offset_dims"), get("collapsed_slice_dims"), get("start_index_map"),
+          get("operand_batching_dims"), get("start_indices_batching_dims")};
+}
+
+bool contains(const Ints& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The operand index of window element `window` (coordinates along the window dimensions,
+// in order) of index vector `batch`; nullopt when the window is out of bounds (and not
+// clamped).
+std::optional<Ints> place(const Shape& xs, const Shape& is, const std::vector<double>& idx,
+                          const GatherDims& d, const Ints& window_size, const Ints& batch,
+                          const Ints& window, bool clamp) {
+  Ints start(xs.size(), 0);
+  Ints at = batch;
+  at.push_back(0);
+  for (int64_t j = 0; j < is.back(); ++j) {
+    at.back() = j;
+    const size_t dim = size_t(d.start_map[size_t(j)]);
+    const int64_t hi = xs[dim] - window_size[dim];
+    int64_t v = int64_t(idx[size_t(flat(is, at))]);
+    if (clamp) {
+      v = std::clamp<int64_t>(v, 0, std::max<int64_t>(hi, 0));
+    } else if (v < 0 || v > hi) {
+      return std::nullopt;
+    }
+    start[dim] = v;
+  }
+  for (size_t j = 0; j < d.operand_batching.size(); ++j) {
+    start[size_t(d.operand_batching[j])] = batch[size_t(d.index_batching[j])];
+  }
+  size_t w = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (contains(d.collapsed, int64_t(i)) || contains(d.operand_batching, int64_t(i))) continue;
+    start[i] += window[w++];
+  }
+  return start;
+}
+
+std::vector<double> naive_gather(const Case& c, const std::vector<std::vector<double>>& in,
+                                 const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const Shape& xs = c.operands[0].shape;
+  const Shape& is = c.operands[1].shape;
+  const GatherDims d = dims_of(c.params, false);
+  const Ints& slice = c.params.get<Ints>("slice_sizes");
+  const bool fill = c.params.get<std::string>("mode") == "GatherScatterMode.FILL_OR_DROP";
+  const DType dt = outs[0].dtype;
+  // JAX's default fill values: NaN, the minimum of signed integers, the maximum of
+  // unsigned ones, true.
+  double fill_value = c.params.has("fill_value") ? c.params.get<double>("fill_value") : kNan;
+  if (!c.params.has("fill_value") && !is_floating(dt)) {
+    fill_value = dt == DType::bool_        ? 1
+                 : is_unsigned_integer(dt) ? std::ldexp(1.0, bits_of(dt)) - 1
+                                           : -std::ldexp(1.0, bits_of(dt) - 1);
+  }
+  std::vector<double> want;
+  for_each_index(outs[0].shape, [&](const Ints& o) {
+    Ints batch, window;
+    for (size_t i = 0; i < o.size(); ++i) {
+      (contains(d.window_dims, int64_t(i)) ? window : batch).push_back(o[i]);
+    }
+    const auto at = place(xs, is, in[1], d, slice, batch, window, !fill);
+    want.push_back(at ? in[0][size_t(flat(xs, *at))] : fill_value);
+  });
+  scale.assign(want.size(), 0);
+  return want;
+}
+
+std::vector<double> naive_scatter(const Case& c, const std::vector<std::vector<double>>& in,
+                                  const std::vector<core::Aval>& outs, std::vector<double>& scale) {
+  const Shape& xs = c.operands[0].shape;
+  const Shape& is = c.operands[1].shape;
+  const Shape& us = c.operands[2].shape;
+  const GatherDims d = dims_of(c.params, true);
+  const bool clamp = c.params.get<std::string>("mode") == "GatherScatterMode.CLIP";
+  const DType dt = outs[0].dtype;
+  const Prim p = c.prim;
+  Ints window_size;
+  Shape window_shape;
+  size_t w = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const bool inserted =
+        contains(d.collapsed, int64_t(i)) || contains(d.operand_batching, int64_t(i));
+    window_size.push_back(inserted ? 1 : us[size_t(d.window_dims[w++])]);
+  }
+  for (int64_t u : d.window_dims) window_shape.push_back(us[size_t(u)]);
+  std::vector<double> out = in[0];
+  std::vector<uint64_t> wrapped;
+  for (double v : in[0]) wrapped.push_back(uint64_t(int64_t(v)));
+  scale.assign(out.size(), 0);
+  for (size_t i = 0; i < out.size(); ++i) scale[i] = std::abs(out[i]);
+  for_each_index(Shape(is.begin(), is.end() - 1), [&](const Ints& batch) {
+    for_each_index(window_shape, [&](const Ints& window) {
+      const auto at = place(xs, is, in[1], d, window_size, batch, window, clamp);
+      if (!at) return;
+      Ints u;
+      size_t b = 0, v = 0;
+      for (size_t i = 0; i < us.size(); ++i) {
+        u.push_back(contains(d.window_dims, int64_t(i)) ? window[v++] : batch[b++]);
+      }
+      const size_t t = size_t(flat(xs, *at));
+      const double x = in[2][size_t(flat(us, u))];
+      if (p == Prim::scatter) {
+        out[t] = x;
+      } else if (p == Prim::scatter_add) {
+        out[t] += x;
+        wrapped[t] += uint64_t(int64_t(x));
+        scale[t] += std::abs(x);
+      } else if (p == Prim::scatter_mul) {
+        out[t] *= x;
+        wrapped[t] *= uint64_t(int64_t(x));
+        scale[t] = 4 * std::abs(out[t]);
+      } else {
+        out[t] = p == Prim::scatter_min ? std::min(out[t], x) : std::max(out[t], x);
+      }
+      if (p != Prim::scatter_add && p != Prim::scatter_mul) wrapped[t] = uint64_t(int64_t(out[t]));
+    });
+  });
+  const bool exact = p != Prim::scatter_add && p != Prim::scatter_mul;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (is_integer(dt)) out[i] = wrap_to(dt, wrapped[i]);
+    if (exact) scale[i] = 0;
+  }
+  return out;
+}
+
+Params gather_params(Ints offset, Ints collapsed, Ints start_map, Ints slice,
+                     const std::string& mode = "PROMISE_IN_BOUNDS", Ints operand_batching = {},
+                     Ints index_batching = {}) {
+  return {{"offset_dims", offset},
+          {"collapsed_slice_dims", collapsed},
+          {"start_index_map", start_map},
+          {"operand_batching_dims", operand_batching},
+          {"start_indices_batching_dims", index_batching},
+          {"slice_sizes", slice},
+          {"indices_are_sorted", false},
+          {"unique_indices", false},
+          {"mode", "GatherScatterMode." + mode}};
+}
+
+Params scatter_params(Ints window, Ints inserted, Ints to_operand,
+                      const std::string& mode = "FILL_OR_DROP", Ints operand_batching = {},
+                      Ints index_batching = {}) {
+  return {{"update_window_dims", window},
+          {"inserted_window_dims", inserted},
+          {"scatter_dims_to_operand_dims", to_operand},
+          {"operand_batching_dims", operand_batching},
+          {"scatter_indices_batching_dims", index_batching},
+          {"indices_are_sorted", false},
+          {"unique_indices", false},
+          {"mode", "GatherScatterMode." + mode}};
+}
+
+// Fixed int32 index vectors (the batching leg cannot add a batch dimension to them).
+Operand indices(Shape s, std::vector<double> v) {
+  return {std::move(s), DType::int32, 0, 0, std::move(v)};
+}
+// Index vectors drawn from [lo, hi].
+Operand drawn(Shape s, double lo, double hi) { return {std::move(s), DType::int32, lo, hi}; }
+
+// gather and the scatters: JAX's lax_test configurations, the embedding lookup on an 8x8
+// table (whose vocabulary the shard leg splits) and its scatter-add transpose, each mode
+// with out-of-bounds starts, repeated starts.
 void gather_rows(Rows& r) {
-  (void)r;
+  const uint32_t all = kValues | kGrad | kTranspose | kBatch | kShard;
+  const std::vector<DType> moved = {DType::float64, DType::int8, DType::uint16, DType::bfloat16,
+                                    DType::bool_};
+  auto gather = [&](const std::string& name, std::vector<Operand> ops, Params params,
+                    uint32_t legs) {
+    Case& c = r.add("gather " + name, Prim::gather, std::move(ops), std::move(params), legs);
+    c.ref.naive = naive_gather;
+    c.ref.dtypes = moved;
+  };
+  gather("rows", {f32({8, 8}), drawn({5, 1}, 0, 7)}, gather_params({1}, {0}, {0}, {1, 8}), all);
+  // Out of bounds under PROMISE_IN_BOUNDS: clamped, yet the transpose drops (as JAX's).
+  gather("rows out of bounds", {f32({8, 8}), drawn({3, 1}, -3, 10)},
+         gather_params({1}, {0}, {0}, {1, 8}), kValues | kBatch | kShard);
+  gather("rows clip", {f32({8, 8}), drawn({4, 1}, -3, 10)},
+         gather_params({1}, {0}, {0}, {1, 8}, "CLIP"), all);
+  Params fill = gather_params({1}, {0}, {0}, {1, 8}, "FILL_OR_DROP");
+  fill.set("fill_value", -1.0);
+  // A nonzero fill makes the gather affine: no transpose leg (its linearization fills 0).
+  gather("rows fill -1", {f32({8, 8}), drawn({4, 1}, -3, 10)}, fill, all & ~kTranspose);
+  fill.set("fill_value", 0.0);
+  gather("rows fill 0", {f32({8, 8}), drawn({4, 1}, -3, 10)}, fill, all);
+  gather("rows fill default", {f32({8, 8}), drawn({4, 1}, -3, 10)},
+         gather_params({1}, {0}, {0}, {1, 8}, "FILL_OR_DROP"), kValues | kBatch | kShard);
+  gather("columns", {f32({8, 8}), drawn({3, 1}, 0, 7)}, gather_params({0}, {1}, {1}, {8, 1}), all);
+  gather("two components", {f32({8, 8}), drawn({4, 2}, 0, 7)},
+         gather_params({}, {0, 1}, {0, 1}, {1, 1}), all);
+  gather("2-d windows", {f32({5, 6}), drawn({3, 2}, 0, 3)},
+         gather_params({1, 2}, {}, {0, 1}, {2, 3}), all);
+  gather("window of 2", {f32({10}), drawn({3, 1}, 0, 8)}, gather_params({1}, {}, {0}, {2}), all);
+  gather("batching dims", {f32({2, 5}), drawn({2, 2, 1}, 0, 4)},
+         gather_params({}, {1}, {1}, {1, 1}, "PROMISE_IN_BOUNDS", {0}, {0}), all);
+  gather("two batching dims", {f32({2, 3, 10}), drawn({3, 2, 1}, 0, 7)},
+         gather_params({2}, {}, {2}, {1, 1, 3}, "PROMISE_IN_BOUNDS", {0, 1}, {1, 0}), all);
+  gather("2-d batch of indices", {f32({7, 3}), drawn({3, 2, 1}, 0, 6)},
+         gather_params({2}, {0}, {0}, {1, 3}), all);
+  gather("no indices", {f32({4, 3}), indices({0, 1}, {})}, gather_params({1}, {0}, {0}, {1, 3}),
+         kValues | kBatch);
+
+  // The scatters. scatter-add is linear in the operand and the updates together (the
+  // updates zeroed when only the operand is); scatter-mul in either alone, the other
+  // kept as a coefficient (in the updates only with unique indices); scatter in both
+  // together, with unique indices; scatter-min/max are not linear.
+  struct Kind {
+    Prim prim;
+    std::string name;
+    std::vector<DType> dtypes;
+  };
+  const std::vector<DType> arithmetic = {DType::float64, DType::int8, DType::uint16,
+                                         DType::bfloat16};
+  const Kind kinds[] = {{Prim::scatter, "scatter", moved},
+                        {Prim::scatter_add, "scatter-add", arithmetic},
+                        {Prim::scatter_mul, "scatter-mul", arithmetic},
+                        {Prim::scatter_min, "scatter-min", moved},
+                        {Prim::scatter_max, "scatter-max", moved}};
+  for (const Kind& k : kinds) {
+    const bool add = k.prim == Prim::scatter_add;
+    const bool mul = k.prim == Prim::scatter_mul;
+    auto row = [&](const std::string& name, std::vector<Operand> ops, Params params, bool unique) {
+      params.set("unique_indices", unique);
+      const bool transposes = add || mul || (k.prim == Prim::scatter && unique);
+      // Fixed (unique) indices cannot be batched.
+      const bool fixed = !ops[1].values.empty();
+      const uint32_t legs =
+          kValues | kGrad | kShard | (fixed ? 0 : kBatch) | (transposes ? kTranspose : 0);
+      Case& c = r.add(k.name + " " + name, k.prim, std::move(ops), std::move(params), legs);
+      c.ref.naive = naive_scatter;
+      c.ref.dtypes = k.dtypes;
+      c.tolerance = 1e-5;
+      if (add) {
+        c.linear = {{true, false, true}, {true, false, false}, {false, false, true}};
+        c.fixed = Fixed::zero;
+      } else if (mul && unique && name == "rows unique") {
+        // Linear in the updates only where every place is written (else affine).
+        c.linear = {{true, false, false}, {false, false, true}};
+      } else if (mul && unique) {
+        c.linear = {{true, false, false}};
+      } else if (mul) {
+        c.linear = {{true, false, false}};
+        c.diff = {true, false, false};  // JAX differentiates the updates only when unique
+      } else if (k.prim == Prim::scatter) {
+        c.linear = {{true, false, true}};
+      }
+    };
+    row("rows", {f32({8, 8}), drawn({8, 1}, -2, 9), f32({8, 8})}, scatter_params({1}, {0}, {0}),
+        false);
+    row("rows clip", {f32({8, 8}), drawn({8, 1}, -3, 10), f32({8, 8})},
+        scatter_params({1}, {0}, {0}, "CLIP"), false);
+    row("rows unique", {f32({8, 8}), indices({8, 1}, {7, 0, 3, 5, 1, 2, 6, 4}), f32({8, 8})},
+        scatter_params({1}, {0}, {0}, "PROMISE_IN_BOUNDS"), true);
+    row("window of 2", {f32({10}), drawn({3, 1}, 0, 8), f32({3, 2})}, scatter_params({1}, {}, {0}),
+        false);
+    row("batching dims", {f32({2, 5}), drawn({2, 2, 1}, -1, 5), f32({2, 2})},
+        scatter_params({}, {1}, {1}, "FILL_OR_DROP", {0}, {0}), false);
+    row("2-d windows clip", {f32({5, 6}), drawn({3, 2}, -2, 6), f32({3, 2, 3})},
+        scatter_params({1, 2}, {}, {0, 1}, "CLIP"), false);
+    row("two batching dims", {f32({2, 3, 10}), drawn({3, 2, 1}, 0, 7), f32({3, 2, 3})},
+        scatter_params({2}, {}, {2}, "FILL_OR_DROP", {0, 1}, {1, 0}), true);
+  }
 }
 
 // numpy's extra elementwise and cumulative primitives.
