@@ -7,10 +7,13 @@
 //   x[mask]                                         x[mask]               (a concrete bool Array)
 //   x.at({i, 2}).add(y, {.mode = "clip"})           x.at[i, 2].add(y, mode='clip')
 //   x.at(1).get({.mode = "fill", .fill_value = 0})  x.at[1].get(mode='fill', fill_value=0)
+//   x[{{0, 2}, 1}]                                  x[[0, 2], 1]
+//   x[NumpyIndex{}], x[NumpyIndex(true)]            x[()], x[True]
 //
 // Semantics are JAX's (jax.numpy indexing): basic indices lower to slice/rev/squeeze, a
 // traced scalar index to dynamic_slice, everything else to lax::gather; updates lower to
-// lax::scatter*. Hence every index is differentiable, vmappable and shardable.
+// lax::scatter*. Hence every index is differentiable, vmappable and shardable. Without a
+// mode, get() clamps out-of-bound array indices and updates drop them, as in JAX.
 // One deliberate difference: a static integer out of range raises IndexError in x[...]
 // and x.at(...).get() without a mode (as numpy, and JAX under jax_check_static_indices);
 // JAX's default clamps it.
