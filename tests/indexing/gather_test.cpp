@@ -538,5 +538,52 @@ TEST(GatherVmap, ScatterAddMatchesLoopForEveryMappedOperand) {
   EXPECT_EQ(checked, 35);
 }
 
+// The front end's own behaviour: JAX's defaults for a missing mode (gather: promise, so
+// clamped; scatters: fill-or-drop), ONE_HOT (jnp's; lax.gather cannot lower it, the
+// scatters treat it as PROMISE_IN_BOUNDS), a C++ scalar update taking the operand's dtype,
+// and the printed equation.
+TEST(GatherApi, ModesDefaultsAndScalars) {
+  const Array x = jnp::arange(6).astype(DType::float32);
+  const Array idx = jnp::array({7, -1, 2}).reshape({3, 1});
+  const GatherDimensionNumbers g{{}, {0}, {0}};
+  EXPECT_EQ(lax::gather(x, idx, g, {1}).to_vector<float>(), (std::vector<float>{5, 0, 2}));
+  const auto filled =
+      lax::gather(x, idx, g, {1}, false, false, GatherScatterMode::FILL_OR_DROP).to_vector<float>();
+  EXPECT_TRUE(std::isnan(filled[0]) && std::isnan(filled[1]));
+  EXPECT_EQ(filled[2], 2.0f);
+  try {
+    lax::gather(x, idx, g, {1}, false, false, GatherScatterMode::ONE_HOT);
+    ADD_FAILURE() << "ONE_HOT gather did not raise";
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("ONE_HOT"), std::string::npos) << e.what();
+  }
+  const ScatterDimensionNumbers sd{{}, {0}, {0}};
+  const Array u = jnp::array({10.0f, 20.0f, 30.0f});
+  // Out-of-bounds updates are dropped by default, clamped under CLIP.
+  EXPECT_EQ(lax::scatter_add(x, idx, u, sd).to_vector<float>(),
+            (std::vector<float>{0, 1, 32, 3, 4, 5}));
+  EXPECT_EQ(
+      lax::scatter_add(x, idx, u, sd, false, false, GatherScatterMode::CLIP).to_vector<float>(),
+      (std::vector<float>{20, 1, 32, 3, 4, 15}));
+  EXPECT_EQ(
+      lax::scatter_add(x, idx, u, sd, false, false, GatherScatterMode::ONE_HOT).to_vector<float>(),
+      (std::vector<float>{0, 1, 32, 3, 4, 5}));
+  // A C++ scalar update for a single index vector.
+  const Array one = jnp::array({4}).reshape({1});
+  const Array y = lax::scatter_mul(x, one, 2.5, sd);
+  EXPECT_EQ(y.dtype(), DType::float32);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 10, 5}));
+  // Repeated indices: the last write wins; the combining scatters combine in order.
+  const Array rep = jnp::array({1, 1, 1}).reshape({3, 1});
+  EXPECT_EQ(lax::scatter(x, rep, u, sd).to_vector<float>()[1], 30.0f);
+  EXPECT_EQ(lax::scatter_max(x, rep, u, sd).to_vector<float>()[1], 30.0f);
+  EXPECT_EQ(lax::scatter_min(x, rep, u, sd).to_vector<float>()[1], 1.0f);
+  const std::string text =
+      make_jaxpr([&](const Array& a) { return lax::gather(a, idx, g, {1}); })(x).to_string();
+  EXPECT_NE(text.find("gather["), std::string::npos) << text;
+  EXPECT_NE(text.find("mode=GatherScatterMode.PROMISE_IN_BOUNDS"), std::string::npos) << text;
+  EXPECT_NE(text.find("slice_sizes=(1,)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace parax
