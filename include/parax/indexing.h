@@ -7,10 +7,13 @@
 //   x[mask]                                         x[mask]               (a concrete bool Array)
 //   x.at({i, 2}).add(y, {.mode = "clip"})           x.at[i, 2].add(y, mode='clip')
 //   x.at(1).get({.mode = "fill", .fill_value = 0})  x.at[1].get(mode='fill', fill_value=0)
+//   x[{{0, 2}, 1}]                                  x[[0, 2], 1]
+//   x[NumpyIndex{}], x[NumpyIndex(true)]            x[()], x[True]
 //
 // Semantics are JAX's (jax.numpy indexing): basic indices lower to slice/rev/squeeze, a
 // traced scalar index to dynamic_slice, everything else to lax::gather; updates lower to
-// lax::scatter*. Hence every index is differentiable, vmappable and shardable.
+// lax::scatter*. Hence every index is differentiable, vmappable and shardable. Without a
+// mode, get() clamps out-of-bound array indices and updates drop them, as in JAX.
 // One deliberate difference: a static integer out of range raises IndexError in x[...]
 // and x.at(...).get() without a mode (as numpy, and JAX under jax_check_static_indices);
 // JAX's default clamps it.
@@ -193,11 +196,12 @@ Array take(const ArrayLike& a, const ArrayLike& indices, std::optional<int64_t> 
            std::optional<double> fill_value = std::nullopt, bool unique_indices = false,
            bool indices_are_sorted = false);
 
-// Returns a's elements at `indices` along `axis`: indices has a's rank and broadcasts
-// against a on the other dimensions (1-D over the flattened a when axis is absent).
+// Returns a's elements at `indices` along `axis` (default -1): indices has a's rank and
+// broadcasts against a on the other dimensions (1-D over the flattened a for nullopt).
 // Negative indices count from the end; out-of-bound ones give fill_value ("fill", the
 // default) or clamp ("clip").
-Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices, std::optional<int64_t> axis,
+Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices,
+                      std::optional<int64_t> axis = -1,
                       std::optional<IndexMode> mode = std::nullopt,
                       std::optional<double> fill_value = std::nullopt);
 

@@ -864,6 +864,11 @@ Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
   if (axis_size == 0) {
     return detail::broadcast_scalar(frontend::scalar(0, a.dtype()), out_shape);
   }
+  if (mode && mode->value() == GatherScatterMode::ONE_HOT) {
+    throw NotImplementedError(
+        "[numpy.take_along_axis] mode='one_hot' (JAX's one-hot contraction) is not "
+        "implemented; use the default mode 'fill', or 'clip'");
+  }
   const bool promise = mode && mode->value() == GatherScatterMode::PROMISE_IN_BOUNDS;
   const bool wrap = !promise;
   if (wrap) {

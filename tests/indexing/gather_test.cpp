@@ -422,5 +422,168 @@ TEST(GatherSharding, VocabularySplitTableIsOneAllReduce) {
   EXPECT_TRUE(jnp::allclose(g, want).item<bool>());
 }
 
+// vmap of gather and scatter-add through the public API (JAX's lax_vmap_test cases, with
+// the operand, the indices and the updates mapped in turn and together, on several axes)
+// against a loop of unbatched calls.
+Array stack_of(const std::vector<Array>& xs, int64_t axis) {
+  std::vector<Array> expanded;
+  for (const Array& x : xs) expanded.push_back(lax::expand_dims(x, {axis}));
+  return lax::concatenate(expanded, axis);
+}
+
+Array slice_of(const Array& x, int64_t axis, int64_t b) {
+  std::vector<int64_t> start(size_t(x.ndim()), 0), limit = x.shape();
+  start[size_t(axis)] = b;
+  limit[size_t(axis)] = b + 1;
+  return lax::squeeze(lax::slice(x, start, limit), {axis});
+}
+
+TEST(GatherVmap, MatchesLoopForEveryMappedOperand) {
+  constexpr int64_t kB = 3;
+  struct GatherCfg {
+    Shape shape;
+    Shape index_shape;
+    int64_t hi;
+    GatherDimensionNumbers d;
+    Shape slice;
+  };
+  const GatherCfg cfgs[] = {
+      {{5}, {2, 1}, 4, {{}, {0}, {0}}, {1}},
+      {{10}, {3, 1}, 9, {{1}, {}, {0}}, {2}},
+      {{10, 5}, {3, 1}, 9, {{1}, {0}, {0}}, {1, 3}},
+      {{10, 5}, {2, 2}, 4, {{1}, {0}, {0, 1}}, {1, 3}},
+      {{2, 5}, {2, 2, 1}, 4, {{}, {1}, {1}, {0}, {0}}, {1, 1}},
+      {{2, 3, 10}, {3, 2, 1}, 9, {{2}, {}, {2}, {0, 1}, {1, 0}}, {1, 1, 3}},
+  };
+  int checked = 0;
+  for (const GatherCfg& g : cfgs) {
+    for (int xa : {-1, 0, 1}) {
+      for (int ia : {-1, 0, 1}) {
+        if (xa < 0 && ia < 0) continue;
+        if (xa > int(g.shape.size()) || ia > int(g.index_shape.size())) continue;
+        SCOPED_TRACE(shape_str(g.shape) + " axes " + std::to_string(xa) + "," + std::to_string(ia));
+        std::vector<Array> xs, is, want;
+        for (int64_t b = 0; b < kB; ++b) {
+          xs.push_back(make('x', g.shape, DType::float32) * float(b + 1));
+          is.push_back(((jnp::arange(shape_size(g.index_shape)) * (3 + b)) % (g.hi + 3) - 1)
+                           .reshape(g.index_shape));
+          want.push_back(lax::gather(xa < 0 ? xs[0] : xs.back(), ia < 0 ? is[0] : is.back(), g.d,
+                                     g.slice, false, false, GatherScatterMode::FILL_OR_DROP, -7.0));
+        }
+        const Array x = xa < 0 ? xs[0] : stack_of(xs, xa);
+        const Array i = ia < 0 ? is[0] : stack_of(is, ia);
+        auto f = [&](const Array& a, const Array& b) {
+          return lax::gather(a, b, g.d, g.slice, false, false, GatherScatterMode::FILL_OR_DROP,
+                             -7.0);
+        };
+        MapAxes x_axis = xa < 0 ? MapAxes(None) : MapAxes(xa);
+        MapAxes i_axis = ia < 0 ? MapAxes(None) : MapAxes(ia);
+        const Array got = vmap(f, {.in_axes = {x_axis, i_axis}})(x, i);
+        EXPECT_TRUE(jnp::array_equal(got, stack_of(want, 0)).item<bool>());
+        const Array jitted = jit(vmap(f, {.in_axes = {x_axis, i_axis}}))(x, i);
+        EXPECT_TRUE(jnp::array_equal(jitted, stack_of(want, 0)).item<bool>());
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(GatherVmap, ScatterAddMatchesLoopForEveryMappedOperand) {
+  constexpr int64_t kB = 3;
+  struct ScatterCfg {
+    Shape shape;
+    Shape index_shape;
+    Shape update_shape;
+    int64_t hi;
+    ScatterDimensionNumbers d;
+  };
+  const ScatterCfg cfgs[] = {
+      {{5}, {2, 1}, {2}, 4, {{}, {0}, {0}}},
+      {{10}, {3, 1}, {3, 2}, 9, {{1}, {}, {0}}},
+      {{10, 5}, {3, 1}, {3, 3}, 9, {{1}, {0}, {0}}},
+      {{2, 5}, {2, 2, 1}, {2, 2}, 4, {{}, {1}, {1}, {0}, {0}}},
+      {{2, 3, 10}, {3, 2, 1}, {3, 2, 3}, 9, {{2}, {}, {2}, {0, 1}, {1, 0}}},
+  };
+  int checked = 0;
+  for (const ScatterCfg& g : cfgs) {
+    for (int mask = 1; mask < 8; ++mask) {
+      const bool bx = mask & 1, bi = mask & 2, bu = mask & 4;
+      SCOPED_TRACE(shape_str(g.shape) + " mapped " + std::to_string(mask));
+      std::vector<Array> xs, is, us, want;
+      for (int64_t b = 0; b < kB; ++b) {
+        xs.push_back(make('x', g.shape, DType::float32) * float(b + 1));
+        is.push_back(((jnp::arange(shape_size(g.index_shape)) * (3 + b)) % (g.hi + 3) - 1)
+                         .reshape(g.index_shape));
+        us.push_back(make('u', g.update_shape, DType::float32) - float(b));
+        want.push_back(lax::scatter_add(bx ? xs.back() : xs[0], bi ? is.back() : is[0],
+                                        bu ? us.back() : us[0], g.d));
+      }
+      // The last axis of each mapped argument, so every rule moves a batch dimension.
+      const int64_t xa = int64_t(g.shape.size()), ia = 0, ua = int64_t(g.update_shape.size());
+      const Array x = bx ? stack_of(xs, xa) : xs[0];
+      const Array i = bi ? stack_of(is, ia) : is[0];
+      const Array u = bu ? stack_of(us, ua) : us[0];
+      auto f = [&](const Array& a, const Array& b, const Array& c) {
+        return lax::scatter_add(a, b, c, g.d);
+      };
+      const VmapOptions options{.in_axes = {bx ? MapAxes(int(xa)) : MapAxes(None),
+                                            bi ? MapAxes(int(ia)) : MapAxes(None),
+                                            bu ? MapAxes(int(ua)) : MapAxes(None)}};
+      const Array got = vmap(f, options)(x, i, u);
+      EXPECT_TRUE(jnp::allclose(got, stack_of(want, 0)).item<bool>());
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 35);
+}
+
+// The front end's own behaviour: JAX's defaults for a missing mode (gather: promise, so
+// clamped; scatters: fill-or-drop), ONE_HOT (jnp's; lax.gather cannot lower it, the
+// scatters treat it as PROMISE_IN_BOUNDS), a C++ scalar update taking the operand's dtype,
+// and the printed equation.
+TEST(GatherApi, ModesDefaultsAndScalars) {
+  const Array x = jnp::arange(6).astype(DType::float32);
+  const Array idx = jnp::array({7, -1, 2}).reshape({3, 1});
+  const GatherDimensionNumbers g{{}, {0}, {0}};
+  EXPECT_EQ(lax::gather(x, idx, g, {1}).to_vector<float>(), (std::vector<float>{5, 0, 2}));
+  const auto filled =
+      lax::gather(x, idx, g, {1}, false, false, GatherScatterMode::FILL_OR_DROP).to_vector<float>();
+  EXPECT_TRUE(std::isnan(filled[0]) && std::isnan(filled[1]));
+  EXPECT_EQ(filled[2], 2.0f);
+  try {
+    lax::gather(x, idx, g, {1}, false, false, GatherScatterMode::ONE_HOT);
+    ADD_FAILURE() << "ONE_HOT gather did not raise";
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("ONE_HOT"), std::string::npos) << e.what();
+  }
+  const ScatterDimensionNumbers sd{{}, {0}, {0}};
+  const Array u = jnp::array({10.0f, 20.0f, 30.0f});
+  // Out-of-bounds updates are dropped by default, clamped under CLIP.
+  EXPECT_EQ(lax::scatter_add(x, idx, u, sd).to_vector<float>(),
+            (std::vector<float>{0, 1, 32, 3, 4, 5}));
+  EXPECT_EQ(
+      lax::scatter_add(x, idx, u, sd, false, false, GatherScatterMode::CLIP).to_vector<float>(),
+      (std::vector<float>{20, 1, 32, 3, 4, 15}));
+  EXPECT_EQ(
+      lax::scatter_add(x, idx, u, sd, false, false, GatherScatterMode::ONE_HOT).to_vector<float>(),
+      (std::vector<float>{0, 1, 32, 3, 4, 5}));
+  // A C++ scalar update for a single index vector.
+  const Array one = jnp::array({4}).reshape({1});
+  const Array y = lax::scatter_mul(x, one, 2.5, sd);
+  EXPECT_EQ(y.dtype(), DType::float32);
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 10, 5}));
+  // Repeated indices: the last write wins; the combining scatters combine in order.
+  const Array rep = jnp::array({1, 1, 1}).reshape({3, 1});
+  EXPECT_EQ(lax::scatter(x, rep, u, sd).to_vector<float>()[1], 30.0f);
+  EXPECT_EQ(lax::scatter_max(x, rep, u, sd).to_vector<float>()[1], 30.0f);
+  EXPECT_EQ(lax::scatter_min(x, rep, u, sd).to_vector<float>()[1], 1.0f);
+  const std::string text =
+      make_jaxpr([&](const Array& a) { return lax::gather(a, idx, g, {1}); })(x).to_string();
+  EXPECT_NE(text.find("gather["), std::string::npos) << text;
+  EXPECT_NE(text.find("mode=GatherScatterMode.PROMISE_IN_BOUNDS"), std::string::npos) << text;
+  EXPECT_NE(text.find("slice_sizes=(1,)"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace parax

@@ -538,6 +538,7 @@ TEST(Indexing, SpellingsReadLikeNumpy) {
             (std::vector<float>{0, 1, 2, 3, 4}));
   EXPECT_EQ(values(v.at(jnp::array({0, 0, 4})).add(1)), (std::vector<float>{2, 1, 2, 3, 5}));
   EXPECT_THROW(IndexMode("wrap"), ValueError);
+  EXPECT_THROW(jnp::take_along_axis(v, jnp::array({1}), 0, "one_hot"), NotImplementedError);
 }
 
 TEST(Indexing, NarrowIndexDtypesDoNotOverflow) {
@@ -654,6 +655,48 @@ TEST(Indexing, ShardedOperandAndIndices) {
   Array js = device_put(j, NamedSharding(mesh, P("x")));
   EXPECT_EQ(jnp::take_along_axis(xs, js, 1).to_vector<float>(),
             jnp::take_along_axis(x, j, 1).to_vector<float>());
+}
+
+// Indexing along an unsharded dimension keeps the operand's layout and needs no
+// communication, as in JAX (x[:, idx], x.at[:, idx].add(y) on a P('x', None) operand).
+TEST(Indexing, IndexingAnUnshardedDimensionStaysLocal) {
+  Mesh mesh = make_mesh({8}, {"x"});
+  Array x = device_put(jnp::arange(16 * 6, DType::float32).reshape({16, 6}),
+                       NamedSharding(mesh, P("x", None)));
+  Array idx = jnp::array({5, 0, -1, 2});
+  auto take_cols = [&](const Array& a) { return a[{slice(), idx}]; };
+  auto add_cols = [&](const Array& a) { return a.at({slice(), idx}).add(1.0f); };
+  for (const auto& f : std::vector<std::function<Array(const Array&)>>{take_cols, add_cols}) {
+    Array y = jit(f)(x);
+    EXPECT_TRUE(y.sharding().is_equivalent_to(NamedSharding(mesh, P("x", None)), 2))
+        << y.sharding().to_string();
+    const std::string text = jit(f).lower(x).compile().as_text();
+    for (const char* collective : {"all-gather", "all-reduce", "all-to-all"}) {
+      EXPECT_EQ(text.find(collective), std::string::npos) << collective << "\n" << text;
+    }
+    EXPECT_EQ(y.to_vector<float>(),
+              f(jnp::arange(16 * 6, DType::float32).reshape({16, 6})).to_vector<float>());
+  }
+}
+
+// testJVPOfGradOfIndexing: second order through gather's transpose (a scatter-add).
+TEST(Indexing, JvpOfGradOfIndexing) {
+  Array x = jnp::ones({3, 4});
+  Array i = jnp::ones({3}, DType::int32);
+  auto g = grad([&](const Array& a) { return jnp::sum(a[i]); });
+  auto [primal, tangent] = jvp(g, std::make_tuple(x), std::make_tuple(x));
+  std::vector<float> want(12, 0.0f);
+  for (int c = 0; c < 4; ++c) want[size_t(4 + c)] = 3.0f;
+  EXPECT_EQ(primal.to_vector<float>(), want);
+  EXPECT_EQ(tangent.to_vector<float>(), std::vector<float>(12, 0.0f));
+}
+
+// testIndexedUpdateAliasingBug: an update reading the operand agrees eagerly and jitted.
+TEST(Indexing, UpdateReadingItsOperandAgreesUnderJit) {
+  auto f = [](const Array& x) { return x.at({slice(1, None)}).set(1 + x[{slice(None, -1)}]); };
+  Array y = jnp::zeros({8});
+  EXPECT_EQ(f(y).to_vector<float>(), jit(f)(y).to_vector<float>());
+  EXPECT_EQ(f(y).to_vector<float>(), (std::vector<float>{0, 1, 1, 1, 1, 1, 1, 1}));
 }
 
 // ---- vmap over several index kinds against a loop ------------------------------------------

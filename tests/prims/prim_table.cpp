@@ -1805,6 +1805,9 @@ void gather_rows(Rows& r) {
          gather_params({}, {0, 1}, {0, 1}, {1, 1}), all);
   gather("2-d windows", {f32({5, 6}), drawn({3, 2}, 0, 3)},
          gather_params({1, 2}, {}, {0, 1}, {2, 3}), all);
+  gather("elements", {f32({5}), drawn({2, 1}, 0, 4)}, gather_params({}, {0}, {0}, {1}), all);
+  gather("two components and a window", {f32({10, 5}), drawn({2, 2}, 0, 2)},
+         gather_params({1}, {0}, {0, 1}, {1, 3}), all);
   gather("window of 2", {f32({10}), drawn({3, 1}, 0, 8)}, gather_params({1}, {}, {0}, {2}), all);
   gather("batching dims", {f32({2, 5}), drawn({2, 2, 1}, 0, 4)},
          gather_params({}, {1}, {1}, {1, 1}, "PROMISE_IN_BOUNDS", {0}, {0}), all);

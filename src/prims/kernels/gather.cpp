@@ -194,71 +194,58 @@ void gather_typed(const KernelCall& c, const Positions& pos, const StridedCopy& 
 
 // The element-wise combiners of the scatters, with the primitives' semantics: integers
 // wrap, halves round each result, min/max propagate NaN (as lax.min/max), bool's add is
-// or and its mul is and.
-template <class T>
-T combine(Combine op, T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    switch (op) {
-      case Combine::replace:
-        return b;
-      case Combine::add:
-      case Combine::max:
-        return a || b;
-      case Combine::mul:
-      case Combine::min:
-        return a && b;
-    }
+// or and its mul is and. The operation is a template argument so that the loops over a
+// window's row vectorize.
+template <Combine C, class T>
+T combine(T a, T b) {
+  if constexpr (C == Combine::replace) {
+    return b;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return C == Combine::add || C == Combine::max ? (a || b) : (a && b);
   } else if constexpr (std::is_integral_v<T>) {
     using W = uint64_t;
     using S = std::make_unsigned_t<T>;
-    switch (op) {
-      case Combine::replace:
-        return b;
-      case Combine::add:
-        return T(S(W(S(a)) + W(S(b))));
-      case Combine::mul:
-        return T(S(W(S(a)) * W(S(b))));
-      case Combine::min:
-        return b < a ? b : a;
-      case Combine::max:
-        return b > a ? b : a;
-    }
+    if constexpr (C == Combine::add) return T(S(W(S(a)) + W(S(b))));
+    if constexpr (C == Combine::mul) return T(S(W(S(a)) * W(S(b))));
+    if constexpr (C == Combine::min) return b < a ? b : a;
+    if constexpr (C == Combine::max) return b > a ? b : a;
   } else if constexpr (std::is_floating_point_v<T>) {
-    switch (op) {
-      case Combine::replace:
-        return b;
-      case Combine::add:
-        return a + b;
-      case Combine::mul:
-        return a * b;
-      case Combine::min:
-        return a != a ? a : b != b ? b : (b < a ? b : a);
-      case Combine::max:
-        return a != a ? a : b != b ? b : (b > a ? b : a);
-    }
+    if constexpr (C == Combine::add) return a + b;
+    if constexpr (C == Combine::mul) return a * b;
+    if constexpr (C == Combine::min) return a != a ? a : b != b ? b : (b < a ? b : a);
+    if constexpr (C == Combine::max) return a != a ? a : b != b ? b : (b > a ? b : a);
   } else {
-    return T(combine<float>(op, float(a), float(b)));
+    return T(combine<C, float>(float(a), float(b)));
   }
-  return b;
 }
 
 // Combines columns [j0, j1) of the innermost dimension of one update window into `out`.
-template <class T>
-void combine_window(Combine op, const T* upd, T* out, const StridedCopy& w, int64_t so, int64_t dof,
-                    int64_t j0, int64_t j1) {
+template <Combine C, class T>
+void combine_window(const T* upd, T* out, const StridedCopy& w, int64_t so, int64_t dof, int64_t j0,
+                    int64_t j1) {
   const size_t r = w.shape.size();
   const int64_t ss = w.src_strides[r - 1];
   const int64_t ds = w.dst_strides[r - 1];
-  std::vector<int64_t> idx(r - 1, 0);
-  while (true) {
-    if (op == Combine::replace && ss == 1 && ds == 1) {
-      std::memcpy(out + dof + j0, upd + so + j0, size_t(j1 - j0) * sizeof(T));
+  auto row = [&](int64_t s, int64_t d) {
+    if (ss == 1 && ds == 1) {
+      T* o = out + d;
+      const T* u = upd + s;
+      if constexpr (C == Combine::replace) {
+        std::memcpy(o + j0, u + j0, size_t(j1 - j0) * sizeof(T));
+      } else {
+        for (int64_t j = j0; j < j1; ++j) o[j] = combine<C, T>(o[j], u[j]);
+      }
     } else {
       for (int64_t j = j0; j < j1; ++j) {
-        T& o = out[dof + j * ds];
-        o = combine<T>(op, o, upd[so + j * ss]);
+        T& o = out[d + j * ds];
+        o = combine<C, T>(o, upd[s + j * ss]);
       }
     }
+  };
+  if (r == 1) return row(so, dof);
+  std::vector<int64_t> idx(r - 1, 0);
+  while (true) {
+    row(so, dof);
     size_t d = r - 1;
     while (d-- > 0) {
       so += w.src_strides[d];
@@ -270,6 +257,54 @@ void combine_window(Combine op, const T* upd, T* out, const StridedCopy& w, int6
     }
     if (d == size_t(-1)) return;
   }
+}
+
+template <Combine C, class T>
+void scatter_typed(const Positions& pos, const StridedCopy& w, int64_t count, const T* upd,
+                   T* out) {
+  const int64_t cols = w.shape.back();
+  const int64_t work = count * shape_size(w.shape);
+  constexpr int64_t kMinColumns = 256;
+  const int threads = base::num_threads();
+  const bool split = work >= kElementGrain && cols >= 2 * kMinColumns && threads > 1;
+  // Rows of a table (the embedding gradient): the places are found first, so that each
+  // thread can prefetch the rows it combines a few positions ahead.
+  if (split && w.shape.size() == 1) {
+    std::vector<int64_t> from(static_cast<size_t>(count)), to(static_cast<size_t>(count));
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t so = 0, dof = 0;
+      from[size_t(n)] = pos.at(n, so, dof) ? so : -1;
+      to[size_t(n)] = dof;
+    }
+    const int64_t ss = w.src_strides[0], ds = w.dst_strides[0];
+    parallel_chunks(
+        cols, std::max(kMinColumns, (cols + threads - 1) / threads), [&](int64_t j0, int64_t j1) {
+          constexpr int64_t kAhead = 2;
+          for (int64_t n = 0; n < count; ++n) {
+            if (n + kAhead < count && from[size_t(n + kAhead)] >= 0 && ss == 1 && ds == 1) {
+              const T* u = upd + from[size_t(n + kAhead)];
+              const T* o = out + to[size_t(n + kAhead)];
+              for (int64_t j = j0; j < j1; j += 64 / int64_t(sizeof(T))) {
+                __builtin_prefetch(u + j);
+                __builtin_prefetch(o + j, 1);
+              }
+            }
+            if (from[size_t(n)] < 0) continue;
+            combine_window<C, T>(upd, out, w, from[size_t(n)], to[size_t(n)], j0, j1);
+          }
+        });
+    return;
+  }
+  // Every thread takes all positions in order over its own columns, so overlapping
+  // windows combine in the positions' order whatever the split.
+  auto columns = [&](int64_t j0, int64_t j1) {
+    for (int64_t n = 0; n < count; ++n) {
+      int64_t so = 0, dof = 0;
+      if (pos.at(n, so, dof)) combine_window<C, T>(upd, out, w, so, dof, j0, j1);
+    }
+  };
+  if (!split) return columns(0, cols);
+  parallel_chunks(cols, std::max(kMinColumns, (cols + threads - 1) / threads), columns);
 }
 
 }  // namespace
@@ -376,27 +411,22 @@ void scatter(const KernelCall& c, Combine combine_op) {
     w.src_strides.push_back(is_window ? ustr[size_t(d.update_window_dims[k++])] : 0);
   }
   w = detail::simplify(w);
-  const int64_t cols = w.shape.back();
   dispatch_dtype(op.dtype, [&](auto zero) {
     using T = decltype(zero);
     const T* upd = static_cast<const T*>(c.inputs[2]);
     T* out = static_cast<T*>(c.outputs[0]);
-    // Every thread takes all positions in order over its own columns, so overlapping
-    // windows combine in the positions' order whatever the split.
-    auto columns = [&](int64_t j0, int64_t j1) {
-      for (int64_t n = 0; n < count; ++n) {
-        int64_t so = 0, dof = 0;
-        if (pos.at(n, so, dof)) combine_window<T>(combine_op, upd, out, w, so, dof, j0, j1);
-      }
-    };
-    const int64_t work = count * shape_size(w.shape);
-    constexpr int64_t kMinColumns = 256;
-    if (work < kElementGrain || cols < 2 * kMinColumns) {
-      columns(0, cols);
-      return;
+    switch (combine_op) {
+      case Combine::replace:
+        return scatter_typed<Combine::replace, T>(pos, w, count, upd, out);
+      case Combine::add:
+        return scatter_typed<Combine::add, T>(pos, w, count, upd, out);
+      case Combine::mul:
+        return scatter_typed<Combine::mul, T>(pos, w, count, upd, out);
+      case Combine::min:
+        return scatter_typed<Combine::min, T>(pos, w, count, upd, out);
+      case Combine::max:
+        return scatter_typed<Combine::max, T>(pos, w, count, upd, out);
     }
-    parallel_chunks(cols, std::max(kMinColumns, cols / (2 * int64_t(base::num_threads()))),
-                    columns);
   });
 }
 
