@@ -362,8 +362,9 @@ Array median(const ArrayLike& x, std::optional<int64_t> axis = std::nullopt, boo
 class PadWidth {
  public:
   using Pair = std::pair<int64_t, int64_t>;
-  PadWidth(int64_t n) : pairs_{{n, n}}, broadcast_(true) {}
-  PadWidth(int n) : PadWidth(int64_t{n}) {}
+  template <class T>
+  requires std::is_integral_v<T> PadWidth(T n)
+      : pairs_{{int64_t(n), int64_t(n)}}, broadcast_(true) {}
   PadWidth(int64_t before, int64_t after) : pairs_{{before, after}}, broadcast_(true) {}
   PadWidth(Pair p) : pairs_{p}, broadcast_(true) {}
   PadWidth(std::vector<Pair> pairs) : pairs_(std::move(pairs)), broadcast_(pairs_.size() == 1) {}
@@ -382,8 +383,9 @@ class PadValues {
  public:
   using Pair = std::pair<double, double>;
   PadValues(const ArrayLike& v) : value_(v.array()) {}
-  PadValues(int v) : value_(ArrayLike(v).array()) {}
-  PadValues(double v) : value_(ArrayLike(v).array()) {}
+  PadValues(const Array& v) : value_(v) {}
+  template <class T>
+  requires is_scalar_type_v<T> PadValues(T v) : value_(ArrayLike(v).array()) {}
   PadValues(double before, double after) : pairs_{{before, after}} {}
   PadValues(std::vector<Pair> pairs) : pairs_(std::move(pairs)) {}
   PadValues(std::initializer_list<Pair> pairs) : pairs_(pairs) {}

@@ -302,13 +302,29 @@ Array pad_constant(Array a, const Pairs& pw, const PadValues& values) {
   if (values.value()) {
     Array v = pad_value(a, *values.value());
     if (v.ndim() == 1 && v.shape()[0] == 1) v = lax::reshape(v, Shape{});
-    if (v.ndim() != 0) {
+    if (v.ndim() == 0) {
+      std::vector<lax::PadConfig> widths;
+      for (const auto& [lo, hi] : pw) widths.push_back({lo, hi, 0});
+      return lax::pad(a, v, widths);
+    }
+    if (v.ndim() > 2 || v.shape().back() != 2) {
       throw ValueError("jnp.pad: constant_values has unsupported shape " + shape_str(v.shape()) +
                        ". If the shape is 1D or 2D, the last dimension must be of size 1 or 2.");
     }
-    std::vector<lax::PadConfig> widths;
-    for (const auto& [lo, hi] : pw) widths.push_back({lo, hi, 0});
-    return lax::pad(a, v, widths);
+    // (before, after) values per axis, possibly traced: one pad per side.
+    v = broadcast_to(v, Shape{int64_t(nd), 2});
+    for (size_t i = 0; i < nd; ++i) {
+      for (int side = 0; side < 2; ++side) {
+        const int64_t width = side == 0 ? pw[i].first : pw[i].second;
+        if (width == 0) continue;
+        Array value =
+            lax::reshape(lax::slice(v, {int64_t(i), side}, {int64_t(i) + 1, side + 1}), Shape{});
+        std::vector<lax::PadConfig> widths(nd);
+        widths[i] = side == 0 ? lax::PadConfig{width, 0, 0} : lax::PadConfig{0, width, 0};
+        a = lax::pad(a, value, widths);
+      }
+    }
+    return a;
   }
   std::vector<PadValues::Pair> vals = values.pairs();
   if (vals.size() == 1) vals.assign(nd, vals[0]);
