@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "parax/array.h"
@@ -106,6 +108,16 @@ Array cond(const ArrayLike& x, const std::string& p);
 // Returns the matrix norm "fro" (also "f") or "nuc" (the sum of singular values) over
 // `axis` (two axes, or the whole of a matrix).
 Array norm(const ArrayLike& x, const std::string& ord, Axes axis = {}, bool keepdims = false);
+// Numeric orders (without these, a literal 0 would convert to the string form too).
+template <class T>
+requires std::is_arithmetic_v<T> Array norm(const ArrayLike& x, T ord, Axes axis = {},
+                                            bool keepdims = false) {
+  return norm(x, std::optional<double>(double(ord)), std::move(axis), keepdims);
+}
+template <class T>
+requires std::is_arithmetic_v<T> Array cond(const ArrayLike& x, T p) {
+  return cond(x, std::optional<double>(double(p)));
+}
 
 PARAX_REGISTER_PYTREE(QRResult, Q, R)
 PARAX_REGISTER_PYTREE(SVDResult, U, S, Vh)
