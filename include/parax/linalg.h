@@ -108,14 +108,14 @@ Array cond(const ArrayLike& x, const std::string& p);
 // Returns the matrix norm "fro" (also "f") or "nuc" (the sum of singular values) over
 // `axis` (two axes, or the whole of a matrix).
 Array norm(const ArrayLike& x, const std::string& ord, Axes axis = {}, bool keepdims = false);
-// Numeric orders (without these, a literal 0 would convert to the string form too).
-template <class T>
-requires std::is_arithmetic_v<T> Array norm(const ArrayLike& x, T ord, Axes axis = {},
-                                            bool keepdims = false) {
+// An integer order (norm(x, 0), norm(x, 2)) picks the numeric overload, not the string one.
+template <class I>
+requires std::is_integral_v<I> Array norm(const ArrayLike& x, I ord, Axes axis = {},
+                                          bool keepdims = false) {
   return norm(x, std::optional<double>(double(ord)), std::move(axis), keepdims);
 }
-template <class T>
-requires std::is_arithmetic_v<T> Array cond(const ArrayLike& x, T p) {
+template <class I>
+requires std::is_integral_v<I> Array cond(const ArrayLike& x, I p) {
   return cond(x, std::optional<double>(double(p)));
 }
 
