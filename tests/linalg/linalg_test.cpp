@@ -721,5 +721,20 @@ TEST_F(Linalg, SingularTriangularSolveIsNotFinite) {
   for (size_t i : {4, 6, 7}) EXPECT_TRUE(std::isnan(l[i])) << i;
   EXPECT_EQ(l[5], 0.0);
 }
+
+// Matrix dimensions must be whole: a matrix sharded along its rows is gathered first (the
+// partitioned program says so), and the values do not change.
+TEST_F(Linalg, ShardedMatrixDimensionsAreGathered) {
+  const Mesh mesh = make_mesh({8}, {"x"});
+  const Array a = jnp::add(random::normal(random::key(1), {8, 8}, DType::float64),
+                           jnp::multiply(jnp::eye(8, std::nullopt, 0, DType::float64), 8.0));
+  const Array rows = device_put(a, NamedSharding(mesh, P("x")));
+  auto f = jit([](const Array& m) { return la::inv(m); });
+  const std::string text = f.lower(rows).compile().as_text();
+  EXPECT_NE(text.find("all-gather"), std::string::npos) << text;
+  expect_close(f(rows), la::inv(a), 1e-12, "inv of a row-sharded matrix");
+  auto g = jit([](const Array& m) { return la::eigvalsh(jnp::matmul(m, mT(m))); });
+  expect_close(g(rows), la::eigvalsh(jnp::matmul(a, mT(a))), 1e-12, "eigvalsh");
+}
 }  // namespace
 }  // namespace parax
