@@ -314,6 +314,11 @@ class SequentialImpl : public Module {
   void push_back(M module) {
     register_module(std::to_string(size()), std::move(module));
   }
+  // Adds a module under its own name (LibTorch's push_back(name, module)).
+  template <class M>
+  void push_back(const std::string& name, M module) {
+    register_module(name, std::move(module));
+  }
   Array forward(const Array& x) override;
   size_t size() const { return children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const { return children().at(i); }

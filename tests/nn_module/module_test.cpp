@@ -424,3 +424,86 @@ TEST(Training, DataAndTensorParallelMatchSingleDevice) {
 }
 
 }  // namespace
+
+namespace {
+
+// The fixed spellings, as a user program writes them.
+TEST(Spellings, TrainAndShardASequential) {
+  nn::manual_seed(42);
+  nn::Sequential model;
+  model->push_back(nn::Linear(4, 8));
+  model->push_back(nn::ReLU());
+  model.push_back(nn::Linear(8, 2));
+  nn::StateDict params = model->state_dict();
+  EXPECT_EQ(params["0.weight"].shape(), (px::Shape{8, 4}));
+  std::vector<std::string> names;
+  for (const auto& [name, a] : params) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+
+  Array x = px::random::normal(px::random::key(1), {16, 4});
+  Array y = px::random::normal(px::random::key(2), {16, 2});
+  EXPECT_EQ(model(x).shape(), (px::Shape{16, 2}));
+  nn::MSELoss loss;
+  auto loss_fn = [&](const nn::StateDict& p, const Array& in, const Array& target) {
+    return loss(nn::functional_call(model, p, in), target);
+  };
+  auto opt = optax::sgd(0.1);
+  auto state = opt.init(params);
+  auto step = px::jit(px::value_and_grad(loss_fn));
+  float first = 0, last = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto [l, grads] = step(params, x, y);
+    auto [updates, new_state] = opt.update(grads, state);
+    state = new_state;
+    params = optax::apply_updates(params, updates);
+    (i == 0 ? first : last) = l.item<float>();
+  }
+  EXPECT_LT(last, first);
+
+  auto mesh = px::make_mesh({4, 2}, {"batch", "model"});
+  std::map<std::string, px::Sharding> rules{{"0.weight", px::NamedSharding(mesh, P("model"))},
+                                            {"0.bias", px::NamedSharding(mesh, P("model"))},
+                                            {"2.weight", px::NamedSharding(mesh, P(None, "model"))},
+                                            {"2.bias", px::NamedSharding(mesh, P())}};
+  nn::StateDict sharded = nn::shard(params, rules);
+  auto xs = px::device_put(x, px::NamedSharding(mesh, P("batch", None)));
+  auto ys = px::device_put(y, px::NamedSharding(mesh, P("batch", None)));
+  EXPECT_NEAR(step(sharded, xs, ys).first.item<float>(), step(params, x, y).first.item<float>(),
+              1e-6);
+  // A named push_back, and nested sequentials name their children by path.
+  nn::Sequential outer;
+  outer->push_back("body", model);
+  outer->push_back("head", nn::Linear(2, 1, px::random::key(3)));
+  EXPECT_EQ(outer->state_dict().keys(),
+            (std::vector<std::string>{"body.0.weight", "body.0.bias", "body.2.weight",
+                                      "body.2.bias", "head.weight", "head.bias"}));
+  EXPECT_EQ(outer(x).shape(), (px::Shape{16, 1}));
+}
+
+// A subclass whose forward takes its argument by value, and one with two inputs.
+struct ByValue : nn::Module {
+  ByValue() { fc = register_module("fc", nn::Linear(3, 3, px::random::key(0))); }
+  Array forward(Array x) override { return fc(x) + x; }
+  nn::Linear fc{nullptr};
+};
+struct TwoInputs : nn::Module {
+  TwoInputs() { fc = register_module("fc", nn::Linear(3, 3, px::random::key(0))); }
+  Array forward(const Array& a, const Array& b) { return fc(a) * b; }
+  nn::Linear fc{nullptr};
+};
+
+TEST(Spellings, ForwardSignatures) {
+  Array x = jnp::ones({2, 3});
+  ByValue bv;
+  EXPECT_EQ(bv(x).shape(), (px::Shape{2, 3}));
+  EXPECT_EQ(nn::functional_call(bv, bv.state_dict(), x).shape(), (px::Shape{2, 3}));
+  TwoInputs ti;
+  auto g = px::grad([&](const nn::StateDict& p) {
+    return jnp::sum(nn::functional_call(ti, p, x, x * 2.0f));
+  })(ti.state_dict());
+  EXPECT_EQ(g.keys(), (std::vector<std::string>{"fc.weight", "fc.bias"}));
+  // The bias gradient is sum over the batch of b = 2.
+  EXPECT_EQ(g["fc.bias"].to_vector<float>(), (std::vector<float>{4, 4, 4}));
+}
+
+}  // namespace
