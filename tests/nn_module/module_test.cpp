@@ -507,3 +507,45 @@ TEST(Spellings, ForwardSignatures) {
 }
 
 }  // namespace
+
+namespace {
+
+// Per-example gradients: vmap of grad of a functional_call, against a loop of grads.
+TEST(Composition, PerExampleGradientsByVmap) {
+  nn::Sequential model(nn::Linear(3, 4, px::random::key(0)), nn::Tanh(),
+                       nn::Linear(4, 1, px::random::key(1)));
+  nn::StateDict params = model->state_dict();
+  Array xs = px::random::normal(px::random::key(2), {5, 3});
+  Array ys = px::random::normal(px::random::key(3), {5, 1});
+  auto loss = [&](const nn::StateDict& p, const Array& x, const Array& y) {
+    return nn::MSELoss()(nn::functional_call(model, p, x), y);
+  };
+  auto per_example = px::jit(px::vmap(px::grad(loss), {.in_axes = {px::None, 0, 0}}));
+  nn::StateDict g = per_example(params, xs, ys);
+  EXPECT_EQ(g["0.weight"].shape(), (px::Shape{5, 4, 3}));
+  for (int64_t i = 0; i < 5; ++i) {
+    nn::StateDict gi = px::grad(loss)(params, xs[i], ys[i]);
+    for (const auto& [name, a] : gi) {
+      auto want = a.to_vector<float>();
+      auto got = g[name][i].to_vector<float>();
+      for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_NEAR(got[k], want[k], 1e-5 * std::abs(want[k]) + 1e-6) << name << " " << i;
+      }
+    }
+  }
+}
+
+// load_state_dict keeps each parameter where it is, as torch's copy_ does.
+TEST(Composition, LoadStateDictKeepsPlacement) {
+  auto mesh = px::make_mesh({4, 2}, {"a", "b"});
+  nn::Linear l(4, 8, px::random::key(0));
+  px::NamedSharding col(mesh, P("b"));
+  l->weight = px::device_put(l->weight, col);
+  nn::StateDict fresh = nn::Linear(4, 8, px::random::key(1)).state_dict();
+  l.load_state_dict(fresh);
+  EXPECT_TRUE(l->weight.sharding().is_equivalent_to(col, 2));
+  EXPECT_EQ(l->weight.to_vector<float>(), fresh["weight"].to_vector<float>());
+  EXPECT_FALSE(l->bias.is_committed());
+}
+
+}  // namespace
