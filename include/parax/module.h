@@ -428,7 +428,8 @@ class ParameterSwap {
 // Calls `module`'s forward on `args` with its parameters and buffers replaced by `params`
 // (torch.func.functional_call): the forward as a pure function of the state, so
 // jit(value_and_grad(f))(params, batch) traces through it. Names missing from `params`
-// keep the module's own arrays unless `strict`; a name the module lacks raises ValueError.
+// keep the module's own arrays (constants of a trace); a name the module lacks raises
+// ValueError. The module's own arrays are back when it returns (or throws).
 template <class M, class... Args>
 auto functional_call(M& module, const StateDict& params, Args&&... args) {
   detail::ParameterSwap swap(detail::module_ref(module), params, /*strict=*/false);
