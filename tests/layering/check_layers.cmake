@@ -14,8 +14,6 @@ set(PUBLIC_core array.h tree.h)
 set(PUBLIC_transforms jit.h grad.h vmap.h shard_map.h)
 set(PUBLIC_runtime distributed.h)
 set(PUBLIC_api lax.h control_flow.h numpy.h random.h debug.h device_put.h collectives.h multihost.h parax.h)
-# parax::nn's modules, parax::optax and the LibTorch interop (parax_torch) are front ends.
-list(APPEND PUBLIC_api module.h optax.h torch.h)
 
 # The allowed exceptions, in one place: "<layer> <included header>: <reason>".
 set(EXCEPTIONS
