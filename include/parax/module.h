@@ -314,6 +314,11 @@ class SequentialImpl : public Module {
   void push_back(M module) {
     register_module(std::to_string(size()), std::move(module));
   }
+  // Adds a module under its own name (LibTorch's push_back(name, module)).
+  template <class M>
+  void push_back(const std::string& name, M module) {
+    register_module(name, std::move(module));
+  }
   Array forward(const Array& x) override;
   size_t size() const { return children().size(); }
   std::shared_ptr<Module> operator[](size_t i) const { return children().at(i); }
@@ -423,7 +428,8 @@ class ParameterSwap {
 // Calls `module`'s forward on `args` with its parameters and buffers replaced by `params`
 // (torch.func.functional_call): the forward as a pure function of the state, so
 // jit(value_and_grad(f))(params, batch) traces through it. Names missing from `params`
-// keep the module's own arrays unless `strict`; a name the module lacks raises ValueError.
+// keep the module's own arrays (constants of a trace); a name the module lacks raises
+// ValueError. The module's own arrays are back when it returns (or throws).
 template <class M, class... Args>
 auto functional_call(M& module, const StateDict& params, Args&&... args) {
   detail::ParameterSwap swap(detail::module_ref(module), params, /*strict=*/false);

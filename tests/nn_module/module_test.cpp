@@ -424,3 +424,128 @@ TEST(Training, DataAndTensorParallelMatchSingleDevice) {
 }
 
 }  // namespace
+
+namespace {
+
+// The fixed spellings, as a user program writes them.
+TEST(Spellings, TrainAndShardASequential) {
+  nn::manual_seed(42);
+  nn::Sequential model;
+  model->push_back(nn::Linear(4, 8));
+  model->push_back(nn::ReLU());
+  model.push_back(nn::Linear(8, 2));
+  nn::StateDict params = model->state_dict();
+  EXPECT_EQ(params["0.weight"].shape(), (px::Shape{8, 4}));
+  std::vector<std::string> names;
+  for (const auto& [name, a] : params) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+
+  Array x = px::random::normal(px::random::key(1), {16, 4});
+  Array y = px::random::normal(px::random::key(2), {16, 2});
+  EXPECT_EQ(model(x).shape(), (px::Shape{16, 2}));
+  nn::MSELoss loss;
+  auto loss_fn = [&](const nn::StateDict& p, const Array& in, const Array& target) {
+    return loss(nn::functional_call(model, p, in), target);
+  };
+  auto opt = optax::sgd(0.1);
+  auto state = opt.init(params);
+  auto step = px::jit(px::value_and_grad(loss_fn));
+  float first = 0, last = 0;
+  for (int i = 0; i < 20; ++i) {
+    auto [l, grads] = step(params, x, y);
+    auto [updates, new_state] = opt.update(grads, state);
+    state = new_state;
+    params = optax::apply_updates(params, updates);
+    (i == 0 ? first : last) = l.item<float>();
+  }
+  EXPECT_LT(last, first);
+
+  auto mesh = px::make_mesh({4, 2}, {"batch", "model"});
+  std::map<std::string, px::Sharding> rules{{"0.weight", px::NamedSharding(mesh, P("model"))},
+                                            {"0.bias", px::NamedSharding(mesh, P("model"))},
+                                            {"2.weight", px::NamedSharding(mesh, P(None, "model"))},
+                                            {"2.bias", px::NamedSharding(mesh, P())}};
+  nn::StateDict sharded = nn::shard(params, rules);
+  auto xs = px::device_put(x, px::NamedSharding(mesh, P("batch", None)));
+  auto ys = px::device_put(y, px::NamedSharding(mesh, P("batch", None)));
+  EXPECT_NEAR(step(sharded, xs, ys).first.item<float>(), step(params, x, y).first.item<float>(),
+              1e-6);
+  // A named push_back, and nested sequentials name their children by path.
+  nn::Sequential outer;
+  outer->push_back("body", model);
+  outer->push_back("head", nn::Linear(2, 1, px::random::key(3)));
+  EXPECT_EQ(outer->state_dict().keys(),
+            (std::vector<std::string>{"body.0.weight", "body.0.bias", "body.2.weight",
+                                      "body.2.bias", "head.weight", "head.bias"}));
+  EXPECT_EQ(outer(x).shape(), (px::Shape{16, 1}));
+}
+
+// A subclass whose forward takes its argument by value, and one with two inputs.
+struct ByValue : nn::Module {
+  ByValue() { fc = register_module("fc", nn::Linear(3, 3, px::random::key(0))); }
+  Array forward(Array x) override { return fc(x) + x; }
+  nn::Linear fc{nullptr};
+};
+struct TwoInputs : nn::Module {
+  TwoInputs() { fc = register_module("fc", nn::Linear(3, 3, px::random::key(0))); }
+  Array forward(const Array& a, const Array& b) { return fc(a) * b; }
+  nn::Linear fc{nullptr};
+};
+
+TEST(Spellings, ForwardSignatures) {
+  Array x = jnp::ones({2, 3});
+  ByValue bv;
+  EXPECT_EQ(bv(x).shape(), (px::Shape{2, 3}));
+  EXPECT_EQ(nn::functional_call(bv, bv.state_dict(), x).shape(), (px::Shape{2, 3}));
+  TwoInputs ti;
+  auto g = px::grad([&](const nn::StateDict& p) {
+    return jnp::sum(nn::functional_call(ti, p, x, x * 2.0f));
+  })(ti.state_dict());
+  EXPECT_EQ(g.keys(), (std::vector<std::string>{"fc.weight", "fc.bias"}));
+  // The bias gradient is sum over the batch of b = 2.
+  EXPECT_EQ(g["fc.bias"].to_vector<float>(), (std::vector<float>{4, 4, 4}));
+}
+
+}  // namespace
+
+namespace {
+
+// Per-example gradients: vmap of grad of a functional_call, against a loop of grads.
+TEST(Composition, PerExampleGradientsByVmap) {
+  nn::Sequential model(nn::Linear(3, 4, px::random::key(0)), nn::Tanh(),
+                       nn::Linear(4, 1, px::random::key(1)));
+  nn::StateDict params = model->state_dict();
+  Array xs = px::random::normal(px::random::key(2), {5, 3});
+  Array ys = px::random::normal(px::random::key(3), {5, 1});
+  auto loss = [&](const nn::StateDict& p, const Array& x, const Array& y) {
+    return nn::MSELoss()(nn::functional_call(model, p, x), y);
+  };
+  auto per_example = px::jit(px::vmap(px::grad(loss), {.in_axes = {px::None, 0, 0}}));
+  nn::StateDict g = per_example(params, xs, ys);
+  EXPECT_EQ(g["0.weight"].shape(), (px::Shape{5, 4, 3}));
+  for (int64_t i = 0; i < 5; ++i) {
+    nn::StateDict gi = px::grad(loss)(params, xs[i], ys[i]);
+    for (const auto& [name, a] : gi) {
+      auto want = a.to_vector<float>();
+      auto got = g[name][i].to_vector<float>();
+      for (size_t k = 0; k < want.size(); ++k) {
+        EXPECT_NEAR(got[k], want[k], 1e-5 * std::abs(want[k]) + 1e-6) << name << " " << i;
+      }
+    }
+  }
+}
+
+// load_state_dict keeps each parameter where it is, as torch's copy_ does.
+TEST(Composition, LoadStateDictKeepsPlacement) {
+  auto mesh = px::make_mesh({4, 2}, {"a", "b"});
+  nn::Linear l(4, 8, px::random::key(0));
+  px::NamedSharding col(mesh, P("b"));
+  l->weight = px::device_put(l->weight, col);
+  nn::StateDict fresh = nn::Linear(4, 8, px::random::key(1)).state_dict();
+  l.load_state_dict(fresh);
+  EXPECT_TRUE(l->weight.sharding().is_equivalent_to(col, 2));
+  EXPECT_EQ(l->weight.to_vector<float>(), fresh["weight"].to_vector<float>());
+  EXPECT_FALSE(l->bias.is_committed());
+}
+
+}  // namespace
