@@ -39,6 +39,10 @@ Array cbrt(const ArrayLike& x);
 Array logistic(const ArrayLike& x);
 Array erf(const ArrayLike& x);
 Array erf_inv(const ArrayLike& x);
+Array erfc(const ArrayLike& x);
+Array asinh(const ArrayLike& x);
+Array acosh(const ArrayLike& x);
+Array atanh(const ArrayLike& x);
 Array is_finite(const ArrayLike& x);
 Array bitwise_not(const ArrayLike& x);
 // x ** y for a fixed integer y.
@@ -122,6 +126,10 @@ Array reduce_or(const ArrayLike& x, std::vector<int64_t> axes);
 Array argmax(const ArrayLike& x, int64_t axis, DType index_dtype = DType::int32);
 Array argmin(const ArrayLike& x, int64_t axis, DType index_dtype = DType::int32);
 Array cumsum(const ArrayLike& x, int64_t axis = 0, bool reverse = false);
+Array cumprod(const ArrayLike& x, int64_t axis = 0, bool reverse = false);
+Array cummax(const ArrayLike& x, int64_t axis = 0, bool reverse = false);
+Array cummin(const ArrayLike& x, int64_t axis = 0, bool reverse = false);
+Array cumlogsumexp(const ArrayLike& x, int64_t axis = 0, bool reverse = false);
 Array sort(const ArrayLike& x, int64_t dimension = -1, bool is_stable = true);
 // Sorts all operands by the first (lexicographically by the first num_keys).
 std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension = -1,

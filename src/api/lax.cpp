@@ -114,6 +114,10 @@ Array cbrt(const ArrayLike& x) { return unary(Prim::cbrt, x); }
 Array logistic(const ArrayLike& x) { return unary(Prim::logistic, x); }
 Array erf(const ArrayLike& x) { return unary(Prim::erf, x); }
 Array erf_inv(const ArrayLike& x) { return unary(Prim::erf_inv, x); }
+Array erfc(const ArrayLike& x) { return unary(Prim::erfc, x); }
+Array asinh(const ArrayLike& x) { return unary(Prim::asinh, x); }
+Array acosh(const ArrayLike& x) { return unary(Prim::acosh, x); }
+Array atanh(const ArrayLike& x) { return unary(Prim::atanh, x); }
 Array is_finite(const ArrayLike& x) { return unary(Prim::is_finite, x); }
 Array bitwise_not(const ArrayLike& x) { return unary(Prim::not_, x); }
 Array integer_pow(const ArrayLike& x, int64_t y) {
@@ -336,6 +340,18 @@ Array argmin(const ArrayLike& x, int64_t axis, DType index_dtype) {
 
 Array cumsum(const ArrayLike& x, int64_t axis, bool reverse) {
   return core::bind1(Prim::cumsum, {x.array()}, {{"axis", axis}, {"reverse", reverse}});
+}
+Array cumprod(const ArrayLike& x, int64_t axis, bool reverse) {
+  return core::bind1(Prim::cumprod, {x.array()}, {{"axis", axis}, {"reverse", reverse}});
+}
+Array cummax(const ArrayLike& x, int64_t axis, bool reverse) {
+  return core::bind1(Prim::cummax, {x.array()}, {{"axis", axis}, {"reverse", reverse}});
+}
+Array cummin(const ArrayLike& x, int64_t axis, bool reverse) {
+  return core::bind1(Prim::cummin, {x.array()}, {{"axis", axis}, {"reverse", reverse}});
+}
+Array cumlogsumexp(const ArrayLike& x, int64_t axis, bool reverse) {
+  return core::bind1(Prim::cumlogsumexp, {x.array()}, {{"axis", axis}, {"reverse", reverse}});
 }
 
 Array sort(const ArrayLike& x, int64_t dimension, bool is_stable) {
