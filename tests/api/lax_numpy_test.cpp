@@ -481,18 +481,8 @@ std::string error_text(const std::exception& e) {
   return std::string("!") + kind + ": " + e.what();
 }
 
-// Splits `dtype|weak|shape|values` of a #v record.
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.push_back("");
-  return parts;
-}
-
 void expect_close(const std::string& name, const Array& x, const std::string& record) {
-  std::vector<std::string> parts = split(record, '|');
+  std::vector<std::string> parts = testing::split_fields(record, '|');
   ASSERT_EQ(parts.size(), 4u) << name;
   EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
   EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
@@ -501,7 +491,7 @@ void expect_close(const std::string& name, const Array& x, const std::string& re
     shape += (d ? "," : "") + std::to_string(x.shape()[d]);
   }
   EXPECT_EQ(shape, parts[2]) << name;
-  std::vector<std::string> want = split(parts[3], ',');
+  std::vector<std::string> want = testing::split_fields(parts[3], ',');
   std::vector<double> got = x.to_vector<double>();
   ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
   const bool half = x.dtype() == DType::float16 || x.dtype() == DType::bfloat16;
@@ -601,7 +591,7 @@ TEST(LaxNumpy, TracedCasesHaveJaxTypes) {
     ASSERT_EQ(error, "");
     for (size_t k = 0; k < results.size(); ++k) {
       const std::string key = many ? name + "[" + std::to_string(k) + "]" : name;
-      std::vector<std::string> parts = split(g.at(key + "#v"), '|');
+      std::vector<std::string> parts = testing::split_fields(g.at(key + "#v"), '|');
       const core::Aval& aval = core::aval_of(results[k]);
       std::string shape;
       for (size_t d = 0; d < aval.shape.size(); ++d) {

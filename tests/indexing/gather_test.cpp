@@ -29,19 +29,10 @@ const std::map<std::string, std::string>& goldens() {
   return *records;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.push_back("");
-  return parts;
-}
-
 std::vector<int64_t> ints(const std::string& s) {
   std::vector<int64_t> out;
   if (s.empty()) return out;
-  for (const std::string& p : split(s, ',')) out.push_back(std::stoll(p));
+  for (const std::string& p : testing::split_fields(s, ',')) out.push_back(std::stoll(p));
   return out;
 }
 
@@ -84,23 +75,23 @@ struct Spec {
 
 Spec parse(const std::string& text) {
   Spec s;
-  for (const std::string& item : split(text, ';')) {
+  for (const std::string& item : testing::split_fields(text, ';')) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string value = item.substr(eq + 1);
     if (key == "op") {
       s.op = value;
     } else if (key == "operand" || key == "updates") {
-      const auto parts = split(value, ':');
+      const auto parts = testing::split_fields(value, ':');
       (key == "operand" ? s.dtype : s.update_dtype) = dtype_from_name(parts[0]);
       (key == "operand" ? s.shape : s.update_shape) = ints(parts[1]);
     } else if (key == "indices") {
-      const auto parts = split(value, ':');
+      const auto parts = testing::split_fields(value, ':');
       s.index_dtype = dtype_from_name(parts[0]);
       s.index_shape = ints(parts[1]);
       s.index_values = ints(parts[2]);
     } else if (key == "dnums") {
-      for (const std::string& d : split(value, '/')) s.dnums.push_back(ints(d));
+      for (const std::string& d : testing::split_fields(value, '/')) s.dnums.push_back(ints(d));
       s.dnums.resize(5);
     } else if (key == "slice") {
       s.slice = ints(value);
@@ -161,13 +152,13 @@ std::string error_text(const std::exception& e) {
 // `rtol` (0: exactly, NaN matching NaN).
 void expect_record(const std::string& name, const Array& x, const std::string& record,
                    double rtol) {
-  const std::vector<std::string> parts = split(record, '|');
+  const std::vector<std::string> parts = testing::split_fields(record, '|');
   ASSERT_EQ(parts.size(), 4u) << name;
   EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
   EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
   EXPECT_EQ(x.shape(), ints(parts[2])) << name;
   const std::vector<std::string> want =
-      parts[3].empty() ? std::vector<std::string>{} : split(parts[3], ',');
+      parts[3].empty() ? std::vector<std::string>{} : testing::split_fields(parts[3], ',');
   ASSERT_EQ(size_t(x.size()), want.size()) << name;
   if (is_unsigned_integer(x.dtype())) {
     const auto got = x.to_vector<uint64_t>();
@@ -310,11 +301,11 @@ std::function<Array(const std::vector<Array>&)> shard_fn(const std::string& kind
 
 PartitionSpec spec_of(const std::string& text) {
   std::vector<SpecEntry> entries;
-  for (const std::string& e : split(text, ',')) {
+  for (const std::string& e : testing::split_fields(text, ',')) {
     if (e == "-") {
       entries.emplace_back(None);
     } else if (e.find('+') != std::string::npos) {
-      entries.emplace_back(split(e, '+'));
+      entries.emplace_back(testing::split_fields(e, '+'));
     } else {
       entries.emplace_back(e);
     }
@@ -370,7 +361,8 @@ TEST(GatherSharding, MatchesJaxLayoutsAndCollectives) {
   int checked = 0;
   for (const ShardCase& c : shard_cases()) {
     SCOPED_TRACE(c.name);
-    const std::vector<std::string> want = split(goldens().at("shard/" + c.name), '|');
+    const std::vector<std::string> want =
+        testing::split_fields(goldens().at("shard/" + c.name), '|');
     std::vector<Array> args = shard_args(c.kind);
     for (size_t i = 0; i < args.size(); ++i) {
       args[i] = device_put(args[i], NamedSharding(mesh, c.specs[i]));

@@ -29,26 +29,17 @@ const std::map<std::string, std::string>& goldens() {
   return *records;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.push_back("");
-  return parts;
-}
-
 Shape parse_shape(const std::string& s) {
   Shape shape;
   if (s.empty()) return shape;
-  for (const std::string& d : split(s, ',')) shape.push_back(std::stoll(d));
+  for (const std::string& d : testing::split_fields(s, ',')) shape.push_back(std::stoll(d));
   return shape;
 }
 
 std::vector<double> parse_values(const std::string& s) {
   std::vector<double> v;
   if (s.empty()) return v;
-  for (const std::string& x : split(s, ',')) v.push_back(std::stod(x));
+  for (const std::string& x : testing::split_fields(s, ',')) v.push_back(std::stod(x));
   return v;
 }
 
@@ -58,7 +49,7 @@ Array make_array(const std::string& dtype, const std::string& shape, const std::
 
 // `dtype|shape|values`, or a C++ scalar `lit|int|3`, `lit|float|2.5`, `lit|bool|1`.
 ArrayLike parse_operand(const std::string& rec) {
-  std::vector<std::string> p = split(rec, '|');
+  std::vector<std::string> p = testing::split_fields(rec, '|');
   if (p[0] == "lit") {
     if (p[1] == "float") return ArrayLike(std::stod(p[2]));
     if (p[1] == "bool") return ArrayLike(p[2] == "1");
@@ -70,7 +61,7 @@ ArrayLike parse_operand(const std::string& rec) {
 }
 
 bool has_float_item(const std::string& text) {
-  for (const std::string& item : split(text, ';')) {
+  for (const std::string& item : testing::split_fields(text, ';')) {
     if (!item.empty() && item[0] == 'f') return true;
   }
   return false;
@@ -79,7 +70,7 @@ bool has_float_item(const std::string& text) {
 NumpyIndex parse_index(const std::string& text) {
   std::vector<IndexItem> items;
   if (text.empty()) return NumpyIndex(items);
-  for (const std::string& item : split(text, ';')) {
+  for (const std::string& item : testing::split_fields(text, ';')) {
     const char kind = item[0];
     const std::string rest = item.substr(1);
     if (kind == 'i') {
@@ -91,14 +82,14 @@ NumpyIndex parse_index(const std::string& text) {
     } else if (kind == 'B') {
       items.emplace_back(rest == "1");
     } else if (kind == 's') {
-      std::vector<std::string> b = split(rest, ',');
+      std::vector<std::string> b = testing::split_fields(rest, ',');
       auto bound = [](const std::string& s) -> SliceBound {
         if (s == "_") return None;
         return std::stoll(s);
       };
       items.emplace_back(slice(bound(b[0]), bound(b[1]), bound(b[2])));
     } else if (kind == 'a') {
-      std::vector<std::string> p = split(rest, ':');
+      std::vector<std::string> p = testing::split_fields(rest, ':');
       items.emplace_back(make_array(p[0], p[1], p.size() > 2 ? p[2] : ""));
     } else {
       ADD_FAILURE() << "unknown index item " << item;
@@ -118,7 +109,7 @@ Options parse_options(const std::string& name, bool at_mode = true) {
   Options o;
   auto it = goldens().find(name + "#opt");
   if (it == goldens().end()) return o;
-  for (const std::string& kv : split(it->second, ',')) {
+  for (const std::string& kv : testing::split_fields(it->second, ',')) {
     const size_t eq = kv.find('=');
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (k == "mode") {
@@ -154,7 +145,7 @@ std::string error_text(const std::exception& e) {
 
 void expect_matches(const std::string& name, const Array& x, const std::string& record,
                     double rtol) {
-  std::vector<std::string> p = split(record, '|');
+  std::vector<std::string> p = testing::split_fields(record, '|');
   ASSERT_EQ(p.size(), 4u) << name << ": " << record;
   EXPECT_EQ(std::string(dtype_name(x.dtype())), p[0]) << name;
   EXPECT_EQ(x.weak_type() ? "w" : "s", p[1]) << name;
@@ -242,7 +233,7 @@ std::optional<Fn> computation(const std::string& name, const std::string& op) {
   }
   if (op == "put_along_axis") {
     return [name](const Array& x, const std::optional<Array>&) {
-      std::vector<std::string> parts = split(goldens().at(name + "#y"), '#');
+      std::vector<std::string> parts = testing::split_fields(goldens().at(name + "#y"), '#');
       Options o = parse_options(name);
       return std::vector<Array>{jnp::put_along_axis(x, parse_operand(parts[0]),
                                                     parse_operand(parts[1]), o.axis, o.at.mode)};

@@ -4,8 +4,10 @@
 
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace parax::testing {
 
@@ -45,6 +47,17 @@ inline std::map<std::string, std::string> read_golden(const std::string& file) {
     records[line.substr(0, tab)] = unescape(line.substr(tab + 1));
   }
   return records;
+}
+
+// Splits a record's fields at `sep` (`dtype|weak|shape|values`, then the values at ','); a
+// trailing separator gives a last empty field.
+inline std::vector<std::string> split_fields(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) parts.push_back(part);
+  if (!s.empty() && s.back() == sep) parts.push_back("");
+  return parts;
 }
 
 }  // namespace parax::testing

@@ -17,115 +17,15 @@
 
 #include "support/errors.h"
 #include "support/golden.h"
+#include "transforms/custom_derivative_golden.h"
 
 namespace parax {
 namespace {
 
 namespace jnp = numpy;
-using Leaves = std::vector<Array>;
-using Case = std::function<Leaves()>;
+using namespace custom_derivative_golden;
 using T1 = std::tuple<Array>;
 using T2 = std::tuple<Array, Array>;
-
-const std::map<std::string, std::string>& goldens() {
-  static const auto* g =
-      new std::map<std::string, std::string>(testing::read_golden("custom_derivative_cases.txt"));
-  return *g;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.push_back("");
-  return parts;
-}
-
-void expect_leaf(const std::string& name, const Array& x, const std::string& record) {
-  std::vector<std::string> parts = split(record, '|');
-  ASSERT_EQ(parts.size(), 4u) << name;
-  EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
-  EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
-  std::string shape;
-  for (size_t d = 0; d < x.shape().size(); ++d) {
-    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
-  }
-  EXPECT_EQ(shape, parts[2]) << name;
-  std::vector<std::string> want = split(parts[3], ',');
-  std::vector<double> got = x.to_vector<double>();
-  ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
-  for (size_t k = 0; k < got.size(); ++k) {
-    const double expected = std::stod(want[k]);
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(got[k])) << name << "[" << k << "]";
-    } else {
-      EXPECT_NEAR(got[k], expected, 2e-5 * std::abs(expected) + 2e-6) << name << "[" << k << "]";
-    }
-  }
-}
-
-std::string error_text(const std::exception& e) {
-  const char* kind = "Error";
-  if (dynamic_cast<const AttributeError*>(&e))
-    kind = "AttributeError";
-  else if (dynamic_cast<const TypeError*>(&e))
-    kind = "TypeError";
-  else if (dynamic_cast<const ValueError*>(&e))
-    kind = "ValueError";
-  return std::string("!") + kind + ": " + e.what();
-}
-
-// Runs `fn` and compares with the golden records of `name`.
-void check(const std::string& name, const Case& fn) {
-  SCOPED_TRACE(name);
-  const auto& g = goldens();
-  Leaves out;
-  std::string error;
-  try {
-    out = fn();
-  } catch (const Error& e) {
-    error = error_text(e);
-  }
-  if (auto it = g.find(name); it != g.end()) {
-    EXPECT_EQ(error, it->second);
-    return;
-  }
-  ASSERT_TRUE(error.empty()) << error;
-  ASSERT_TRUE(g.count(name + "#n")) << "no golden for " << name;
-  ASSERT_EQ(std::to_string(out.size()), g.at(name + "#n"));
-  for (size_t k = 0; k < out.size(); ++k) {
-    const std::string key = name + "[" + std::to_string(k) + "]";
-    expect_leaf(key, out[k], g.at(key));
-  }
-}
-
-// The case names the golden file holds under `prefix`.
-std::set<std::string> golden_cases(const std::vector<std::string>& prefixes) {
-  std::set<std::string> out;
-  for (const auto& [key, text] : goldens()) {
-    for (const std::string& prefix : prefixes) {
-      if (key.rfind(prefix, 0) != 0) continue;
-      out.insert(key.substr(0, std::min(key.find('#'), key.find('['))));
-    }
-  }
-  return out;
-}
-
-template <class M>
-std::set<std::string> names_of(const M& cases) {
-  std::set<std::string> out;
-  for (const auto& [name, fn] : cases) out.insert(name);
-  return out;
-}
-
-template <class T>
-Leaves L(const T& tree) {
-  return tree::leaves(tree);
-}
-
-Array f32(float v) { return jnp::full({}, v, DType::float32); }
-Array vec(std::vector<float> v) { return jnp::array(v); }
 
 // ---- the functions of the cases ----
 
