@@ -10,6 +10,7 @@
 #include "core/autodiff.h"
 #include "core/program_trace.h"
 #include "core/trace.h"
+#include "prims/program_rules.h"
 
 namespace parax::detail {
 namespace {
@@ -137,37 +138,6 @@ std::string check_jvp_output(const FlatPair& r, const TreeDef& out_def,
 
 // A traced program's captured constants become leading operands: each program of the
 // call takes the constants of all of them, in order, then its own inputs.
-struct Assembled {
-  std::vector<Array> consts;
-  std::vector<ProgramRef> programs;
-};
-
-Assembled assemble(const std::vector<ClosedProgram>& traced) {
-  Assembled out;
-  std::vector<std::vector<Aval>> groups;
-  for (const ClosedProgram& c : traced) {
-    out.consts.insert(out.consts.end(), c.consts.begin(), c.consts.end());
-    std::vector<Aval> avals;
-    for (int v : c.program->constvars) avals.push_back(c.program->avals[size_t(v)]);
-    groups.push_back(std::move(avals));
-  }
-  for (size_t k = 0; k < traced.size(); ++k) {
-    Program p = *traced[k].program;
-    std::vector<int> invars;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      if (g == k) {
-        invars.insert(invars.end(), p.constvars.begin(), p.constvars.end());
-        continue;
-      }
-      for (const Aval& a : groups[g]) invars.push_back(p.new_var(a));
-    }
-    invars.insert(invars.end(), p.invars.begin(), p.invars.end());
-    p.invars = std::move(invars);
-    p.constvars.clear();
-    out.programs.push_back(std::make_shared<const Program>(std::move(p)));
-  }
-  return out;
-}
 
 std::vector<Array> concat(std::vector<Array> a, const std::vector<Array>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -252,7 +222,7 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
     error = check_jvp_output(r, *out_def, out_avals, options);
     return concat(r.first, r.second);
   });
-  Assembled a = assemble({fp, jp});
+  prims::SharedConsts a = prims::share_consts({fp, jp});
   Params params{{"jaxpr", a.programs[0]},
                 {"jvp", a.programs[1]},
                 {"name", options.name},
@@ -393,7 +363,7 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
     const auto got = bwd(res, res_def, cts, *out_def);
     return bwd_cotangents(got, defs, avals, options, bwd_error);
   });
-  Assembled a = assemble({fp, wp, bp});
+  prims::SharedConsts a = prims::share_consts({fp, wp, bp});
   Params params{{"bwd", a.programs[2]},
                 {"fwd", a.programs[1]},
                 {"jaxpr", a.programs[0]},

@@ -137,37 +137,6 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const A
 // A traced program whose captured constants become operands: the call's operands are the
 // constants of each program traced for it, in order, then the old operands; each program
 // takes them all (those of the others unused).
-struct Assembled {
-  std::vector<Array> consts;
-  std::vector<ProgramRef> programs;
-};
-
-Assembled assemble(const std::vector<core::ClosedProgram>& traced) {
-  Assembled out;
-  std::vector<std::vector<Aval>> groups;
-  for (const core::ClosedProgram& c : traced) {
-    out.consts.insert(out.consts.end(), c.consts.begin(), c.consts.end());
-    std::vector<Aval> avals;
-    for (int v : c.program->constvars) avals.push_back(c.program->avals[size_t(v)]);
-    groups.push_back(std::move(avals));
-  }
-  for (size_t k = 0; k < traced.size(); ++k) {
-    Program p = *traced[k].program;
-    std::vector<int> invars;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      if (g == k) {
-        invars.insert(invars.end(), p.constvars.begin(), p.constvars.end());
-        continue;
-      }
-      for (const Aval& a : groups[g]) invars.push_back(p.new_var(a));
-    }
-    invars.insert(invars.end(), p.invars.begin(), p.invars.end());
-    p.invars = std::move(invars);
-    p.constvars.clear();
-    out.programs.push_back(std::make_shared<const Program>(std::move(p)));
-  }
-  return out;
-}
 
 // The operands with their batch dimensions moved to the front (where vmap_program sees them).
 std::vector<Array> batched_front(std::span<const Array> in, std::span<const int> dims,
@@ -253,7 +222,7 @@ Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   jvp_want.insert(jvp_want.end(), want.begin(), want.end());
   core::ClosedProgram f = trace_batched(fp, avals, front, axis, want);
   core::ClosedProgram j = trace_batched(jp, jvp_avals, jvp_dims, axis, jvp_want);
-  Assembled a = assemble({f, j});
+  SharedConsts a = share_consts({f, j});
   operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
   Params p = params;
   p.set("jaxpr", a.programs[0]);
@@ -323,7 +292,7 @@ Batched vjp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   }
   std::vector<int> arg_want(front.begin() + long(nc), front.end());
   core::ClosedProgram b = trace_batched(*prog(params, "bwd"), bwd_avals, bwd_dims, axis, arg_want);
-  Assembled a = assemble({f, w, b});
+  SharedConsts a = share_consts({f, w, b});
   operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
   Params p = params;
   p.set("jaxpr", a.programs[0]);

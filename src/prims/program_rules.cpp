@@ -87,4 +87,31 @@ std::shared_ptr<const core::Program> with_unused_invars(const core::Program& p, 
   return std::make_shared<const core::Program>(std::move(q));
 }
 
+SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced) {
+  SharedConsts out;
+  std::vector<std::vector<core::Aval>> groups;
+  for (const core::ClosedProgram& c : traced) {
+    out.consts.insert(out.consts.end(), c.consts.begin(), c.consts.end());
+    std::vector<core::Aval> avals;
+    for (int v : c.program->constvars) avals.push_back(c.program->avals[size_t(v)]);
+    groups.push_back(std::move(avals));
+  }
+  for (size_t k = 0; k < traced.size(); ++k) {
+    core::Program p = *traced[k].program;
+    std::vector<int> invars;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (g == k) {
+        invars.insert(invars.end(), p.constvars.begin(), p.constvars.end());
+        continue;
+      }
+      for (const core::Aval& a : groups[g]) invars.push_back(p.new_var(a));
+    }
+    invars.insert(invars.end(), p.invars.begin(), p.invars.end());
+    p.invars = std::move(invars);
+    p.constvars.clear();
+    out.programs.push_back(std::make_shared<const core::Program>(std::move(p)));
+  }
+  return out;
+}
+
 }  // namespace parax::prims

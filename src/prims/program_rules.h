@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/program.h"
+#include "core/program_trace.h"
 #include "parax/array.h"
 
 namespace parax::prims {
@@ -112,5 +113,15 @@ std::vector<bool> depends_on(const core::Program& p, const std::vector<bool>& ma
 // Returns `p` with inputs of types `avals` it does not read inserted before invar `at`.
 std::shared_ptr<const core::Program> with_unused_invars(const core::Program& p, size_t at,
                                                         std::span<const core::Aval> avals);
+
+// Several traced functions held by one equation (custom_jvp_call's f and its rule) as
+// programs over one operand list: `consts` is every program's consts, concatenated in order,
+// and each of `programs` takes all of them as leading operands (using its own group), then
+// its own arguments.
+struct SharedConsts {
+  std::vector<Array> consts;
+  std::vector<std::shared_ptr<const core::Program>> programs;
+};
+SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced);
 
 }  // namespace parax::prims
