@@ -278,6 +278,47 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
       return {"index", [a](const Array& x) { return x[a]; }};
     case 26:
       return {"var", [a](const Array& x) { return jnp::var(x, a); }};
+    // Issue 15's indexing, nn, cumulative, padding, linear algebra, convolution and
+    // pooling: out-of-range indices, odd shapes and dtypes must give results or errors.
+    case 27:
+      return {"take", [a](const Array& x) {
+                return jnp::take(x, jnp::array(std::vector<int32_t>{-3, 0, 2, 7, 100}), a);
+              }};
+    case 28:
+      return {"at.add", [](const Array& x) {
+                return x.at(jnp::array(std::vector<int32_t>{-9, 0, 1, 1, 50})).add(1);
+              }};
+    case 29:
+      return {"take_along_axis",
+              [a](const Array& x) { return jnp::take_along_axis(x, jnp::argsort(x, a), a); }};
+    case 30:
+      return {"softmax", [a](const Array& x) { return nn::softmax(x, a); }};
+    case 31:
+      return {"log_softmax", [a](const Array& x) { return nn::log_softmax(x, a); }};
+    case 32:
+      return {"cumprod", [a](const Array& x) { return jnp::cumprod(x, a); }};
+    case 33:
+      return {"cummax", [a](const Array& x) { return lax::cummax(x, a); }};
+    case 34: {
+      const char* mode = f.pick(0, 1) ? "reflect" : "wrap";
+      return {std::string("pad ") + mode,
+              [mode](const Array& x) { return jnp::pad(x, int64_t{2}, mode); }};
+    }
+    case 35:
+      return {"roll", [a](const Array& x) { return jnp::roll(x, 3, a); }};
+    case 36:
+      return {"linalg.inv", [](const Array& x) { return jnp::linalg::inv(x); }};
+    case 37:
+      return {"reduce_window max", [rank](const Array& x) {
+                return lax::reduce_window(x, -INFINITY, lax::max,
+                                          std::vector<int64_t>(size_t(rank), 2),
+                                          std::vector<int64_t>(size_t(rank), 1), "VALID");
+              }};
+    case 38:
+      return {"conv", [rank](const Array& x) {
+                return lax::conv(
+                    x, x, std::vector<int64_t>(size_t(std::max<int64_t>(rank - 2, 0)), 1), "SAME");
+              }};
     default:
       return {"matmul", [](const Array& x) { return jnp::matmul(x, jnp::swapaxes(x, -1, -2)); }};
   }
