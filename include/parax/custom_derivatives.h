@@ -219,8 +219,10 @@ class CustomVjpFn {
 };
 
 // JAX's decorator form: `auto f = custom_jvp(fn); f.defjvp(rule);`. The rule is shared by
-// copies of f. Requires: fn has one call signature (not a generic lambda), from which the
-// rule's argument tuples are taken.
+// copies of f, so a rule that calls f takes it by reference (`[&f]`: the rule runs only
+// while f is being called) unless f lives as long as the program: a copy of f captured in
+// its own rule is a reference cycle, and a local f would never be freed. Requires: fn has one call
+// signature (not a generic lambda), from which the rule's argument tuples are taken.
 template <class F>
 class CustomJvp {
  public:
@@ -261,7 +263,8 @@ class CustomJvp {
   std::shared_ptr<Rule> rule_;
 };
 
-// JAX's decorator form: `auto f = custom_vjp(fn); f.defvjp(fwd, bwd);`. Requires: fn has
+// JAX's decorator form: `auto f = custom_vjp(fn); f.defvjp(fwd, bwd);` (fwd or bwd that
+// call f take it by reference, as above). Requires: fn has
 // one call signature (not a generic lambda).
 template <class F>
 class CustomVjp {

@@ -613,7 +613,9 @@ namespace {
 TEST(CustomDerivatives, ClosedOverDifferentiatedValueRaises) {
   auto jvp_outer = [](const Array& x) {
     auto g = custom_jvp([x](const Array& y) { return x + y; });
-    g.defjvp([g, x](const T1& p, const T1&) { return std::pair{g(x), 2.0f * std::get<0>(p)}; });
+    // A local function's rule takes it by reference (it runs while g is alive); a copy
+    // inside its own rule would be a reference cycle, never freed.
+    g.defjvp([&g, x](const T1& p, const T1&) { return std::pair{g(x), 2.0f * std::get<0>(p)}; });
     return g(f32(1));
   };
   auto vjp_outer = [](const Array& x) {
