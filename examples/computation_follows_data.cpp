@@ -8,7 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <sstream>
+
+#include "print_exception.h"
 
 namespace px = parax;
 namespace jnp = parax::numpy;
@@ -16,23 +17,7 @@ using px::P;
 
 namespace {
 
-// Python's textwrap.fill at 70 columns, as the tutorial's print_exception uses.
-std::string fill(const std::string& text, size_t width = 70) {
-  std::istringstream words(text);
-  std::string word, line, out;
-  while (words >> word) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
-}
-
-void print_exception(const px::ValueError& e) {
-  std::cout << fill(std::string("ValueError: ") + e.what()) << "\n";
-}
+using tutorial::print_exception;
 
 // numpy.allclose on the host, as the tutorial compares results.
 bool host_allclose(const px::Array& a, const px::Array& b) {

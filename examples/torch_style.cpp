@@ -15,7 +15,8 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
-#include <sstream>
+
+#include "print_exception.h"
 
 namespace px = parax;
 namespace jnp = parax::numpy;
@@ -27,23 +28,7 @@ using px::P;
 
 namespace {
 
-// Python's textwrap.fill at 70 columns, as the tutorial's print_exception uses.
-std::string fill(const std::string& text, size_t width = 70) {
-  std::istringstream words(text);
-  std::string word, line, out;
-  while (words >> word) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  return out + line;
-}
-
-void print_exception(const px::ValueError& e) {
-  std::cout << fill(std::string("ValueError: ") + e.what()) << "\n";
-}
+using tutorial::print_exception;
 
 bool host_allclose(const Array& a, const Array& b) {
   auto x = a.to_vector<float>();
