@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "core/array_value.h"
 #include "core/autodiff.h"
 #include "core/program_trace.h"
 #include "core/trace.h"
@@ -180,12 +181,64 @@ std::vector<Array> inputs_of(const ClosedProgram& c, const std::vector<Array>& a
 
 }  // namespace
 
+bool is_traced(const Array& x) { return core::tracer_of(x) != nullptr; }
+
+void throw_traced_nondiff() {
+  throw UnexpectedTracerError(
+      "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position "
+      "indicated by nondiff_argnums as non-differentiable. Tracers cannot be passed as "
+      "non-differentiable arguments to custom_vjp functions; instead, nondiff_argnums should "
+      "only be used for arguments that can't be or contain JAX tracers, e.g. function-valued "
+      "arguments. In particular, array-valued arguments should typically not be indicated as "
+      "nondiff_argnums.\nSee https://docs.jax.dev/en/latest/errors.html"
+      "#jax.errors.UnexpectedTracerError");
+}
+
 void throw_no_rule(const char* kind, const CustomOptions& options) {
   const std::string how = std::string(kind) == "JVP" ? "defjvp" : "defvjp";
   throw AttributeError("No " + std::string(kind) + " defined for custom_" +
                        (std::string(kind) == "JVP" ? "jvp" : "vjp") + " function " + options.name +
                        " using " + how + ".");
 }
+
+namespace {
+
+// The rule's tangent outputs with its symbolic zeros (JAX's SymbolicZero) made zeros.
+std::vector<Array> instantiate_zeros(std::vector<Array> ts) {
+  for (Array& t : ts) {
+    if (is_symbolic_zero(t)) t = zeros_of(strip_weak(core::aval_of(t)));
+  }
+  return ts;
+}
+
+// Traces the rule with the argument tangents `zero` marks given as symbolic zeros
+// (symbolic_zeros): the program takes the arguments and the other tangents.
+prims::ZeroPatternRule trace_zero_pattern(const std::vector<Aval>& avals,
+                                          const std::vector<bool>& zero, const FlatJvpRule& rule) {
+  std::vector<Aval> in = avals;
+  for (size_t i = 0; i < avals.size(); ++i) {
+    if (!zero[i]) in.push_back(strip_weak(avals[i]));
+  }
+  std::vector<bool> out_zero;
+  core::ClosedProgram c = core::trace_to_program(in, [&](const std::vector<Array>& xs) {
+    const std::vector<Array> p(xs.begin(), xs.begin() + long(avals.size()));
+    std::vector<Array> t;
+    size_t next = avals.size();
+    for (size_t i = 0; i < avals.size(); ++i) {
+      t.push_back(zero[i] ? symbolic_zero(p[i]) : xs[next++]);
+    }
+    FlatPair r = rule(p, t);
+    std::vector<Array> outs = r.first;
+    for (const Array& to : r.second) {
+      out_zero.push_back(is_symbolic_zero(to));
+      if (!out_zero.back()) outs.push_back(to);
+    }
+    return outs;
+  });
+  return {std::move(c), std::move(out_zero)};
+}
+
+}  // namespace
 
 std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
@@ -220,15 +273,25 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
     }
     FlatPair r = rule(p, t);
     error = check_jvp_output(r, *out_def, out_avals, options);
-    return concat(r.first, r.second);
+    return concat(r.first, instantiate_zeros(r.second));
   });
   prims::SharedConsts a = prims::share_consts({fp, jp});
+  const bool symbolic = options.symbolic_zeros && !fallback;
   Params params{{"jaxpr", a.programs[0]},
-                {"jvp", a.programs[1]},
+                {"jvp", name_or(options.jvp_name, options, "_jvp")},
+                {"jvp_jaxpr_fun", a.programs[1]},
                 {"name", options.name},
                 {"num_consts", int64_t(a.consts.size())},
-                {"symbolic_zeros", false}};
+                {"symbolic_zeros", symbolic}};
   if (!error.empty()) params.set("jvp_error", "TypeError: " + error);
+  // With symbolic_zeros, the jvp of this call, when it runs within the bind, traces the
+  // rule again for the tangents it is given.
+  std::optional<prims::LiveJvpRule> live;
+  if (symbolic) {
+    live.emplace(a.programs[1].get(), [&](const std::vector<bool>& zero) {
+      return trace_zero_pattern(avals, zero, rule);
+    });
+  }
   return core::bind(Prim::custom_jvp_call, concat(a.consts, leaves), std::move(params));
 }
 
@@ -364,9 +427,11 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
     return bwd_cotangents(got, defs, avals, options, bwd_error);
   });
   prims::SharedConsts a = prims::share_consts({fp, wp, bp});
-  Params params{{"bwd", a.programs[2]},
-                {"fwd", a.programs[1]},
+  Params params{{"bwd", name_or(options.bwd_name, options, "_bwd")},
+                {"bwd_jaxpr_fun", a.programs[2]},
                 {"jaxpr", a.programs[0]},
+                {"fwd", name_or(options.fwd_name, options, "_fwd")},
+                {"fwd_jaxpr_thunk", a.programs[1]},
                 {"name", options.name},
                 {"num_consts", int64_t(a.consts.size())},
                 {"symbolic_zeros", false}};
@@ -376,3 +441,17 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
 }
 
 }  // namespace parax::detail
+
+namespace parax {
+
+bool is_symbolic_zero(const Array& tangent) {
+  return tangent.valid() && tangent.impl()->abstract && !tangent.impl()->tracer;
+}
+
+Array symbolic_zero(const Array& primal) {
+  core::Aval a = core::aval_of(primal);
+  a.weak_type = false;
+  return detail::make_abstract(a);
+}
+
+}  // namespace parax

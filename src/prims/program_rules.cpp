@@ -114,4 +114,18 @@ SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced) {
   return out;
 }
 
+namespace {
+thread_local std::map<const core::Program*, ZeroPatternTracer> g_live_rules;
+}  // namespace
+
+LiveJvpRule::LiveJvpRule(const core::Program* key, ZeroPatternTracer tracer) : key_(key) {
+  g_live_rules[key] = std::move(tracer);
+}
+LiveJvpRule::~LiveJvpRule() { g_live_rules.erase(key_); }
+
+const ZeroPatternTracer* LiveJvpRule::find(const core::Program* key) {
+  auto it = g_live_rules.find(key);
+  return it == g_live_rules.end() ? nullptr : &it->second;
+}
+
 }  // namespace parax::prims

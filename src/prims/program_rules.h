@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -123,5 +124,32 @@ struct SharedConsts {
   std::vector<std::shared_ptr<const core::Program>> programs;
 };
 SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced);
+
+// A custom_jvp rule traced for one pattern of symbolic-zero tangents: the program takes the
+// arguments, then the tangents not zero, and returns the results, then the tangents of
+// the results not marked in `out_zero`.
+struct ZeroPatternRule {
+  core::ClosedProgram program;
+  std::vector<bool> out_zero;
+};
+using ZeroPatternTracer = std::function<ZeroPatternRule(const std::vector<bool>& zero)>;
+
+// custom_jvp's rule with symbolic_zeros while its call is being bound: the user's rule is
+// alive only then (C++ has no garbage collector to keep what it refers to), so the call's
+// jvp, when it runs within the bind (jvp, grad or jacfwd of f, under jit or not), traces it
+// for the tangents it has; later (a call staged, then differentiated) the rule traced for
+// all tangents runs on zeros. Keyed by the call's `jvp_jaxpr_fun` program.
+class LiveJvpRule {
+ public:
+  LiveJvpRule(const core::Program* key, ZeroPatternTracer tracer);
+  ~LiveJvpRule();
+  LiveJvpRule(const LiveJvpRule&) = delete;
+  LiveJvpRule& operator=(const LiveJvpRule&) = delete;
+  // Returns the tracer registered for `key` on this thread, or nullptr.
+  static const ZeroPatternTracer* find(const core::Program* key);
+
+ private:
+  const core::Program* key_;
+};
 
 }  // namespace parax::prims
