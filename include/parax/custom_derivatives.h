@@ -126,9 +126,11 @@ FlatPair flatten_pair(const P& pair) {
   return FlatPair{std::move(a), std::move(b), std::move(ad), std::move(bd)};
 }
 
+// The rule over flat leaves, holding copies of `rule` and `defs` (a symbolic_zeros rule is
+// traced again when its call is differentiated).
 template <class Tuple, class J>
 FlatJvpRule make_jvp_rule(const J& rule, const std::vector<TreeDef>& defs) {
-  return [&rule, &defs](const std::vector<Array>& p, const std::vector<Array>& t) {
+  return [rule, defs](const std::vector<Array>& p, const std::vector<Array>& t) {
     const Tuple primals = unflatten_args<Tuple>(defs, p);
     const Tuple tangents = unflatten_args<Tuple>(defs, t);
     return flatten_pair(rule(primals, tangents));
@@ -309,11 +311,16 @@ using ResultOfArgs = std::decay_t<std::invoke_result_t<const F&, const Args&...>
 // order of derivatives it gives; a 5th differentiates f itself). A rule output JAX rejects
 // raises JAX's error when the rule is used, as JAX's does. With nondiff_argnums, the
 // rule is rule(nondiff args..., primals, tangents), the tuples holding the other arguments.
+// With symbolic_zeros, the rule (and the nondiff arguments) are kept with the programs that
+// call f and traced again when they are differentiated, for the tangents that are zero
+// then (JAX traces it then): it must not refer to what may be gone by then.
 template <class F, class J, class Nd = NondiffArgnums<>>
 class CustomJvpFn {
  public:
   CustomJvpFn(F f, J rule, CustomOptions options)
-      : f_(std::move(f)), rule_(std::move(rule)), options_(std::move(options)) {}
+      : f_(std::move(f)),
+        rule_(std::make_shared<const J>(std::move(rule))),
+        options_(std::move(options)) {}
 
   template <class... Args>
   auto operator()(const Args&... args) const {
@@ -323,15 +330,15 @@ class CustomJvpFn {
         [&](const auto& statics, const auto&... dyn) {
           auto f_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(f_, statics, d...); };
           using Tuple = std::tuple<std::decay_t<decltype(dyn)>...>;
-          auto rule = [&](const Tuple& p, const Tuple& t) {
-            return std::apply([&](const auto&... s) { return rule_(s..., p, t); }, statics);
+          auto rule = [rule = rule_, statics](const Tuple& p, const Tuple& t) {
+            return std::apply([&](const auto&... s) { return (*rule)(s..., p, t); }, statics);
           };
           return detail::call_flattened(
               f_dyn,
               [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
                 return detail::custom_jvp_flat(leaves, defs, fn,
                                                detail::make_jvp_rule<Tuple>(rule, defs), out_def,
-                                               options_, &rule_);
+                                               options_, rule_.get());
               },
               dyn...);
         },
@@ -340,7 +347,7 @@ class CustomJvpFn {
 
  private:
   F f_;
-  J rule_;
+  std::shared_ptr<const J> rule_;
   CustomOptions options_;
 };
 
@@ -437,11 +444,10 @@ class CustomJvp {
           return detail::call_flattened(
               f_dyn,
               [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-                const Rule& rule = *rule_;
-                const Statics held(statics);
-                detail::FlatJvpRule flat = [&](const std::vector<Array>& p,
+                detail::FlatJvpRule flat = [rule = rule_, held = Statics(statics), defs](
+                                               const std::vector<Array>& p,
                                                const std::vector<Array>& t) {
-                  return rule.fn(held, defs, p, t);
+                  return rule->fn(held, defs, p, t);
                 };
                 return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options,
                                                rule_.get());

@@ -235,7 +235,7 @@ prims::ZeroPatternRule trace_zero_pattern(const std::vector<Aval>& avals,
     }
     return outs;
   });
-  return {std::move(c), std::move(out_zero)};
+  return {core::lift_consts(c), c.consts, std::move(out_zero)};
 }
 
 }  // namespace
@@ -284,11 +284,10 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                 {"num_consts", int64_t(a.consts.size())},
                 {"symbolic_zeros", symbolic}};
   if (!error.empty()) params.set("jvp_error", "TypeError: " + error);
-  // With symbolic_zeros, the jvp of this call, when it runs within the bind, traces the
-  // rule again for the tangents it is given.
-  std::optional<prims::LiveJvpRule> live;
+  // With symbolic_zeros, the jvp of this call traces the rule again for the tangents it
+  // is given: the rule is kept with the call's program.
   if (symbolic) {
-    live.emplace(a.programs[1].get(), [&](const std::vector<bool>& zero) {
+    prims::SymbolicZerosRules::add(a.programs[1], [rule, avals](const std::vector<bool>& zero) {
       return trace_zero_pattern(avals, zero, rule);
     });
   }

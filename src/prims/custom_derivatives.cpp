@@ -7,8 +7,8 @@
 //   custom_vjp_call's `fwd_jaxpr_thunk`: operands -> (results, residuals), and
 //   `bwd_jaxpr_fun`: (constants, residuals, cotangents of the results) -> cotangents of the
 //   arguments.
-// With symbolic_zeros, the jvp traces the rule for the zero tangents it has while the
-// user's rule is alive (prims::LiveJvpRule), else runs the rule traced for all of them.
+// With symbolic_zeros, the jvp traces the rule kept with the call (SymbolicZerosRules) for
+// the zero tangents it has.
 // Elsewhere they are calls: the compiler inlines `jaxpr`, eagerly it runs op by op.
 //
 // Their rules are JAX's (custom_derivatives.py, ad.py): the jvp of custom_jvp_call
@@ -120,22 +120,22 @@ std::vector<Array> jvp_call_eager(std::span<const Array> in, const Params& param
 // The rule traced for the tangents that are zero (invalid, or of an integer argument)
 // given as JAX's SymbolicZero; its zero results' tangents stay symbolic.
 std::pair<std::vector<Array>, std::vector<Array>> symbolic_zeros_jvp(
-    const ZeroPatternTracer& trace, std::span<const Array> primals, std::span<const Array> tangents,
-    size_t nc) {
+    const ProgramRef& key, const ZeroPatternTracer& tracer, std::span<const Array> primals,
+    std::span<const Array> tangents, size_t nc) {
   std::vector<bool> zero;
   std::vector<Array> args(primals.begin() + long(nc), primals.end());
   for (size_t i = nc; i < primals.size(); ++i) {
     zero.push_back(!tangents[i].valid() || !has_tangent(primals[i].dtype()));
     if (!zero.back()) args.push_back(tangents[i]);
   }
-  ZeroPatternRule r = trace(zero);
-  args.insert(args.begin(), r.program.consts.begin(), r.program.consts.end());
-  std::vector<Array> all = eval_program(*r.program.program, args);
-  const size_t n_out = r.out_zero.size();
+  const std::shared_ptr<const ZeroPatternRule> r = SymbolicZerosRules::trace(key, tracer, zero);
+  args.insert(args.begin(), r->consts.begin(), r->consts.end());
+  std::vector<Array> all = eval_program(*r->program, args);
+  const size_t n_out = r->out_zero.size();
   std::vector<Array> outs(all.begin(), all.begin() + long(n_out));
   std::vector<Array> touts;
   size_t next = n_out;
-  for (bool z : r.out_zero) touts.push_back(z ? Array() : all[next++]);
+  for (bool z : r->out_zero) touts.push_back(z ? Array() : all[next++]);
   return {outs, drop_integer_tangents(std::move(touts), outs)};
 }
 
@@ -152,8 +152,9 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const A
   }
   raise_rule_error(params, "jvp_error");
   if (params.get<bool>("symbolic_zeros")) {
-    if (const ZeroPatternTracer* live = LiveJvpRule::find(prog(params, "jvp_jaxpr_fun").get())) {
-      return symbolic_zeros_jvp(*live, primals, tangents, nc);
+    const ProgramRef& key = prog(params, "jvp_jaxpr_fun");
+    if (auto tracer = SymbolicZerosRules::find(key)) {
+      return symbolic_zeros_jvp(key, *tracer, primals, tangents, nc);
     }
   }
   std::vector<Array> args(primals.begin(), primals.end());
@@ -232,6 +233,44 @@ std::vector<int> agreed_dims(size_t n_out, const std::vector<std::vector<int>>& 
   return want;
 }
 
+// A symbolic_zeros rule batched as its call is (JAX's batch_jvp_jaxpr_thunk): kept with
+// the batched call's rule program `batched`, it traces the rule for a pattern, then batches
+// that program as the call's operands are.
+void keep_batched_rule(const Params& params, const ProgramRef& batched,
+                       const std::vector<Aval>& avals, const std::vector<int>& front, size_t nc,
+                       const std::vector<int>& want, const BatchAxis& axis) {
+  if (!params.get<bool>("symbolic_zeros")) return;
+  const ProgramRef& key = prog(params, "jvp_jaxpr_fun");
+  std::shared_ptr<const ZeroPatternTracer> tracer = SymbolicZerosRules::find(key);
+  if (!tracer) return;
+  SymbolicZerosRules::add(batched, [=](const std::vector<bool>& zero) {
+    const std::shared_ptr<const ZeroPatternRule> r = SymbolicZerosRules::trace(key, *tracer, zero);
+    std::vector<Aval> in;
+    std::vector<int> dims;
+    for (const Array& c : r->consts) {
+      in.push_back(core::aval_of(c));
+      dims.push_back(core::kNotMapped);
+    }
+    for (size_t i = nc; i < avals.size(); ++i) {
+      in.push_back(avals[i]);
+      dims.push_back(front[i]);
+    }
+    for (size_t i = nc; i < avals.size(); ++i) {
+      if (zero[i - nc]) continue;
+      in.push_back(tangent_aval(avals[i]));
+      dims.push_back(front[i]);
+    }
+    std::vector<int> out_want = want;
+    for (size_t o = 0; o < r->out_zero.size(); ++o) {
+      if (!r->out_zero[o]) out_want.push_back(want[o]);
+    }
+    core::ClosedProgram b = trace_batched(*r->program, in, dims, axis, out_want);
+    std::vector<Array> consts = b.consts;
+    consts.insert(consts.end(), r->consts.begin(), r->consts.end());
+    return ZeroPatternRule{core::lift_consts(b), std::move(consts), r->out_zero};
+  });
+}
+
 Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
                        const BatchAxis& axis) {
   const size_t nc = num_consts(params);
@@ -260,6 +299,7 @@ Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   p.set("jaxpr", a.programs[0]);
   p.set("jvp_jaxpr_fun", a.programs[1]);
   p.set("num_consts", int64_t(nc + a.consts.size()));
+  keep_batched_rule(params, a.programs[1], avals, front, nc, want, axis);
   std::vector<Array> outs = core::bind(core::Prim::custom_jvp_call, std::move(operands), p);
   return Batched{std::move(outs), want};
 }

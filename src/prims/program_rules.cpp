@@ -1,6 +1,7 @@
 #include "prims/program_rules.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "base/check.h"
 #include "core/batching.h"
@@ -115,17 +116,34 @@ SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced) {
 }
 
 namespace {
-thread_local std::map<const core::Program*, ZeroPatternTracer> g_live_rules;
+
+struct KeptRule {
+  std::weak_ptr<const core::Program> key;
+  std::shared_ptr<const ZeroPatternTracer> tracer;
+};
+std::mutex g_rules_mu;
+std::map<const core::Program*, KeptRule> g_rules;
+
 }  // namespace
 
-LiveJvpRule::LiveJvpRule(const core::Program* key, ZeroPatternTracer tracer) : key_(key) {
-  g_live_rules[key] = std::move(tracer);
+void SymbolicZerosRules::add(const ProgramRef& key, ZeroPatternTracer tracer) {
+  std::lock_guard<std::mutex> lock(g_rules_mu);
+  std::erase_if(g_rules, [](const auto& kv) { return kv.second.key.expired(); });
+  g_rules[key.get()] = KeptRule{key, std::make_shared<const ZeroPatternTracer>(std::move(tracer))};
 }
-LiveJvpRule::~LiveJvpRule() { g_live_rules.erase(key_); }
 
-const ZeroPatternTracer* LiveJvpRule::find(const core::Program* key) {
-  auto it = g_live_rules.find(key);
-  return it == g_live_rules.end() ? nullptr : &it->second;
+std::shared_ptr<const ZeroPatternTracer> SymbolicZerosRules::find(const ProgramRef& key) {
+  std::lock_guard<std::mutex> lock(g_rules_mu);
+  auto it = g_rules.find(key.get());
+  if (it == g_rules.end() || it->second.key.lock() != key) return nullptr;
+  return it->second.tracer;
+}
+
+std::shared_ptr<const ZeroPatternRule> SymbolicZerosRules::trace(const ProgramRef& key,
+                                                                 const ZeroPatternTracer& tracer,
+                                                                 const std::vector<bool>& zero) {
+  static DerivedCache<ZeroPatternRule> cache;
+  return cache.get(key, mask_key(zero) + axes_key(), [&] { return tracer(zero); });
 }
 
 }  // namespace parax::prims
