@@ -110,6 +110,7 @@ Result slog(const la::SlogdetResult& r) { return {r.sign, r.logabsdet}; }
 Result tuple4(const std::tuple<Array, Array, Array, Array>& t) {
   return {std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t)};
 }
+Result tuple2(const std::tuple<Array, Array>& t) { return {std::get<0>(t), std::get<1>(t)}; }
 Result tuple3(const std::tuple<Array, Array, Array>& t) {
   return {std::get<0>(t), std::get<1>(t), std::get<2>(t)};
 }
@@ -121,6 +122,9 @@ std::vector<Case> cases(const Inputs& x) {
               upper = x("upper"), rank2 = x("rank2"), w44 = x("w44"), w4 = x("w4"), w53 = x("w53"),
               w35 = x("w35"), w3 = x("w3"), w42 = x("w42"), b8 = x("b8"), sing = x("sing"),
               idx = x("idx");
+  const Array sing4 = x("sing4"), sing4r2 = x("sing4r2"), sing5 = x("sing5"), near4 = x("near4"),
+              bsing4 = x("bsing4"), w33 = x("w33");
+  auto det = [](const Array& a) { return la::det(a); };
   const double inf = HUGE_VAL;
   auto recon_svd = [](const Array& a) {
     la::SVDResult r = la::svd(a, false);
@@ -315,6 +319,42 @@ std::vector<Case> cases(const Inputs& x) {
       CASE1("vmap_grad_det", vmap([](const Array& a) {
               return grad_of([](const Array& m) { return la::det(m); }, a);
             })(bgen)),
+      // det's derivative at singular and near-singular matrices (finite, as JAX's).
+      CASE1("det_sing4", la::det(sing4)),
+      CASE1("grad_det_sing4", grad_of(det, sing4)),
+      CASE1("grad_det_sing4r2", grad_of(det, sing4r2)),
+      CASE1("grad_det_sing5", grad_of(det, sing5)),
+      CASE1("grad_det_near4", grad_of(det, near4)),
+      CASE1("jit_grad_det_sing4", jit(grad(det))(sing4)),
+      CASE1("vmap_grad_det_sing", vmap(grad(det))(bsing4)),
+      CASE1("grad_det_batched_sing",
+            grad_of([](const Array& a) { return sum(la::det(a)); }, bsing4)),
+      CASE1("jvp_det_sing4", jvp(det, std::tuple<Array>{sing4}, std::tuple<Array>{w44}).second),
+      CASE1("grad_det_1x1", grad_of([](const Array& a) { return sum(la::det(a)); },
+                                    jnp::expand_dims(top_left(g, 1), 0))),
+      // solve and inv differentiated under vmap (JAX's custom_linear_solve rules).
+      CASE("vmap_grad_solve",
+           tuple2(vmap(
+               grad([=](const Array& a, const Array& b) { return sum(la::solve(a, b) * brhs[0]); },
+                    argnums<0, 1>))(bgen, brhs))),
+      CASE("vmap_grad_solve_vec",
+           tuple2(vmap(grad(
+               [=](const Array& a, const Array& b) { return sum(la::solve(a, b) * w3); },
+               argnums<0, 1>))(bgen, jnp::squeeze(lax::slice(brhs, {0, 0, 0}, {2, 3, 1}), -1)))),
+      CASE1("vmap_grad_inv",
+            vmap(grad([=](const Array& a) { return sum(la::inv(a) * w33); }))(bgen)),
+      CASE1("grad_vmap_inv", grad_of(
+                                 [=](const Array& a) {
+                                   return sum(vmap([](const Array& m) { return la::inv(m); })(a) *
+                                              w33);
+                                 },
+                                 bgen)),
+      CASE1("jit_vmap_grad_solve", jit(vmap(grad([=](const Array& a) {
+              return sum(la::solve(a, brhs[0]) * brhs[1]);
+            })))(bgen)),
+      CASE1("jvp_solve", jvp([](const Array& a, const Array& b) { return la::solve(a, b); },
+                             std::tuple<Array, Array>{g, rhs2}, std::tuple<Array, Array>{w44, w42})
+                             .second),
       // Second derivatives (grad of grad) and forward mode.
       CASE1("hess_logdet", grad_of(
                                [=](const Array& a) {
