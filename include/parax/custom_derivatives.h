@@ -300,8 +300,25 @@ struct SplitTuple {
   }(std::make_index_sequence<pos.size()>{}));
 };
 
-template <class F, class... Args>
-using ResultOfArgs = std::decay_t<std::invoke_result_t<const F&, const Args&...>>;
+// Calls f(args...) through run(statics, tag, leaves, defs, flat f, &out_def) on the leaves
+// of the differentiated arguments (`tag` a std::type_identity of their tuple), the nondiff
+// ones (after `hold`) merged back into f's call. The shape of every custom_* call.
+template <class Nd, class F, class Hold, class Run, class... Args>
+auto call_split(const F& f, const Hold& hold, const Run& run, const Args&... args) {
+  return split_args<Nd>(
+      hold,
+      [&](const auto& statics, const auto&... dyn) {
+        auto f_dyn = [&](const auto&... d) { return merge_call<Nd>(f, statics, d...); };
+        using Tuple = std::tuple<std::decay_t<decltype(dyn)>...>;
+        return call_flattened(
+            f_dyn,
+            [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
+              return run(statics, std::type_identity<Tuple>{}, leaves, defs, fn, out_def);
+            },
+            dyn...);
+      },
+      args...);
+}
 
 }  // namespace detail
 
@@ -325,24 +342,16 @@ class CustomJvpFn {
   template <class... Args>
   auto operator()(const Args&... args) const {
     auto hold = [](const auto& x) { return detail::held_constant(x); };
-    return detail::split_args<Nd>(
-        hold,
-        [&](const auto& statics, const auto&... dyn) {
-          auto f_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(f_, statics, d...); };
-          using Tuple = std::tuple<std::decay_t<decltype(dyn)>...>;
-          auto rule = [rule = rule_, statics](const Tuple& p, const Tuple& t) {
-            return std::apply([&](const auto&... s) { return (*rule)(s..., p, t); }, statics);
-          };
-          return detail::call_flattened(
-              f_dyn,
-              [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-                return detail::custom_jvp_flat(leaves, defs, fn,
-                                               detail::make_jvp_rule<Tuple>(rule, defs), out_def,
-                                               options_, rule_.get());
-              },
-              dyn...);
-        },
-        args...);
+    auto run = [&](const auto& statics, auto tag, const auto& leaves, const auto& defs,
+                   const auto& fn, TreeDef* out_def) {
+      using Tuple = typename decltype(tag)::type;
+      auto rule = [rule = rule_, statics](const Tuple& p, const Tuple& t) {
+        return std::apply([&](const auto&... s) { return (*rule)(s..., p, t); }, statics);
+      };
+      return detail::custom_jvp_flat(leaves, defs, fn, detail::make_jvp_rule<Tuple>(rule, defs),
+                                     out_def, options_, rule_.get());
+    };
+    return detail::call_split<Nd>(f_, hold, run, args...);
   }
 
  private:
@@ -369,29 +378,21 @@ class CustomVjpFn {
   template <class... Args>
   auto operator()(const Args&... args) const {
     auto hold = [](const auto& x) -> const auto& { return detail::untraced(x); };
-    return detail::split_args<Nd>(
-        hold,
-        [&](const auto& statics, const auto&... dyn) {
-          auto f_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(f_, statics, d...); };
-          auto fwd_dyn = [&](const auto&... d) {
-            return detail::merge_call<Nd>(fwd_, statics, d...);
-          };
-          using Tuple = std::tuple<std::decay_t<decltype(dyn)>...>;
-          using Out = detail::ResultOf<decltype(f_dyn), Tuple>;
-          using Res = detail::ResidualsOf<decltype(fwd_dyn), Tuple>;
-          auto bwd = [&](const Res& r, const Out& g) {
-            return std::apply([&](const auto&... s) { return bwd_(s..., r, g); }, statics);
-          };
-          return detail::call_flattened(
-              f_dyn,
-              [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-                return detail::custom_vjp_flat(
-                    leaves, defs, fn, detail::make_fwd<Tuple>(fwd_dyn, defs),
-                    detail::make_bwd<Out, Res>(std::cref(bwd)), out_def, options_, &fwd_);
-              },
-              dyn...);
-        },
-        args...);
+    auto run = [&](const auto& statics, auto tag, const auto& leaves, const auto& defs,
+                   const auto& fn, TreeDef* out_def) {
+      using Tuple = typename decltype(tag)::type;
+      auto f_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(f_, statics, d...); };
+      auto fwd_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(fwd_, statics, d...); };
+      using Out = detail::ResultOf<decltype(f_dyn), Tuple>;
+      using Res = detail::ResidualsOf<decltype(fwd_dyn), Tuple>;
+      auto bwd = [&](const Res& r, const Out& g) {
+        return std::apply([&](const auto&... s) { return bwd_(s..., r, g); }, statics);
+      };
+      return detail::custom_vjp_flat(leaves, defs, fn, detail::make_fwd<Tuple>(fwd_dyn, defs),
+                                     detail::make_bwd<Out, Res>(std::cref(bwd)), out_def, options_,
+                                     &fwd_);
+    };
+    return detail::call_split<Nd>(f_, hold, run, args...);
   }
 
  private:
@@ -437,24 +438,15 @@ class CustomJvp {
     auto hold = [](const auto& x) { return detail::held_constant(x); };
     CustomOptions options = options_;
     options.symbolic_zeros = options.symbolic_zeros || rule_->symbolic_zeros;
-    return detail::split_args<Nd>(
-        hold,
-        [&](const auto& statics, const auto&... dyn) {
-          auto f_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(f_, statics, d...); };
-          return detail::call_flattened(
-              f_dyn,
-              [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-                detail::FlatJvpRule flat = [rule = rule_, held = Statics(statics), defs](
-                                               const std::vector<Array>& p,
-                                               const std::vector<Array>& t) {
-                  return rule->fn(held, defs, p, t);
-                };
-                return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options,
-                                               rule_.get());
-              },
-              dyn...);
-        },
-        args...);
+    auto run = [&](const auto& statics, auto, const auto& leaves, const auto& defs, const auto& fn,
+                   TreeDef* out_def) {
+      detail::FlatJvpRule flat = [rule = rule_, held = Statics(statics), defs](
+                                     const std::vector<Array>& p, const std::vector<Array>& t) {
+        return rule->fn(held, defs, p, t);
+      };
+      return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options, rule_.get());
+    };
+    return detail::call_split<Nd>(f_, hold, run, args...);
   }
 
  private:
@@ -507,24 +499,14 @@ class CustomVjp {
   auto operator()(const Args&... args) const {
     if (!rules_->fwd) detail::throw_no_rule("VJP", options_);
     auto hold = [](const auto& x) -> const auto& { return detail::untraced(x); };
-    return detail::split_args<Nd>(
-        hold,
-        [&](const auto& statics, const auto&... dyn) {
-          auto f_dyn = [&](const auto&... d) { return detail::merge_call<Nd>(f_, statics, d...); };
-          return detail::call_flattened(
-              f_dyn,
-              [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-                const Rules& r = *rules_;
-                const Statics held(statics);
-                detail::FlatFwd fwd = [&](const std::vector<Array>& x) {
-                  return r.fwd(held, defs, x);
-                };
-                return detail::custom_vjp_flat(leaves, defs, fn, fwd, r.bwd(held), out_def,
-                                               options_, &r);
-              },
-              dyn...);
-        },
-        args...);
+    auto run = [&](const auto& statics, auto, const auto& leaves, const auto& defs, const auto& fn,
+                   TreeDef* out_def) {
+      const Rules& r = *rules_;
+      const Statics held(statics);
+      detail::FlatFwd fwd = [&](const std::vector<Array>& x) { return r.fwd(held, defs, x); };
+      return detail::custom_vjp_flat(leaves, defs, fn, fwd, r.bwd(held), out_def, options_, &r);
+    };
+    return detail::call_split<Nd>(f_, hold, run, args...);
   }
 
  private:

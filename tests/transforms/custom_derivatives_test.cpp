@@ -684,16 +684,6 @@ TEST(CustomDerivatives, ShardedGradientStaysLocal) {
   EXPECT_EQ(text.find("all-to-all"), std::string::npos) << text;
 }
 
-}  // namespace
-}  // namespace parax
-
-namespace parax {
-namespace {
-
-namespace jnp = numpy;
-using namespace custom_derivative_golden;
-using T1 = std::tuple<Array>;
-using T2 = std::tuple<Array, Array>;
 using Fn = std::function<Array(const Array&)>;
 
 // nondiff_argnums (JAX's test_nondiff_argnums, test_nondiff_arg_vmap_tracer,
