@@ -268,6 +268,8 @@ def cases(x, sfx):
       # Second derivatives (grad of grad).
       "hess_logdet": lambda: grad(
           lambda a: jnp.sum(jax.grad(lambda b: la.slogdet(b)[1])(a) * x["w44"]), g),
+      "hess_det": lambda: grad(
+          lambda a: jnp.sum(jax.grad(la.det)(a) * x["w44"]), g),
       "hess_inv": lambda: grad(
           lambda a: jnp.sum(jax.grad(lambda b: jnp.sum(la.inv(b) * x["w44"]))(a) * x["w44"]), g),
       "hess_eigvalsh": lambda: grad(

@@ -121,8 +121,10 @@ struct KeptRule {
   std::weak_ptr<const core::Program> key;
   std::shared_ptr<const ZeroPatternTracer> tracer;
 };
+// Never destroyed: what the rules hold (arrays they captured) must not outlive the runtime
+// at exit.
 std::mutex g_rules_mu;
-std::map<const core::Program*, KeptRule> g_rules;
+auto& g_rules = *new std::map<const core::Program*, KeptRule>;
 
 }  // namespace
 
@@ -142,7 +144,7 @@ std::shared_ptr<const ZeroPatternTracer> SymbolicZerosRules::find(const ProgramR
 std::shared_ptr<const ZeroPatternRule> SymbolicZerosRules::trace(const ProgramRef& key,
                                                                  const ZeroPatternTracer& tracer,
                                                                  const std::vector<bool>& zero) {
-  static DerivedCache<ZeroPatternRule> cache;
+  static auto& cache = *new DerivedCache<ZeroPatternRule>;  // as g_rules
   return cache.get(key, mask_key(zero) + axes_key(), [&] { return tracer(zero); });
 }
 

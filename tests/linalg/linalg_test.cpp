@@ -362,6 +362,7 @@ std::vector<Case> cases(const Inputs& x) {
                                  return sum(grad_of(d, a) * w44);
                                },
                                g)),
+      CASE1("hess_det", grad_of([=](const Array& a) { return sum(grad_of(det, a) * w44); }, g)),
       CASE1("hess_inv", grad_of(
                             [=](const Array& a) {
                               auto d = [=](const Array& b) { return sum(la::inv(b) * w44); };
@@ -713,6 +714,10 @@ TEST_F(Linalg, ShardedBatchStaysLocal) {
   const Inputs in{DType::float64};
   const Array b8 = device_put(in("b8"), batch);
   const Array spd8 = device_put(jnp::matmul(in("b8"), mT(in("b8"))), batch);
+  // 4x4 matrices: det through its custom_jvp.
+  const Array g8 = device_put(jnp::multiply(jnp::broadcast_to(in("gen"), {8, 4, 4}),
+                                            jnp::reshape(jnp::arange(1.0, 9.0), {8, 1, 1})),
+                              batch);
   using F = std::function<Array(const Array&)>;
   const std::vector<std::tuple<std::string, F, Array>> fs = {
       {"sharded_inv", [](const Array& a) { return la::inv(a); }, b8},
@@ -723,6 +728,12 @@ TEST_F(Linalg, ShardedBatchStaysLocal) {
       {"sharded svd", [](const Array& a) { return la::svd(a, false).U; }, b8},
       {"sharded lu", [](const Array& a) { return std::get<0>(lla::lu(a)); }, b8},
       {"sharded solve", [](const Array& a) { return la::solve(a, a); }, b8},
+      {"sharded grad_det",
+       [](const Array& a) { return grad_of([](const Array& b) { return sum(la::det(b)); }, a); },
+       g8},
+      {"sharded grad_inv",
+       [](const Array& a) { return grad_of([](const Array& b) { return sum(la::inv(b)); }, a); },
+       g8},
       {"sharded grad_logdet",
        [](const Array& a) {
          return grad_of([](const Array& b) { return sum(la::slogdet(b).logabsdet); }, a);
