@@ -1018,6 +1018,26 @@ def sz_first_jvp(primals, tangents):
 case("symzero/jvp/scan_grad")(
     lambda: jax.grad(lambda x: lax.scan(sz_body, (x, 1.), xs=None, length=2)[0][0])(x1))
 
+
+
+@jax.custom_jvp
+def sz_bad(x, y):
+  return x * y
+
+
+@functools.partial(sz_bad.defjvp, symbolic_zeros=True)
+def sz_bad_jvp(primals, tangents):
+  x, y = primals
+  tx, ty = tangents
+  Zero = jax.custom_derivatives.SymbolicZero
+  if type(tx) is Zero:  # a bad output only for this pattern: raised when it is traced
+    return sz_bad(x, y), jnp.reshape(ty, (1,))
+  return sz_bad(x, y), tx * y if type(ty) is Zero else tx * y + ty * x
+
+
+case("symzero/err/pattern_shape")(lambda: jax.jvp(lambda y: sz_bad(x3, y), (x2,), (x1,)))
+case("symzero/err/pattern_ok")(lambda: jax.grad(sz_bad)(x3, x2))
+
 # ---- bwd returning None (test_bwd_nones, _vmap, _pytree) ----
 
 

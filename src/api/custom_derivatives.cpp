@@ -211,10 +211,21 @@ std::vector<Array> instantiate_zeros(std::vector<Array> ts) {
   return ts;
 }
 
+// What a symbolic_zeros rule needs to be traced again: the rule, the arguments' types and
+// what its outputs are checked against.
+struct KeptJvpRule {
+  FlatJvpRule rule;
+  std::vector<Aval> avals;
+  TreeDef out_def;
+  std::vector<Aval> out_avals;
+  CustomOptions options;
+};
+
 // Traces the rule with the argument tangents `zero` marks given as symbolic zeros
-// (symbolic_zeros): the program takes the arguments and the other tangents.
-prims::ZeroPatternRule trace_zero_pattern(const std::vector<Aval>& avals,
-                                          const std::vector<bool>& zero, const FlatJvpRule& rule) {
+// (symbolic_zeros): the program takes the arguments and the other tangents. Its outputs
+// are checked as JAX checks each trace of the rule.
+prims::ZeroPatternRule trace_zero_pattern(const KeptJvpRule& k, const std::vector<bool>& zero) {
+  const std::vector<Aval>& avals = k.avals;
   std::vector<Aval> in = avals;
   for (size_t i = 0; i < avals.size(); ++i) {
     if (!zero[i]) in.push_back(strip_weak(avals[i]));
@@ -227,7 +238,9 @@ prims::ZeroPatternRule trace_zero_pattern(const std::vector<Aval>& avals,
     for (size_t i = 0; i < avals.size(); ++i) {
       t.push_back(zero[i] ? symbolic_zero(p[i]) : xs[next++]);
     }
-    FlatPair r = rule(p, t);
+    FlatPair r = k.rule(p, t);
+    const std::string error = check_jvp_output(r, k.out_def, k.out_avals, k.options);
+    if (!error.empty()) throw TypeError(error);
     std::vector<Array> outs = r.first;
     for (const Array& to : r.second) {
       out_zero.push_back(is_symbolic_zero(to));
@@ -287,8 +300,10 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
   // With symbolic_zeros, the jvp of this call traces the rule again for the tangents it
   // is given: the rule is kept with the call's program.
   if (symbolic) {
-    prims::SymbolicZerosRules::add(a.programs[1], [rule, avals](const std::vector<bool>& zero) {
-      return trace_zero_pattern(avals, zero, rule);
+    auto kept =
+        std::make_shared<const KeptJvpRule>(KeptJvpRule{rule, avals, *out_def, out_avals, options});
+    prims::SymbolicZerosRules::add(a.programs[1], [kept](const std::vector<bool>& zero) {
+      return trace_zero_pattern(*kept, zero);
     });
   }
   return core::bind(Prim::custom_jvp_call, concat(a.consts, leaves), std::move(params));

@@ -864,6 +864,20 @@ TEST(CustomDerivatives, SymbolicZerosMatchJax) {
       return std::get<0>(lax::scan(body, T2{x, f32(1)}, std::vector<Array>{}, 2).first);
     })(x1));
   };
+  // A bad output for one pattern only is JAX's error when that pattern is traced.
+  auto sz_bad = custom_jvp([](const Array& x, const Array& y) { return x * y; });
+  sz_bad.defjvp(
+      [&sz_bad](const T2& p, const T2& t) {
+        auto [x, y] = p;
+        auto [tx, ty] = t;
+        if (is_symbolic_zero(tx)) return std::pair{sz_bad(x, y), jnp::reshape(ty, {1})};
+        return std::pair{sz_bad(x, y), is_symbolic_zero(ty) ? tx * y : tx * y + ty * x};
+      },
+      true);
+  c["symzero/err/pattern_shape"] = [&] {
+    return L(jvp([&](const Array& y) { return sz_bad(x3, y); }, T1{x2}, T1{x1}));
+  };
+  c["symzero/err/pattern_ok"] = [&] { return L(grad(sz_bad)(x3, x2)); };
   EXPECT_EQ(names_of(c), golden_cases({"symzero/"}));
   for (const auto& [name, fn] : c) check(name, fn);
   // Under jit and vmap or not, the rule saw the static arguments' tangents as symbolic
