@@ -258,6 +258,9 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                                    const FlatJvpRule& rule, TreeDef* out_def,
                                    const CustomOptions& options, const void* id) {
   (void)defs;
+  // Called eagerly, f runs as it is: JAX's eval trace calls the function, and the rule is
+  // traced only under a transform.
+  if (core::current_trace() == nullptr) return f(leaves, out_def);
   const std::vector<Aval> avals = avals_of(leaves);
   ClosedProgram fp =
       core::trace_to_program(avals, [&](const std::vector<Array>& xs) { return f(xs, out_def); });
@@ -394,6 +397,7 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatFwd& fwd, const FlatBwd& bwd, TreeDef* out_def,
                                    const CustomOptions& options, const void* id) {
+  if (core::current_trace() == nullptr) return f(leaves, out_def);  // as custom_jvp_flat
   const std::vector<Aval> avals = avals_of(leaves);
   ClosedProgram fp =
       core::trace_to_program(avals, [&](const std::vector<Array>& xs) { return f(xs, out_def); });
