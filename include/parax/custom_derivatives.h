@@ -418,7 +418,8 @@ class CustomJvp {
       : f_(std::move(f)), options_(std::move(options)), rule_(std::make_shared<Rule>()) {}
 
   // Sets the rule; with `symbolic_zeros` it sees JAX's SymbolicZero tangents (as
-  // CustomOptions::symbolic_zeros).
+  // CustomOptions::symbolic_zeros) and is kept with the programs calling f, to be traced
+  // when they are differentiated: what it refers to by reference (f) must outlive them.
   template <class J>
   CustomJvp& defjvp(J rule, bool symbolic_zeros = false) {
     rule_->symbolic_zeros = symbolic_zeros;

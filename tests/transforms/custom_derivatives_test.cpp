@@ -920,6 +920,29 @@ TEST(CustomVjp, BwdNonesMatchJax) {
   for (const auto& [name, fn] : c) check(name, fn);
 }
 
+// Called eagerly, f runs as it is and its rules are not traced (JAX's eval trace); under a
+// transform they are.
+TEST(CustomDerivatives, EagerCallsDoNotTraceTheRules) {
+  int traced = 0;
+  auto f = custom_jvp([](const Array& x) { return jnp::sin(x); },
+                      [&traced](const T1& p, const T1& t) {
+                        ++traced;
+                        return std::pair{jnp::sin(std::get<0>(p)), std::get<0>(t)};
+                      });
+  auto g = custom_vjp([](const Array& x) { return jnp::sin(x); },
+                      [&traced](const Array& x) {
+                        ++traced;
+                        return std::pair{jnp::sin(x), x};
+                      },
+                      [](const Array&, const Array& ct) { return ct; });
+  EXPECT_FLOAT_EQ(f(f32(1)).item<float>(), std::sin(1.0f));
+  EXPECT_FLOAT_EQ(g(f32(1)).item<float>(), std::sin(1.0f));
+  EXPECT_EQ(traced, 0);
+  EXPECT_FLOAT_EQ(grad(f)(f32(1)).item<float>(), 1.0f);
+  EXPECT_FLOAT_EQ(grad(g)(f32(1)).item<float>(), 1.0f);
+  EXPECT_EQ(traced, 2);
+}
+
 // custom_jvp_call and custom_vjp_call print as JAX's make_jaxpr prints them.
 TEST(CustomDerivatives, CallsPrintAsJax) {
   auto sin_jvp = custom_jvp([](const Array& x) { return jnp::sin(x); },
