@@ -16,6 +16,7 @@ import os
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 import numpy as np
 from jax.sharding import PartitionSpec as P
 
@@ -795,6 +796,277 @@ case("aux/vjp")(lambda: (lambda r: (r[0], r[1](jnp.float32(2.)), r[2]))(
     jax.vjp(aux_f, jx, has_aux=True)))
 case("aux/jvp")(lambda: jax.jvp(aux_f, (jx,), (jnp.ones(3),), has_aux=True))
 case("aux_err/not_pair")(lambda: jax.grad(lambda x: (jnp.sum(x), x, x), has_aux=True)(jx))
+
+
+# ---- nondiff_argnums (test_nondiff_argnums, test_nondiff_arg_vmap_tracer, ...) ----
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def app(f, x):
+  return f(x)
+
+
+def app_jvp(f, primals, tangents):
+  (x,), (t,) = primals, tangents
+  return app(f, x), 3 * t
+
+
+app.defjvp(app_jvp)
+double = lambda y: 2 * y
+case("nondiff/jvp/value")(lambda: app(double, x3))
+case("nondiff/jvp/jvp")(lambda: jax.jvp(lambda x: app(double, x), (x1,), (x1,)))
+case("nondiff/jvp/grad")(lambda: jax.grad(lambda x: app(jnp.sin, x))(x3))
+case("nondiff/jvp/jit_grad")(lambda: jax.jit(jax.grad(lambda x: app(jnp.sin, x)))(x3))
+case("nondiff/jvp/vmap_grad")(lambda: jax.vmap(jax.grad(lambda x: app(jnp.sin, x)))(ar3))
+case("nondiff/jvp/grad_grad")(lambda: jax.grad(jax.grad(lambda x: app(jnp.sin, x)))(x3))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def nd_mul(x, y):
+  return x * y
+
+
+def nd_mul_jvp(x, primals, tangents):
+  (y,), (t_y,) = primals, tangents
+  return nd_mul(x, y), 5 * t_y
+
+
+nd_mul.defjvp(nd_mul_jvp)
+case("nondiff/jvp/vmap_tracer")(lambda: jax.jvp(
+    lambda y: jax.vmap(nd_mul)(jnp.array([2.]), y), (jnp.array([3.]),), (jnp.array([1.]),)))
+# The nondiff array is held constant (JAX stops its gradient).
+case("nondiff/jvp/held_constant")(lambda: jax.grad(lambda x: nd_mul(x, x))(x3))
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 2))
+def scaled(k, x, g):
+  return g(k * x)
+
+
+def scaled_jvp(k, g, primals, tangents):
+  (x,), (t,) = primals, tangents
+  return scaled(k, x, g), k * t + 1.
+
+
+scaled.defjvp(scaled_jvp)
+case("nondiff/jvp/two_static")(lambda: jax.value_and_grad(lambda x: scaled(2., x, jnp.sin))(x3))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def vapp(f, x):
+  return f(x)
+
+
+def vapp_fwd(f, x):
+  return vapp(f, x), jnp.cos(x)
+
+
+def vapp_rev(f, cos_x, g):
+  return (cos_x * g,)
+
+
+vapp.defvjp(vapp_fwd, vapp_rev)
+case("nondiff/vjp/value")(lambda: vapp(double, x3))
+case("nondiff/vjp/value_and_grad")(lambda: jax.value_and_grad(lambda x: vapp(double, x))(x1))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def lst_f(lst, x):
+  return lst[0] * jnp.sin(x)
+
+
+def lst_fwd(lst, x):
+  return lst_f(lst, x), jnp.cos(x)
+
+
+def lst_bwd(lst, cos_x, g):
+  return (lst[0] * cos_x * g,)
+
+
+lst_f.defvjp(lst_fwd, lst_bwd)
+lst = [2.]
+case("nondiff/vjp/list_value")(lambda: lst_f(lst, x3))
+case("nondiff/vjp/list_grad")(lambda: jax.grad(lst_f, argnums=1)(lst, x3))
+case("nondiff/vjp/list_jit_grad")(lambda: jax.jit(lambda x: jax.grad(lst_f, argnums=1)(lst, x))(x3))
+case("nondiff/vjp/list_vmap_grad")(lambda: jax.vmap(jax.grad(lambda x: lst_f(lst, x)))(ar3))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def tr_f(x, y):
+  return x * y
+
+
+def tr_fwd(x, y):
+  return tr_f(x, y), jnp.cos(y)
+
+
+def tr_rev(x, cos_y, g):
+  return (cos_y * g,)
+
+
+tr_f.defvjp(tr_fwd, tr_rev)
+case("nondiff/vjp/concrete_array")(lambda: jax.grad(lambda y: tr_f(x3, y))(x1))
+case("nondiff/vjp/err/jit_tracer")(lambda: jax.jit(lambda x, y: tr_f(x, y))(x3, x1))
+case("nondiff/vjp/err/grad_jit_tracer")(
+    lambda: jax.grad(jax.jit(lambda x, y: tr_f(x, y)), 1)(x3, x1))
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def tr_nested(xs, y):
+  return xs[0] * y
+
+
+tr_nested.defvjp(lambda xs, y: (tr_nested(xs, y), jnp.cos(y)), lambda xs, cos_y, g: (cos_y * g,))
+case("nondiff/vjp/err/nested_tracer")(lambda: jax.jit(lambda x, y: tr_nested((x,), y))(x3, x1))
+
+# ---- symbolic zeros (test_symbolic_zero_custom_jvp and friends) ----
+
+
+def sz_f(static_scalar, static_array, dyn_scalar, dyn_array):
+  return static_scalar + dyn_scalar, static_array + dyn_array
+
+
+sz_f = jax.custom_jvp(sz_f)
+
+
+@functools.partial(sz_f.defjvp, symbolic_zeros=True)
+def sz_f_jvp(primals, tangents):
+  static_scalar, *_ = primals
+  t_static, t_static_arr, t_dyn_scalar, t_dyn_array = tangents
+  assert type(t_static) is jax.custom_derivatives.SymbolicZero
+  assert type(t_static_arr) is jax.custom_derivatives.SymbolicZero
+  return sz_f(*primals), (static_scalar + 90, t_dyn_array + 91)
+
+
+def sz_vmap(fun):
+  def _fun(*args):
+    args = jax.tree.map(lambda x: lax.broadcast(x, (1,)), args)
+    out = jax.vmap(fun)(*args)
+    return jax.tree.map(lambda x: x[0], out)
+  return _fun
+
+
+def sz_run(maybe_jit, maybe_vmap):
+  def g(dyn_scalar, dyn_array):
+    f_ = sz_vmap(sz_f) if maybe_vmap else sz_f
+    return f_(jnp.float32(1.), jnp.array([2., 3.]), dyn_scalar, dyn_array)
+  run = lambda p, t: jax.jvp(g, p, t)
+  if maybe_jit:
+    run = jax.jit(run)
+  return run((jnp.float32(4.), jnp.array([5., 6.])), (jnp.float32(7.), jnp.array([8., 9.])))
+
+
+for jit_, vmap_ in [(False, False), (True, False), (False, True), (True, True)]:
+  case(f"symzero/jvp/{'jit' if jit_ else 'nojit'}_{'vmap' if vmap_ else 'novmap'}")(
+      functools.partial(sz_run, jit_, vmap_))
+
+
+@jax.custom_jvp
+def sz_mul(x, y):
+  return x * y
+
+
+@functools.partial(sz_mul.defjvp, symbolic_zeros=True)
+def sz_mul_jvp(primals, tangents):
+  x, y = primals
+  tx, ty = tangents
+  Zero = jax.custom_derivatives.SymbolicZero
+  return sz_mul(x, y), (ty if type(tx) is Zero else tx if type(ty) is Zero else tx + ty)
+
+
+x2 = jnp.float32(2.)
+case("symzero/jvp/jacfwd_jit")(lambda: jax.jacfwd(jax.jit(sz_mul))(jnp.float32(.1), jnp.float32(.2)))
+case("symzero/jvp/grad_x")(lambda: jax.grad(sz_mul)(x3, x2))
+case("symzero/jvp/grad_both")(lambda: jax.grad(sz_mul, (0, 1))(x3, x2))
+case("symzero/jvp/jvp_y_only")(lambda: jax.jvp(lambda y: sz_mul(x3, y), (x2,), (x1,)))
+
+
+@jax.custom_jvp
+def sz_out(x, y):
+  return x * y
+
+
+@functools.partial(sz_out.defjvp, symbolic_zeros=True)
+def sz_out_jvp(primals, tangents):
+  x, y = primals
+  _, y_dot = tangents
+  return sz_out(x, y), y_dot
+
+
+case("symzero/jvp/zero_output_grad_vmap")(
+    lambda: jax.grad(lambda x, y: jax.vmap(sz_out)(x, y).sum())(jnp.ones(3), jnp.ones(3)))
+case("symzero/jvp/zero_output_jvp")(lambda: jax.jvp(lambda x: sz_out(x, x3), (x2,), (x1,)))
+
+
+def sz_body(x_y, _):
+  x, y = x_y
+  return (sz_first(x, y), x), None
+
+
+@jax.custom_jvp
+def sz_first(x, y):
+  return x
+
+
+@functools.partial(sz_first.defjvp, symbolic_zeros=True)
+def sz_first_jvp(primals, tangents):
+  x, _ = primals
+  x_dot, _ = tangents
+  return x, x_dot
+
+
+case("symzero/jvp/scan_grad")(
+    lambda: jax.grad(lambda x: lax.scan(sz_body, (x, 1.), xs=None, length=2)[0][0])(x1))
+
+
+
+@jax.custom_jvp
+def sz_bad(x, y):
+  return x * y
+
+
+@functools.partial(sz_bad.defjvp, symbolic_zeros=True)
+def sz_bad_jvp(primals, tangents):
+  x, y = primals
+  tx, ty = tangents
+  Zero = jax.custom_derivatives.SymbolicZero
+  if type(tx) is Zero:  # a bad output only for this pattern: raised when it is traced
+    return sz_bad(x, y), jnp.reshape(ty, (1,))
+  return sz_bad(x, y), tx * y if type(ty) is Zero else tx * y + ty * x
+
+
+case("symzero/err/pattern_shape")(lambda: jax.jvp(lambda y: sz_bad(x3, y), (x2,), (x1,)))
+case("symzero/err/pattern_ok")(lambda: jax.grad(sz_bad)(x3, x2))
+
+# ---- bwd returning None (test_bwd_nones, _vmap, _pytree) ----
+
+
+@jax.custom_vjp
+def bn_f(x, y):
+  return x * jnp.sin(y)
+
+
+bn_f.defvjp(lambda x, y: (bn_f(x, y), jnp.cos(y)), lambda cos, g: (None, 2 * cos * g))
+case("bwd_none/grad")(lambda: jax.grad(lambda x: bn_f(x, x))(x3))
+case("bwd_none/grad_vmap")(lambda: jax.grad(lambda x: jax.vmap(bn_f)(x, x).sum())(ar3))
+case("bwd_none/grad_both")(lambda: jax.grad(bn_f, (0, 1))(x3, x2))
+
+
+@jax.custom_vjp
+def bn_tree(xs, y):
+  x1_, x2_ = xs
+  return x1_ * x2_ * jnp.sin(y)
+
+
+bn_tree.defvjp(lambda xs, y: (bn_tree(xs, y), jnp.cos(y)), lambda cos, g: (None, 2 * cos * g))
+case("bwd_none/pytree")(lambda: jax.grad(lambda x: bn_tree((x, x), x))(x3))
+case("bwd_none/pytree_argnums")(lambda: jax.grad(bn_tree, (0, 1))((x3, x2), x1))
+
+# ---- printed programs ----
+JAXPRS["custom_jvp_call"] = lambda: jax.make_jaxpr(sin_jvp)(1.)
+JAXPRS["custom_vjp_call"] = lambda: jax.make_jaxpr(vsin)(1.)
+JAXPRS["custom_jvp_call_nondiff"] = lambda: jax.make_jaxpr(lambda x: app(jnp.sin, x))(1.)
+JAXPRS["custom_jvp_call_symbolic"] = lambda: jax.make_jaxpr(sz_mul)(1., 2.)
 
 
 def record(x):

@@ -59,6 +59,19 @@ INPUTS["w42"] = rng.randn(4, 2)
 INPUTS["b8"] = rng.randn(8, 3, 3) + 3 * np.eye(3)
 INPUTS["sing"] = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
 INPUTS["idx"] = np.array([[2.0, 0.0], [0.0, 2.0]])
+# Singular matrices of size >= 4 (det's gradient through JAX's _cofactor_solve): rank n - 1
+# (row 2 = row 0 + row 1; the gradient is the adjugate's transpose), rank n - 2 (zero
+# gradient), a 5x5 of rank 4, and a near-singular one.
+INPUTS["sing4"] = np.array([[1.0, 2.0, 0.0, 1.0], [0.0, 1.0, 3.0, 2.0], [1.0, 3.0, 3.0, 3.0],
+                            [2.0, 0.0, 1.0, 1.0]])
+INPUTS["sing4r2"] = np.array([[1.0, 2.0, 0.0, 1.0], [0.0, 1.0, 3.0, 2.0], [1.0, 3.0, 3.0, 3.0],
+                              [2.0, 5.0, 3.0, 4.0]])
+INPUTS["sing5"] = np.array([[2.0, 1.0, 0.0, 1.0, 3.0], [1.0, 0.0, 2.0, 1.0, 1.0],
+                            [0.0, 1.0, 1.0, 2.0, 0.0], [3.0, 1.0, 2.0, 2.0, 4.0],
+                            [1.0, 1.0, 1.0, 0.0, 2.0]])
+INPUTS["near4"] = INPUTS["sing4"] + 1e-3 * np.eye(4)
+INPUTS["bsing4"] = np.stack([INPUTS["sing4"], INPUTS["sing4r2"], INPUTS["gen"]])
+INPUTS["w33"] = rng.randn(3, 3)
 
 x = {k: jnp.asarray(v, jnp.float64) for k, v in INPUTS.items()}
 x32 = {k: jnp.asarray(v, jnp.float32) for k, v in INPUTS.items()}
@@ -230,9 +243,33 @@ def cases(x, sfx):
           lambda b: lax_linalg.triangular_solve(x["upper"], b), in_axes=0)(
           jnp.stack([mT(x["rhs2"]), 3 * mT(x["rhs2"])])),
       "vmap_grad_det": lambda: jax.vmap(jax.grad(la.det))(x["bgen"]),
+      # det's derivative at singular and near-singular matrices (finite, as JAX's).
+      "det_sing4": lambda: la.det(x["sing4"]),
+      "grad_det_sing4": lambda: grad(la.det, x["sing4"]),
+      "grad_det_sing4r2": lambda: grad(la.det, x["sing4r2"]),
+      "grad_det_sing5": lambda: grad(la.det, x["sing5"]),
+      "grad_det_near4": lambda: grad(la.det, x["near4"]),
+      "jit_grad_det_sing4": lambda: jax.jit(jax.grad(la.det))(x["sing4"]),
+      "vmap_grad_det_sing": lambda: jax.vmap(jax.grad(la.det))(x["bsing4"]),
+      "grad_det_batched_sing": lambda: grad(lambda a: jnp.sum(la.det(a)), x["bsing4"]),
+      "jvp_det_sing4": lambda: jax.jvp(la.det, (x["sing4"],), (x["w44"],))[1],
+      "grad_det_1x1": lambda: grad(lambda a: jnp.sum(la.det(a)), x["gen"][None, :1, :1]),
+      # solve and inv differentiated under vmap (JAX's custom_linear_solve rules).
+      "vmap_grad_solve": lambda: jax.vmap(jax.grad(
+          lambda a, b: jnp.sum(la.solve(a, b) * x["brhs"][0]), (0, 1)))(x["bgen"], x["brhs"]),
+      "vmap_grad_solve_vec": lambda: jax.vmap(jax.grad(
+          lambda a, b: jnp.sum(la.solve(a, b) * x["w3"]), (0, 1)))(x["bgen"], x["brhs"][..., 0]),
+      "vmap_grad_inv": lambda: jax.vmap(jax.grad(lambda a: jnp.sum(la.inv(a) * x["w33"])))(
+          x["bgen"]),
+      "grad_vmap_inv": lambda: grad(lambda a: jnp.sum(jax.vmap(la.inv)(a) * x["w33"]), x["bgen"]),
+      "jit_vmap_grad_solve": lambda: jax.jit(jax.vmap(jax.grad(
+          lambda a: jnp.sum(la.solve(a, x["brhs"][0]) * x["brhs"][1]))))(x["bgen"]),
+      "jvp_solve": lambda: jax.jvp(la.solve, (x["gen"], x["rhs2"]), (x["w44"], x["w42"]))[1],
       # Second derivatives (grad of grad).
       "hess_logdet": lambda: grad(
           lambda a: jnp.sum(jax.grad(lambda b: la.slogdet(b)[1])(a) * x["w44"]), g),
+      "hess_det": lambda: grad(
+          lambda a: jnp.sum(jax.grad(la.det)(a) * x["w44"]), g),
       "hess_inv": lambda: grad(
           lambda a: jnp.sum(jax.grad(lambda b: jnp.sum(la.inv(b) * x["w44"]))(a) * x["w44"]), g),
       "hess_eigvalsh": lambda: grad(

@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "core/array_value.h"
 #include "core/autodiff.h"
 #include "core/program_trace.h"
 #include "core/trace.h"
@@ -180,6 +181,19 @@ std::vector<Array> inputs_of(const ClosedProgram& c, const std::vector<Array>& a
 
 }  // namespace
 
+bool is_traced(const Array& x) { return core::tracer_of(x) != nullptr; }
+
+void throw_traced_nondiff() {
+  throw UnexpectedTracerError(
+      "Found a JAX Tracer object passed as an argument to a custom_vjp function in a position "
+      "indicated by nondiff_argnums as non-differentiable. Tracers cannot be passed as "
+      "non-differentiable arguments to custom_vjp functions; instead, nondiff_argnums should "
+      "only be used for arguments that can't be or contain JAX tracers, e.g. function-valued "
+      "arguments. In particular, array-valued arguments should typically not be indicated as "
+      "nondiff_argnums.\nSee https://docs.jax.dev/en/latest/errors.html"
+      "#jax.errors.UnexpectedTracerError");
+}
+
 void throw_no_rule(const char* kind, const CustomOptions& options) {
   const std::string how = std::string(kind) == "JVP" ? "defjvp" : "defvjp";
   throw AttributeError("No " + std::string(kind) + " defined for custom_" +
@@ -187,11 +201,66 @@ void throw_no_rule(const char* kind, const CustomOptions& options) {
                        " using " + how + ".");
 }
 
+namespace {
+
+// The rule's tangent outputs with its symbolic zeros (JAX's SymbolicZero) made zeros.
+std::vector<Array> instantiate_zeros(std::vector<Array> ts) {
+  for (Array& t : ts) {
+    if (is_symbolic_zero(t)) t = zeros_of(strip_weak(core::aval_of(t)));
+  }
+  return ts;
+}
+
+// What a symbolic_zeros rule needs to be traced again: the rule, the arguments' types and
+// what its outputs are checked against.
+struct KeptJvpRule {
+  FlatJvpRule rule;
+  std::vector<Aval> avals;
+  TreeDef out_def;
+  std::vector<Aval> out_avals;
+  CustomOptions options;
+};
+
+// Traces the rule with the argument tangents `zero` marks given as symbolic zeros
+// (symbolic_zeros): the program takes the arguments and the other tangents. Its outputs
+// are checked as JAX checks each trace of the rule.
+prims::ZeroPatternRule trace_zero_pattern(const KeptJvpRule& k, const std::vector<bool>& zero) {
+  const std::vector<Aval>& avals = k.avals;
+  std::vector<Aval> in = avals;
+  for (size_t i = 0; i < avals.size(); ++i) {
+    if (!zero[i]) in.push_back(strip_weak(avals[i]));
+  }
+  std::vector<bool> out_zero;
+  core::ClosedProgram c = core::trace_to_program(in, [&](const std::vector<Array>& xs) {
+    const std::vector<Array> p(xs.begin(), xs.begin() + long(avals.size()));
+    std::vector<Array> t;
+    size_t next = avals.size();
+    for (size_t i = 0; i < avals.size(); ++i) {
+      t.push_back(zero[i] ? symbolic_zero(p[i]) : xs[next++]);
+    }
+    FlatPair r = k.rule(p, t);
+    const std::string error = check_jvp_output(r, k.out_def, k.out_avals, k.options);
+    if (!error.empty()) throw TypeError(error);
+    std::vector<Array> outs = r.first;
+    for (const Array& to : r.second) {
+      out_zero.push_back(is_symbolic_zero(to));
+      if (!out_zero.back()) outs.push_back(to);
+    }
+    return outs;
+  });
+  return {core::lift_consts(c), c.consts, std::move(out_zero)};
+}
+
+}  // namespace
+
 std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatJvpRule& rule, TreeDef* out_def,
                                    const CustomOptions& options, const void* id) {
   (void)defs;
+  // Called eagerly, f runs as it is: JAX's eval trace calls the function, and the rule is
+  // traced only under a transform.
+  if (core::current_trace() == nullptr) return f(leaves, out_def);
   const std::vector<Aval> avals = avals_of(leaves);
   ClosedProgram fp =
       core::trace_to_program(avals, [&](const std::vector<Array>& xs) { return f(xs, out_def); });
@@ -220,15 +289,26 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
     }
     FlatPair r = rule(p, t);
     error = check_jvp_output(r, *out_def, out_avals, options);
-    return concat(r.first, r.second);
+    return concat(r.first, instantiate_zeros(r.second));
   });
   prims::SharedConsts a = prims::share_consts({fp, jp});
+  const bool symbolic = options.symbolic_zeros && !fallback;
   Params params{{"jaxpr", a.programs[0]},
-                {"jvp", a.programs[1]},
+                {"jvp", name_or(options.jvp_name, options, "_jvp")},
+                {"jvp_jaxpr_fun", a.programs[1]},
                 {"name", options.name},
                 {"num_consts", int64_t(a.consts.size())},
-                {"symbolic_zeros", false}};
+                {"symbolic_zeros", symbolic}};
   if (!error.empty()) params.set("jvp_error", "TypeError: " + error);
+  // With symbolic_zeros, the jvp of this call traces the rule again for the tangents it
+  // is given: the rule is kept with the call's program.
+  if (symbolic) {
+    auto kept =
+        std::make_shared<const KeptJvpRule>(KeptJvpRule{rule, avals, *out_def, out_avals, options});
+    prims::SymbolicZerosRules::add(a.programs[1], [kept](const std::vector<bool>& zero) {
+      return trace_zero_pattern(*kept, zero);
+    });
+  }
   return core::bind(Prim::custom_jvp_call, concat(a.consts, leaves), std::move(params));
 }
 
@@ -317,6 +397,7 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
                                    const std::vector<TreeDef>& defs, const FlatFn& f,
                                    const FlatFwd& fwd, const FlatBwd& bwd, TreeDef* out_def,
                                    const CustomOptions& options, const void* id) {
+  if (core::current_trace() == nullptr) return f(leaves, out_def);  // as custom_jvp_flat
   const std::vector<Aval> avals = avals_of(leaves);
   ClosedProgram fp =
       core::trace_to_program(avals, [&](const std::vector<Array>& xs) { return f(xs, out_def); });
@@ -364,9 +445,11 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
     return bwd_cotangents(got, defs, avals, options, bwd_error);
   });
   prims::SharedConsts a = prims::share_consts({fp, wp, bp});
-  Params params{{"bwd", a.programs[2]},
-                {"fwd", a.programs[1]},
+  Params params{{"bwd", name_or(options.bwd_name, options, "_bwd")},
+                {"bwd_jaxpr_fun", a.programs[2]},
                 {"jaxpr", a.programs[0]},
+                {"fwd", name_or(options.fwd_name, options, "_fwd")},
+                {"fwd_jaxpr_thunk", a.programs[1]},
                 {"name", options.name},
                 {"num_consts", int64_t(a.consts.size())},
                 {"symbolic_zeros", false}};
@@ -376,3 +459,17 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
 }
 
 }  // namespace parax::detail
+
+namespace parax {
+
+bool is_symbolic_zero(const Array& tangent) {
+  return tangent.valid() && tangent.impl()->abstract && !tangent.impl()->tracer;
+}
+
+Array symbolic_zero(const Array& primal) {
+  core::Aval a = core::aval_of(primal);
+  a.weak_type = false;
+  return detail::make_abstract(a);
+}
+
+}  // namespace parax

@@ -9,6 +9,7 @@
 
 #include "api/frontend.h"
 #include "core/trace.h"
+#include "parax/custom_derivatives.h"
 #include "parax/grad.h"
 #include "parax/lax.h"
 #include "prims/linalg_util.h"
@@ -110,13 +111,40 @@ Shape broadcast_batches(const Shape& a, const Shape& b) {
   return frontend::broadcast_shapes("solve", shapes);
 }
 
-// x solving a x = b for a [..., m, m] and b [..., m, n] with equal batch dimensions.
-Array lu_solve(const Array& a, const Array& b) {
-  auto [lu, pivots, permutation] = ll::lu(a);
-  (void)pivots;
+// x solving a x = b, given a's LU factors, for b [..., m, n] (lax.linalg.lu_solve).
+Array lu_solve(const Array& lu, const Array& permutation, const Array& b) {
   Array x = pl::permute_rows(b, permutation);
   x = pl::triangular_solve(lu, x, true, true, false, true);
   return pl::triangular_solve(lu, x, true, false, false, false);
+}
+
+// x solving a x = b for a [..., m, m] and b [..., m, n] with equal batch dimensions, as
+// JAX's lax.linalg._solve: a custom_linear_solve on a's LU factors, so its derivative
+// reuses them, dx = a^-1 (db - da x), never differentiating the factorization (a
+// symbolic-zero tangent, inv's identity, costs nothing).
+Array lu_solve(const Array& a, const Array& b) {
+  using T2 = std::tuple<Array, Array>;
+  static const auto solve_fn = custom_jvp(
+      [](const Array& a, const Array& b) {
+        auto [lu, pivots, permutation] = ll::lu(a);
+        return lu_solve(lu, permutation, b);
+      },
+      [](const T2& primals, const T2& tangents) {
+        auto [a, b] = primals;
+        auto [da, db] = tangents;
+        auto [lu, pivots, permutation] = ll::lu(a);
+        Array x = lu_solve(lu, permutation, b);
+        Array rhs;
+        if (is_symbolic_zero(da)) {
+          rhs = db;
+        } else {
+          rhs = negative(pl::matmul(da, x));
+          if (!is_symbolic_zero(db)) rhs = add(db, rhs);
+        }
+        return std::pair{x, lu_solve(lu, permutation, rhs)};
+      },
+      CustomOptions{.name = "_solve", .symbolic_zeros = true});
+  return solve_fn(a, b);
 }
 
 Array det_2x2(const Array& a) {
@@ -134,6 +162,48 @@ Array det_3x3(const Array& a) {
   return subtract(p, multiply(multiply(e(0, 1), e(1, 0)), e(2, 2)));
 }
 
+// det(a) and adjugate(a) b, finite for singular a (JAX's _cofactor_solve): through a's LU
+// factors with u's last pivot replaced by 1 / (the product of the others), so a matrix of
+// rank n - 1 gives its rank-one adjugate instead of 0 * inf; one of lower rank gives 0.
+std::pair<Array, Array> cofactor_solve(const Array& a, const Array& b) {
+  const int64_t m = dim(a, 1);
+  if (m == 1) return {element(a, 0, 0), b};
+  auto [lu, pivots, permutation] = ll::lu(a);
+  const DType dt = a.dtype();
+  Array diag = pl::diagonal(lu);
+  Array iota = lax::broadcasted_iota(pivots.dtype(), pivots.shape(), pivots.ndim() - 1);
+  Array parity = sum(not_equal(pivots, iota), -1, false, DType::int32);
+  Array sign = astype(add(multiply(-2, remainder(parity, 2)), 1), dt);
+  // partial_det[..., m-1] is det(a), partial_det[..., m-2] det(u) / u[m-1, m-1].
+  Array partial_det = multiply(cumprod(diag, -1), expand_dims(sign, -1));
+  auto last = [&](int64_t i) {  // partial_det[..., i]
+    std::vector<int64_t> start(partial_det.ndim(), 0);
+    std::vector<int64_t> limit(partial_det.shape().begin(), partial_det.shape().end());
+    start.back() = i;
+    limit.back() = i + 1;
+    return lax::squeeze(lax::slice(partial_det, start, limit), {partial_det.ndim() - 1});
+  };
+  Array corner = equal(add(lax::broadcasted_iota(DType::int32, {m, m}, 0),
+                           lax::broadcasted_iota(DType::int32, {m, m}, 1)),
+                       2 * (m - 1));
+  Array inv_rest = expand_dims(divide(1.0, last(m - 2)), std::vector<int64_t>{-1, -2});
+  lu = where(corner, inv_rest, lu);
+  // Matrices of rank below m - 1 (the modified u still singular) have a zero adjugate.
+  Shape column = lu.shape();
+  column.back() = 1;
+  Array d = pl::triangular_solve(lu, ones(column, dt), true, false, false, false);
+  Array low_rank = any(logical_or(isnan(d), isinf(d)), std::vector<int64_t>{-2, -1}, true);
+  Array x = where(low_rank, zeros_like(b), b);
+  x = pl::permute_rows(x, permutation);
+  x = pl::triangular_solve(lu, x, true, true, false, true);
+  const int64_t n = dim(x, 1);
+  Array full = expand_dims(last(m - 1), std::vector<int64_t>{-1, -2});
+  x = concatenate({multiply(pl::block(x, 0, m - 1, 0, n), full), pl::block(x, m - 1, m, 0, n)},
+                  x.ndim() - 2);
+  x = pl::triangular_solve(lu, x, true, false, false, false);
+  return {last(m - 1), where(low_rank, zeros_like(x), x)};
+}
+
 void check_square(const Array& a, const std::string& message) {
   if (a.ndim() < 2 || dim(a, 1) != dim(a, 2)) throw ValueError(message);
 }
@@ -143,6 +213,21 @@ void check_square(const Array& a, const std::string& message) {
 Array select(const Array& c, const Array& x, const Array& y) {
   if (c.ndim() > 0) return where(c, x, y);
   return squeeze(where(expand_dims(c, 0), expand_dims(x, 0), expand_dims(y, 0)), 0);
+}
+
+// (sign, log|det a|) from a's LU factors (JAX's _slogdet_lu).
+std::pair<Array, Array> slogdet_lu(const Array& lu, const Array& pivots) {
+  const DType dt = lu.dtype();
+  Array diag = pl::diagonal(lu);
+  Array is_zero = any(equal(diag, asarray(0.0, dt)), -1);
+  Array iota = lax::broadcasted_iota(DType::int32, pivots.shape(), pivots.ndim() - 1);
+  Array parity = add(sum(not_equal(pivots, iota), -1, false, DType::int32),
+                     sum(less(diag, asarray(0.0, dt)), -1, false, DType::int32));
+  Array flip = astype(subtract(1, multiply(2, remainder(parity, 2))), dt);
+  Array s = select(is_zero, zeros_like(flip), flip);
+  Array logdet = sum(log(abs(diag)), -1);
+  logdet = select(is_zero, full_like(logdet, -HUGE_VAL), logdet);
+  return {s, logdet};
 }
 
 // Moves `axes` (two of them) to the end, the others kept in order.
@@ -283,22 +368,27 @@ SlogdetResult slogdet(const ArrayLike& a_) {
   Array a = inexact(a_);
   check_square(a, "Argument to slogdet() must have shape [..., n, n], got " + py_shape(a.shape()));
   const int64_t n = dim(a, 1);
-  const DType dt = a.dtype();
   if (n == 1 || n == 2) {
     Array d = n == 1 ? element(a, 0, 0) : det_2x2(a);
     return {sign(d), log(abs(d))};
   }
-  auto [lu, pivots, permutation] = ll::lu(a);
-  (void)permutation;
-  Array diag = pl::diagonal(lu);
-  Array is_zero = any(equal(diag, asarray(0.0, dt)), -1);
-  Array iota = lax::broadcasted_iota(DType::int32, pivots.shape(), pivots.ndim() - 1);
-  Array parity = add(sum(not_equal(pivots, iota), -1, false, DType::int32),
-                     sum(less(diag, asarray(0.0, dt)), -1, false, DType::int32));
-  Array flip = astype(subtract(1, multiply(2, remainder(parity, 2))), dt);
-  Array s = select(is_zero, zeros_like(flip), flip);
-  Array logdet = sum(log(abs(diag)), -1);
-  logdet = select(is_zero, full_like(logdet, -HUGE_VAL), logdet);
+  // JAX's _slogdet_lu: a custom_jvp, d log|det a| = trace(solve(a, da)), the sign's zero.
+  // (The solve is on a's factors: a custom_jvp_call applied to a tangent has no transpose.)
+  using T1 = std::tuple<Array>;
+  static const auto slogdet_fn = custom_jvp(
+      [](const Array& x) {
+        auto [lu, pivots, permutation] = ll::lu(x);
+        return slogdet_lu(lu, pivots);
+      },
+      [](const T1& primals, const T1& tangents) {
+        auto [lu, pivots, permutation] = ll::lu(std::get<0>(primals));
+        auto [sign, logabsdet] = slogdet_lu(lu, pivots);
+        Array x_dot = lu_solve(lu, permutation, std::get<0>(tangents));
+        return std::pair{std::pair{sign, logabsdet},
+                         std::pair{zeros_like(sign), sum(pl::diagonal(x_dot), -1)}};
+      },
+      CustomOptions{.name = "_slogdet_lu", .jvp_name = "_slogdet_jvp"});
+  auto [s, logdet] = slogdet_fn(a);
   return {s, logdet};
 }
 
@@ -308,8 +398,19 @@ Array det(const ArrayLike& a_) {
   const int64_t n = dim(a, 1);
   if (n == 2) return det_2x2(a);
   if (n == 3) return det_3x3(a);
-  SlogdetResult r = slogdet(a);
-  return multiply(r.sign, exp(r.logabsdet));
+  // JAX's _det: its derivative, trace(adjugate(a) da), is finite at singular matrices.
+  using T1 = std::tuple<Array>;
+  static const auto det_fn = custom_jvp(
+      [](const Array& x) {
+        SlogdetResult r = slogdet(x);
+        return multiply(r.sign, exp(r.logabsdet));
+      },
+      [](const T1& primals, const T1& tangents) {
+        auto [y, z] = cofactor_solve(std::get<0>(primals), std::get<0>(tangents));
+        return std::pair{y, sum(pl::diagonal(z), -1)};
+      },
+      CustomOptions{.name = "_det"});
+  return det_fn(a);
 }
 
 Array matrix_power(const ArrayLike& a_, int64_t n) {

@@ -241,7 +241,10 @@ class Printer {
     for (const Atom& a : e.inputs) args += " " + atom(a);
     if (e.params.items().empty()) return line + args;
     if (has_trait(e.prim, kControlFlow)) {
-      return line + control_flow_params(e, column, line.size() + args.size()) + args;
+      return line + control_flow_params(e.params.items(), column, line.size() + args.size()) + args;
+    }
+    if (std::optional<ParamItems> items = custom_call_params(e)) {
+      return line + control_flow_params(*items, column, line.size() + args.size()) + args;
     }
     line += "[";
     for (size_t i = 0; i < e.params.items().size(); ++i) {
@@ -337,17 +340,55 @@ class Printer {
     return text;
   }
 
+  using ParamItems = std::vector<std::pair<std::string, ParamValue>>;
+
+  // JAX's custom_jvp_call and custom_vjp_call (a call holding its rules' programs, params
+  // `*_jaxpr_fun` / `*_jaxpr_thunk`, where JAX holds functions) print as their pp rules do:
+  // `name` first, the call's program as `call_jaxpr` (named on, as control flow's), the
+  // rules by their names (params `jvp`, `fwd`, `bwd`), num_consts only when not 0, and
+  // none of parax's own (the `*_error` a rule's bad output left). Other calls: nullopt.
+  static std::optional<ParamItems> custom_call_params(const Eqn& e) {
+    if (!has_trait(e.prim, kCall)) return std::nullopt;
+    auto ends_with = [](const std::string& s, std::string_view end) {
+      return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+    };
+    const auto& all = e.params.items();
+    const bool custom = std::any_of(
+        all.begin(), all.end(), [&](const auto& kv) { return ends_with(kv.first, "_jaxpr_fun"); });
+    if (!custom) return std::nullopt;
+    ParamItems items;
+    for (const auto& [name, value] : all) {
+      if (name == "name") items.insert(items.begin(), {name, value});
+    }
+    for (const auto& [name, value] : all) {
+      if (name == "name" || ends_with(name, "_fun") || ends_with(name, "_thunk") ||
+          ends_with(name, "_error")) {
+        continue;
+      }
+      if (name == "num_consts" && std::get_if<int64_t>(&value) && std::get<int64_t>(value) == 0) {
+        continue;
+      }
+      const std::string shown = name == "jaxpr" ? "call_jaxpr" : name;
+      items.push_back({shown, value});
+    }
+    // Sorted by the names JAX prints (call_jaxpr among them), after `name`.
+    const bool named = !items.empty() && items.front().first == "name";
+    std::sort(items.begin() + (named ? 1 : 0), items.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    return items;
+  }
+
   // `[p=v ...]` on the equation's line when the whole equation fits in 80 columns, else
   // one param a line under it, as JAX prints cond, while, scan and remat2. `rest` is how
   // many columns the equation takes besides its params.
-  std::string control_flow_params(const Eqn& e, size_t column, size_t rest) {
+  std::string control_flow_params(const ParamItems& items, size_t column, size_t rest) {
     const int saved = next_;
     for (const bool flat : {true, false}) {
       next_ = saved;
       const size_t param_column = column + 2;
       std::string text = "[";
       bool first = true;
-      for (const auto& [name, value] : e.params.items()) {
+      for (const auto& [name, value] : items) {
         std::string rendered;
         if (const auto* sub = std::get_if<std::shared_ptr<const Program>>(&value)) {
           rendered =

@@ -1,9 +1,14 @@
-// custom_jvp_call and custom_vjp_call: a call of the user's function (param `jaxpr`, over
-// all operands: the constants the traces captured, `num_consts` of them, then the
-// arguments) whose derivative is the user's rule, held as a traced program:
-//   custom_jvp_call's `jvp`: (operands, tangents of the arguments) -> (results, tangents);
-//   custom_vjp_call's `fwd`: operands -> (results, residuals), and `bwd`: (constants,
-//   residuals, cotangents of the results) -> cotangents of the arguments.
+// custom_jvp_call and custom_vjp_call: a call of the user's function (param `jaxpr`, JAX's
+// call_jaxpr, as it prints, over all operands: the constants the traces captured, `num_consts` of
+// them, then the arguments) whose derivative is the user's rule, held as a traced program (where
+// JAX holds a function, printed by its name, `jvp`, `fwd`, `bwd`):
+//   custom_jvp_call's `jvp_jaxpr_fun`: (operands, tangents of the arguments) -> (results,
+//   tangents);
+//   custom_vjp_call's `fwd_jaxpr_thunk`: operands -> (results, residuals), and
+//   `bwd_jaxpr_fun`: (constants, residuals, cotangents of the results) -> cotangents of the
+//   arguments.
+// With symbolic_zeros, the jvp traces the rule kept with the call (SymbolicZerosRules) for
+// the zero tangents it has.
 // Elsewhere they are calls: the compiler inlines `jaxpr`, eagerly it runs op by op.
 //
 // Their rules are JAX's (custom_derivatives.py, ad.py): the jvp of custom_jvp_call
@@ -112,6 +117,28 @@ std::vector<Array> jvp_call_eager(std::span<const Array> in, const Params& param
   return eval_program(*prog(params, "jaxpr"), in);
 }
 
+// The rule traced for the tangents that are zero (invalid, or of an integer argument)
+// given as JAX's SymbolicZero; its zero results' tangents stay symbolic.
+std::pair<std::vector<Array>, std::vector<Array>> symbolic_zeros_jvp(
+    const ProgramRef& key, const ZeroPatternTracer& tracer, std::span<const Array> primals,
+    std::span<const Array> tangents, size_t nc) {
+  std::vector<bool> zero;
+  std::vector<Array> args(primals.begin() + long(nc), primals.end());
+  for (size_t i = nc; i < primals.size(); ++i) {
+    zero.push_back(!tangents[i].valid() || !has_tangent(primals[i].dtype()));
+    if (!zero.back()) args.push_back(tangents[i]);
+  }
+  const std::shared_ptr<const ZeroPatternRule> r = SymbolicZerosRules::trace(key, tracer, zero);
+  args.insert(args.begin(), r->consts.begin(), r->consts.end());
+  std::vector<Array> all = eval_program(*r->program, args);
+  const size_t n_out = r->out_zero.size();
+  std::vector<Array> outs(all.begin(), all.begin() + long(n_out));
+  std::vector<Array> touts;
+  size_t next = n_out;
+  for (bool z : r->out_zero) touts.push_back(z ? Array() : all[next++]);
+  return {outs, drop_integer_tangents(std::move(touts), outs)};
+}
+
 std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const Array> primals,
                                                                std::span<const Array> tangents,
                                                                const Params& params) {
@@ -124,10 +151,16 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const A
     return {outs, std::vector<Array>(outs.size())};
   }
   raise_rule_error(params, "jvp_error");
+  if (params.get<bool>("symbolic_zeros")) {
+    const ProgramRef& key = prog(params, "jvp_jaxpr_fun");
+    if (auto tracer = SymbolicZerosRules::find(key)) {
+      return symbolic_zeros_jvp(key, *tracer, primals, tangents, nc);
+    }
+  }
   std::vector<Array> args(primals.begin(), primals.end());
   const std::vector<Array> ts = arg_tangents(primals, tangents, nc);
   args.insert(args.end(), ts.begin(), ts.end());
-  std::vector<Array> all = eval_program(*prog(params, "jvp"), args);
+  std::vector<Array> all = eval_program(*prog(params, "jvp_jaxpr_fun"), args);
   const size_t n_out = prog(params, "jaxpr")->outvars.size();
   std::vector<Array> outs(all.begin(), all.begin() + long(n_out));
   std::vector<Array> touts(all.begin() + long(n_out), all.end());
@@ -200,6 +233,44 @@ std::vector<int> agreed_dims(size_t n_out, const std::vector<std::vector<int>>& 
   return want;
 }
 
+// A symbolic_zeros rule batched as its call is (JAX's batch_jvp_jaxpr_thunk): kept with
+// the batched call's rule program `batched`, it traces the rule for a pattern, then batches
+// that program as the call's operands are.
+void keep_batched_rule(const Params& params, const ProgramRef& batched,
+                       const std::vector<Aval>& avals, const std::vector<int>& front, size_t nc,
+                       const std::vector<int>& want, const BatchAxis& axis) {
+  if (!params.get<bool>("symbolic_zeros")) return;
+  const ProgramRef& key = prog(params, "jvp_jaxpr_fun");
+  std::shared_ptr<const ZeroPatternTracer> tracer = SymbolicZerosRules::find(key);
+  if (!tracer) return;
+  SymbolicZerosRules::add(batched, [=](const std::vector<bool>& zero) {
+    const std::shared_ptr<const ZeroPatternRule> r = SymbolicZerosRules::trace(key, *tracer, zero);
+    std::vector<Aval> in;
+    std::vector<int> dims;
+    for (const Array& c : r->consts) {
+      in.push_back(core::aval_of(c));
+      dims.push_back(core::kNotMapped);
+    }
+    for (size_t i = nc; i < avals.size(); ++i) {
+      in.push_back(avals[i]);
+      dims.push_back(front[i]);
+    }
+    for (size_t i = nc; i < avals.size(); ++i) {
+      if (zero[i - nc]) continue;
+      in.push_back(tangent_aval(avals[i]));
+      dims.push_back(front[i]);
+    }
+    std::vector<int> out_want = want;
+    for (size_t o = 0; o < r->out_zero.size(); ++o) {
+      if (!r->out_zero[o]) out_want.push_back(want[o]);
+    }
+    core::ClosedProgram b = trace_batched(*r->program, in, dims, axis, out_want);
+    std::vector<Array> consts = b.consts;
+    consts.insert(consts.end(), r->consts.begin(), r->consts.end());
+    return ZeroPatternRule{core::lift_consts(b), std::move(consts), r->out_zero};
+  });
+}
+
 Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, const Params& params,
                        const BatchAxis& axis) {
   const size_t nc = num_consts(params);
@@ -214,7 +285,7 @@ Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, con
     jvp_dims.push_back(front[i]);
   }
   const Program& fp = *prog(params, "jaxpr");
-  const Program& jp = *prog(params, "jvp");
+  const Program& jp = *prog(params, "jvp_jaxpr_fun");
   const std::vector<int> want = agreed_dims(
       fp.outvars.size(),
       {result_dims(fp, avals, front, axis), result_dims(jp, jvp_avals, jvp_dims, axis)});
@@ -226,8 +297,9 @@ Batched jvp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
   Params p = params;
   p.set("jaxpr", a.programs[0]);
-  p.set("jvp", a.programs[1]);
+  p.set("jvp_jaxpr_fun", a.programs[1]);
   p.set("num_consts", int64_t(nc + a.consts.size()));
+  keep_batched_rule(params, a.programs[1], avals, front, nc, want, axis);
   std::vector<Array> outs = core::bind(core::Prim::custom_jvp_call, std::move(operands), p);
   return Batched{std::move(outs), want};
 }
@@ -245,13 +317,13 @@ std::pair<std::vector<Array>, std::vector<Array>> vjp_call_jvp(std::span<const A
     return {outs, std::vector<Array>(outs.size())};
   }
   raise_rule_error(params, "fwd_error");
-  std::vector<Array> all = eval_program(*prog(params, "fwd"), primals);
+  std::vector<Array> all = eval_program(*prog(params, "fwd_jaxpr_thunk"), primals);
   const size_t n_out = prog(params, "jaxpr")->outvars.size();
   std::vector<Array> outs(all.begin(), all.begin() + long(n_out));
   // custom_lin: the constants and residuals (what bwd reads), then the arguments' tangents.
   std::vector<Array> lin(primals.begin(), primals.begin() + long(nc));
   lin.insert(lin.end(), all.begin() + long(n_out), all.end());
-  Params lp{{"bwd", prog(params, "bwd")},
+  Params lp{{"bwd", prog(params, "bwd_jaxpr_fun")},
             {"name", params.get<std::string>("name")},
             {"num_res", int64_t(lin.size())},
             {"symbolic_zeros", false}};
@@ -269,7 +341,7 @@ Batched vjp_call_batch(std::span<const Array> in, std::span<const int> dims, con
   std::vector<Aval> avals;
   std::vector<Array> operands = batched_front(in, dims, front, avals);
   const Program& fp = *prog(params, "jaxpr");
-  const Program& wp = *prog(params, "fwd");
+  const Program& wp = *prog(params, "fwd_jaxpr_thunk");
   const size_t n_out = fp.outvars.size();
   std::vector<int> fwd_dims = result_dims(wp, avals, front, axis);
   fwd_dims.resize(n_out);  // the residuals are batched at 0 regardless
@@ -291,13 +363,14 @@ Batched vjp_call_batch(std::span<const Array> in, std::span<const int> dims, con
     bwd_dims.push_back(want[o]);
   }
   std::vector<int> arg_want(front.begin() + long(nc), front.end());
-  core::ClosedProgram b = trace_batched(*prog(params, "bwd"), bwd_avals, bwd_dims, axis, arg_want);
+  core::ClosedProgram b =
+      trace_batched(*prog(params, "bwd_jaxpr_fun"), bwd_avals, bwd_dims, axis, arg_want);
   SharedConsts a = share_consts({f, w, b});
   operands.insert(operands.begin(), a.consts.begin(), a.consts.end());
   Params p = params;
   p.set("jaxpr", a.programs[0]);
-  p.set("fwd", a.programs[1]);
-  p.set("bwd", a.programs[2]);
+  p.set("fwd_jaxpr_thunk", a.programs[1]);
+  p.set("bwd_jaxpr_fun", a.programs[2]);
   p.set("num_consts", int64_t(nc + a.consts.size()));
   std::vector<Array> outs = core::bind(core::Prim::custom_vjp_call, std::move(operands), p);
   return Batched{std::move(outs), want};

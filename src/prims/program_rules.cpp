@@ -1,6 +1,7 @@
 #include "prims/program_rules.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "base/check.h"
 #include "core/batching.h"
@@ -112,6 +113,39 @@ SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced) {
     out.programs.push_back(std::make_shared<const core::Program>(std::move(p)));
   }
   return out;
+}
+
+namespace {
+
+struct KeptRule {
+  std::weak_ptr<const core::Program> key;
+  std::shared_ptr<const ZeroPatternTracer> tracer;
+};
+// Never destroyed: what the rules hold (arrays they captured) must not outlive the runtime
+// at exit.
+std::mutex g_rules_mu;
+auto& g_rules = *new std::map<const core::Program*, KeptRule>;
+
+}  // namespace
+
+void SymbolicZerosRules::add(const ProgramRef& key, ZeroPatternTracer tracer) {
+  std::lock_guard<std::mutex> lock(g_rules_mu);
+  std::erase_if(g_rules, [](const auto& kv) { return kv.second.key.expired(); });
+  g_rules[key.get()] = KeptRule{key, std::make_shared<const ZeroPatternTracer>(std::move(tracer))};
+}
+
+std::shared_ptr<const ZeroPatternTracer> SymbolicZerosRules::find(const ProgramRef& key) {
+  std::lock_guard<std::mutex> lock(g_rules_mu);
+  auto it = g_rules.find(key.get());
+  if (it == g_rules.end() || it->second.key.lock() != key) return nullptr;
+  return it->second.tracer;
+}
+
+std::shared_ptr<const ZeroPatternRule> SymbolicZerosRules::trace(const ProgramRef& key,
+                                                                 const ZeroPatternTracer& tracer,
+                                                                 const std::vector<bool>& zero) {
+  static auto& cache = *new DerivedCache<ZeroPatternRule>;  // as g_rules
+  return cache.get(key, mask_key(zero) + axes_key(), [&] { return tracer(zero); });
 }
 
 }  // namespace parax::prims

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -123,5 +124,32 @@ struct SharedConsts {
   std::vector<std::shared_ptr<const core::Program>> programs;
 };
 SharedConsts share_consts(const std::vector<core::ClosedProgram>& traced);
+
+// A custom_jvp rule traced for one pattern of symbolic-zero tangents: `program` takes
+// `consts`, the arguments, then the tangents not zero, and returns the results, then the
+// tangents of the results not marked in `out_zero`.
+struct ZeroPatternRule {
+  std::shared_ptr<const core::Program> program;
+  std::vector<Array> consts;
+  std::vector<bool> out_zero;
+};
+using ZeroPatternTracer = std::function<ZeroPatternRule(const std::vector<bool>& zero)>;
+
+// custom_jvp's rules with symbolic_zeros, kept while the call's `jvp_jaxpr_fun` program
+// lives. JAX traces such a rule when the call is differentiated, for the tangents that are
+// zero then; parax's transforms differentiate a program after tracing it, so the rule
+// (owning what it refers to) is kept with the program, and traced once per pattern.
+class SymbolicZerosRules {
+ public:
+  using ProgramRef = std::shared_ptr<const core::Program>;
+  // Keeps `tracer` for the call whose rule program is `key`.
+  static void add(const ProgramRef& key, ZeroPatternTracer tracer);
+  // Returns the tracer kept for `key`, or nullptr.
+  static std::shared_ptr<const ZeroPatternTracer> find(const ProgramRef& key);
+  // Returns the rule of `key` traced for the tangents `zero` marks (traced once).
+  static std::shared_ptr<const ZeroPatternRule> trace(const ProgramRef& key,
+                                                      const ZeroPatternTracer& tracer,
+                                                      const std::vector<bool>& zero);
+};
 
 }  // namespace parax::prims

@@ -110,6 +110,7 @@ Result slog(const la::SlogdetResult& r) { return {r.sign, r.logabsdet}; }
 Result tuple4(const std::tuple<Array, Array, Array, Array>& t) {
   return {std::get<0>(t), std::get<1>(t), std::get<2>(t), std::get<3>(t)};
 }
+Result tuple2(const std::tuple<Array, Array>& t) { return {std::get<0>(t), std::get<1>(t)}; }
 Result tuple3(const std::tuple<Array, Array, Array>& t) {
   return {std::get<0>(t), std::get<1>(t), std::get<2>(t)};
 }
@@ -121,6 +122,9 @@ std::vector<Case> cases(const Inputs& x) {
               upper = x("upper"), rank2 = x("rank2"), w44 = x("w44"), w4 = x("w4"), w53 = x("w53"),
               w35 = x("w35"), w3 = x("w3"), w42 = x("w42"), b8 = x("b8"), sing = x("sing"),
               idx = x("idx");
+  const Array sing4 = x("sing4"), sing4r2 = x("sing4r2"), sing5 = x("sing5"), near4 = x("near4"),
+              bsing4 = x("bsing4"), w33 = x("w33");
+  auto det = [](const Array& a) { return la::det(a); };
   const double inf = HUGE_VAL;
   auto recon_svd = [](const Array& a) {
     la::SVDResult r = la::svd(a, false);
@@ -315,6 +319,42 @@ std::vector<Case> cases(const Inputs& x) {
       CASE1("vmap_grad_det", vmap([](const Array& a) {
               return grad_of([](const Array& m) { return la::det(m); }, a);
             })(bgen)),
+      // det's derivative at singular and near-singular matrices (finite, as JAX's).
+      CASE1("det_sing4", la::det(sing4)),
+      CASE1("grad_det_sing4", grad_of(det, sing4)),
+      CASE1("grad_det_sing4r2", grad_of(det, sing4r2)),
+      CASE1("grad_det_sing5", grad_of(det, sing5)),
+      CASE1("grad_det_near4", grad_of(det, near4)),
+      CASE1("jit_grad_det_sing4", jit(grad(det))(sing4)),
+      CASE1("vmap_grad_det_sing", vmap(grad(det))(bsing4)),
+      CASE1("grad_det_batched_sing",
+            grad_of([](const Array& a) { return sum(la::det(a)); }, bsing4)),
+      CASE1("jvp_det_sing4", jvp(det, std::tuple<Array>{sing4}, std::tuple<Array>{w44}).second),
+      CASE1("grad_det_1x1", grad_of([](const Array& a) { return sum(la::det(a)); },
+                                    jnp::expand_dims(top_left(g, 1), 0))),
+      // solve and inv differentiated under vmap (JAX's custom_linear_solve rules).
+      CASE("vmap_grad_solve",
+           tuple2(vmap(
+               grad([=](const Array& a, const Array& b) { return sum(la::solve(a, b) * brhs[0]); },
+                    argnums<0, 1>))(bgen, brhs))),
+      CASE("vmap_grad_solve_vec",
+           tuple2(vmap(grad(
+               [=](const Array& a, const Array& b) { return sum(la::solve(a, b) * w3); },
+               argnums<0, 1>))(bgen, jnp::squeeze(lax::slice(brhs, {0, 0, 0}, {2, 3, 1}), -1)))),
+      CASE1("vmap_grad_inv",
+            vmap(grad([=](const Array& a) { return sum(la::inv(a) * w33); }))(bgen)),
+      CASE1("grad_vmap_inv", grad_of(
+                                 [=](const Array& a) {
+                                   return sum(vmap([](const Array& m) { return la::inv(m); })(a) *
+                                              w33);
+                                 },
+                                 bgen)),
+      CASE1("jit_vmap_grad_solve", jit(vmap(grad([=](const Array& a) {
+              return sum(la::solve(a, brhs[0]) * brhs[1]);
+            })))(bgen)),
+      CASE1("jvp_solve", jvp([](const Array& a, const Array& b) { return la::solve(a, b); },
+                             std::tuple<Array, Array>{g, rhs2}, std::tuple<Array, Array>{w44, w42})
+                             .second),
       // Second derivatives (grad of grad) and forward mode.
       CASE1("hess_logdet", grad_of(
                                [=](const Array& a) {
@@ -322,6 +362,7 @@ std::vector<Case> cases(const Inputs& x) {
                                  return sum(grad_of(d, a) * w44);
                                },
                                g)),
+      CASE1("hess_det", grad_of([=](const Array& a) { return sum(grad_of(det, a) * w44); }, g)),
       CASE1("hess_inv", grad_of(
                             [=](const Array& a) {
                               auto d = [=](const Array& b) { return sum(la::inv(b) * w44); };
@@ -673,6 +714,10 @@ TEST_F(Linalg, ShardedBatchStaysLocal) {
   const Inputs in{DType::float64};
   const Array b8 = device_put(in("b8"), batch);
   const Array spd8 = device_put(jnp::matmul(in("b8"), mT(in("b8"))), batch);
+  // 4x4 matrices: det through its custom_jvp.
+  const Array g8 = device_put(jnp::multiply(jnp::broadcast_to(in("gen"), {8, 4, 4}),
+                                            jnp::reshape(jnp::arange(1.0, 9.0), {8, 1, 1})),
+                              batch);
   using F = std::function<Array(const Array&)>;
   const std::vector<std::tuple<std::string, F, Array>> fs = {
       {"sharded_inv", [](const Array& a) { return la::inv(a); }, b8},
@@ -683,6 +728,12 @@ TEST_F(Linalg, ShardedBatchStaysLocal) {
       {"sharded svd", [](const Array& a) { return la::svd(a, false).U; }, b8},
       {"sharded lu", [](const Array& a) { return std::get<0>(lla::lu(a)); }, b8},
       {"sharded solve", [](const Array& a) { return la::solve(a, a); }, b8},
+      {"sharded grad_det",
+       [](const Array& a) { return grad_of([](const Array& b) { return sum(la::det(b)); }, a); },
+       g8},
+      {"sharded grad_inv",
+       [](const Array& a) { return grad_of([](const Array& b) { return sum(la::inv(b)); }, a); },
+       g8},
       {"sharded grad_logdet",
        [](const Array& a) {
          return grad_of([](const Array& b) { return sum(la::slogdet(b).logabsdet); }, a);

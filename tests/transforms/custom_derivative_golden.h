@@ -56,6 +56,8 @@ inline std::string error_text(const std::exception& e) {
   const char* kind = "Error";
   if (dynamic_cast<const AttributeError*>(&e))
     kind = "AttributeError";
+  else if (dynamic_cast<const UnexpectedTracerError*>(&e))
+    kind = "UnexpectedTracerError";
   else if (dynamic_cast<const TypeError*>(&e))
     kind = "TypeError";
   else if (dynamic_cast<const ValueError*>(&e))

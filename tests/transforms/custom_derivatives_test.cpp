@@ -4,6 +4,7 @@
 // inside shard_map over 8 devices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -268,7 +269,7 @@ TEST(CustomJvp, StaysOneEquationUnderJit) {
   EXPECT_NE(text.find("custom_jvp_call["), std::string::npos) << text;
   EXPECT_NE(text.find("name=f"), std::string::npos) << text;
   EXPECT_NE(text.find("symbolic_zeros=False"), std::string::npos) << text;
-  EXPECT_NE(text.find("jvp={ lambda"), std::string::npos) << text;
+  EXPECT_NE(text.find("jvp=f_jvp"), std::string::npos) << text;
   // Compiled, the call is inlined: one sin.
   const std::string compiled = jit(sin_jvp).lower(f32(1)).compile().as_text();
   EXPECT_EQ(compiled.find("custom_jvp_call"), std::string::npos) << compiled;
@@ -278,8 +279,8 @@ TEST(CustomJvp, StaysOneEquationUnderJit) {
 TEST(CustomVjp, StaysOneEquationUnderJit) {
   const std::string text = make_jaxpr(vsin)(f32(1)).to_string();
   EXPECT_NE(text.find("custom_vjp_call["), std::string::npos) << text;
-  EXPECT_NE(text.find("fwd={ lambda"), std::string::npos) << text;
-  EXPECT_NE(text.find("bwd={ lambda"), std::string::npos) << text;
+  EXPECT_NE(text.find("fwd=f_fwd"), std::string::npos) << text;
+  EXPECT_NE(text.find("bwd=f_bwd"), std::string::npos) << text;
   // Under linearize, the linear part is one custom_lin holding bwd.
   const std::string lin = make_jaxpr([](const Array& x) {
                             auto [out, f_jvp] = linearize(vsin, x);
@@ -681,6 +682,297 @@ TEST(CustomDerivatives, ShardedGradientStaysLocal) {
   const std::string text = g.lower(x).compile().as_text();
   EXPECT_EQ(text.find("all-gather"), std::string::npos) << text;
   EXPECT_EQ(text.find("all-to-all"), std::string::npos) << text;
+}
+
+using Fn = std::function<Array(const Array&)>;
+
+// nondiff_argnums (JAX's test_nondiff_argnums, test_nondiff_arg_vmap_tracer,
+// test_nondiff_argnums_unhashable, test_nondiff_arg_tracer_error): a callable, a float, a
+// std::vector<float> and arrays in nondiff positions, under every transform.
+TEST(CustomDerivatives, NondiffArgnumsMatchJax) {
+  Array x3 = f32(3), x1 = f32(1), ar3 = jnp::arange(3.0f);
+  auto app = custom_jvp([](const Fn& f, const Array& x) { return f(x); },
+                        [](const Fn& f, const T1& p, const T1& t) {
+                          return std::pair{f(std::get<0>(p)), 3.0f * std::get<0>(t)};
+                        },
+                        nondiff_argnums<0>);
+  Fn dbl = [](const Array& y) { return 2.0f * y; };
+  Fn sin = [](const Array& y) { return jnp::sin(y); };
+  auto app_sin = [app, sin](const Array& x) { return app(sin, x); };
+  // The decorator form, its rule calling the function.
+  auto nd_mul =
+      custom_jvp([](const Array& x, const Array& y) { return x * y; }, nondiff_argnums<0>);
+  nd_mul.defjvp([&nd_mul](const Array& x, const T1& p, const T1& t) {
+    return std::pair{nd_mul(x, std::get<0>(p)), 5.0f * std::get<0>(t)};
+  });
+  auto scaled = custom_jvp([](float k, const Array& x, const Fn& g) { return g(k * x); },
+                           [](float k, const Fn& g, const T1& p, const T1& t) {
+                             return std::pair{g(k * std::get<0>(p)), k * std::get<0>(t) + 1.0f};
+                           },
+                           nondiff_argnums<0, 2>);
+  auto vapp =
+      custom_vjp([](const Fn& f, const Array& x) { return f(x); },
+                 [](const Fn& f, const Array& x) {
+                   return std::pair{f(x), jnp::cos(x)};
+                 },
+                 [](const Fn&, const Array& cos_x, const Array& g) { return T1{cos_x * g}; },
+                 nondiff_argnums<0>);
+  using Lst = std::vector<float>;
+  auto lst_f = custom_vjp([](const Lst& l, const Array& x) { return l[0] * jnp::sin(x); },
+                          nondiff_argnums<0>);
+  lst_f.defvjp(
+      [](const Lst& l, const Array& x) {
+        return std::pair{l[0] * jnp::sin(x), jnp::cos(x)};
+      },
+      [](const Lst& l, const Array& cos_x, const Array& g) { return T1{l[0] * cos_x * g}; });
+  const Lst lst{2.0f};
+  auto tr_f = custom_vjp([](const Array& x, const Array& y) { return x * y; },
+                         [](const Array& x, const Array& y) {
+                           return std::pair{x * y, jnp::cos(y)};
+                         },
+                         [](const Array&, const Array& cos_y, const Array& g) { return cos_y * g; },
+                         nondiff_argnums<0>);
+  auto tr_nested = custom_vjp(
+      [](const T1& xs, const Array& y) { return std::get<0>(xs) * y; },
+      [](const T1& xs, const Array& y) {
+        return std::pair{std::get<0>(xs) * y, jnp::cos(y)};
+      },
+      [](const T1&, const Array& cos_y, const Array& g) { return cos_y * g; }, nondiff_argnums<0>);
+
+  std::map<std::string, Case> c;
+  c["nondiff/jvp/value"] = [&] { return L(app(dbl, x3)); };
+  c["nondiff/jvp/jvp"] = [&] {
+    return L(jvp([&](const Array& x) { return app(dbl, x); }, T1{x1}, T1{x1}));
+  };
+  c["nondiff/jvp/grad"] = [&] { return L(grad(app_sin)(x3)); };
+  c["nondiff/jvp/jit_grad"] = [&] { return L(jit(grad(app_sin))(x3)); };
+  c["nondiff/jvp/vmap_grad"] = [&] { return L(vmap(grad(app_sin))(ar3)); };
+  c["nondiff/jvp/grad_grad"] = [&] { return L(grad(grad(app_sin))(x3)); };
+  c["nondiff/jvp/vmap_tracer"] = [&] {
+    auto g = vmap([&](const Array& x, const Array& y) { return nd_mul(x, y); });
+    return L(jvp([&](const Array& y) { return g(vec({2}), y); }, T1{vec({3})}, T1{vec({1})}));
+  };
+  c["nondiff/jvp/held_constant"] = [&] {
+    return L(grad([&](const Array& x) { return nd_mul(x, x); })(x3));
+  };
+  c["nondiff/jvp/two_static"] = [&] {
+    return L(value_and_grad([&](const Array& x) { return scaled(2.0f, x, sin); })(x3));
+  };
+  c["nondiff/vjp/value"] = [&] { return L(vapp(dbl, x3)); };
+  c["nondiff/vjp/value_and_grad"] = [&] {
+    return L(value_and_grad([&](const Array& x) { return vapp(dbl, x); })(x1));
+  };
+  auto lst_x = [&](const Array& x) { return lst_f(lst, x); };
+  c["nondiff/vjp/list_value"] = [&] { return L(lst_f(lst, x3)); };
+  c["nondiff/vjp/list_grad"] = [&] { return L(grad(lst_x)(x3)); };
+  c["nondiff/vjp/list_jit_grad"] = [&] { return L(jit(grad(lst_x))(x3)); };
+  c["nondiff/vjp/list_vmap_grad"] = [&] { return L(vmap(grad(lst_x))(ar3)); };
+  c["nondiff/vjp/concrete_array"] = [&] {
+    return L(grad([&](const Array& y) { return tr_f(x3, y); })(x1));
+  };
+  auto tr_xy = [&](const Array& x, const Array& y) { return tr_f(x, y); };
+  c["nondiff/vjp/err/jit_tracer"] = [&] { return L(jit(tr_xy)(x3, x1)); };
+  c["nondiff/vjp/err/grad_jit_tracer"] = [&] { return L(grad(jit(tr_xy), argnums<1>)(x3, x1)); };
+  c["nondiff/vjp/err/nested_tracer"] = [&] {
+    return L(jit([&](const Array& x, const Array& y) { return tr_nested(T1{x}, y); })(x3, x1));
+  };
+  EXPECT_EQ(names_of(c), golden_cases({"nondiff/"}));
+  for (const auto& [name, fn] : c) check(name, fn);
+}
+
+// symbolic_zeros (JAX's test_symbolic_zero_custom_jvp and the tests after it): the rule
+// sees SymbolicZero tangents for unperturbed arguments and may return one.
+TEST(CustomDerivatives, SymbolicZerosMatchJax) {
+  Array x3 = f32(3), x2 = f32(2), x1 = f32(1);
+  std::vector<std::string> seen;  // what the rule saw, per call of the rule
+  using T4 = std::tuple<Array, Array, Array, Array>;
+  auto sz_f = custom_jvp([](const Array& s, const Array& sa, const Array& d, const Array& da) {
+    return std::pair{s + d, sa + da};
+  });
+  sz_f.defjvp(
+      [&sz_f, &seen](const T4& p, const T4& t) {
+        auto [s, sa, d, da] = p;
+        auto [ts, tsa, td, tda] = t;
+        seen.push_back(std::string(is_symbolic_zero(ts) ? "Z" : "-") +
+                       (is_symbolic_zero(tsa) ? "Z" : "-") + (is_symbolic_zero(td) ? "Z" : "-") +
+                       (is_symbolic_zero(tda) ? "Z" : "-") +
+                       (is_symbolic_zero(tsa) && tsa.shape() == Shape{2} ? "2" : ""));
+        return std::pair{sz_f(s, sa, d, da), std::pair{s + 90.0f, tda + 91.0f}};
+      },
+      /*symbolic_zeros=*/true);
+  auto sz_run = [&](bool use_jit, bool use_vmap) {
+    auto g = [&, use_vmap](const Array& d, const Array& da) {
+      Array s = f32(1), sa = vec({2, 3});
+      if (!use_vmap) return sz_f(s, sa, d, da);
+      auto pack = [](const Array& x) { return jnp::expand_dims(x, 0); };
+      auto [o1, o2] = vmap(sz_f)(pack(s), pack(sa), pack(d), pack(da));
+      return std::pair{o1[0], o2[0]};
+    };
+    auto run = [g](const Array& d, const Array& da, const Array& td, const Array& tda) {
+      auto [p, t] = jvp(g, T2{d, da}, T2{td, tda});
+      return std::vector<Array>{p.first, p.second, t.first, t.second};
+    };
+    Array d = f32(4), da = vec({5, 6}), td = f32(7), tda = vec({8, 9});
+    return use_jit ? jit(run)(d, da, td, tda) : run(d, da, td, tda);
+  };
+  std::map<std::string, Case> c;
+  c["symzero/jvp/nojit_novmap"] = [&] { return L(sz_run(false, false)); };
+  c["symzero/jvp/jit_novmap"] = [&] { return L(sz_run(true, false)); };
+  c["symzero/jvp/nojit_vmap"] = [&] { return L(sz_run(false, true)); };
+  c["symzero/jvp/jit_vmap"] = [&] { return L(sz_run(true, true)); };
+
+  auto sz_mul = custom_jvp([](const Array& x, const Array& y) { return x * y; });
+  sz_mul.defjvp(
+      [&sz_mul](const T2& p, const T2& t) {
+        auto [x, y] = p;
+        auto [tx, ty] = t;
+        EXPECT_FALSE(is_symbolic_zero(tx) && is_symbolic_zero(ty));
+        Array out = is_symbolic_zero(tx) ? ty : is_symbolic_zero(ty) ? tx : tx + ty;
+        return std::pair{sz_mul(x, y), out};
+      },
+      true);
+  c["symzero/jvp/jacfwd_jit"] = [&] { return L(jacfwd(jit(sz_mul))(f32(0.1f), f32(0.2f))); };
+  c["symzero/jvp/grad_x"] = [&] { return L(grad(sz_mul)(x3, x2)); };
+  c["symzero/jvp/grad_both"] = [&] { return L(grad(sz_mul, argnums<0, 1>)(x3, x2)); };
+  c["symzero/jvp/jvp_y_only"] = [&] {
+    return L(jvp([&](const Array& y) { return sz_mul(x3, y); }, T1{x2}, T1{x1}));
+  };
+  // The rule returns the symbolic zero it was given.
+  auto sz_out = custom_jvp([](const Array& x, const Array& y) { return x * y; },
+                           [](const T2& p, const T2& t) {
+                             return std::pair{std::get<0>(p) * std::get<1>(p), std::get<1>(t)};
+                           },
+                           CustomOptions{.symbolic_zeros = true});
+  c["symzero/jvp/zero_output_grad_vmap"] = [&] {
+    return L(grad([&](const Array& x, const Array& y) { return jnp::sum(vmap(sz_out)(x, y)); })(
+        jnp::ones({3}), jnp::ones({3})));
+  };
+  c["symzero/jvp/zero_output_jvp"] = [&] {
+    return L(jvp([&](const Array& x) { return sz_out(x, x3); }, T1{x2}, T1{x1}));
+  };
+  auto sz_first = custom_jvp([](const Array& x, const Array&) { return x; },
+                             [](const T2& p, const T2& t) {
+                               return std::pair{std::get<0>(p), std::get<0>(t)};
+                             },
+                             CustomOptions{.symbolic_zeros = true});
+  c["symzero/jvp/scan_grad"] = [&] {
+    return L(grad([&](const Array& x) {
+      auto body = [&](const T2& xy, const std::vector<Array>&) {
+        auto [a, b] = xy;
+        return std::pair{T2{sz_first(a, b), a}, std::vector<Array>{}};
+      };
+      return std::get<0>(lax::scan(body, T2{x, f32(1)}, std::vector<Array>{}, 2).first);
+    })(x1));
+  };
+  // A bad output for one pattern only is JAX's error when that pattern is traced.
+  auto sz_bad = custom_jvp([](const Array& x, const Array& y) { return x * y; });
+  sz_bad.defjvp(
+      [&sz_bad](const T2& p, const T2& t) {
+        auto [x, y] = p;
+        auto [tx, ty] = t;
+        if (is_symbolic_zero(tx)) return std::pair{sz_bad(x, y), jnp::reshape(ty, {1})};
+        return std::pair{sz_bad(x, y), is_symbolic_zero(ty) ? tx * y : tx * y + ty * x};
+      },
+      true);
+  c["symzero/err/pattern_shape"] = [&] {
+    return L(jvp([&](const Array& y) { return sz_bad(x3, y); }, T1{x2}, T1{x1}));
+  };
+  c["symzero/err/pattern_ok"] = [&] { return L(grad(sz_bad)(x3, x2)); };
+  EXPECT_EQ(names_of(c), golden_cases({"symzero/"}));
+  for (const auto& [name, fn] : c) check(name, fn);
+  // Under jit and vmap or not, the rule saw the static arguments' tangents as symbolic
+  // zeros of their shapes, and the others as values (once per case: traced for that
+  // pattern); besides, it is traced once for all tangents when f is called.
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), "ZZ--2"), 4);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), "----"), long(seen.size()) - 4);
+}
+
+// bwd returning no cotangent (an invalid Array, JAX's None) for some arguments: zeros of
+// their types (JAX's test_bwd_nones, _vmap, _pytree).
+TEST(CustomVjp, BwdNonesMatchJax) {
+  Array x3 = f32(3), x2 = f32(2), x1 = f32(1);
+  auto bn_f = custom_vjp([](const Array& x, const Array& y) { return x * jnp::sin(y); },
+                         [](const Array& x, const Array& y) {
+                           return std::pair{x * jnp::sin(y), jnp::cos(y)};
+                         },
+                         [](const Array& cos, const Array& g) {
+                           return T2{Array(), 2.0f * cos * g};
+                         });
+  auto bn_tree = custom_vjp(
+      [](const T2& xs, const Array& y) { return std::get<0>(xs) * std::get<1>(xs) * jnp::sin(y); },
+      [](const T2& xs, const Array& y) {
+        return std::pair{std::get<0>(xs) * std::get<1>(xs) * jnp::sin(y), jnp::cos(y)};
+      },
+      [](const Array& cos, const Array& g) {
+        return std::tuple<T2, Array>{T2{Array(), Array()}, 2.0f * cos * g};
+      });
+  std::map<std::string, Case> c;
+  c["bwd_none/grad"] = [&] { return L(grad([&](const Array& x) { return bn_f(x, x); })(x3)); };
+  c["bwd_none/grad_vmap"] = [&] {
+    return L(grad([&](const Array& x) { return jnp::sum(vmap(bn_f)(x, x)); })(jnp::arange(3.0f)));
+  };
+  c["bwd_none/grad_both"] = [&] { return L(grad(bn_f, argnums<0, 1>)(x3, x2)); };
+  c["bwd_none/pytree"] = [&] {
+    return L(grad([&](const Array& x) { return bn_tree(T2{x, x}, x); })(x3));
+  };
+  c["bwd_none/pytree_argnums"] = [&] { return L(grad(bn_tree, argnums<0, 1>)(T2{x3, x2}, x1)); };
+  EXPECT_EQ(names_of(c), golden_cases({"bwd_none/"}));
+  for (const auto& [name, fn] : c) check(name, fn);
+}
+
+// Called eagerly, f runs as it is and its rules are not traced (JAX's eval trace); under a
+// transform they are.
+TEST(CustomDerivatives, EagerCallsDoNotTraceTheRules) {
+  int traced = 0;
+  auto f = custom_jvp([](const Array& x) { return jnp::sin(x); },
+                      [&traced](const T1& p, const T1& t) {
+                        ++traced;
+                        return std::pair{jnp::sin(std::get<0>(p)), std::get<0>(t)};
+                      });
+  auto g = custom_vjp([](const Array& x) { return jnp::sin(x); },
+                      [&traced](const Array& x) {
+                        ++traced;
+                        return std::pair{jnp::sin(x), x};
+                      },
+                      [](const Array&, const Array& ct) { return ct; });
+  EXPECT_FLOAT_EQ(f(f32(1)).item<float>(), std::sin(1.0f));
+  EXPECT_FLOAT_EQ(g(f32(1)).item<float>(), std::sin(1.0f));
+  EXPECT_EQ(traced, 0);
+  EXPECT_FLOAT_EQ(grad(f)(f32(1)).item<float>(), 1.0f);
+  EXPECT_FLOAT_EQ(grad(g)(f32(1)).item<float>(), 1.0f);
+  EXPECT_EQ(traced, 2);
+}
+
+// custom_jvp_call and custom_vjp_call print as JAX's make_jaxpr prints them.
+TEST(CustomDerivatives, CallsPrintAsJax) {
+  auto sin_jvp = custom_jvp([](const Array& x) { return jnp::sin(x); },
+                            [](const T1& p, const T1& t) {
+                              return std::pair{jnp::sin(std::get<0>(p)), std::get<0>(t)};
+                            },
+                            CustomOptions{.name = "sin_jvp", .jvp_name = "sin_jvp_rule"});
+  EXPECT_EQ(make_jaxpr(sin_jvp)(f32(1)).to_string(), goldens().at("jaxpr/custom_jvp_call"));
+  auto vsin = custom_vjp([](const Array& x) { return jnp::sin(x); },
+                         [](const Array& x) {
+                           return std::pair{jnp::sin(x), jnp::cos(x)};
+                         },
+                         [](const Array& c, const Array& g) { return c * g; },
+                         CustomOptions{.name = "vsin"});
+  EXPECT_EQ(make_jaxpr(vsin)(f32(1)).to_string(), goldens().at("jaxpr/custom_vjp_call"));
+  auto app = custom_jvp([](const Fn& f, const Array& x) { return f(x); },
+                        [](const Fn& f, const T1& p, const T1& t) {
+                          return std::pair{f(std::get<0>(p)), std::get<0>(t)};
+                        },
+                        nondiff_argnums<0>, CustomOptions{.name = "app"});
+  Fn sin = [](const Array& y) { return jnp::sin(y); };
+  EXPECT_EQ(make_jaxpr([&](const Array& x) { return app(sin, x); })(f32(1)).to_string(),
+            goldens().at("jaxpr/custom_jvp_call_nondiff"));
+  auto sz_mul = custom_jvp([](const Array& x, const Array& y) { return x * y; },
+                           [](const T2& p, const T2& t) {
+                             return std::pair{std::get<0>(p) * std::get<1>(p), std::get<0>(t)};
+                           },
+                           CustomOptions{.name = "sz_mul", .symbolic_zeros = true});
+  EXPECT_EQ(make_jaxpr(sz_mul)(f32(1), f32(2)).to_string(),
+            goldens().at("jaxpr/custom_jvp_call_symbolic"));
 }
 
 }  // namespace
