@@ -403,11 +403,86 @@ class CustomVjpFn {
   CustomOptions options_;
 };
 
+namespace detail {
+
+// The rules a decorated custom function's copies share. A rule usually calls its own
+// function (JAX's idiom: `f.defjvp([f](p, t) { ... f(x) ... })`), so the rule, held by the
+// shared state, holds a copy of f, which holds the state: a reference cycle that would
+// never be freed. The copies of f made while the rule is being stored (`capture`) hold the
+// state weakly; every other copy holds it strongly, so the state lives exactly as long as
+// some copy of f outside its own rules, or a program calling it, does.
+template <class State>
+class SharedRules {
+ public:
+  SharedRules() : strong_(std::make_shared<State>()), raw_(strong_.get()) {}
+  SharedRules(const SharedRules& other) { copy_from(other); }
+  // A move keeps the strength (a rule moved into its std::function stays weak).
+  SharedRules(SharedRules&& other) noexcept { move_from(other); }
+  SharedRules& operator=(const SharedRules& other) {
+    if (this != &other) copy_from(other);
+    return *this;
+  }
+  SharedRules& operator=(SharedRules&& other) noexcept {
+    if (this != &other) move_from(other);
+    return *this;
+  }
+
+  // The state, held strongly for the caller; raises if only weak copies were left (a
+  // rule's copy of f outliving every other, which `capture` prevents).
+  std::shared_ptr<State> lock() const {
+    std::shared_ptr<State> s = strong_ ? strong_ : weak_.lock();
+    if (!s) throw Error("a custom_jvp/custom_vjp function was called after it was freed");
+    return s;
+  }
+  State* operator->() const { return lock().get(); }
+
+  // Copies `value` (a rule) so that the copies of this state's functions inside it hold the
+  // state weakly.
+  template <class T>
+  T capture(const T& value) const {
+    const void* outer = capturing_;
+    capturing_ = raw_;
+    struct Restore {
+      const void* outer;
+      ~Restore() { capturing_ = outer; }
+    } restore{outer};
+    return T(value);
+  }
+
+ private:
+  void copy_from(const SharedRules& other) {
+    raw_ = other.raw_;
+    if (capturing_ == raw_) {
+      weak_ = other.strong_ ? std::weak_ptr<State>(other.strong_) : other.weak_;
+      strong_.reset();
+    } else {
+      strong_ = other.strong_ ? other.strong_ : other.weak_.lock();
+      weak_.reset();
+    }
+  }
+
+  void move_from(SharedRules& other) {
+    if (capturing_ == other.raw_) {
+      copy_from(other);
+      return;
+    }
+    raw_ = other.raw_;
+    strong_ = std::move(other.strong_);
+    weak_ = std::move(other.weak_);
+  }
+
+  static inline thread_local const void* capturing_ = nullptr;
+  std::shared_ptr<State> strong_;
+  std::weak_ptr<State> weak_;
+  const State* raw_ = nullptr;
+};
+
+}  // namespace detail
+
 // JAX's decorator form: `auto f = custom_jvp(fn); f.defjvp(rule);`. The rule is shared by
-// copies of f, so a rule that calls f takes it by reference (`[&f]`: the rule runs only
-// while f is being called) unless f lives as long as the program: a copy of f captured in
-// its own rule is a reference cycle, and a local f would never be freed. Requires: fn has one
-// call signature (not a generic lambda), from which the rule's argument tuples are taken.
+// copies of f and may capture f by value (`[f]`, JAX's idiom of a rule calling its function;
+// see SharedRules). Requires: fn has one call signature (not a generic lambda), from which
+// the rule's argument tuples are taken.
 template <class F, class Nd = NondiffArgnums<>>
 class CustomJvp {
  public:
@@ -415,17 +490,18 @@ class CustomJvp {
   using ArgsTuple = typename detail::SplitTuple<Nd, AllArgs, false>::type;
   using Statics = typename detail::SplitTuple<Nd, AllArgs, true>::type;
 
-  CustomJvp(F f, CustomOptions options)
-      : f_(std::move(f)), options_(std::move(options)), rule_(std::make_shared<Rule>()) {}
+  CustomJvp(F f, CustomOptions options) : f_(std::move(f)), options_(std::move(options)) {}
 
   // Sets the rule; with `symbolic_zeros` it sees JAX's SymbolicZero tangents (as
   // CustomOptions::symbolic_zeros) and is kept with the programs calling f, to be traced
   // when they are differentiated: what it refers to by reference (f) must outlive them.
   template <class J>
   CustomJvp& defjvp(J rule, bool symbolic_zeros = false) {
-    rule_->symbolic_zeros = symbolic_zeros;
-    rule_->fn = [rule = std::move(rule)](const Statics& statics, const std::vector<TreeDef>& defs,
-                                         const std::vector<Array>& p, const std::vector<Array>& t) {
+    auto state = rule_.lock();
+    state->symbolic_zeros = symbolic_zeros;
+    state->fn = [rule = rule_.capture(rule)](
+                    const Statics& statics, const std::vector<TreeDef>& defs,
+                    const std::vector<Array>& p, const std::vector<Array>& t) {
       auto bound = [&](const ArgsTuple& pt, const ArgsTuple& tt) {
         return std::apply([&](const auto&... s) { return rule(s..., pt, tt); }, statics);
       };
@@ -436,17 +512,18 @@ class CustomJvp {
 
   template <class... Args>
   auto operator()(const Args&... args) const {
-    if (!rule_->fn) detail::throw_no_rule("JVP", options_);
+    auto state = rule_.lock();
+    if (!state->fn) detail::throw_no_rule("JVP", options_);
     auto hold = [](const auto& x) { return detail::held_constant(x); };
     CustomOptions options = options_;
-    options.symbolic_zeros = options.symbolic_zeros || rule_->symbolic_zeros;
+    options.symbolic_zeros = options.symbolic_zeros || state->symbolic_zeros;
     auto run = [&](const auto& statics, auto, const auto& leaves, const auto& defs, const auto& fn,
                    TreeDef* out_def) {
-      detail::FlatJvpRule flat = [rule = rule_, held = Statics(statics), defs](
+      detail::FlatJvpRule flat = [rule = state, held = Statics(statics), defs](
                                      const std::vector<Array>& p, const std::vector<Array>& t) {
         return rule->fn(held, defs, p, t);
       };
-      return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options, rule_.get());
+      return detail::custom_jvp_flat(leaves, defs, fn, flat, out_def, options, state.get());
     };
     return detail::call_split<Nd>(f_, hold, run, args...);
   }
@@ -460,12 +537,11 @@ class CustomJvp {
   };
   F f_;
   CustomOptions options_;
-  std::shared_ptr<Rule> rule_;
+  detail::SharedRules<Rule> rule_;
 };
 
-// JAX's decorator form: `auto f = custom_vjp(fn); f.defvjp(fwd, bwd);` (fwd or bwd that
-// call f take it by reference, as above). Requires: fn has one call signature (not a
-// generic lambda).
+// JAX's decorator form: `auto f = custom_vjp(fn); f.defvjp(fwd, bwd);` (fwd and bwd may
+// capture f by value, as above). Requires: fn has one call signature (not a generic lambda).
 template <class F, class Nd = NondiffArgnums<>>
 class CustomVjp {
  public:
@@ -473,22 +549,22 @@ class CustomVjp {
   using ArgsTuple = typename detail::SplitTuple<Nd, AllArgs, false>::type;
   using Statics = typename detail::SplitTuple<Nd, AllArgs, true>::type;
 
-  CustomVjp(F f, CustomOptions options)
-      : f_(std::move(f)), options_(std::move(options)), rules_(std::make_shared<Rules>()) {}
+  CustomVjp(F f, CustomOptions options) : f_(std::move(f)), options_(std::move(options)) {}
 
   template <class Fwd, class Bwd>
   CustomVjp& defvjp(Fwd fwd, Bwd bwd) {
-    auto held = std::make_shared<std::pair<Fwd, Bwd>>(std::move(fwd), std::move(bwd));
+    auto held = std::make_shared<std::pair<Fwd, Bwd>>(rules_.capture(fwd), rules_.capture(bwd));
     using Res = detail::ResidualsOf<Fwd, AllArgs>;
     using Out = detail::ResultOf<F, AllArgs>;
-    rules_->fwd = [held](const Statics& statics, const std::vector<TreeDef>& defs,
-                         const std::vector<Array>& leaves) {
+    auto state = rules_.lock();
+    state->fwd = [held](const Statics& statics, const std::vector<TreeDef>& defs,
+                        const std::vector<Array>& leaves) {
       auto fwd_dyn = [&](const auto&... d) {
         return detail::merge_call<Nd>(held->first, statics, d...);
       };
       return detail::make_fwd<ArgsTuple>(fwd_dyn, defs)(leaves);
     };
-    rules_->bwd = [held](const Statics& statics) -> detail::FlatBwd {
+    state->bwd = [held](const Statics& statics) -> detail::FlatBwd {
       auto bwd = [held, statics](const Res& r, const Out& g) {
         return std::apply([&](const auto&... s) { return held->second(s..., r, g); }, statics);
       };
@@ -499,14 +575,17 @@ class CustomVjp {
 
   template <class... Args>
   auto operator()(const Args&... args) const {
-    if (!rules_->fwd) detail::throw_no_rule("VJP", options_);
+    auto state = rules_.lock();
+    if (!state->fwd) detail::throw_no_rule("VJP", options_);
     auto hold = [](const auto& x) -> const auto& { return detail::untraced(x); };
     auto run = [&](const auto& statics, auto, const auto& leaves, const auto& defs, const auto& fn,
                    TreeDef* out_def) {
-      const Rules& r = *rules_;
+      const Rules& r = *state;
       const Statics held(statics);
       detail::FlatFwd fwd = [&](const std::vector<Array>& x) { return r.fwd(held, defs, x); };
-      return detail::custom_vjp_flat(leaves, defs, fn, fwd, r.bwd(held), out_def, options_, &r);
+      // bwd is kept with the program, and with it the state its copies of f refer to.
+      detail::FlatBwd bwd = [state, inner = r.bwd(held)](const auto&... a) { return inner(a...); };
+      return detail::custom_vjp_flat(leaves, defs, fn, fwd, bwd, out_def, options_, &r);
     };
     return detail::call_split<Nd>(f_, hold, run, args...);
   }
@@ -520,7 +599,7 @@ class CustomVjp {
   };
   F f_;
   CustomOptions options_;
-  std::shared_ptr<Rules> rules_;
+  detail::SharedRules<Rules> rules_;
 };
 
 namespace detail {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -614,9 +615,7 @@ namespace {
 TEST(CustomDerivatives, ClosedOverDifferentiatedValueRaises) {
   auto jvp_outer = [](const Array& x) {
     auto g = custom_jvp([x](const Array& y) { return x + y; });
-    // A local function's rule takes it by reference (it runs while g is alive); a copy
-    // inside its own rule would be a reference cycle, never freed.
-    g.defjvp([&g, x](const T1& p, const T1&) { return std::pair{g(x), 2.0f * std::get<0>(p)}; });
+    g.defjvp([g, x](const T1& p, const T1&) { return std::pair{g(x), 2.0f * std::get<0>(p)}; });
     return g(f32(1));
   };
   auto vjp_outer = [](const Array& x) {
@@ -642,6 +641,35 @@ TEST(CustomDerivatives, ClosedOverDifferentiatedValueRaises) {
   // Closing over a value that is not differentiated is fine.
   EXPECT_FLOAT_EQ(grad([&](const Array& y) { return jvp_outer(f32(3)) * y; })(f32(2)).item<float>(),
                   4.0f);
+}
+
+// A rule holding its own function by value (JAX's idiom) is no reference cycle: the rules
+// are freed with the last copy of the function outside them, or of a program calling it.
+TEST(CustomDerivatives, RulesHoldingTheirFunctionAreFreed) {
+  auto token = std::make_shared<int>(0);
+  std::weak_ptr<int> seen = token;
+  std::function<Array(const Array&)> kept;
+  {
+    auto f = custom_jvp([](const Array& x) { return jnp::sin(x); });
+    f.defjvp([f, token](const T1& p, const T1& t) {
+      return std::pair{f(std::get<0>(p)), 2.0f * jnp::cos(std::get<0>(p)) * std::get<0>(t)};
+    });
+    auto g = custom_vjp([](const Array& x) { return jnp::exp(x); });
+    g.defvjp(
+        [g, token](const Array& x) {
+          return std::pair{g(x), g(x)};
+        },
+        [g, token](const Array& r, const Array& ct) { return 3.0f * r * ct; });
+    EXPECT_FLOAT_EQ(grad(f)(f32(0)).item<float>(), 2.0f);
+    EXPECT_FLOAT_EQ(grad(g)(f32(0)).item<float>(), 3.0f);
+    // A program outliving f and g keeps their rules.
+    kept = jit(grad([f, g](const Array& x) { return f(x) + g(x); }));
+  }
+  token.reset();
+  EXPECT_FALSE(seen.expired());
+  EXPECT_FLOAT_EQ(kept(f32(0)).item<float>(), 5.0f);
+  kept = nullptr;
+  EXPECT_TRUE(seen.expired()) << "the rules of a function no copy of which is left stay alive";
 }
 
 // The decorator form with two arguments agrees with the functional form.
