@@ -800,4 +800,9 @@ Array fma_f32(const Array& a, const Array& b, const Array& c) { return random::f
 Array log_f32(const Array& x) { return random::log_xla_f32(x); }
 Array log1p_f32(const Array& x) { return random::log1p_xla_f32(x); }
 double finfo_tiny(DType t) { return random::finfo_tiny(t); }
+Array normal_erf_inv_f32(const Key& key, const Shape& shape) {
+  // normal's uniform over [nextafter(-1, 0), 1), before its scaling by sqrt(2).
+  const Array u = uniform(key, shape, DType::float32, double(std::nextafter(-1.0f, 0.0f)), 1.0);
+  return random::erf_inv_f32(u);
+}
 }  // namespace parax::random::detail

@@ -14,6 +14,7 @@
 #include "parax/grad.h"
 #include "parax/jit.h"
 #include "parax/lax.h"
+#include "parax/linalg.h"
 #include "parax/numpy.h"
 #include "parax/random.h"
 #include "parax/special.h"
@@ -251,6 +252,101 @@ Array softmax_last(const Array& x) {
   return numpy::divide(e, numpy::sum(e, last, true));
 }
 
+// JAX's Gumbel top-k: one noise draw of logits' shape; the k = prod(shape's prefix) largest
+// perturbed logits of each distribution, in decreasing order, are its k distinct samples.
+// The top k come from a stable sort on the negated values (lax.top_k's order: larger
+// first, the lower index first among equals); the k axis then leads the result.
+Array categorical_without_replacement(const Key& key, const Array& logits, int64_t ax,
+                                      const Shape& shape, size_t n_prefix,
+                                      const std::optional<std::string>& mode) {
+  const Array noisy = numpy::add(logits, gumbel(key, logits.shape(), logits.dtype(), mode));
+  const int64_t n = logits.shape()[size_t(ax)];
+  const int64_t k = shape_size(Shape(shape.begin(), shape.begin() + int64_t(n_prefix)));
+  if (k > n) {
+    throw ValueError("Number of samples without replacement (" + std::to_string(k) +
+                     ") cannot exceed number of categories (" + std::to_string(n) + ").");
+  }
+  const Shape batch(shape.begin() + int64_t(n_prefix), shape.end());
+  Shape logits_batch = logits.shape();
+  logits_batch.erase(logits_batch.begin() + ax);
+  if (batch != logits_batch) {
+    // JAX asserts this; a shape that only broadcasts against the batch has no such draws.
+    throw ValueError(
+        "categorical with replace=False needs shape to end with the logits' batch "
+        "shape " +
+        shape_str(logits_batch) + ", got shape " + shape_str(shape));
+  }
+  const Array moved = numpy::moveaxis(noisy, ax, -1);
+  const int64_t last = moved.ndim() - 1;
+  const Array index = lax::broadcasted_iota(DType::int32, moved.shape(), last);
+  const Array sorted = lax::sort({lax::neg(moved), index}, last, true, 1)[1];
+  std::vector<int64_t> start(size_t(moved.ndim()), 0);
+  std::vector<int64_t> limit(moved.shape().begin(), moved.shape().end());
+  limit.back() = k;
+  const Array top = lax::slice(sorted, start, limit);  // batch + (k,)
+  std::vector<int64_t> perm = {last};
+  for (int64_t i = 0; i < last; ++i) perm.push_back(i);
+  return lax::reshape(lax::transpose(top, perm), shape);
+}
+
+// How XLA:CPU runs the float32 einsum('...ij,...j->...i', factor, z) of
+// multivariate_normal (checked against JAX 0.10.2). n = 1: its simplifier turns the dot
+// into a multiply, folds normal's sqrt(2) into the factor and contracts the add:
+// fma(erf_inv(u), factor * sqrt(2), mean). A plain matrix product (z has dimensions the
+// factor lacks, and the factor no batch dimensions of its own) goes to YNNPACK, which for
+// n <= 3 adds the rounded products in order; a matrix-vector or batched product is a loop
+// of FMAs over j (n <= 7; wider ones are vectorized along j). Other sizes run
+// numpy::einsum, within a few ulp.
+enum class MvnDot { kMultiply, kOrderedSum, kFmaChain, kEinsum };
+
+MvnDot mvn_dot_kind(const Shape& cov_batch, const Shape& sample_shape, int64_t n) {
+  if (n == 1) return MvnDot::kMultiply;
+  bool batched = false;
+  int64_t free = 1;  // z's elements per factor matrix: the product's other dimension
+  const size_t off = sample_shape.size() - cov_batch.size();
+  for (size_t d = 0; d < sample_shape.size(); ++d) {
+    const bool shared = d >= off && cov_batch[d - off] > 1;
+    batched = batched || shared;
+    if (!shared) free *= sample_shape[d];
+  }
+  if (!batched && free > 1) return n <= 3 ? MvnDot::kOrderedSum : MvnDot::kEinsum;
+  return n <= 7 ? MvnDot::kFmaChain : MvnDot::kEinsum;
+}
+
+Array mvn_f32(const Key& key, const Array& mean, const Array& factor, const Shape& ns,
+              MvnDot kind) {
+  const int64_t n = ns.back();
+  const int64_t fd = factor.ndim();
+  auto column = [&](int64_t j) {  // factor[..., :, j]
+    std::vector<int64_t> start(size_t(fd), 0);
+    std::vector<int64_t> limit(factor.shape().begin(), factor.shape().end());
+    start.back() = j;
+    limit.back() = j + 1;
+    Shape s(factor.shape().begin(), factor.shape().end() - 1);
+    return lax::reshape(lax::slice(factor, start, limit), s);
+  };
+  auto entry = [&](const Array& z, int64_t j) {  // z[..., j:j+1]
+    std::vector<int64_t> start(ns.size(), 0);
+    std::vector<int64_t> limit(ns.begin(), ns.end());
+    start.back() = j;
+    limit.back() = j + 1;
+    return numpy::broadcast_to(lax::slice(z, start, limit), ns);
+  };
+  auto full = [&](const Array& x) { return numpy::broadcast_to(x, ns); };
+  if (kind == MvnDot::kMultiply) {
+    const Array e = detail::normal_erf_inv_f32(key, ns);
+    const Array scaled = lax::mul(column(0), cst(std::sqrt(2.0), DType::float32));
+    return detail::fma_f32(e, full(scaled), full(mean));
+  }
+  const Array z = normal(key, ns, DType::float32);
+  Array acc = lax::mul(full(column(0)), entry(z, 0));
+  for (int64_t j = 1; j < n; ++j) {
+    acc = kind == MvnDot::kFmaChain ? detail::fma_f32(full(column(j)), entry(z, j), acc)
+                                    : lax::add(acc, lax::mul(full(column(j)), entry(z, j)));
+  }
+  return numpy::add(mean, acc);
+}
+
 }  // namespace
 
 Array gamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape,
@@ -307,9 +403,11 @@ Array exponential(const Key& key, const Shape& shape, std::optional<DType> dtype
 }
 
 Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
-             const std::string& mode) {
+             std::optional<std::string> mode_arg) {
   single_key(key, "gumbel");
   const DType t = float_dtype("gumbel", dtype);
+  const std::string mode =
+      mode_arg.value_or(config::read("jax_high_dynamic_range_gumbel") ? "high" : "low");
   if (mode != "low" && mode != "high" && mode != "highest") {
     throw ValueError("Must provide valid mode for gumbel got: " + mode);
   }
@@ -338,8 +436,8 @@ Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
   return lax::neg(xla_log(lax::neg(xla_log1p(lax::neg(x)))));
 }
 
-Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
-                  std::optional<Shape> shape) {
+Array categorical(const Key& key, const ArrayLike& logits, int64_t axis, std::optional<Shape> shape,
+                  bool replace, std::optional<std::string> mode) {
   single_key(key, "categorical");
   const Array l = logits.array();
   const int64_t nd = l.ndim();
@@ -366,8 +464,9 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
     }
     s = *shape;
   }
-  // Gumbel-max: argmax over the axis of logits plus Gumbel noise of the sample shape.
   const size_t n_prefix = s.size() - batch.size();
+  if (!replace) return categorical_without_replacement(key, l, ax, s, n_prefix, mode);
+  // Gumbel-max: argmax over the axis of logits plus Gumbel noise of the sample shape.
   Shape noise_shape(s.begin(), s.end());
   noise_shape.insert(noise_shape.begin() + int64_t(n_prefix) + ax, l.shape()[size_t(ax)]);
   Array expanded = l;
@@ -376,7 +475,7 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
     es.insert(es.end(), l.shape().begin(), l.shape().end());
     expanded = lax::reshape(l, es);
   }
-  const Array noisy = numpy::add(gumbel(key, noise_shape, l.dtype()), expanded);
+  const Array noisy = numpy::add(gumbel(key, noise_shape, l.dtype(), mode), expanded);
   return numpy::argmax(noisy, int64_t(n_prefix) + ax);
 }
 
@@ -581,6 +680,76 @@ Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape,
   const Array log_q = broadcast_to(xla_log1p(lax::neg(pa)), s);
   const Array g = lax::add(lax::floor(lax::div(log_u, log_q)), cst(1, ft));
   return lax::convert_element_type(g, t);
+}
+
+Array multivariate_normal(const Key& key, const ArrayLike& mean, const ArrayLike& cov,
+                          std::optional<Shape> shape, std::optional<DType> dtype,
+                          const std::string& method) {
+  single_key(key, "multivariate_normal");
+  const std::vector<Array> mc = frontend::promote_dtypes_inexact({mean.array(), cov.array()});
+  const Array &mu = mc[0], &sigma = mc[1];
+  if (method != "svd" && method != "eigh" && method != "cholesky") {
+    throw ValueError("method must be one of {'svd', 'eigh', 'cholesky'}");
+  }
+  const DType t = dtype.value_or(mu.dtype());
+  if (!is_floating(t)) {
+    throw ValueError("dtype argument to `multivariate_normal` must be a float dtype, got " +
+                     std::string(dtype_name(t)));
+  }
+  if (mu.ndim() < 1) {
+    throw ValueError("multivariate_normal requires mean.ndim >= 1, got mean.ndim == " +
+                     std::to_string(mu.ndim()));
+  }
+  if (sigma.ndim() < 2) {
+    throw ValueError("multivariate_normal requires cov.ndim >= 2, got cov.ndim == " +
+                     std::to_string(sigma.ndim()));
+  }
+  const int64_t n = mu.shape().back();
+  const Shape& cs = sigma.shape();
+  if (cs[cs.size() - 2] != n || cs.back() != n) {
+    throw ValueError("multivariate_normal requires cov.shape == (..., n, n) for n=" +
+                     std::to_string(n) + ", but got cov.shape == " + shape_str(cs) + ".");
+  }
+  const Shape mean_batch(mu.shape().begin(), mu.shape().end() - 1);
+  const Shape cov_batch(cs.begin(), cs.end() - 2);
+  // JAX checks a given shape under the name "normal".
+  const Shape s = shape ? (detail::check_shape("normal", *shape, {mean_batch, cov_batch}), *shape)
+                        : frontend::broadcast_shapes("", std::vector<Shape>{mean_batch, cov_batch});
+  // A factor A with A A^T = cov: U sqrt(S), V sqrt(W) (columns scaled) or Cholesky's L.
+  Array factor;
+  if (method == "svd") {
+    const auto usv = numpy::linalg::svd(sigma);
+    factor = numpy::multiply(usv.U, numpy::expand_dims(numpy::sqrt(usv.S), {-2}));
+  } else if (method == "eigh") {
+    const auto wv = numpy::linalg::eigh(sigma);
+    factor =
+        numpy::multiply(wv.eigenvectors, numpy::expand_dims(numpy::sqrt(wv.eigenvalues), {-2}));
+  } else {
+    factor = numpy::linalg::cholesky(sigma);
+  }
+  Shape ns = s;
+  ns.push_back(n);
+  const MvnDot kind = mvn_dot_kind(cov_batch, s, n);
+  if (t == DType::float32 && factor.dtype() == t && kind != MvnDot::kEinsum) {
+    return mvn_f32(key, mu, factor, ns, kind);
+  }
+  const Array z = normal(key, ns, t);
+  return numpy::add(mu, numpy::einsum("...ij,...j->...i", factor, z));
+}
+
+Array orthogonal(const Key& key, int64_t n, const Shape& shape, std::optional<DType> dtype,
+                 std::optional<int64_t> m_arg) {
+  single_key(key, "orthogonal");
+  const int64_t m = m_arg.value_or(n);
+  Shape zs = shape;
+  zs.push_back(std::max(n, m));
+  zs.push_back(std::min(n, m));
+  const Array z = normal(key, zs, dtype.value_or(base::default_float_dtype()));
+  const auto qr = numpy::linalg::qr(z);
+  // Q's columns times the signs of R's diagonal: the Haar measure (Mezzadri 2007).
+  const Array d = numpy::diagonal(qr.R, 0, -2, -1);
+  const Array x = numpy::multiply(qr.Q, numpy::expand_dims(numpy::sign(d), {-2}));
+  return n < m ? numpy::swapaxes(x, -1, -2) : x;
 }
 
 Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape,
