@@ -2,7 +2,9 @@
 // written with the same lax operations in the same order, so that keys give JAX's draws.
 // Where XLA:CPU rounds differently from a plain lax op (its own float32 log and log1p, a
 // multiply feeding an add contracted to one FMA), the float32 path does as XLA does.
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numbers>
 
@@ -106,6 +108,140 @@ Array xla_exp(const Array& x) {
     return jitted(x);
   }
   return lax::convert_element_type(xla_exp(lax::convert_element_type(x, DType::float32)), t);
+}
+
+// ---- glibc's tanf, which XLA:CPU calls for a float32 tan ----
+// XLA lowers tan to llvm.tan, a call to the process's libm tanf: for JAX on Debian 12
+// (glibc 2.36) fdlibm's float kernel after a double-precision reduction by pi/2. It is not
+// correctly rounded (3 % of results differ from the rounded exact value), so cauchy
+// reproduces it operation by operation (checked against that tanf on 340k arguments in
+// (-pi/2, pi/2), all equal). glibc >= 2.41 ships a correctly rounded tanf instead.
+
+Array f32c(uint32_t bits) { return cst(double(std::bit_cast<float>(bits)), DType::float32); }
+
+// v with all but the top 12 bits of its significand cleared (glibc's `i & 0xfffff000`),
+// by exact power-of-two scalings: lax has no bitcast. Requires: 2^-63 <= |v| < 2^64.
+Array trunc_significand_12(const Array& v) {
+  const DType t = DType::float32;
+  Array m = lax::abs(v);
+  Array scale = full(v, 1.0);
+  for (int k : {32, 16, 8, 4, 2, 1}) {
+    const Array big = lax::ge(m, cst(std::ldexp(1.0, k), t));
+    m = lax::select(big, lax::mul(m, cst(std::ldexp(1.0, -k), t)), m);
+    scale = lax::select(big, lax::mul(scale, cst(std::ldexp(1.0, k), t)), scale);
+  }
+  for (int k : {32, 16, 8, 4, 2, 1}) {
+    const Array small = lax::lt(m, cst(std::ldexp(1.0, 1 - k), t));
+    m = lax::select(small, lax::mul(m, cst(std::ldexp(1.0, k), t)), m);
+    scale = lax::select(small, lax::mul(scale, cst(std::ldexp(1.0, -k), t)), scale);
+  }
+  // m in [1, 2): 1 + 11 fraction bits kept.
+  const Array cut = lax::mul(lax::floor(lax::mul(m, cst(2048.0, t))), cst(1.0 / 2048, t));
+  return lax::mul(lax::mul(lax::sign(v), cut), scale);
+}
+
+// fdlibm's __kernel_tanf(x, y, iy): tan(x + y) for iy = 1, -1 / tan(x + y) for iy = -1
+// (iy_odd true), |x + y| <= pi/4, each float operation rounded as written.
+Array kernel_tanf(Array x, Array y, const Array& iy_odd) {
+  const DType t = DType::float32;
+  static constexpr uint32_t kT[] = {0x3eaaaaab, 0x3e088889, 0x3d5d0dd1, 0x3cb327a4, 0x3c11371f,
+                                    0x3b6b6916, 0x3abede48, 0x3a1a26c8, 0x398137b9, 0x38a3f445,
+                                    0x3895c07a, 0xb79bae5f, 0x37d95384};
+  auto T = [](int i) { return f32c(kT[i]); };
+  const Array one = cst(1, t), zero = numpy::zeros_like(x);
+  const Array iy = lax::select(iy_odd, full(x, -1.0), full(x, 1.0));
+  const Array negative =
+      lax::bitwise_or(lax::lt(x, zero), lax::eq(lax::div(one, x), full(x, -INFINITY)));
+  const Array ax = lax::abs(x);
+  const Array tiny = lax::lt(ax, cst(std::ldexp(1.0, -13), t));
+  const Array big = lax::ge(ax, f32c(0x3f2ca140));  // |x| >= 0.6744
+  // Near pi/4: tan(pi/4 - x') for x' = pi/4 - |x|, accurately.
+  const Array xs = lax::select(negative, lax::neg(x), x);
+  const Array ys = lax::select(negative, lax::neg(y), y);
+  const Array xr = lax::add(lax::sub(f32c(0x3f490fda), xs), lax::sub(f32c(0x33222168), ys));
+  x = lax::select(big, xr, x);
+  y = lax::select(big, zero, y);
+  const Array z = lax::mul(x, x);
+  Array w = lax::mul(z, z);
+  Array r = T(11);
+  for (int k : {9, 7, 5, 3, 1}) r = lax::add(T(k), lax::mul(w, r));
+  Array v = T(12);
+  for (int k : {10, 8, 6, 4, 2}) v = lax::add(T(k), lax::mul(w, v));
+  v = lax::mul(z, v);
+  const Array s = lax::mul(z, x);
+  r = lax::add(y, lax::mul(z, lax::add(lax::mul(s, lax::add(r, v)), y)));
+  r = lax::add(r, lax::mul(T(0), s));
+  w = lax::add(x, r);
+  const Array sign = lax::select(negative, full(x, -1.0), full(x, 1.0));
+  const Array q = lax::sub(lax::div(lax::mul(w, w), lax::add(w, iy)), r);
+  const Array big_result = lax::mul(sign, lax::sub(iy, lax::mul(cst(2, t), lax::sub(x, q))));
+  // -1 / (x + r) accurately, from 12-bit heads of w and of -1 / w.
+  const Array zt = trunc_significand_12(lax::select(tiny, full(x, 1.0), w));
+  const Array vt = lax::sub(r, lax::sub(zt, x));
+  const Array a = lax::div(cst(-1, t), w);
+  const Array tt = trunc_significand_12(lax::select(tiny, full(x, 1.0), a));
+  const Array st = lax::add(one, lax::mul(tt, zt));
+  const Array inv = lax::add(tt, lax::mul(a, lax::add(st, lax::mul(tt, vt))));
+  Array out = lax::select(iy_odd, inv, w);
+  out = lax::select(big, big_result, out);
+  const Array big_tiny =
+      lax::mul(lax::mul(sign, iy), lax::sub(one, lax::mul(lax::mul(cst(2, t), iy), x)));
+  out = lax::select(lax::bitwise_and(big, lax::lt(lax::abs(x), cst(std::ldexp(1.0, -13), t))),
+                    big_tiny, out);
+  const Array tiny_result = lax::select(iy_odd, lax::div(cst(-1, t), x), x);
+  return lax::select(tiny, tiny_result, out);
+}
+
+// glibc 2.36's tanf for |x| < 120 (its fast reduction's range; cauchy's arguments lie in
+// (-pi/2, pi/2)): |x| <= pi/4 goes to the kernel as is; else x - n pi/2 in double, split
+// into float head and tail.
+Array tan_glibc_f32_impl(const Array& x) {
+  const DType d = DType::float64;
+  const Array zero_f = numpy::zeros_like(x);
+  const Array no = lax::ne(zero_f, zero_f);  // false, x's shape
+  const Array direct = kernel_tanf(x, zero_f, no);
+  const Array dx = lax::convert_element_type(x, d);
+  const Array r = lax::mul(dx, cst(0x1.45F306DC9C883p+23, d));       // 2/pi, prescaled by 2^24
+  const Array rt = lax::mul(lax::sign(r), lax::floor(lax::abs(r)));  // (int32_t)r
+  const Array n = lax::floor(lax::div(lax::add(rt, cst(0x800000, d)), cst(0x1000000, d)));
+  const Array rem = lax::sub(dx, lax::mul(n, cst(0x1.921FB54442D18p0, d)));
+  const Array y0 = lax::convert_element_type(rem, DType::float32);
+  const Array y1 =
+      lax::convert_element_type(lax::sub(rem, lax::convert_element_type(y0, d)), DType::float32);
+  const Array odd =
+      lax::ne(lax::sub(n, lax::mul(cst(2, d), lax::floor(lax::mul(n, cst(0.5, d))))), cst(0, d));
+  const Array reduced = kernel_tanf(y0, y1, odd);
+  const Array out = lax::select(lax::le(lax::abs(x), f32c(0x3f490fda)), direct, reduced);
+  return lax::select(lax::is_finite(x), out, full(x, NAN));
+}
+
+Array tan_glibc_f32(const Array& x) {
+  static const auto jitted = jit(tan_glibc_f32_impl);
+  return jitted(x);
+}
+
+// a / b as XLA computes it: its simplifier turns a division by a broadcast value into a
+// multiplication by the broadcast reciprocal (checked on pareto's draws, 0.10.2).
+Array xla_divide(const Array& a, const Array& b) {
+  const std::vector<Array> ab = frontend::promote_dtypes_inexact({a, b});
+  const Shape s = frontend::broadcast_shapes("", std::vector<Shape>{ab[0].shape(), ab[1].shape()});
+  if (ab[1].shape() == s) return numpy::divide(ab[0], ab[1]);
+  return numpy::multiply(ab[0], lax::div(cst(1, ab[1].dtype()), ab[1]));
+}
+
+// x^y as XLA:CPU computes it: float32 (and halves, through float32) call the process's
+// libm powf, glibc's double-precision algorithm rounded once to float, which is the
+// correctly rounded power but in vanishingly rare cases; a float64 power rounded to
+// float32 gives the same. float64 stays parax's pow.
+Array xla_pow(const Array& x, const ArrayLike& y) {
+  const Array p = numpy::power(x, y);  // dtype and broadcasting as jnp.power's
+  const DType t = p.dtype();
+  if (!is_floating(t) || t == DType::float64) return p;
+  const DType d = DType::float64;
+  const Array xd = lax::convert_element_type(broadcast_to(x, p.shape()), d);
+  const Array yd = lax::convert_element_type(broadcast_to(y.array(), p.shape()), d);
+  const Array r = lax::convert_element_type(lax::pow(xd, yd), DType::float32);
+  return t == DType::float32 ? r : lax::convert_element_type(r, t);
 }
 
 // a * b + c, one FMA in float32 (XLA contracts it), two roundings otherwise.
@@ -249,7 +385,7 @@ Array softmax_last(const Array& x) {
   const int64_t last = x.ndim() - 1;
   const Array m = stop_gradient(numpy::max(x, last, true));
   const Array e = xla_exp(numpy::subtract(x, m));
-  return numpy::divide(e, numpy::sum(e, last, true));
+  return xla_divide(e, numpy::sum(e, last, true));
 }
 
 // JAX's Gumbel top-k: one noise draw of logits' shape; the k = prod(shape's prefix) largest
@@ -498,7 +634,11 @@ Array cauchy(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   single_key(key, "cauchy");
   const DType t = float_dtype("cauchy", dtype);
   const Array u = uniform(key, shape, t, finfo_eps(t), 1.0);
-  return lax::tan(lax::mul(cst(std::numbers::pi, t), lax::sub(u, cst(0.5, t))));
+  const Array x = lax::mul(cst(std::numbers::pi, t), lax::sub(u, cst(0.5, t)));
+  if (t == DType::float64) return lax::tan(x);
+  if (t == DType::float32) return tan_glibc_f32(x);
+  // Halves: XLA computes tan in float32 and rounds back.
+  return lax::convert_element_type(tan_glibc_f32(lax::convert_element_type(x, DType::float32)), t);
 }
 
 Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
@@ -507,7 +647,7 @@ Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
   const DType t = float_dtype("pareto", dtype);
   const Shape s = sample_shape("pareto", shape, {b.array().shape()});
   const Array e = exponential(key, s, t);
-  return xla_exp(numpy::divide(e, to_dtype(b, t)));
+  return xla_exp(xla_divide(e, to_dtype(b, t)));
 }
 
 Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
@@ -543,7 +683,7 @@ Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden, std::opt
   const Key keys = split(key);  // [0] for the denominator, [1] for the numerator
   const Array chi2_num = chisquare(keys[1], num_df, s, t);
   const Array chi2_den = chisquare(keys[0], den_df, s, t);
-  return numpy::divide(numpy::divide(chi2_num, num_df), numpy::divide(chi2_den, den_df));
+  return numpy::divide(xla_divide(chi2_num, num_df), xla_divide(chi2_den, den_df));
 }
 
 Array rademacher(const Key& key, const Shape& shape, std::optional<DType> dtype) {
@@ -605,7 +745,7 @@ Array weibull_min(const Key& key, const ArrayLike& scale, const ArrayLike& conce
       frontend::is_literal(c)
           ? Array(frontend::scalar(1.0 / c.item<double>(), base::default_float_dtype(), true))
           : numpy::divide(1.0, c);
-  return numpy::multiply(numpy::power(e, inv), scale);
+  return numpy::multiply(xla_pow(e, inv), scale);
 }
 
 Array generalized_normal(const Key& key, double p, const Shape& shape, std::optional<DType> dtype) {
@@ -614,7 +754,7 @@ Array generalized_normal(const Key& key, double p, const Shape& shape, std::opti
   const Key keys = split(key);
   const Array g = gamma(keys[0], 1.0 / p, shape, t);
   const Array r = rademacher(keys[1], shape, t);
-  return lax::mul(r, numpy::power(g, 1.0 / p));
+  return lax::mul(r, xla_pow(g, 1.0 / p));
 }
 
 Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optional<DType> dtype) {
@@ -627,10 +767,10 @@ Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optiona
   const Array e = exponential(keys[1], shape, t);
   // An integral p is a Python int in JAX's default (p=2): integer_pow, else pow.
   const Array ag = lax::abs(g);
-  const Array powered = p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p))
-                                                               : numpy::power(ag, p);
+  const Array powered =
+      p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p)) : xla_pow(ag, p);
   const Array sum = numpy::sum(powered, int64_t(gs.size()) - 1);
-  const Array norm = numpy::power(lax::add(sum, e), 1.0 / p);
+  const Array norm = xla_pow(lax::add(sum, e), 1.0 / p);
   return lax::div(g, lax::broadcast_in_dim(norm, gs, [&] {
                     std::vector<int64_t> dims;
                     for (size_t i = 0; i < shape.size(); ++i) dims.push_back(int64_t(i));

@@ -176,15 +176,16 @@ struct Case {
 };
 
 // The cases of make_distribution_goldens.py's CASES, in its order, with the ulp each may
-// be off (0: bit for bit). parax reproduces XLA:CPU's float32 log, exp and erf_inv and its
-// FMA contractions; what it does not reproduce bounds the rest:
-// - Marsaglia-Tsang's c = 1 / (3 sqrt(d)): XLA rewrites it to a multiply by rsqrt, which
-//   XLA:CPU computes from the processor's reciprocal-square-root estimate and a Newton
-//   step (machine-dependent, not the rounded 1/sqrt): every gamma-based draw (gamma,
-//   loggamma, beta, dirichlet, chisquare, f, t, generalized_normal, ball) takes the same
-//   accept/reject path as JAX's, its value within 32 ulp;
-// - JAX 0.10's XLA float32 log1p (exponential, laplace, logistic, pareto, weibull: 1 ulp
-//   in about 1 % of draws), tan (cauchy) and pow (weibull, generalized_normal): 2 ulp.
+// be off (0: bit for bit). parax reproduces what XLA:CPU (JAX 0.10.2) computes in float32:
+// its own log, log1p, exp and erf_inv, glibc's tanf (cauchy) and powf (weibull, through
+// a float64 power), its FMA contractions, its rewrite of a division by a broadcast into a
+// multiplication by the reciprocal (pareto), and the order of additions of
+// multivariate_normal's small matrix products. One thing it cannot reproduce bounds the
+// rest: Marsaglia-Tsang's c = 1 / (3 sqrt(d)), which XLA rewrites to a multiply by rsqrt,
+// computed from the processor's reciprocal-square-root estimate (rsqrtss) and one Newton
+// step -- machine-dependent, not the rounded 1/sqrt. Every gamma-based draw (gamma,
+// loggamma, beta, dirichlet, chisquare, f, t, generalized_normal, ball) takes JAX's
+// accept/reject path, its value within 32 ulp.
 std::vector<Case> cases() {
   return {
       {"gamma_scalar", [] { return rnd::gamma(key(0), 2.5); }},
@@ -196,8 +197,8 @@ std::vector<Case> cases() {
        32},
       {"gamma_1000", [] { return rnd::gamma(key(3), 1.7, Shape{1000}); }, 32},
       {"gamma_small_alpha", [] { return rnd::gamma(key(4), 0.2, Shape{200}); }, 32},
-      {"gamma_f16", [] { return rnd::gamma(key(5), 2.0, Shape{20}, f16); }, 1},
-      {"gamma_bf16", [] { return rnd::gamma(key(6), 0.7, Shape{20}, bf16); }, 1},
+      {"gamma_f16", [] { return rnd::gamma(key(5), 2.0, Shape{20}, f16); }},
+      {"gamma_bf16", [] { return rnd::gamma(key(6), 0.7, Shape{20}, bf16); }},
       {"gamma_empty", [] { return rnd::gamma(key(7), 1.0, Shape{0}); }},
       {"loggamma_grid", [] { return rnd::loggamma(key(1), alpha_grid()); }, 32},
       {"loggamma_tiny", [] { return rnd::loggamma(key(8), 1e-3, Shape{100}); }, 32},
@@ -235,31 +236,29 @@ std::vector<Case> cases() {
        32},
       {"ball", [] { return rnd::ball(key(21), 3, 2, {10}); }, 32},
       {"ball_p1", [] { return rnd::ball(key(22), 4, 1, {5}); }, 32},
-      {"exponential", [] { return rnd::exponential(key(30), {1000}); }, 2},
-      {"exponential_f16", [] { return rnd::exponential(key(31), {50}, f16); }, 1},
-      {"exponential_bf16", [] { return rnd::exponential(key(32), {50}, bf16); }, 1},
+      {"exponential", [] { return rnd::exponential(key(30), {1000}); }},
+      {"exponential_f16", [] { return rnd::exponential(key(31), {50}, f16); }},
+      {"exponential_bf16", [] { return rnd::exponential(key(32), {50}, bf16); }},
       {"exponential_scalar", [] { return rnd::exponential(key(33)); }},
       {"gumbel", [] { return rnd::gumbel(key(34), {1000}); }},
-      {"gumbel_high", [] { return rnd::gumbel(key(35), {200}, std::nullopt, "high"); }, 2},
+      {"gumbel_high", [] { return rnd::gumbel(key(35), {200}, std::nullopt, "high"); }},
       {"gumbel_2d",
        [] {
          return rnd::gumbel(key(36), {3, 5});
        }},
-      {"laplace", [] { return rnd::laplace(key(37), {1000}); }, 2},
-      {"laplace_f16", [] { return rnd::laplace(key(38), {50}, f16); }, 1},
-      {"logistic", [] { return rnd::logistic(key(39), {1000}); }, 2},
-      {"cauchy", [] { return rnd::cauchy(key(40), {1000}); }, 2},
-      {"pareto", [] { return rnd::pareto(key(41), 3.0, Shape{200}); }, 2},
-      {"pareto_bcast", [] { return rnd::pareto(key(42), alpha3()); }, 2},
-      {"weibull", [] { return rnd::weibull_min(key(43), 2.0, 1.5, {200}); }, 2},
+      {"laplace", [] { return rnd::laplace(key(37), {1000}); }},
+      {"laplace_f16", [] { return rnd::laplace(key(38), {50}, f16); }},
+      {"logistic", [] { return rnd::logistic(key(39), {1000}); }},
+      {"cauchy", [] { return rnd::cauchy(key(40), {1000}); }},
+      {"pareto", [] { return rnd::pareto(key(41), 3.0, Shape{200}); }},
+      {"pareto_bcast", [] { return rnd::pareto(key(42), alpha3()); }},
+      {"weibull", [] { return rnd::weibull_min(key(43), 2.0, 1.5, {200}); }},
       {"maxwell", [] { return rnd::maxwell(key(44), {200}); }},
-      {"double_sided_maxwell", [] { return rnd::double_sided_maxwell(key(45), 1.0, 2.0, {100}); },
-       8},
+      {"double_sided_maxwell", [] { return rnd::double_sided_maxwell(key(45), 1.0, 2.0, {100}); }},
       {"double_sided_maxwell_params",
        [] {
          return rnd::double_sided_maxwell(key(46), f32s({0.0f, 1.0f}), 2.0);
-       },
-       2},
+       }},
       {"triangular", [] { return rnd::triangular(key(47), -1.0, 0.5, 2.0, Shape{200}); }},
       {"triangular_bcast",
        [] {
@@ -387,10 +386,9 @@ std::vector<Case> cases() {
       {"gumbel_high_2d",
        [] {
          return rnd::gumbel(key(107), {4, 6}, std::nullopt, "high");
-       },
-       2},
-      {"gumbel_high_f16", [] { return rnd::gumbel(key(108), {50}, f16, "high"); }, 1},
-      {"gumbel_highest_bf16", [] { return rnd::gumbel(key(108), {50}, bf16, "highest"); }, 1},
+       }},
+      {"gumbel_high_f16", [] { return rnd::gumbel(key(108), {50}, f16, "high"); }},
+      {"gumbel_highest_bf16", [] { return rnd::gumbel(key(108), {50}, bf16, "highest"); }},
       {"beta_small_params", [] { return rnd::beta(key(0), 0.0001, 0.0002, Shape{100}); }, 32},
       {"dirichlet_small_alpha",
        [] { return rnd::dirichlet(key(0), numpy::ones({3}) * 0.00001, Shape{100}); }, 32},
@@ -446,8 +444,7 @@ std::vector<Case> cases() {
        [] {
          return over_keys(
              [](const rnd::Key& k) { return rnd::gumbel(k, {3}, std::nullopt, "high"); });
-       },
-       2},
+       }},
   };
 }
 
