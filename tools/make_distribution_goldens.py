@@ -157,6 +157,11 @@ CASES = {
     "gumbel_high_2d": lambda: R.gumbel(K(107), (4, 6), mode="high"),
     "gumbel_high_f16": lambda: R.gumbel(K(108), (50,), f16, mode="high"),
     "gumbel_highest_bf16": lambda: R.gumbel(K(108), (50,), bf16, mode="highest"),
+    "gumbel_highest": lambda: R.gumbel(K(110), (1000,), mode="highest"),
+    "gumbel_highest_2d": lambda: R.gumbel(K(111), (3, 7), mode="highest"),
+    "categorical_highest": lambda: R.categorical(K(112), logits23, shape=(6, 2), mode="highest"),
+    "categorical_noreplace_highest": lambda: R.categorical(K(113), logits10, shape=(5,),
+                                                           replace=False, mode="highest"),
     # cases of JAX's tests/random_lax_test.py
     "beta_small_params": lambda: R.beta(K(0), 0.0001, 0.0002, (100,)),
     "dirichlet_small_alpha": lambda: R.dirichlet(K(0), 0.00001 * jnp.ones(3), (100,)),
@@ -179,6 +184,7 @@ CASES = {
     "vmap_categorical_noreplace": vmap_keys(
         lambda k: R.categorical(k, logits10, shape=(3,), replace=False)),
     "vmap_gumbel_high": vmap_keys(lambda k: R.gumbel(k, (3,), mode="high")),
+    "vmap_gumbel_highest": vmap_keys(lambda k: R.gumbel(k, (3,), mode="highest")),
 }
 
 X64_CASES = {

@@ -116,9 +116,9 @@ Array exponential(const Key& key, const Shape& shape = {},
                   std::optional<DType> dtype = std::nullopt);
 // Returns standard Gumbel samples. mode "low" draws one uniform each (float32 values reach
 // about 16); "high" draws two, refining uniforms below 1/2 (values reach about 32);
-// "highest" is "high" except for float32, which parax does not implement
-// (NotImplementedError). Without a mode, the config flag jax_high_dynamic_range_gumbel
-// picks "high" or "low" (default false: "low"), as in JAX.
+// "highest" takes float32 uniforms from 64 bits, both tails exact (other dtypes: "high").
+// Without a mode, the config flag jax_high_dynamic_range_gumbel picks "high" or "low"
+// (default false: "low"), as in JAX.
 Array gumbel(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt,
              std::optional<std::string> mode = std::nullopt);
 // Returns category indices drawn from softmax(logits) along `axis`, of `shape` (else

@@ -388,6 +388,75 @@ Array softmax_last(const Array& x) {
   return xla_divide(e, numpy::sum(e, last, true));
 }
 
+// ---- gumbel's "highest" mode in float32: 64 random bits per draw ----
+
+Array u32c(uint32_t v) { return frontend::scalar_int(int64_t(v), DType::uint32); }
+
+// The number of leading zero bits of uint32 values (32 for 0), by halving steps.
+Array count_leading_zeros(Array x) {
+  Array n = lax::broadcast_in_dim(u32c(0), x.shape(), {});
+  const Array zero = lax::eq(x, u32c(0));
+  for (uint32_t s : {16u, 8u, 4u, 2u, 1u}) {
+    const Array empty = lax::eq(lax::shift_right_logical(x, u32c(32 - s)), u32c(0));
+    n = lax::select(empty, lax::add(n, u32c(s)), n);
+    x = lax::select(empty, lax::shift_left(x, u32c(s)), x);
+  }
+  return lax::select(zero, lax::broadcast_in_dim(u32c(32), n.shape(), {}), n);
+}
+
+// JAX's _safe_int_to_float: the 64-bit fixed-point fraction hi:lo in (0, 1) as the float32
+// holding its leading 24 bits (truncated). JAX assembles the float from bit fields; here
+// its significand and power of two are scaled exactly, as lax has no bitcast.
+Array safe_int_to_float(const Array& hi, const Array& lo) {
+  const Array hiclz = count_leading_zeros(hi);
+  const Array loclz = count_leading_zeros(lo);
+  const Array hi_empty = lax::eq(hiclz, u32c(32));
+  const Array zeros = lax::broadcast_in_dim(u32c(0), hi.shape(), {});
+  // Shifts by 32 or more give 0 (XLA's semantics), spelled out for clarity.
+  const Array hi_part = lax::select(hi_empty, zeros, lax::shift_left(hi, hiclz));
+  const Array lo_right = lax::select(lax::eq(hiclz, u32c(0)), zeros,
+                                     lax::shift_right_logical(lo, lax::sub(u32c(32), hiclz)));
+  const Array lo_left = lax::select(lax::eq(loclz, u32c(32)), zeros, lax::shift_left(lo, loclz));
+  Array mantissa = lax::bitwise_or(hi_part, lax::select(hi_empty, lo_left, lo_right));
+  mantissa = lax::bitwise_and(lax::shift_right_logical(mantissa, u32c(8)), u32c((1u << 23) - 1));
+  const Array clz = lax::select(hi_empty, lax::add(loclz, u32c(32)), hiclz);
+  // (1 + mantissa 2^-23) 2^-(1 + clz), every step exact in float32.
+  const DType f = DType::float32;
+  Array value = lax::mul(lax::convert_element_type(lax::bitwise_or(mantissa, u32c(1u << 23)), f),
+                         cst(std::ldexp(1.0, -24), f));
+  for (uint32_t b : {64u, 32u, 16u, 8u, 4u, 2u, 1u}) {
+    const Array set = lax::ne(lax::bitwise_and(clz, u32c(b)), u32c(0));
+    value = lax::select(set, lax::mul(value, cst(std::ldexp(1.0, -int(b)), f)), value);
+  }
+  return value;
+}
+
+// JAX's float32 "highest" gumbel: u from 64 bits; below 1/2 -log(-log1p(-u)) from u
+// itself, above from 1 - u (the 64-bit complement) through log, so no precision is lost.
+Array gumbel_highest_f32(const Key& key, const Shape& shape) {
+  Shape two = shape;
+  two.insert(two.begin(), 2);
+  const Array b = bits(key, two, DType::uint32);
+  std::vector<int64_t> start(two.size(), 0);
+  std::vector<int64_t> limit(two.begin(), two.end());
+  limit[0] = 1;
+  const Array hi = lax::reshape(lax::slice(b, start, limit), shape);
+  start[0] = 1;
+  limit[0] = 2;
+  const Array lo = lax::reshape(lax::slice(b, start, limit), shape);
+  // 2^64 - (hi:lo): ~lo + 1, and ~hi plus the carry when ~lo is all ones.
+  const Array nlo = lax::bitwise_not(lo);
+  const Array nhi =
+      lax::add(lax::bitwise_not(hi),
+               lax::convert_element_type(lax::eq(nlo, u32c(0xFFFFFFFFu)), DType::uint32));
+  const Array neg_lo = lax::add(nlo, u32c(1));
+  const Array flip = lax::lt(hi, u32c(1u << 31));
+  const Array x = safe_int_to_float(lax::select(flip, hi, nhi), lax::select(flip, lo, neg_lo));
+  const Array low_half = lax::neg(xla_log(lax::neg(xla_log1p(lax::neg(x)))));
+  const Array high_half = lax::neg(xla_log(lax::neg(xla_log(x))));
+  return lax::select(flip, low_half, high_half);
+}
+
 // JAX's Gumbel top-k: one noise draw of logits' shape; the k = prod(shape's prefix) largest
 // perturbed logits of each distribution, in decreasing order, are its k distinct samples.
 // The top k come from a stable sort on the negated values (lax.top_k's order: larger
@@ -552,9 +621,7 @@ Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
     const Array u = uniform(key, shape, t, tiny, 1.0);
     return lax::neg(xla_log(lax::neg(xla_log(u))));
   }
-  if (mode == "highest" && t == DType::float32) {
-    throw NotImplementedError("[random.gumbel] mode='highest' for float32 is not implemented");
-  }
+  if (mode == "highest" && t == DType::float32) return gumbel_highest_f32(key, shape);
   // Two uniforms: the second refines the first below 1/2.
   Shape two = shape;
   two.insert(two.begin(), 2);

@@ -389,6 +389,17 @@ std::vector<Case> cases() {
        }},
       {"gumbel_high_f16", [] { return rnd::gumbel(key(108), {50}, f16, "high"); }},
       {"gumbel_highest_bf16", [] { return rnd::gumbel(key(108), {50}, bf16, "highest"); }},
+      {"gumbel_highest", [] { return rnd::gumbel(key(110), {1000}, std::nullopt, "highest"); }},
+      {"gumbel_highest_2d",
+       [] {
+         return rnd::gumbel(key(111), {3, 7}, std::nullopt, "highest");
+       }},
+      {"categorical_highest",
+       [] {
+         return rnd::categorical(key(112), logits23(), -1, Shape{6, 2}, true, "highest");
+       }},
+      {"categorical_noreplace_highest",
+       [] { return rnd::categorical(key(113), logits10(), -1, Shape{5}, false, "highest"); }},
       {"beta_small_params", [] { return rnd::beta(key(0), 0.0001, 0.0002, Shape{100}); }, 32},
       {"dirichlet_small_alpha",
        [] { return rnd::dirichlet(key(0), numpy::ones({3}) * 0.00001, Shape{100}); }, 32},
@@ -439,6 +450,11 @@ std::vector<Case> cases() {
          return over_keys([](const rnd::Key& k) {
            return rnd::categorical(k, logits10(), -1, Shape{3}, false);
          });
+       }},
+      {"vmap_gumbel_highest",
+       [] {
+         return over_keys(
+             [](const rnd::Key& k) { return rnd::gumbel(k, {3}, std::nullopt, "highest"); });
        }},
       {"vmap_gumbel_high",
        [] {
