@@ -37,6 +37,19 @@ cov3 = jnp.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, 0.5]], f32)
 mean23 = jnp.array([[0.0, 1.0, 2.0], [-1.0, -2.0, -3.0]], f32)
 cov233 = jnp.stack([cov3, jnp.array([[1.0, 0.5, 0.0], [0.5, 2.0, -0.7], [0.0, -0.7, 3.0]], f32)])
 logits10 = jnp.array([0.3, -1.2, 2.0, 0.0, 0.7, -0.5, 1.1, -2.0, 0.4, 0.9], f32)
+
+
+def spd(n, batch=1):
+    """An n x n covariance exact in float32: A A^T + n I, A's entries halves."""
+    a = np.array([[((i * 7 + j * 3) % 5 - 2) / 2 for j in range(n)] for i in range(n)])
+    c = a @ a.T + n * np.eye(n)
+    return jnp.array(np.stack([c * (b + 1) for b in range(batch)]) if batch > 1 else c, f32)
+
+
+def mean_of(n):
+    return jnp.array([(i % 3) - 1.0 for i in range(n)], f32)
+
+
 # exact in float32 (quarters), so that the C++ test builds the same logits
 logits_3d = jnp.array(((np.arange(60) * 7) % 13 / 4.0 - 1.5).reshape(4, 5, 3), f32)
 
@@ -133,6 +146,15 @@ CASES = {
         K(0), jnp.zeros(2, f32), jnp.ones((2, 2), f32), (10,), method="eigh"),
     "mvn_singular_svd": lambda: R.multivariate_normal(
         K(0), jnp.zeros(2, f32), jnp.ones((2, 2), f32), (10,), method="svd"),
+    # wider products: YNNPACK's blocked sum (8+ rows), FMA loops (fewer rows, batches)
+    "mvn_n5": lambda: R.multivariate_normal(K(120), mean_of(5), spd(5), (20,)),
+    "mvn_n8": lambda: R.multivariate_normal(K(121), mean_of(8), spd(8), (9,)),
+    "mvn_n6_few": lambda: R.multivariate_normal(K(122), mean_of(6), spd(6), (3,)),
+    "mvn_n7_batch": lambda: R.multivariate_normal(K(123), mean_of(7), spd(7, 2)),
+    "mvn_n16_eigh": lambda: R.multivariate_normal(K(124), mean_of(16), spd(16), (10,),
+                                                  method="eigh"),
+    "mvn_n13_svd": lambda: R.multivariate_normal(K(125), mean_of(13), spd(13), (2, 6),
+                                                 method="svd"),
     # orthogonal: QR of a normal matrix, signs fixed by R's diagonal
     "orthogonal": lambda: R.orthogonal(K(90), 3),
     "orthogonal_shape": lambda: R.orthogonal(K(91), 4, (2,)),

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 #include "api/frontend.h"
 #include "api/random_internal.h"
@@ -497,24 +498,26 @@ Array categorical_without_replacement(const Key& key, const Array& logits, int64
 // How XLA:CPU runs the float32 einsum('...ij,...j->...i', factor, z) of
 // multivariate_normal (checked against JAX 0.10.2). n = 1: its simplifier turns the dot
 // into a multiply, folds normal's sqrt(2) into the factor and contracts the add:
-// fma(erf_inv(u), factor * sqrt(2), mean). A plain matrix product (z has dimensions the
-// factor lacks, and the factor no batch dimensions of its own) goes to YNNPACK, which for
-// n <= 3 adds the rounded products in order; a matrix-vector or batched product is a loop
-// of FMAs over j (n <= 7; wider ones are vectorized along j). Other sizes run
-// numpy::einsum, within a few ulp.
-enum class MvnDot { kMultiply, kOrderedSum, kFmaChain, kEinsum };
+// fma(erf_inv(u), factor * sqrt(2), mean). A plain matrix product with at least 8 rows
+// (z's dimensions the factor lacks; the factor has no batch dimensions) runs YNNPACK's
+// kernel: four lanes over j in blocks of 4 (FMAs across blocks), added pairwise, plus the
+// remaining n mod 4 rounded products summed in order (checked for n <= 16). A smaller,
+// matrix-vector or batched product is a loop of FMAs over j (n <= 7; wider ones are
+// vectorized along j). Other cases run numpy::einsum, within a few ulp. Under vmap over 8
+// or more keys JAX's product becomes YNNPACK's, while parax's stays per key.
+enum class MvnDot { kMultiply, kYnnpack, kFmaChain, kEinsum };
 
 MvnDot mvn_dot_kind(const Shape& cov_batch, const Shape& sample_shape, int64_t n) {
   if (n == 1) return MvnDot::kMultiply;
   bool batched = false;
-  int64_t free = 1;  // z's elements per factor matrix: the product's other dimension
+  int64_t free = 1;  // z's rows per factor matrix
   const size_t off = sample_shape.size() - cov_batch.size();
   for (size_t d = 0; d < sample_shape.size(); ++d) {
     const bool shared = d >= off && cov_batch[d - off] > 1;
     batched = batched || shared;
     if (!shared) free *= sample_shape[d];
   }
-  if (!batched && free > 1) return n <= 3 ? MvnDot::kOrderedSum : MvnDot::kEinsum;
+  if (!batched && free >= 8) return n <= 16 ? MvnDot::kYnnpack : MvnDot::kEinsum;
   return n <= 7 ? MvnDot::kFmaChain : MvnDot::kEinsum;
 }
 
@@ -544,12 +547,26 @@ Array mvn_f32(const Key& key, const Array& mean, const Array& factor, const Shap
     return detail::fma_f32(e, full(scaled), full(mean));
   }
   const Array z = normal(key, ns, DType::float32);
-  Array acc = lax::mul(full(column(0)), entry(z, 0));
-  for (int64_t j = 1; j < n; ++j) {
-    acc = kind == MvnDot::kFmaChain ? detail::fma_f32(full(column(j)), entry(z, j), acc)
-                                    : lax::add(acc, lax::mul(full(column(j)), entry(z, j)));
+  auto product = [&](int64_t j) { return lax::mul(full(column(j)), entry(z, j)); };
+  if (kind == MvnDot::kFmaChain) {
+    Array acc = product(0);
+    for (int64_t j = 1; j < n; ++j) acc = detail::fma_f32(full(column(j)), entry(z, j), acc);
+    return numpy::add(mean, acc);
   }
-  return numpy::add(mean, acc);
+  const int64_t main = n / 4 * 4;
+  std::optional<Array> acc;
+  if (main > 0) {
+    std::vector<Array> lanes;
+    for (int64_t l = 0; l < 4; ++l) lanes.push_back(product(l));
+    for (int64_t j = 4; j < main; ++j) {
+      lanes[size_t(j % 4)] = detail::fma_f32(full(column(j)), entry(z, j), lanes[size_t(j % 4)]);
+    }
+    acc = lax::add(lax::add(lanes[0], lanes[1]), lax::add(lanes[2], lanes[3]));
+  }
+  std::optional<Array> rest;
+  for (int64_t j = main; j < n; ++j) rest = rest ? lax::add(*rest, product(j)) : product(j);
+  const Array sum = acc && rest ? lax::add(*acc, *rest) : acc ? *acc : *rest;
+  return numpy::add(mean, sum);
 }
 
 }  // namespace

@@ -152,6 +152,28 @@ Array cov233() {
   return numpy::concatenate({cov3().reshape({9}), second}).reshape({2, 3, 3});
 }
 Array logits10() { return f32s({0.3f, -1.2f, 2.0f, 0.0f, 0.7f, -0.5f, 1.1f, -2.0f, 0.4f, 0.9f}); }
+// The generator's spd(n, batch): A A^T + n I with A's entries ((7 i + 3 j) mod 5 - 2) / 2,
+// the b-th of a batch scaled by b + 1; exact in float32.
+Array spd(int64_t n, int64_t batch = 1) {
+  std::vector<float> v;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double c = i == j ? double(n) : 0.0;
+        for (int64_t k = 0; k < n; ++k) {
+          c += double((i * 7 + k * 3) % 5 - 2) / 2 * (double((j * 7 + k * 3) % 5 - 2) / 2);
+        }
+        v.push_back(float(c * double(b + 1)));
+      }
+    }
+  }
+  return batch > 1 ? f32s(v).reshape({batch, n, n}) : f32s(v).reshape({n, n});
+}
+Array mean_of(int64_t n) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(float(i % 3) - 1.0f);
+  return f32s(v);
+}
 // ((7 i) mod 13) / 4 - 1.5, exact in float32, as the generator builds it.
 Array logits_3d() {
   std::vector<float> v;
@@ -348,6 +370,21 @@ std::vector<Case> cases() {
          return rnd::multivariate_normal(key(0), numpy::zeros({2}), numpy::ones({2, 2}), Shape{10},
                                          std::nullopt, "svd");
        }},
+      {"mvn_n5", [] { return rnd::multivariate_normal(key(120), mean_of(5), spd(5), Shape{20}); }},
+      {"mvn_n8", [] { return rnd::multivariate_normal(key(121), mean_of(8), spd(8), Shape{9}); }},
+      {"mvn_n6_few",
+       [] { return rnd::multivariate_normal(key(122), mean_of(6), spd(6), Shape{3}); }},
+      {"mvn_n7_batch", [] { return rnd::multivariate_normal(key(123), mean_of(7), spd(7, 2)); }},
+      {"mvn_n16_eigh",
+       [] {
+         return rnd::multivariate_normal(key(124), mean_of(16), spd(16), Shape{10}, std::nullopt,
+                                         "eigh");
+       }},
+      {"mvn_n13_svd",
+       [] {
+         return rnd::multivariate_normal(key(125), mean_of(13), spd(13), Shape{2, 6}, std::nullopt,
+                                         "svd");
+       }},
       // orthogonal: QR of normals, columns signed by R's diagonal
       {"orthogonal", [] { return rnd::orthogonal(key(90), 3); }},
       {"orthogonal_shape", [] { return rnd::orthogonal(key(91), 4, {2}); }},
@@ -431,12 +468,15 @@ std::vector<Case> cases() {
        }},
       {"vmap_dirichlet",
        [] { return over_keys([](const rnd::Key& k) { return rnd::dirichlet(k, alpha3()); }); }, 32},
+      // JAX's vmap folds the 4 keys into the product's rows (8: YNNPACK's order); parax
+      // draws per key (2 rows: XLA's FMA loop), so a few values differ in the last bits.
       {"vmap_mvn",
        [] {
          return over_keys([](const rnd::Key& k) {
            return rnd::multivariate_normal(k, mean3(), cov3(), Shape{2});
          });
-       }},
+       },
+       8},
       {"vmap_mvn_svd",
        [] {
          return over_keys([](const rnd::Key& k) {
