@@ -32,6 +32,26 @@ alpha3 = jnp.array([0.3, 1.0, 4.5], f32)
 alpha_grid = jnp.array([0.01, 0.1, 0.5, 0.9, 1.0, 1.5, 3.0, 10.0, 50.0, 200.0], f32)
 logits23 = jnp.array([[0.1, -1.0, 2.0], [0.5, 0.5, 0.5]], f32)
 lam_grid = jnp.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 150.0, 1000.0], f32)
+mean3 = jnp.array([1.0, -2.0, 0.5], f32)
+cov3 = jnp.array([[2.0, 0.3, -0.4], [0.3, 1.0, 0.2], [-0.4, 0.2, 0.5]], f32)
+mean23 = jnp.array([[0.0, 1.0, 2.0], [-1.0, -2.0, -3.0]], f32)
+cov233 = jnp.stack([cov3, jnp.array([[1.0, 0.5, 0.0], [0.5, 2.0, -0.7], [0.0, -0.7, 3.0]], f32)])
+logits10 = jnp.array([0.3, -1.2, 2.0, 0.0, 0.7, -0.5, 1.1, -2.0, 0.4, 0.9], f32)
+
+
+def spd(n, batch=1):
+    """An n x n covariance exact in float32: A A^T + n I, A's entries halves."""
+    a = np.array([[((i * 7 + j * 3) % 5 - 2) / 2 for j in range(n)] for i in range(n)])
+    c = a @ a.T + n * np.eye(n)
+    return jnp.array(np.stack([c * (b + 1) for b in range(batch)]) if batch > 1 else c, f32)
+
+
+def mean_of(n):
+    return jnp.array([(i % 3) - 1.0 for i in range(n)], f32)
+
+
+# exact in float32 (quarters), so that the C++ test builds the same logits
+logits_3d = jnp.array(((np.arange(60) * 7) % 13 / 4.0 - 1.5).reshape(4, 5, 3), f32)
 
 
 def vmap_keys(fn, n=4, seed=0):
@@ -109,6 +129,61 @@ CASES = {
     "binomial_bad_p": lambda: R.binomial(K(68), 10.0, jnp.array([-0.1, jnp.nan, 1.0, 0.0], f32)),
     "rayleigh": lambda: R.rayleigh(K(69), 2.0, (200,)),
     "wald": lambda: R.wald(K(75), jnp.array([0.5, 1.0, 3.0], f32), (4, 3)),
+    # multivariate_normal: the three factorizations, batches of mean and cov
+    "mvn": lambda: R.multivariate_normal(K(80), mean3, cov3),
+    "mvn_shape": lambda: R.multivariate_normal(K(81), mean3, cov3, (50,)),
+    "mvn_eigh": lambda: R.multivariate_normal(K(82), mean3, cov3, (50,), method="eigh"),
+    "mvn_svd": lambda: R.multivariate_normal(K(83), mean3, cov3, (50,), method="svd"),
+    "mvn_mean_batch": lambda: R.multivariate_normal(K(84), mean23, cov3, (4, 2)),
+    "mvn_cov_batch": lambda: R.multivariate_normal(K(85), mean3, cov233),
+    "mvn_cov_batch_eigh": lambda: R.multivariate_normal(K(86), mean23, cov233, (5, 2),
+                                                        method="eigh"),
+    "mvn_dim1": lambda: R.multivariate_normal(K(87), jnp.array([3.0], f32),
+                                              jnp.array([[4.0]], f32), (20,)),
+    "mvn_singular_cholesky": lambda: R.multivariate_normal(
+        K(0), jnp.zeros(2, f32), jnp.ones((2, 2), f32), (10,)),
+    "mvn_singular_eigh": lambda: R.multivariate_normal(
+        K(0), jnp.zeros(2, f32), jnp.ones((2, 2), f32), (10,), method="eigh"),
+    "mvn_singular_svd": lambda: R.multivariate_normal(
+        K(0), jnp.zeros(2, f32), jnp.ones((2, 2), f32), (10,), method="svd"),
+    # wider products: YNNPACK's blocked sum (8+ rows), FMA loops (fewer rows, batches)
+    "mvn_n5": lambda: R.multivariate_normal(K(120), mean_of(5), spd(5), (20,)),
+    "mvn_n8": lambda: R.multivariate_normal(K(121), mean_of(8), spd(8), (9,)),
+    "mvn_n6_few": lambda: R.multivariate_normal(K(122), mean_of(6), spd(6), (3,)),
+    "mvn_n7_batch": lambda: R.multivariate_normal(K(123), mean_of(7), spd(7, 2)),
+    "mvn_n16_eigh": lambda: R.multivariate_normal(K(124), mean_of(16), spd(16), (10,),
+                                                  method="eigh"),
+    "mvn_n13_svd": lambda: R.multivariate_normal(K(125), mean_of(13), spd(13), (2, 6),
+                                                 method="svd"),
+    # orthogonal: QR of a normal matrix, signs fixed by R's diagonal
+    "orthogonal": lambda: R.orthogonal(K(90), 3),
+    "orthogonal_shape": lambda: R.orthogonal(K(91), 4, (2,)),
+    "orthogonal_wide": lambda: R.orthogonal(K(92), 2, (3,), m=4),
+    "orthogonal_tall": lambda: R.orthogonal(K(93), 4, m=2),
+    "orthogonal_batch2": lambda: R.orthogonal(K(94), 5, (2, 3)),
+    "orthogonal_1": lambda: R.orthogonal(K(95), 1, (4,)),
+    "orthogonal_0": lambda: R.orthogonal(K(96), 0, (2,), m=3),
+    # categorical without replacement (Gumbel top-k) and with mode="high"
+    "categorical_noreplace": lambda: R.categorical(K(100), logits10, shape=(4,), replace=False),
+    "categorical_noreplace_all": lambda: R.categorical(K(101), logits10, shape=(10,),
+                                                       replace=False),
+    "categorical_noreplace_axis0": lambda: R.categorical(K(102), logits23.T, axis=0,
+                                                         shape=(2, 2), replace=False),
+    "categorical_noreplace_3d": lambda: R.categorical(K(103), logits_3d, axis=1,
+                                                      shape=(2, 2, 4, 3), replace=False),
+    "categorical_noreplace_high": lambda: R.categorical(K(104), logits10, shape=(3,),
+                                                        replace=False, mode="high"),
+    "categorical_high": lambda: R.categorical(K(105), logits23, shape=(6, 2), mode="high"),
+    "categorical_high_1d": lambda: R.categorical(K(106), jnp.log(jnp.array([0.1, 0.2, 0.7], f32)),
+                                                 shape=(300,), mode="high"),
+    "gumbel_high_2d": lambda: R.gumbel(K(107), (4, 6), mode="high"),
+    "gumbel_high_f16": lambda: R.gumbel(K(108), (50,), f16, mode="high"),
+    "gumbel_highest_bf16": lambda: R.gumbel(K(108), (50,), bf16, mode="highest"),
+    "gumbel_highest": lambda: R.gumbel(K(110), (1000,), mode="highest"),
+    "gumbel_highest_2d": lambda: R.gumbel(K(111), (3, 7), mode="highest"),
+    "categorical_highest": lambda: R.categorical(K(112), logits23, shape=(6, 2), mode="highest"),
+    "categorical_noreplace_highest": lambda: R.categorical(K(113), logits10, shape=(5,),
+                                                           replace=False, mode="highest"),
     # cases of JAX's tests/random_lax_test.py
     "beta_small_params": lambda: R.beta(K(0), 0.0001, 0.0002, (100,)),
     "dirichlet_small_alpha": lambda: R.dirichlet(K(0), 0.00001 * jnp.ones(3), (100,)),
@@ -125,6 +200,13 @@ CASES = {
     "vmap_beta": vmap_keys(lambda k: R.beta(k, 2.0, 3.0)),
     "vmap_dirichlet": vmap_keys(lambda k: R.dirichlet(k, alpha3)),
     "vmap_binomial": vmap_keys(lambda k: R.binomial(k, 40.0, 0.5, (3,))),
+    "vmap_mvn": vmap_keys(lambda k: R.multivariate_normal(k, mean3, cov3, (2,))),
+    "vmap_mvn_svd": vmap_keys(lambda k: R.multivariate_normal(k, mean3, cov3, method="svd")),
+    "vmap_orthogonal": vmap_keys(lambda k: R.orthogonal(k, 3)),
+    "vmap_categorical_noreplace": vmap_keys(
+        lambda k: R.categorical(k, logits10, shape=(3,), replace=False)),
+    "vmap_gumbel_high": vmap_keys(lambda k: R.gumbel(k, (3,), mode="high")),
+    "vmap_gumbel_highest": vmap_keys(lambda k: R.gumbel(k, (3,), mode="highest")),
 }
 
 X64_CASES = {
@@ -137,6 +219,22 @@ X64_CASES = {
     "rademacher_i64": lambda: R.rademacher(K(6), (10,)),
     "laplace_f64": lambda: R.laplace(K(7), (50,)),
     "binomial_f64": lambda: R.binomial(K(8), 60.0, 0.3, (50,)),
+    "mvn_f64": lambda: R.multivariate_normal(K(9), mean3.astype(jnp.float64),
+                                             cov3.astype(jnp.float64), (20,)),
+    "mvn_eigh_f64": lambda: R.multivariate_normal(K(10), mean3.astype(jnp.float64),
+                                                  cov3.astype(jnp.float64), (20,),
+                                                  method="eigh"),
+    "mvn_svd_f32_dtype": lambda: R.multivariate_normal(K(11), mean3.astype(jnp.float64),
+                                                       cov3.astype(jnp.float64), (5,),
+                                                       jnp.float32, method="svd"),
+    "orthogonal_f64": lambda: R.orthogonal(K(12), 4, (2,)),
+    "orthogonal_f32": lambda: R.orthogonal(K(13), 3, (), jnp.float32),
+    "gumbel_high_f64": lambda: R.gumbel(K(14), (50,), mode="high"),
+    "gumbel_highest_f64": lambda: R.gumbel(K(14), (50,), mode="highest"),
+    "categorical_noreplace_f64": lambda: R.categorical(
+        K(15), logits10.astype(jnp.float64), shape=(5,), replace=False),
+    "vmap_mvn_f64": lambda: jax.vmap(lambda k: R.multivariate_normal(
+        k, mean3.astype(jnp.float64), cov3.astype(jnp.float64)))(R.split(K(16), 3)),
 }
 
 
@@ -215,6 +313,18 @@ ERRORS = {
     "geometric_float_dtype": lambda: R.geometric(K(0), 0.5, (2,), jnp.float32),
     "lgamma_int": lambda: lax.lgamma(np.int32(2)),
     "binomial_int_dtype": lambda: R.binomial(K(0), 10.0, 0.5, (2,), jnp.int32),
+    "mvn_mean_scalar": lambda: R.multivariate_normal(K(0), 1.0, cov3),
+    "mvn_cov_1d": lambda: R.multivariate_normal(K(0), mean3, mean3),
+    "mvn_cov_shape": lambda: R.multivariate_normal(K(0), mean3, jnp.eye(2)),
+    "mvn_method": lambda: R.multivariate_normal(K(0), mean3, cov3, method="qr"),
+    "mvn_int_dtype": lambda: R.multivariate_normal(K(0), mean3, cov3, dtype=jnp.int32),
+    "mvn_bad_shape": lambda: R.multivariate_normal(K(0), mean23, cov3, (3,)),
+    "mvn_key_batch": lambda: R.multivariate_normal(R.split(K(0), 2), mean3, cov3),
+    "orthogonal_int_dtype": lambda: R.orthogonal(K(0), 3, dtype=jnp.int32),
+    "orthogonal_key_batch": lambda: R.orthogonal(R.split(K(0), 2), 3),
+    "categorical_noreplace_too_many": lambda: R.categorical(K(0), logits23, shape=(4, 2),
+                                                            replace=False),
+    "categorical_mode": lambda: R.categorical(K(0), logits23, mode="middle"),
 }
 
 

@@ -114,13 +114,21 @@ Array dirichlet(const Key& key, const ArrayLike& alpha, std::optional<Shape> sha
 // Returns Exponential(1) samples.
 Array exponential(const Key& key, const Shape& shape = {},
                   std::optional<DType> dtype = std::nullopt);
-// Returns standard Gumbel samples; mode "low" (JAX's default) or "high" (two draws each).
+// Returns standard Gumbel samples. mode "low" draws one uniform each (float32 values reach
+// about 16); "high" draws two, refining uniforms below 1/2 (values reach about 32);
+// "highest" takes float32 uniforms from 64 bits, both tails exact (other dtypes: "high").
+// Without a mode, the config flag jax_high_dynamic_range_gumbel picks "high" or "low"
+// (default false: "low"), as in JAX.
 Array gumbel(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt,
-             const std::string& mode = "low");
-// Returns category indices drawn from softmax(logits) along `axis` (Gumbel-max), of
-// `shape` (else logits' shape without `axis`).
+             std::optional<std::string> mode = std::nullopt);
+// Returns category indices drawn from softmax(logits) along `axis`, of `shape` (else
+// logits' shape without `axis`): with replacement by Gumbel-max, without replacement
+// (`replace` false) by Gumbel top-k over prod(shape's leading extra dimensions) draws per
+// distribution, which must not exceed the number of categories (else ValueError). `mode`
+// is gumbel's.
 Array categorical(const Key& key, const ArrayLike& logits, int64_t axis = -1,
-                  std::optional<Shape> shape = std::nullopt);
+                  std::optional<Shape> shape = std::nullopt, bool replace = true,
+                  std::optional<std::string> mode = std::nullopt);
 // Returns standard Laplace, logistic and Cauchy samples.
 Array laplace(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 Array logistic(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
@@ -166,6 +174,19 @@ Array lognormal(const Key& key, const ArrayLike& sigma = 1.0,
 // Returns the number of Bernoulli(p) trials up to the first success (an int dtype).
 Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape = std::nullopt,
                 std::optional<DType> dtype = std::nullopt);
+// Returns samples of the multivariate normal N(mean, cov): mean (..., n), cov (..., n, n),
+// their batch shapes broadcast (or `shape`, which must broadcast with them), result
+// `shape + (n,)`. cov's factor comes from method "cholesky" (NaN for a singular cov),
+// "eigh" or "svd"; the dtype defaults to mean's and cov's promoted float dtype.
+Array multivariate_normal(const Key& key, const ArrayLike& mean, const ArrayLike& cov,
+                          std::optional<Shape> shape = std::nullopt,
+                          std::optional<DType> dtype = std::nullopt,
+                          const std::string& method = "cholesky");
+// Returns matrices uniform on the orthogonal group O(n), of shape `shape + (n, m)`: with
+// m != n (default m = n), semi-orthogonal (orthonormal rows if n < m, columns if n > m).
+Array orthogonal(const Key& key, int64_t n, const Shape& shape = {},
+                 std::optional<DType> dtype = std::nullopt,
+                 std::optional<int64_t> m = std::nullopt);
 // Returns Poisson(lam) counts: Knuth's method below lam = 10, Hormann's transformed
 // rejection above, as JAX (lam is taken as float32).
 Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape = std::nullopt,

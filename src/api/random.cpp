@@ -220,8 +220,9 @@ Array log1p_xla_f32(const Array& m) {
                                  309.09872f, 216.42789f, 60.11866f};
   const Array m2 = lax::mul(m, m);
   const Array ratio = lax::div(horner_fma(kP, m), horner_fma(kQ, m));
+  // XLA's kernel contracts the m^2 / 2 product, not the rational term's (JAX 0.10.2).
   const Array near_zero =
-      lax::add(m, fma_f32(lax::mul(m, m2), ratio, lax::neg(lax::mul(m2, f32(0.5)))));
+      lax::add(m, fma_f32(lax::neg(m2), f32(0.5), lax::mul(lax::mul(m, m2), ratio)));
   const Array far = log_xla_f32(lax::add(m, f32(1.0)));
   return lax::select(lax::lt(lax::abs(m), f32(0.41421357f)), near_zero, far);
 }
@@ -800,4 +801,9 @@ Array fma_f32(const Array& a, const Array& b, const Array& c) { return random::f
 Array log_f32(const Array& x) { return random::log_xla_f32(x); }
 Array log1p_f32(const Array& x) { return random::log1p_xla_f32(x); }
 double finfo_tiny(DType t) { return random::finfo_tiny(t); }
+Array normal_erf_inv_f32(const Key& key, const Shape& shape) {
+  // normal's uniform over [nextafter(-1, 0), 1), before its scaling by sqrt(2).
+  const Array u = uniform(key, shape, DType::float32, double(std::nextafter(-1.0f, 0.0f)), 1.0);
+  return random::erf_inv_f32(u);
+}
 }  // namespace parax::random::detail

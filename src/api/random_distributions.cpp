@@ -2,9 +2,12 @@
 // written with the same lax operations in the same order, so that keys give JAX's draws.
 // Where XLA:CPU rounds differently from a plain lax op (its own float32 log and log1p, a
 // multiply feeding an add contracted to one FMA), the float32 path does as XLA does.
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 #include "api/frontend.h"
 #include "api/random_internal.h"
@@ -14,6 +17,7 @@
 #include "parax/grad.h"
 #include "parax/jit.h"
 #include "parax/lax.h"
+#include "parax/linalg.h"
 #include "parax/numpy.h"
 #include "parax/random.h"
 #include "parax/special.h"
@@ -105,6 +109,140 @@ Array xla_exp(const Array& x) {
     return jitted(x);
   }
   return lax::convert_element_type(xla_exp(lax::convert_element_type(x, DType::float32)), t);
+}
+
+// ---- glibc's tanf, which XLA:CPU calls for a float32 tan ----
+// XLA lowers tan to llvm.tan, a call to the process's libm tanf: for JAX on Debian 12
+// (glibc 2.36) fdlibm's float kernel after a double-precision reduction by pi/2. It is not
+// correctly rounded (3 % of results differ from the rounded exact value), so cauchy
+// reproduces it operation by operation (checked against that tanf on 340k arguments in
+// (-pi/2, pi/2), all equal). glibc >= 2.41 ships a correctly rounded tanf instead.
+
+Array f32c(uint32_t bits) { return cst(double(std::bit_cast<float>(bits)), DType::float32); }
+
+// v with all but the top 12 bits of its significand cleared (glibc's `i & 0xfffff000`),
+// by exact power-of-two scalings: lax has no bitcast. Requires: 2^-63 <= |v| < 2^64.
+Array trunc_significand_12(const Array& v) {
+  const DType t = DType::float32;
+  Array m = lax::abs(v);
+  Array scale = full(v, 1.0);
+  for (int k : {32, 16, 8, 4, 2, 1}) {
+    const Array big = lax::ge(m, cst(std::ldexp(1.0, k), t));
+    m = lax::select(big, lax::mul(m, cst(std::ldexp(1.0, -k), t)), m);
+    scale = lax::select(big, lax::mul(scale, cst(std::ldexp(1.0, k), t)), scale);
+  }
+  for (int k : {32, 16, 8, 4, 2, 1}) {
+    const Array small = lax::lt(m, cst(std::ldexp(1.0, 1 - k), t));
+    m = lax::select(small, lax::mul(m, cst(std::ldexp(1.0, k), t)), m);
+    scale = lax::select(small, lax::mul(scale, cst(std::ldexp(1.0, -k), t)), scale);
+  }
+  // m in [1, 2): 1 + 11 fraction bits kept.
+  const Array cut = lax::mul(lax::floor(lax::mul(m, cst(2048.0, t))), cst(1.0 / 2048, t));
+  return lax::mul(lax::mul(lax::sign(v), cut), scale);
+}
+
+// fdlibm's __kernel_tanf(x, y, iy): tan(x + y) for iy = 1, -1 / tan(x + y) for iy = -1
+// (iy_odd true), |x + y| <= pi/4, each float operation rounded as written.
+Array kernel_tanf(Array x, Array y, const Array& iy_odd) {
+  const DType t = DType::float32;
+  static constexpr uint32_t kT[] = {0x3eaaaaab, 0x3e088889, 0x3d5d0dd1, 0x3cb327a4, 0x3c11371f,
+                                    0x3b6b6916, 0x3abede48, 0x3a1a26c8, 0x398137b9, 0x38a3f445,
+                                    0x3895c07a, 0xb79bae5f, 0x37d95384};
+  auto T = [](int i) { return f32c(kT[i]); };
+  const Array one = cst(1, t), zero = numpy::zeros_like(x);
+  const Array iy = lax::select(iy_odd, full(x, -1.0), full(x, 1.0));
+  const Array negative =
+      lax::bitwise_or(lax::lt(x, zero), lax::eq(lax::div(one, x), full(x, -INFINITY)));
+  const Array ax = lax::abs(x);
+  const Array tiny = lax::lt(ax, cst(std::ldexp(1.0, -13), t));
+  const Array big = lax::ge(ax, f32c(0x3f2ca140));  // |x| >= 0.6744
+  // Near pi/4: tan(pi/4 - x') for x' = pi/4 - |x|, accurately.
+  const Array xs = lax::select(negative, lax::neg(x), x);
+  const Array ys = lax::select(negative, lax::neg(y), y);
+  const Array xr = lax::add(lax::sub(f32c(0x3f490fda), xs), lax::sub(f32c(0x33222168), ys));
+  x = lax::select(big, xr, x);
+  y = lax::select(big, zero, y);
+  const Array z = lax::mul(x, x);
+  Array w = lax::mul(z, z);
+  Array r = T(11);
+  for (int k : {9, 7, 5, 3, 1}) r = lax::add(T(k), lax::mul(w, r));
+  Array v = T(12);
+  for (int k : {10, 8, 6, 4, 2}) v = lax::add(T(k), lax::mul(w, v));
+  v = lax::mul(z, v);
+  const Array s = lax::mul(z, x);
+  r = lax::add(y, lax::mul(z, lax::add(lax::mul(s, lax::add(r, v)), y)));
+  r = lax::add(r, lax::mul(T(0), s));
+  w = lax::add(x, r);
+  const Array sign = lax::select(negative, full(x, -1.0), full(x, 1.0));
+  const Array q = lax::sub(lax::div(lax::mul(w, w), lax::add(w, iy)), r);
+  const Array big_result = lax::mul(sign, lax::sub(iy, lax::mul(cst(2, t), lax::sub(x, q))));
+  // -1 / (x + r) accurately, from 12-bit heads of w and of -1 / w.
+  const Array zt = trunc_significand_12(lax::select(tiny, full(x, 1.0), w));
+  const Array vt = lax::sub(r, lax::sub(zt, x));
+  const Array a = lax::div(cst(-1, t), w);
+  const Array tt = trunc_significand_12(lax::select(tiny, full(x, 1.0), a));
+  const Array st = lax::add(one, lax::mul(tt, zt));
+  const Array inv = lax::add(tt, lax::mul(a, lax::add(st, lax::mul(tt, vt))));
+  Array out = lax::select(iy_odd, inv, w);
+  out = lax::select(big, big_result, out);
+  const Array big_tiny =
+      lax::mul(lax::mul(sign, iy), lax::sub(one, lax::mul(lax::mul(cst(2, t), iy), x)));
+  out = lax::select(lax::bitwise_and(big, lax::lt(lax::abs(x), cst(std::ldexp(1.0, -13), t))),
+                    big_tiny, out);
+  const Array tiny_result = lax::select(iy_odd, lax::div(cst(-1, t), x), x);
+  return lax::select(tiny, tiny_result, out);
+}
+
+// glibc 2.36's tanf for |x| < 120 (its fast reduction's range; cauchy's arguments lie in
+// (-pi/2, pi/2)): |x| <= pi/4 goes to the kernel as is; else x - n pi/2 in double, split
+// into float head and tail.
+Array tan_glibc_f32_impl(const Array& x) {
+  const DType d = DType::float64;
+  const Array zero_f = numpy::zeros_like(x);
+  const Array no = lax::ne(zero_f, zero_f);  // false, x's shape
+  const Array direct = kernel_tanf(x, zero_f, no);
+  const Array dx = lax::convert_element_type(x, d);
+  const Array r = lax::mul(dx, cst(0x1.45F306DC9C883p+23, d));       // 2/pi, prescaled by 2^24
+  const Array rt = lax::mul(lax::sign(r), lax::floor(lax::abs(r)));  // (int32_t)r
+  const Array n = lax::floor(lax::div(lax::add(rt, cst(0x800000, d)), cst(0x1000000, d)));
+  const Array rem = lax::sub(dx, lax::mul(n, cst(0x1.921FB54442D18p0, d)));
+  const Array y0 = lax::convert_element_type(rem, DType::float32);
+  const Array y1 =
+      lax::convert_element_type(lax::sub(rem, lax::convert_element_type(y0, d)), DType::float32);
+  const Array odd =
+      lax::ne(lax::sub(n, lax::mul(cst(2, d), lax::floor(lax::mul(n, cst(0.5, d))))), cst(0, d));
+  const Array reduced = kernel_tanf(y0, y1, odd);
+  const Array out = lax::select(lax::le(lax::abs(x), f32c(0x3f490fda)), direct, reduced);
+  return lax::select(lax::is_finite(x), out, full(x, NAN));
+}
+
+Array tan_glibc_f32(const Array& x) {
+  static const auto jitted = jit(tan_glibc_f32_impl);
+  return jitted(x);
+}
+
+// a / b as XLA computes it: its simplifier turns a division by a broadcast value into a
+// multiplication by the broadcast reciprocal (checked on pareto's draws, 0.10.2).
+Array xla_divide(const Array& a, const Array& b) {
+  const std::vector<Array> ab = frontend::promote_dtypes_inexact({a, b});
+  const Shape s = frontend::broadcast_shapes("", std::vector<Shape>{ab[0].shape(), ab[1].shape()});
+  if (ab[1].shape() == s) return numpy::divide(ab[0], ab[1]);
+  return numpy::multiply(ab[0], lax::div(cst(1, ab[1].dtype()), ab[1]));
+}
+
+// x^y as XLA:CPU computes it: float32 (and halves, through float32) call the process's
+// libm powf, glibc's double-precision algorithm rounded once to float, which is the
+// correctly rounded power but in vanishingly rare cases; a float64 power rounded to
+// float32 gives the same. float64 stays parax's pow.
+Array xla_pow(const Array& x, const ArrayLike& y) {
+  const Array p = numpy::power(x, y);  // dtype and broadcasting as jnp.power's
+  const DType t = p.dtype();
+  if (!is_floating(t) || t == DType::float64) return p;
+  const DType d = DType::float64;
+  const Array xd = lax::convert_element_type(broadcast_to(x, p.shape()), d);
+  const Array yd = lax::convert_element_type(broadcast_to(y.array(), p.shape()), d);
+  const Array r = lax::convert_element_type(lax::pow(xd, yd), DType::float32);
+  return t == DType::float32 ? r : lax::convert_element_type(r, t);
 }
 
 // a * b + c, one FMA in float32 (XLA contracts it), two roundings otherwise.
@@ -248,7 +386,187 @@ Array softmax_last(const Array& x) {
   const int64_t last = x.ndim() - 1;
   const Array m = stop_gradient(numpy::max(x, last, true));
   const Array e = xla_exp(numpy::subtract(x, m));
-  return numpy::divide(e, numpy::sum(e, last, true));
+  return xla_divide(e, numpy::sum(e, last, true));
+}
+
+// ---- gumbel's "highest" mode in float32: 64 random bits per draw ----
+
+Array u32c(uint32_t v) { return frontend::scalar_int(int64_t(v), DType::uint32); }
+
+// The number of leading zero bits of uint32 values (32 for 0), by halving steps.
+Array count_leading_zeros(Array x) {
+  Array n = lax::broadcast_in_dim(u32c(0), x.shape(), {});
+  const Array zero = lax::eq(x, u32c(0));
+  for (uint32_t s : {16u, 8u, 4u, 2u, 1u}) {
+    const Array empty = lax::eq(lax::shift_right_logical(x, u32c(32 - s)), u32c(0));
+    n = lax::select(empty, lax::add(n, u32c(s)), n);
+    x = lax::select(empty, lax::shift_left(x, u32c(s)), x);
+  }
+  return lax::select(zero, lax::broadcast_in_dim(u32c(32), n.shape(), {}), n);
+}
+
+// JAX's _safe_int_to_float: the 64-bit fixed-point fraction hi:lo in (0, 1) as the float32
+// holding its leading 24 bits (truncated). JAX assembles the float from bit fields; here
+// its significand and power of two are scaled exactly, as lax has no bitcast.
+Array safe_int_to_float(const Array& hi, const Array& lo) {
+  const Array hiclz = count_leading_zeros(hi);
+  const Array loclz = count_leading_zeros(lo);
+  const Array hi_empty = lax::eq(hiclz, u32c(32));
+  const Array zeros = lax::broadcast_in_dim(u32c(0), hi.shape(), {});
+  // Shifts by 32 or more give 0 (XLA's semantics), spelled out for clarity.
+  const Array hi_part = lax::select(hi_empty, zeros, lax::shift_left(hi, hiclz));
+  const Array lo_right = lax::select(lax::eq(hiclz, u32c(0)), zeros,
+                                     lax::shift_right_logical(lo, lax::sub(u32c(32), hiclz)));
+  const Array lo_left = lax::select(lax::eq(loclz, u32c(32)), zeros, lax::shift_left(lo, loclz));
+  Array mantissa = lax::bitwise_or(hi_part, lax::select(hi_empty, lo_left, lo_right));
+  mantissa = lax::bitwise_and(lax::shift_right_logical(mantissa, u32c(8)), u32c((1u << 23) - 1));
+  const Array clz = lax::select(hi_empty, lax::add(loclz, u32c(32)), hiclz);
+  // (1 + mantissa 2^-23) 2^-(1 + clz), every step exact in float32.
+  const DType f = DType::float32;
+  Array value = lax::mul(lax::convert_element_type(lax::bitwise_or(mantissa, u32c(1u << 23)), f),
+                         cst(std::ldexp(1.0, -24), f));
+  for (uint32_t b : {64u, 32u, 16u, 8u, 4u, 2u, 1u}) {
+    const Array set = lax::ne(lax::bitwise_and(clz, u32c(b)), u32c(0));
+    value = lax::select(set, lax::mul(value, cst(std::ldexp(1.0, -int(b)), f)), value);
+  }
+  return value;
+}
+
+// JAX's float32 "highest" gumbel: u from 64 bits; below 1/2 -log(-log1p(-u)) from u
+// itself, above from 1 - u (the 64-bit complement) through log, so no precision is lost.
+Array gumbel_highest_f32(const Key& key, const Shape& shape) {
+  Shape two = shape;
+  two.insert(two.begin(), 2);
+  const Array b = bits(key, two, DType::uint32);
+  std::vector<int64_t> start(two.size(), 0);
+  std::vector<int64_t> limit(two.begin(), two.end());
+  limit[0] = 1;
+  const Array hi = lax::reshape(lax::slice(b, start, limit), shape);
+  start[0] = 1;
+  limit[0] = 2;
+  const Array lo = lax::reshape(lax::slice(b, start, limit), shape);
+  // 2^64 - (hi:lo): ~lo + 1, and ~hi plus the carry when ~lo is all ones.
+  const Array nlo = lax::bitwise_not(lo);
+  const Array nhi =
+      lax::add(lax::bitwise_not(hi),
+               lax::convert_element_type(lax::eq(nlo, u32c(0xFFFFFFFFu)), DType::uint32));
+  const Array neg_lo = lax::add(nlo, u32c(1));
+  const Array flip = lax::lt(hi, u32c(1u << 31));
+  const Array x = safe_int_to_float(lax::select(flip, hi, nhi), lax::select(flip, lo, neg_lo));
+  const Array low_half = lax::neg(xla_log(lax::neg(xla_log1p(lax::neg(x)))));
+  const Array high_half = lax::neg(xla_log(lax::neg(xla_log(x))));
+  return lax::select(flip, low_half, high_half);
+}
+
+// JAX's Gumbel top-k: one noise draw of logits' shape; the k = prod(shape's prefix) largest
+// perturbed logits of each distribution, in decreasing order, are its k distinct samples.
+// The top k come from a stable sort on the negated values (lax.top_k's order: larger
+// first, the lower index first among equals); the k axis then leads the result.
+Array categorical_without_replacement(const Key& key, const Array& logits, int64_t ax,
+                                      const Shape& shape, size_t n_prefix,
+                                      const std::optional<std::string>& mode) {
+  const Array noisy = numpy::add(logits, gumbel(key, logits.shape(), logits.dtype(), mode));
+  const int64_t n = logits.shape()[size_t(ax)];
+  const int64_t k = shape_size(Shape(shape.begin(), shape.begin() + int64_t(n_prefix)));
+  if (k > n) {
+    throw ValueError("Number of samples without replacement (" + std::to_string(k) +
+                     ") cannot exceed number of categories (" + std::to_string(n) + ").");
+  }
+  const Shape batch(shape.begin() + int64_t(n_prefix), shape.end());
+  Shape logits_batch = logits.shape();
+  logits_batch.erase(logits_batch.begin() + ax);
+  if (batch != logits_batch) {
+    // JAX asserts this; a shape that only broadcasts against the batch has no such draws.
+    throw ValueError(
+        "categorical with replace=False needs shape to end with the logits' batch "
+        "shape " +
+        shape_str(logits_batch) + ", got shape " + shape_str(shape));
+  }
+  const Array moved = numpy::moveaxis(noisy, ax, -1);
+  const int64_t last = moved.ndim() - 1;
+  const Array index = lax::broadcasted_iota(DType::int32, moved.shape(), last);
+  const Array sorted = lax::sort({lax::neg(moved), index}, last, true, 1)[1];
+  std::vector<int64_t> start(size_t(moved.ndim()), 0);
+  std::vector<int64_t> limit(moved.shape().begin(), moved.shape().end());
+  limit.back() = k;
+  const Array top = lax::slice(sorted, start, limit);  // batch + (k,)
+  std::vector<int64_t> perm = {last};
+  for (int64_t i = 0; i < last; ++i) perm.push_back(i);
+  return lax::reshape(lax::transpose(top, perm), shape);
+}
+
+// How XLA:CPU runs the float32 einsum('...ij,...j->...i', factor, z) of
+// multivariate_normal (checked against JAX 0.10.2). n = 1: its simplifier turns the dot
+// into a multiply, folds normal's sqrt(2) into the factor and contracts the add:
+// fma(erf_inv(u), factor * sqrt(2), mean). A plain matrix product with at least 8 rows
+// (z's dimensions the factor lacks; the factor has no batch dimensions) runs YNNPACK's
+// kernel: four lanes over j in blocks of 4 (FMAs across blocks), added pairwise, plus the
+// remaining n mod 4 rounded products summed in order (checked for n <= 16). A smaller,
+// matrix-vector or batched product is a loop of FMAs over j (n <= 7; wider ones are
+// vectorized along j). Other cases run numpy::einsum, within a few ulp. Under vmap over 8
+// or more keys JAX's product becomes YNNPACK's, while parax's stays per key.
+enum class MvnDot { kMultiply, kYnnpack, kFmaChain, kEinsum };
+
+MvnDot mvn_dot_kind(const Shape& cov_batch, const Shape& sample_shape, int64_t n) {
+  if (n == 1) return MvnDot::kMultiply;
+  bool batched = false;
+  int64_t free = 1;  // z's rows per factor matrix
+  const size_t off = sample_shape.size() - cov_batch.size();
+  for (size_t d = 0; d < sample_shape.size(); ++d) {
+    const bool shared = d >= off && cov_batch[d - off] > 1;
+    batched = batched || shared;
+    if (!shared) free *= sample_shape[d];
+  }
+  if (!batched && free >= 8) return n <= 16 ? MvnDot::kYnnpack : MvnDot::kEinsum;
+  return n <= 7 ? MvnDot::kFmaChain : MvnDot::kEinsum;
+}
+
+Array mvn_f32(const Key& key, const Array& mean, const Array& factor, const Shape& ns,
+              MvnDot kind) {
+  const int64_t n = ns.back();
+  const int64_t fd = factor.ndim();
+  auto column = [&](int64_t j) {  // factor[..., :, j]
+    std::vector<int64_t> start(size_t(fd), 0);
+    std::vector<int64_t> limit(factor.shape().begin(), factor.shape().end());
+    start.back() = j;
+    limit.back() = j + 1;
+    Shape s(factor.shape().begin(), factor.shape().end() - 1);
+    return lax::reshape(lax::slice(factor, start, limit), s);
+  };
+  auto entry = [&](const Array& z, int64_t j) {  // z[..., j:j+1]
+    std::vector<int64_t> start(ns.size(), 0);
+    std::vector<int64_t> limit(ns.begin(), ns.end());
+    start.back() = j;
+    limit.back() = j + 1;
+    return numpy::broadcast_to(lax::slice(z, start, limit), ns);
+  };
+  auto full = [&](const Array& x) { return numpy::broadcast_to(x, ns); };
+  if (kind == MvnDot::kMultiply) {
+    const Array e = detail::normal_erf_inv_f32(key, ns);
+    const Array scaled = lax::mul(column(0), cst(std::sqrt(2.0), DType::float32));
+    return detail::fma_f32(e, full(scaled), full(mean));
+  }
+  const Array z = normal(key, ns, DType::float32);
+  auto product = [&](int64_t j) { return lax::mul(full(column(j)), entry(z, j)); };
+  if (kind == MvnDot::kFmaChain) {
+    Array acc = product(0);
+    for (int64_t j = 1; j < n; ++j) acc = detail::fma_f32(full(column(j)), entry(z, j), acc);
+    return numpy::add(mean, acc);
+  }
+  const int64_t main = n / 4 * 4;
+  std::optional<Array> acc;
+  if (main > 0) {
+    std::vector<Array> lanes;
+    for (int64_t l = 0; l < 4; ++l) lanes.push_back(product(l));
+    for (int64_t j = 4; j < main; ++j) {
+      lanes[size_t(j % 4)] = detail::fma_f32(full(column(j)), entry(z, j), lanes[size_t(j % 4)]);
+    }
+    acc = lax::add(lax::add(lanes[0], lanes[1]), lax::add(lanes[2], lanes[3]));
+  }
+  std::optional<Array> rest;
+  for (int64_t j = main; j < n; ++j) rest = rest ? lax::add(*rest, product(j)) : product(j);
+  const Array sum = acc && rest ? lax::add(*acc, *rest) : acc ? *acc : *rest;
+  return numpy::add(mean, sum);
 }
 
 }  // namespace
@@ -307,9 +625,11 @@ Array exponential(const Key& key, const Shape& shape, std::optional<DType> dtype
 }
 
 Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
-             const std::string& mode) {
+             std::optional<std::string> mode_arg) {
   single_key(key, "gumbel");
   const DType t = float_dtype("gumbel", dtype);
+  const std::string mode =
+      mode_arg.value_or(config::read("jax_high_dynamic_range_gumbel") ? "high" : "low");
   if (mode != "low" && mode != "high" && mode != "highest") {
     throw ValueError("Must provide valid mode for gumbel got: " + mode);
   }
@@ -318,9 +638,7 @@ Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
     const Array u = uniform(key, shape, t, tiny, 1.0);
     return lax::neg(xla_log(lax::neg(xla_log(u))));
   }
-  if (mode == "highest" && t == DType::float32) {
-    throw NotImplementedError("[random.gumbel] mode='highest' for float32 is not implemented");
-  }
+  if (mode == "highest" && t == DType::float32) return gumbel_highest_f32(key, shape);
   // Two uniforms: the second refines the first below 1/2.
   Shape two = shape;
   two.insert(two.begin(), 2);
@@ -338,8 +656,8 @@ Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
   return lax::neg(xla_log(lax::neg(xla_log1p(lax::neg(x)))));
 }
 
-Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
-                  std::optional<Shape> shape) {
+Array categorical(const Key& key, const ArrayLike& logits, int64_t axis, std::optional<Shape> shape,
+                  bool replace, std::optional<std::string> mode) {
   single_key(key, "categorical");
   const Array l = logits.array();
   const int64_t nd = l.ndim();
@@ -366,8 +684,9 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
     }
     s = *shape;
   }
-  // Gumbel-max: argmax over the axis of logits plus Gumbel noise of the sample shape.
   const size_t n_prefix = s.size() - batch.size();
+  if (!replace) return categorical_without_replacement(key, l, ax, s, n_prefix, mode);
+  // Gumbel-max: argmax over the axis of logits plus Gumbel noise of the sample shape.
   Shape noise_shape(s.begin(), s.end());
   noise_shape.insert(noise_shape.begin() + int64_t(n_prefix) + ax, l.shape()[size_t(ax)]);
   Array expanded = l;
@@ -376,7 +695,7 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis,
     es.insert(es.end(), l.shape().begin(), l.shape().end());
     expanded = lax::reshape(l, es);
   }
-  const Array noisy = numpy::add(gumbel(key, noise_shape, l.dtype()), expanded);
+  const Array noisy = numpy::add(gumbel(key, noise_shape, l.dtype(), mode), expanded);
   return numpy::argmax(noisy, int64_t(n_prefix) + ax);
 }
 
@@ -399,7 +718,11 @@ Array cauchy(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   single_key(key, "cauchy");
   const DType t = float_dtype("cauchy", dtype);
   const Array u = uniform(key, shape, t, finfo_eps(t), 1.0);
-  return lax::tan(lax::mul(cst(std::numbers::pi, t), lax::sub(u, cst(0.5, t))));
+  const Array x = lax::mul(cst(std::numbers::pi, t), lax::sub(u, cst(0.5, t)));
+  if (t == DType::float64) return lax::tan(x);
+  if (t == DType::float32) return tan_glibc_f32(x);
+  // Halves: XLA computes tan in float32 and rounds back.
+  return lax::convert_element_type(tan_glibc_f32(lax::convert_element_type(x, DType::float32)), t);
 }
 
 Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
@@ -408,7 +731,7 @@ Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
   const DType t = float_dtype("pareto", dtype);
   const Shape s = sample_shape("pareto", shape, {b.array().shape()});
   const Array e = exponential(key, s, t);
-  return xla_exp(numpy::divide(e, to_dtype(b, t)));
+  return xla_exp(xla_divide(e, to_dtype(b, t)));
 }
 
 Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
@@ -444,7 +767,7 @@ Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden, std::opt
   const Key keys = split(key);  // [0] for the denominator, [1] for the numerator
   const Array chi2_num = chisquare(keys[1], num_df, s, t);
   const Array chi2_den = chisquare(keys[0], den_df, s, t);
-  return numpy::divide(numpy::divide(chi2_num, num_df), numpy::divide(chi2_den, den_df));
+  return numpy::divide(xla_divide(chi2_num, num_df), xla_divide(chi2_den, den_df));
 }
 
 Array rademacher(const Key& key, const Shape& shape, std::optional<DType> dtype) {
@@ -506,7 +829,7 @@ Array weibull_min(const Key& key, const ArrayLike& scale, const ArrayLike& conce
       frontend::is_literal(c)
           ? Array(frontend::scalar(1.0 / c.item<double>(), base::default_float_dtype(), true))
           : numpy::divide(1.0, c);
-  return numpy::multiply(numpy::power(e, inv), scale);
+  return numpy::multiply(xla_pow(e, inv), scale);
 }
 
 Array generalized_normal(const Key& key, double p, const Shape& shape, std::optional<DType> dtype) {
@@ -515,7 +838,7 @@ Array generalized_normal(const Key& key, double p, const Shape& shape, std::opti
   const Key keys = split(key);
   const Array g = gamma(keys[0], 1.0 / p, shape, t);
   const Array r = rademacher(keys[1], shape, t);
-  return lax::mul(r, numpy::power(g, 1.0 / p));
+  return lax::mul(r, xla_pow(g, 1.0 / p));
 }
 
 Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optional<DType> dtype) {
@@ -528,10 +851,10 @@ Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optiona
   const Array e = exponential(keys[1], shape, t);
   // An integral p is a Python int in JAX's default (p=2): integer_pow, else pow.
   const Array ag = lax::abs(g);
-  const Array powered = p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p))
-                                                               : numpy::power(ag, p);
+  const Array powered =
+      p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p)) : xla_pow(ag, p);
   const Array sum = numpy::sum(powered, int64_t(gs.size()) - 1);
-  const Array norm = numpy::power(lax::add(sum, e), 1.0 / p);
+  const Array norm = xla_pow(lax::add(sum, e), 1.0 / p);
   return lax::div(g, lax::broadcast_in_dim(norm, gs, [&] {
                     std::vector<int64_t> dims;
                     for (size_t i = 0; i < shape.size(); ++i) dims.push_back(int64_t(i));
@@ -581,6 +904,76 @@ Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape,
   const Array log_q = broadcast_to(xla_log1p(lax::neg(pa)), s);
   const Array g = lax::add(lax::floor(lax::div(log_u, log_q)), cst(1, ft));
   return lax::convert_element_type(g, t);
+}
+
+Array multivariate_normal(const Key& key, const ArrayLike& mean, const ArrayLike& cov,
+                          std::optional<Shape> shape, std::optional<DType> dtype,
+                          const std::string& method) {
+  single_key(key, "multivariate_normal");
+  const std::vector<Array> mc = frontend::promote_dtypes_inexact({mean.array(), cov.array()});
+  const Array &mu = mc[0], &sigma = mc[1];
+  if (method != "svd" && method != "eigh" && method != "cholesky") {
+    throw ValueError("method must be one of {'svd', 'eigh', 'cholesky'}");
+  }
+  const DType t = dtype.value_or(mu.dtype());
+  if (!is_floating(t)) {
+    throw ValueError("dtype argument to `multivariate_normal` must be a float dtype, got " +
+                     std::string(dtype_name(t)));
+  }
+  if (mu.ndim() < 1) {
+    throw ValueError("multivariate_normal requires mean.ndim >= 1, got mean.ndim == " +
+                     std::to_string(mu.ndim()));
+  }
+  if (sigma.ndim() < 2) {
+    throw ValueError("multivariate_normal requires cov.ndim >= 2, got cov.ndim == " +
+                     std::to_string(sigma.ndim()));
+  }
+  const int64_t n = mu.shape().back();
+  const Shape& cs = sigma.shape();
+  if (cs[cs.size() - 2] != n || cs.back() != n) {
+    throw ValueError("multivariate_normal requires cov.shape == (..., n, n) for n=" +
+                     std::to_string(n) + ", but got cov.shape == " + shape_str(cs) + ".");
+  }
+  const Shape mean_batch(mu.shape().begin(), mu.shape().end() - 1);
+  const Shape cov_batch(cs.begin(), cs.end() - 2);
+  // JAX checks a given shape under the name "normal".
+  const Shape s = shape ? (detail::check_shape("normal", *shape, {mean_batch, cov_batch}), *shape)
+                        : frontend::broadcast_shapes("", std::vector<Shape>{mean_batch, cov_batch});
+  // A factor A with A A^T = cov: U sqrt(S), V sqrt(W) (columns scaled) or Cholesky's L.
+  Array factor;
+  if (method == "svd") {
+    const auto usv = numpy::linalg::svd(sigma);
+    factor = numpy::multiply(usv.U, numpy::expand_dims(numpy::sqrt(usv.S), {-2}));
+  } else if (method == "eigh") {
+    const auto wv = numpy::linalg::eigh(sigma);
+    factor =
+        numpy::multiply(wv.eigenvectors, numpy::expand_dims(numpy::sqrt(wv.eigenvalues), {-2}));
+  } else {
+    factor = numpy::linalg::cholesky(sigma);
+  }
+  Shape ns = s;
+  ns.push_back(n);
+  const MvnDot kind = mvn_dot_kind(cov_batch, s, n);
+  if (t == DType::float32 && factor.dtype() == t && kind != MvnDot::kEinsum) {
+    return mvn_f32(key, mu, factor, ns, kind);
+  }
+  const Array z = normal(key, ns, t);
+  return numpy::add(mu, numpy::einsum("...ij,...j->...i", factor, z));
+}
+
+Array orthogonal(const Key& key, int64_t n, const Shape& shape, std::optional<DType> dtype,
+                 std::optional<int64_t> m_arg) {
+  single_key(key, "orthogonal");
+  const int64_t m = m_arg.value_or(n);
+  Shape zs = shape;
+  zs.push_back(std::max(n, m));
+  zs.push_back(std::min(n, m));
+  const Array z = normal(key, zs, dtype.value_or(base::default_float_dtype()));
+  const auto qr = numpy::linalg::qr(z);
+  // Q's columns times the signs of R's diagonal: the Haar measure (Mezzadri 2007).
+  const Array d = numpy::diagonal(qr.R, 0, -2, -1);
+  const Array x = numpy::multiply(qr.Q, numpy::expand_dims(numpy::sign(d), {-2}));
+  return n < m ? numpy::swapaxes(x, -1, -2) : x;
 }
 
 Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape,

@@ -19,6 +19,8 @@ Array fma_f32(const Array& a, const Array& b, const Array& c);
 // XLA:CPU's float32 log and log1p, bit for bit.
 Array log_f32(const Array& x);
 Array log1p_f32(const Array& x);
+// erf_inv of normal's float32 uniforms: normal(key, shape) is sqrt(2) times this.
+Array normal_erf_inv_f32(const Key& key, const Shape& shape);
 // numpy's finfo(t).tiny.
 double finfo_tiny(DType t);
 

@@ -23,6 +23,7 @@ struct Flag {
 Flag g_flags[] = {
     {"jax_threefry_partitionable", true},
     {"jax_enable_x64", false},
+    {"jax_high_dynamic_range_gumbel", false},  // random::gumbel's default mode: "high" if set
 };
 std::atomic<unsigned long long> g_epoch{0};
 
