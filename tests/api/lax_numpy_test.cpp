@@ -468,19 +468,6 @@ std::vector<Case> cases(const Inputs& in) {
 
 #undef CASE
 
-std::string error_text(const std::exception& e) {
-  const char* kind = "Error";
-  if (dynamic_cast<const TypeError*>(&e))
-    kind = "TypeError";
-  else if (dynamic_cast<const ValueError*>(&e))
-    kind = "ValueError";
-  else if (dynamic_cast<const IndexError*>(&e))
-    kind = "IndexError";
-  else if (dynamic_cast<const NotImplementedError*>(&e))
-    kind = "NotImplementedError";
-  return std::string("!") + kind + ": " + e.what();
-}
-
 void expect_close(const std::string& name, const Array& x, const std::string& record) {
   std::vector<std::string> parts = testing::split_fields(record, '|');
   ASSERT_EQ(parts.size(), 4u) << name;
@@ -530,7 +517,7 @@ TEST(LaxNumpy, MatchesJax) {
     try {
       result = fn();
     } catch (const Error& e) {
-      error = error_text(e);
+      error = testing::error_record(e);
     }
     std::string key = name;
     if (result && std::holds_alternative<std::vector<Array>>(*result)) key += "[0]";
@@ -580,7 +567,7 @@ TEST(LaxNumpy, TracedCasesHaveJaxTypes) {
         results = std::get<std::vector<Array>>(r);
       }
     } catch (const Error& e) {
-      error = error_text(e);
+      error = testing::error_record(e);
     }
     const bool many = g.count(name + "[0]") > 0;
     const std::string& want = g.at(many ? name + "[0]" : name);

@@ -1004,15 +1004,6 @@ std::vector<Case> all_cases() {
   return cs;
 }
 
-std::string error_text(const std::exception& e) {
-  const char* kind = "Error";
-  if (dynamic_cast<const TypeError*>(&e))
-    kind = "TypeError";
-  else if (dynamic_cast<const ValueError*>(&e))
-    kind = "ValueError";
-  return std::string("!") + kind + ": " + e.what();
-}
-
 std::string fmt_value(double v) {
   // Python's repr of a float for the values the cases produce.
   std::ostringstream os;
@@ -1069,7 +1060,7 @@ void check_run(const std::string& key, const std::function<Args()>& run) {
   try {
     got = run();
   } catch (const Error& e) {
-    error = error_text(e);
+    error = testing::error_record(e);
   }
   if (it->second.starts_with("!")) {
     EXPECT_EQ(error, it->second);
@@ -1127,7 +1118,7 @@ TEST(ControlFlowJax, JaxprMatchesJax) {
     try {
       text = make_jaxpr(c.fn)(c.args).to_string();
     } catch (const Error& e) {
-      text = error_text(e);
+      text = testing::error_record(e);
     }
     EXPECT_EQ(collapse(text), collapse(it->second)) << text;
     ++compared;

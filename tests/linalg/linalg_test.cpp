@@ -477,18 +477,6 @@ std::vector<Case> error_cases() {
   };
 }
 
-std::string error_text(const Error& e) {
-  const char* kind = "Error";
-  if (dynamic_cast<const TypeError*>(&e)) {
-    kind = "TypeError";
-  } else if (dynamic_cast<const ValueError*>(&e)) {
-    kind = "ValueError";
-  } else if (dynamic_cast<const NotImplementedError*>(&e)) {
-    kind = "NotImplementedError";
-  }
-  return std::string("!") + kind + ": " + e.what();
-}
-
 // Compares `got` with the record of `key`: dtype, shape and values, within `rtol` of the
 // array's largest magnitude (exact for integers); NaN matches NaN.
 void expect_matches(const Array& got, const std::string& key, double rtol) {
@@ -537,7 +525,7 @@ void run_cases(DType dtype, const std::string& suffix, double rtol) {
     try {
       got = f();
     } catch (const Error& e) {
-      ADD_FAILURE() << name << suffix << " raised " << error_text(e);
+      ADD_FAILURE() << name << suffix << " raised " << testing::error_record(e);
       continue;
     }
     check_results(name + suffix, got, rtol);
@@ -566,7 +554,7 @@ TEST_F(Linalg, ErrorsMatchJax) {
       f();
       ADD_FAILURE() << name << ": expected " << want;
     } catch (const Error& e) {
-      EXPECT_EQ(error_text(e), want);
+      EXPECT_EQ(testing::error_record(e), want);
     }
     ++checked;
   }

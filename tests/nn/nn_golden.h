@@ -88,20 +88,6 @@ inline const std::map<std::string, std::string>& goldens() {
   return *records;
 }
 
-inline std::string error_text(const std::exception& e) {
-  const char* kind = "Error";
-  if (dynamic_cast<const TypeError*>(&e)) {
-    kind = "TypeError";
-  } else if (dynamic_cast<const ValueError*>(&e)) {
-    kind = "ValueError";
-  } else if (dynamic_cast<const IndexError*>(&e)) {
-    kind = "IndexError";
-  } else if (dynamic_cast<const NotImplementedError*>(&e)) {
-    kind = "NotImplementedError";
-  }
-  return std::string("!") + kind + ": " + e.what();
-}
-
 inline std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;
   std::string part;
@@ -155,7 +141,7 @@ int run_cases(const std::vector<Case>& cases, const char* context, bool require_
     try {
       outs = c.fn();
     } catch (const Error& e) {
-      error = error_text(e);
+      error = testing::error_record(e);
     }
     auto err = g.find(c.name);
     if (err != g.end()) {

@@ -622,20 +622,6 @@ TEST(Distributions, GradsMatchJax) {
   }
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const char* kind = "Error";
-    if (dynamic_cast<const TypeError*>(&e))
-      kind = "TypeError";
-    else if (dynamic_cast<const ValueError*>(&e))
-      kind = "ValueError";
-    return std::string("!") + kind + ": " + e.what();
-  }
-  return "no error";
-}
-
 TEST(Distributions, ErrorsAsJax) {
   const std::map<std::string, std::function<void()>> errors = {
       {"gamma_int_dtype", [] { rnd::gamma(key(0), 1.0, Shape{2}, DType::int32); }},
@@ -670,7 +656,7 @@ TEST(Distributions, ErrorsAsJax) {
        [] { rnd::categorical(key(0), logits23(), -1, std::nullopt, true, "middle"); }},
   };
   for (const auto& [name, f] : errors) {
-    EXPECT_EQ(error_of(f), goldens().at("err/" + name)) << name;
+    EXPECT_EQ(testing::error_record_of(f), goldens().at("err/" + name)) << name;
   }
 }
 

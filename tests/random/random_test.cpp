@@ -684,20 +684,6 @@ TEST(Original, RandintPrngValues) {
             (std::vector<int64_t>{7, 2, 6, 2, 1, 0, 6, 7, 7}));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    const char* kind = "Error";
-    if (dynamic_cast<const TypeError*>(&e))
-      kind = "TypeError";
-    else if (dynamic_cast<const ValueError*>(&e))
-      kind = "ValueError";
-    return std::string("!") + kind + ": " + e.what();
-  }
-  return "no error";
-}
-
 TEST(Samplers, ErrorsAsJax) {
   using rnd::key;
   const std::map<std::string, std::function<void()>> cases = {
@@ -719,7 +705,7 @@ TEST(Samplers, ErrorsAsJax) {
        [] { rnd::truncated_normal(key(0), numpy::zeros({3}), 1.0, Shape{2}); }},
   };
   for (const auto& [name, f] : cases) {
-    EXPECT_EQ(error_of(f), goldens().at("err/" + name)) << name;
+    EXPECT_EQ(testing::error_record_of(f), goldens().at("err/" + name)) << name;
   }
   EXPECT_THROW(rnd::choice(rnd::split(rnd::key(0)), 5, {2}), ValueError);
 }

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <parax/custom_derivatives.h>
+#include <parax/errors.h>
+
 namespace parax::testing {
 
 inline std::string unescape(const std::string& s) {
@@ -58,6 +61,36 @@ inline std::vector<std::string> split_fields(const std::string& s, char sep) {
   while (std::getline(in, part, sep)) parts.push_back(part);
   if (!s.empty() && s.back() == sep) parts.push_back("");
   return parts;
+}
+
+// An exception as the golden scripts record it: "!", Python's class name, ": ", the message.
+inline std::string error_record(const std::exception& e) {
+  const char* kind = "Error";
+  if (dynamic_cast<const AttributeError*>(&e)) {
+    kind = "AttributeError";
+  } else if (dynamic_cast<const UnexpectedTracerError*>(&e)) {
+    kind = "UnexpectedTracerError";
+  } else if (dynamic_cast<const NotImplementedError*>(&e)) {
+    kind = "NotImplementedError";
+  } else if (dynamic_cast<const IndexError*>(&e)) {
+    kind = "IndexError";
+  } else if (dynamic_cast<const TypeError*>(&e)) {
+    kind = "TypeError";
+  } else if (dynamic_cast<const ValueError*>(&e)) {
+    kind = "ValueError";
+  }
+  return std::string("!") + kind + ": " + e.what();
+}
+
+// The record of the parax::Error that f raises, or "no error".
+template <class F>
+std::string error_record_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return error_record(e);
+  }
+  return "no error";
 }
 
 }  // namespace parax::testing

@@ -52,19 +52,6 @@ inline void expect_leaf(const std::string& name, const Array& x, const std::stri
   }
 }
 
-inline std::string error_text(const std::exception& e) {
-  const char* kind = "Error";
-  if (dynamic_cast<const AttributeError*>(&e))
-    kind = "AttributeError";
-  else if (dynamic_cast<const UnexpectedTracerError*>(&e))
-    kind = "UnexpectedTracerError";
-  else if (dynamic_cast<const TypeError*>(&e))
-    kind = "TypeError";
-  else if (dynamic_cast<const ValueError*>(&e))
-    kind = "ValueError";
-  return std::string("!") + kind + ": " + e.what();
-}
-
 // Runs `fn` and compares with the golden records of `name`.
 inline void check(const std::string& name, const Case& fn) {
   SCOPED_TRACE(name);
@@ -74,7 +61,7 @@ inline void check(const std::string& name, const Case& fn) {
   try {
     out = fn();
   } catch (const Error& e) {
-    error = error_text(e);
+    error = testing::error_record(e);
   }
   if (auto it = g.find(name); it != g.end()) {
     EXPECT_EQ(error, it->second);
