@@ -1,11 +1,15 @@
 // parax_conv_bench: conv2d on a ResNet-style layer (N=8, C=64, 56x56, 3x3 kernel, 64 out,
 // stride 1, SAME, NCHW/OIHW, float32), forward alone and forward+backward (the result and
-// both operands' gradients from one jitted vjp), on one device. In one run it measures the
-// machine's GEMM rate through parax's dot_general on a product of the convolution's size
-// ([64, 576] x [576, N*56*56]: the im2col GEMM), then prints for each variant its time,
-// GFLOP/s, the ratio to that GEMM rate and JAX:CPU's time over parax's (speedup > 1 means
-// parax is faster), JAX's times read from benchmarks/jax_cpu/conv.txt (written by
-// tools/jax_conv_bench.py on the same kind of machine). Best of N repetitions.
+// both operands' gradients from one jitted vjp), on one device, each with the default
+// kernel (oneDNN where it has a JIT kernel) and with im2col + OpenBLAS forced
+// (parax_conv_implementation = "im2col"); then forward+backward batch-sharded over 8
+// virtual devices (one image each, all devices' kernels at once on the shared pool). In
+// one run it measures the machine's GEMM rate through parax's dot_general on a product of
+// the convolution's size ([64, 576] x [576, N*56*56]: the im2col GEMM), then prints for
+// each variant its time, GFLOP/s, the ratio to that GEMM rate and JAX:CPU's time over
+// parax's (speedup > 1 means parax is faster), JAX's times read from
+// benchmarks/jax_cpu/conv.txt (written by tools/jax_conv_bench.py on the same kind of
+// machine). Best of N repetitions.
 //
 //   parax_conv_bench [--reps=N] [--results_md=PATH]
 #include <parax/parax.h>
@@ -68,6 +72,7 @@ int main(int argc, char** argv) {
     if (a.rfind("--reps=", 0) == 0) reps = std::stoi(a.substr(7));
     if (a.rfind("--results_md=", 0) == 0) md = a.substr(13);
   }
+  px::config::set_num_cpu_devices(8);
   px::random::Key keys = px::random::split(px::random::key(0), 3);
   const Array x = px::random::normal(keys[0], {kN, kC, kH, kW});
   const Array w = px::random::normal(keys[1], {kO, kC, kK, kK});
@@ -87,17 +92,36 @@ int main(int argc, char** argv) {
     auto [dx, dw] = pullback(gg);
     return std::make_tuple(out, dx, dw);
   });
-  const double fwd_s = best_seconds(reps, [&] { forward(x, w).block_until_ready(); });
-  const double fb_s = best_seconds(reps, [&] {
-    auto [out, dx, dw] = forward_backward(x, w, g);
-    out.block_until_ready();
-    dx.block_until_ready();
-    dw.block_until_ready();
-  });
+  const auto time_fwd = [&](const Array& xx, const Array& ww) {
+    return best_seconds(reps, [&] { forward(xx, ww).block_until_ready(); });
+  };
+  const auto time_fb = [&](const Array& xx, const Array& ww, const Array& gg) {
+    return best_seconds(reps, [&] {
+      auto [out, dx, dw] = forward_backward(xx, ww, gg);
+      out.block_until_ready();
+      dx.block_until_ready();
+      dw.block_until_ready();
+    });
+  };
+  // Data parallel: the batch over 8 devices, the weights replicated.
+  const auto mesh = px::make_mesh({8}, {"batch"});
+  const Array xs = px::device_put(x, px::NamedSharding(mesh, px::P("batch")));
+  const Array gs = px::device_put(g, px::NamedSharding(mesh, px::P("batch")));
+  const Array ws = px::device_put(w, px::NamedSharding(mesh, px::P()));
+  struct Timing {
+    double fwd, fb, fb_dp;
+  };
+  const auto timings = [&](const char* impl) {
+    px::config::update("parax_conv_implementation", impl);
+    return Timing{time_fwd(x, w), time_fb(x, w, g), time_fb(xs, ws, gs)};
+  };
+  const Timing im2col = timings("im2col");
+  const Timing best = timings("auto");
 
   const std::map<std::string, double> jax = jax_times_ms();
   std::ostringstream table;
-  table << "\n## Convolution (N=8, C=64, 56x56, 3x3, 64 out, SAME, NCHW, float32; 1 device)\n\n"
+  table << "\n## Convolution (N=8, C=64, 56x56, 3x3, 64 out, SAME, NCHW, float32; 1 device unless "
+           "noted; oneDNN unless noted)\n\n"
         << "| workload | parax ms | GFLOP/s | of GEMM rate | JAX:CPU ms | JAX / parax |\n"
         << "|---|---|---|---|---|---|\n";
   char row[256];
@@ -110,9 +134,17 @@ int main(int argc, char** argv) {
     const char* key;
     double seconds, flops;
   };
-  for (const Entry& e :
-       {Entry{"conv2d forward", "conv2d_forward", fwd_s, flops_fwd},
-        Entry{"conv2d forward+backward", "conv2d_forward_backward", fb_s, 3 * flops_fwd}}) {
+  for (const Entry& e : {
+           Entry{"conv2d forward", "conv2d_forward", best.fwd, flops_fwd},
+           Entry{"conv2d forward+backward", "conv2d_forward_backward", best.fb, 3 * flops_fwd},
+           Entry{"conv2d forward, im2col", "conv2d_forward", im2col.fwd, flops_fwd},
+           Entry{"conv2d forward+backward, im2col", "conv2d_forward_backward", im2col.fb,
+                 3 * flops_fwd},
+           Entry{"conv2d forward+backward, 8 devices DP", "conv2d_forward_backward", best.fb_dp,
+                 3 * flops_fwd},
+           Entry{"conv2d forward+backward, 8 devices DP, im2col", "conv2d_forward_backward",
+                 im2col.fb_dp, 3 * flops_fwd},
+       }) {
     const double rate = e.flops / e.seconds;
     const auto it = jax.find(e.key);
     if (it == jax.end()) {
