@@ -11,9 +11,9 @@
 // reordered from parax's dense buffer (any dimension order, as strides) only when the
 // primitive chose another layout. Threads: oneDNN is built on OpenMP here, whose teams
 // would fight parax's oneTBB pool, so every primitive is made and run single-threaded
-// (OpenMP's per-thread limit set to 1) and the batch is split into as many pieces as the
-// device's share of the pool, run as pool tasks, each reordering its own slice. Weight
-// gradients of the pieces are summed. Primitives are cached by shape and params.
+// (OpenMP's per-thread limit set to 1) and the batch is split into pieces, two per thread
+// of the device's share of the pool, run as pool tasks, each reordering its own slice.
+// Weight gradients of the pieces are summed. Primitives are cached by shape and params.
 #include "prims/kernels/conv_dnnl.h"
 
 #if PARAX_HAVE_DNNL
@@ -533,11 +533,13 @@ bool conv_onednn(const core::KernelCall& call, const ConvParams& p, bool any_imp
   }
   const std::optional<Plan> plan = make_plan(call, p);
   if (!plan) return false;
-  // Pieces of the batch, as many as the device's share of the pool.
+  // Pieces of the batch: two per thread of the device's share of the pool, so a core
+  // slowed by another process hands pieces to the other (oneDNN's cost per image is the
+  // same at batch 1 as at 8 for these kernels).
   const int64_t batch = plan->src.dims[0];
   const int64_t threads =
       call.device.parallelism > 0 ? call.device.parallelism : int64_t(base::num_threads());
-  const int64_t pieces = std::clamp<int64_t>(threads, 1, batch);
+  const int64_t pieces = std::clamp<int64_t>(2 * threads, 1, batch);
   std::vector<int64_t> starts = {0};
   for (int64_t i = 0; i < pieces; ++i) {
     starts.push_back(starts.back() + batch / pieces + (i < batch % pieces ? 1 : 0));
