@@ -383,7 +383,7 @@ struct Buffer {
 struct Scratch {
   Buffer src, dst, pad;
   void trim() {
-    constexpr size_t kKeep = size_t(64) << 20;
+    constexpr size_t kKeep = size_t(16) << 20;
     for (Buffer* b : {&src, &dst, &pad}) {
       if (b->bytes > kKeep) *b = Buffer();
     }
