@@ -1,13 +1,14 @@
 // conv_general_dilated's kernel. float32 convolutions go to oneDNN where it has a fast
-// kernel (conv_dnnl.cpp); the rest come here. Floating results are GEMMs: for each group g, the
-// result's [out features, (batch, output position)] block is the packed kernel [out features, (in
-// feature, window position)] times the im2col matrix [(in feature, window position), (batch, output
-// position)] of the input, built panel by panel (so it never exists whole) straight from the
-// operand's strides, whatever its layout. Panels of columns run in parallel, each a single-threaded
-// OpenBLAS GEMM accumulating over panels of rows. The same loop serves a weight gradient (few
-// output positions, a window as large as the image): there the panel is built transposed, so its
-// inner loop runs along the window's last dimension, which is contiguous in the input. Integer and
-// bool results take a direct loop (wrapping, or an or of ands).
+// kernel (conv_dnnl.cpp); the rest come here. Floating results are GEMMs: for each group g,
+// the result's [out features, (batch, output position)] block is the packed kernel [out
+// features, (in feature, window position)] times the im2col matrix [(in feature, window
+// position), (batch, output position)] of the input, built panel by panel (so it never
+// exists whole) straight from the operand's strides, whatever its layout. Panels of columns
+// run in parallel, each a single-threaded OpenBLAS GEMM accumulating over panels of rows.
+// The same loop serves a weight gradient (few output positions, a window as large as the
+// image): there the panel is built transposed, so its inner loop runs along the window's
+// last dimension, which is contiguous in the input. Integer and bool results take a direct
+// loop (wrapping, or an or of ands).
 #include "prims/kernels/conv.h"
 
 #include <cblas.h>

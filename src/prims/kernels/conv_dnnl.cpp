@@ -562,7 +562,14 @@ bool conv_onednn(const core::KernelCall& call, const ConvParams& p, bool any_imp
     }
     entries.push_back(std::move(e));
   }
-  run(call, *plan, starts, entries);
+  try {
+    run(call, *plan, starts, entries);
+  } catch (const dnnl::error& e) {
+    // Creation succeeded, so this is the machine (memory), not the shape.
+    throw RuntimeError(std::string("[conv_general_dilated] oneDNN's ") + entries[0]->impl +
+                       " convolution failed: " + e.what() +
+                       "; set parax_conv_implementation to \"im2col\" to avoid oneDNN");
+  }
   std::atomic<int64_t>& counter = plan->form == Form::forward         ? g_forward
                                   : plan->form == Form::backward_data ? g_backward_data
                                                                       : g_backward_weights;
