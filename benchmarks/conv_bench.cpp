@@ -9,9 +9,10 @@
 // each variant its time, GFLOP/s, the ratio to that GEMM rate and JAX:CPU's time over
 // parax's (speedup > 1 means parax is faster), JAX's times read from
 // benchmarks/jax_cpu/conv.txt (written by tools/jax_conv_bench.py on the same kind of
-// machine). Best of N repetitions.
+// machine). Best of N repetitions. --shapes instead times other layers' forward+backward
+// with each kernel.
 //
-//   parax_conv_bench [--reps=N] [--results_md=PATH]
+//   parax_conv_bench [--reps=N] [--results_md=PATH] [--shapes]
 #include <parax/parax.h>
 
 #include <algorithm>
@@ -62,6 +63,51 @@ Array conv(const Array& x, const Array& w) {
   return lax::conv_general_dilated(x, w, {1, 1}, "SAME", {}, {}, {"NCHW", "OIHW", "NCHW"});
 }
 
+// Other layers' forward+backward with each kernel (--shapes): where oneDNN's JIT kernels
+// stand against im2col + OpenBLAS beyond the ResNet layer.
+void shape_sweep(int reps) {
+  struct Layer {
+    const char* name;
+    int64_t n, c, side, o, k, stride, groups;
+  };
+  std::printf(
+      "\n| layer (NCHW, SAME, fwd+bwd, 1 device) | oneDNN ms | im2col ms | im2col / oneDNN |\n"
+      "|---|---|---|---|\n");
+  for (const Layer& l : {Layer{"convnet conv1: 32x1x16x16, 16 out 3x3", 32, 1, 16, 16, 3, 1, 1},
+                         Layer{"convnet conv2: 32x16x8x8, 32 out 3x3", 32, 16, 8, 32, 3, 1, 1},
+                         Layer{"stem: 8x3x112x112, 64 out 7x7 stride 2", 8, 3, 112, 64, 7, 2, 1},
+                         Layer{"8x256x14x14, 256 out 3x3", 8, 256, 14, 256, 3, 1, 1},
+                         Layer{"8x64x56x56, 256 out 1x1", 8, 64, 56, 256, 1, 1, 1},
+                         Layer{"depthwise 8x128x28x28 3x3", 8, 128, 28, 128, 3, 1, 128},
+                         Layer{"8x128x28x28, 128 out 3x3 stride 2", 8, 128, 28, 128, 3, 2, 1},
+                         Layer{"batch 1: 1x64x56x56, 64 out 3x3", 1, 64, 56, 64, 3, 1, 1}}) {
+    px::random::Key keys = px::random::split(px::random::key(1), 2);
+    const Array x = px::random::normal(keys[0], {l.n, l.c, l.side, l.side});
+    const Array w = px::random::normal(keys[1], {l.o, l.c / l.groups, l.k, l.k});
+    auto layer = [&l](const Array& a, const Array& b) {
+      return lax::conv_general_dilated(a, b, {l.stride, l.stride}, "SAME", {}, {},
+                                       {"NCHW", "OIHW", "NCHW"}, l.groups);
+    };
+    auto fb = px::jit([&](const Array& a, const Array& b) {
+      auto [out, pullback] = px::vjp(layer, a, b);
+      auto [da, db] = pullback(jnp::ones_like(out));
+      return std::make_tuple(out, da, db);
+    });
+    double ms[2];
+    for (int i = 0; i < 2; ++i) {
+      px::config::update("parax_conv_implementation", i == 0 ? "auto" : "im2col");
+      ms[i] = 1e3 * best_seconds(reps, [&] {
+                auto [out, da, db] = fb(x, w);
+                out.block_until_ready();
+                da.block_until_ready();
+                db.block_until_ready();
+              });
+    }
+    px::config::update("parax_conv_implementation", "auto");
+    std::printf("| %s | %.2f | %.2f | %.2fx |\n", l.name, ms[0], ms[1], ms[1] / ms[0]);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,6 +119,10 @@ int main(int argc, char** argv) {
     if (a.rfind("--results_md=", 0) == 0) md = a.substr(13);
   }
   px::config::set_num_cpu_devices(8);
+  if (argc > 1 && std::string(argv[argc - 1]) == "--shapes") {
+    shape_sweep(reps);
+    return 0;
+  }
   px::random::Key keys = px::random::split(px::random::key(0), 3);
   const Array x = px::random::normal(keys[0], {kN, kC, kH, kW});
   const Array w = px::random::normal(keys[1], {kO, kC, kK, kK});
