@@ -11,9 +11,10 @@
 // reordered from parax's dense buffer (any dimension order, as strides) only when the
 // primitive chose another layout. Threads: oneDNN is built on OpenMP here, whose teams
 // would fight parax's oneTBB pool, so every primitive is made and run single-threaded
-// (OpenMP's per-thread limit set to 1) and the batch is split into pieces, two per thread
-// of the device's share of the pool, run as pool tasks, each reordering its own slice.
-// Weight gradients of the pieces are summed. Primitives are cached by shape and params.
+// (OpenMP's per-thread limit set to 1) and the work is split into pieces run as pool tasks,
+// each reordering its own slice: the batch, two pieces per thread of the device's share
+// of the pool (weight gradients of the pieces summed), or, for a batch smaller than that
+// share, the output channels. Primitives are cached by shape and params.
 #include "prims/kernels/conv_dnnl.h"
 
 #if PARAX_HAVE_DNNL
@@ -65,11 +66,11 @@ enum class Form { forward, backward_data, backward_weights };
 
 // A tensor in oneDNN's roles, over one of parax's buffers (0 lhs, 1 rhs, 2 result): its
 // dims in oneDNN's order ((N, C, spatial) or weights' ([G,] O, I, spatial)) and the
-// element strides of those dims in the buffer. Activations' dims[0] is the batch that
-// pieces split.
+// element strides of those dims in the buffer.
 struct Tensor {
   Dims dims, strides;
-  int buffer = 0;
+  int buffer = 0;      // 3: the reversed weights conv_onednn copies
+  int64_t offset = 0;  // of a piece's slice, in elements
 };
 
 // What to ask of oneDNN: the form, its geometry, and its three tensors in oneDNN's roles
@@ -186,7 +187,7 @@ std::optional<Plan> make_plan(const core::KernelCall& call, const ConvParams& p)
     dims = concat(dims, sp(r));
     plan.wei.dims = dims;
     plan.wei.strides = strides_of(Shape(dims.begin(), dims.end()));
-    plan.wei.buffer = 1;
+    plan.wei.buffer = 3;
     for (size_t d = 0; d < n; ++d) {
       const int64_t k = r[d + 2];
       plan.stride[d] = p.lhs_dilation[d];
@@ -244,16 +245,12 @@ dnnl::stream& stream() {
   return s;
 }
 
-memory::desc plain(const Tensor& t, int64_t batch) {
-  Dims dims = t.dims;
-  if (batch >= 0) dims[0] = batch;
-  return memory::desc(dims, memory::data_type::f32, t.strides);
+memory::desc plain(const Tensor& t) {
+  return memory::desc(t.dims, memory::data_type::f32, t.strides);
 }
 
-memory::desc any(const Tensor& t, int64_t batch) {
-  Dims dims = t.dims;
-  if (batch >= 0) dims[0] = batch;
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+memory::desc any(const Tensor& t) {
+  return memory::desc(t.dims, memory::data_type::f32, memory::format_tag::any);
 }
 
 // A reorder between a plain and a chosen layout, absent when they are the same.
@@ -273,13 +270,12 @@ struct Entry {
   std::optional<Reorder> src, wei, dst;  // plain <-> chosen, in the data's direction
 };
 
-std::shared_ptr<Entry> build(const Plan& plan, int64_t batch) {
+std::shared_ptr<Entry> build(const Plan& plan) {
   using namespace dnnl;
   const algorithm alg = algorithm::convolution_direct;
   primitive_attr attr;
   attr.set_scratchpad_mode(scratchpad_mode::user);
-  const memory::desc src = any(plan.src, batch), wei = any(plan.wei, -1),
-                     dst = any(plan.dst, batch);
+  const memory::desc src = any(plan.src), wei = any(plan.wei), dst = any(plan.dst);
   const auto fwd_desc = convolution_forward::desc(prop_kind::forward_training, alg, src, wei, dst,
                                                   plan.stride, plan.dilate, plan.pad_l, plan.pad_r);
   auto entry = std::make_shared<Entry>();
@@ -289,9 +285,9 @@ std::shared_ptr<Entry> build(const Plan& plan, int64_t batch) {
     entry->conv = convolution_forward(pd);
     entry->impl = pd.impl_info_str();
     entry->scratch_bytes = pd.scratchpad_desc().get_size();
-    entry->src.emplace(plain(plan.src, batch), pd.src_desc());
-    entry->wei.emplace(plain(plan.wei, -1), pd.weights_desc());
-    entry->dst.emplace(pd.dst_desc(), plain(plan.dst, batch));
+    entry->src.emplace(plain(plan.src), pd.src_desc());
+    entry->wei.emplace(plain(plan.wei), pd.weights_desc());
+    entry->dst.emplace(pd.dst_desc(), plain(plan.dst));
     return entry;
   }
   convolution_forward::primitive_desc hint(fwd_desc, engine(), true);
@@ -304,9 +300,9 @@ std::shared_ptr<Entry> build(const Plan& plan, int64_t batch) {
     entry->conv = convolution_backward_data(pd);
     entry->impl = pd.impl_info_str();
     entry->scratch_bytes = pd.scratchpad_desc().get_size();
-    entry->dst.emplace(plain(plan.dst, batch), pd.diff_dst_desc());
-    entry->wei.emplace(plain(plan.wei, -1), pd.weights_desc());
-    entry->src.emplace(pd.diff_src_desc(), plain(plan.src, batch));
+    entry->dst.emplace(plain(plan.dst), pd.diff_dst_desc());
+    entry->wei.emplace(plain(plan.wei), pd.weights_desc());
+    entry->src.emplace(pd.diff_src_desc(), plain(plan.src));
     return entry;
   }
   const convolution_backward_weights::desc d(alg, src, wei, dst, plan.stride, plan.dilate,
@@ -316,19 +312,19 @@ std::shared_ptr<Entry> build(const Plan& plan, int64_t batch) {
   entry->conv = convolution_backward_weights(pd);
   entry->impl = pd.impl_info_str();
   entry->scratch_bytes = pd.scratchpad_desc().get_size();
-  entry->src.emplace(plain(plan.src, batch), pd.src_desc());
-  entry->dst.emplace(plain(plan.dst, batch), pd.diff_dst_desc());
-  entry->wei.emplace(pd.diff_weights_desc(), plain(plan.wei, -1));
+  entry->src.emplace(plain(plan.src), pd.src_desc());
+  entry->dst.emplace(plain(plan.dst), pd.diff_dst_desc());
+  entry->wei.emplace(pd.diff_weights_desc(), plain(plan.wei));
   return entry;
 }
 
-std::string cache_key(const Plan& plan, int64_t batch) {
+std::string cache_key(const Plan& plan) {
   std::string key;
   const auto add = [&](const Ints& v) {
     for (int64_t x : v) key += std::to_string(x) + ",";
     key += ";";
   };
-  key += std::to_string(int(plan.form)) + ":" + std::to_string(batch) + ":";
+  key += std::to_string(int(plan.form)) + ":";
   for (const Ints* v :
        {&plan.stride, &plan.dilate, &plan.pad_l, &plan.pad_r, &plan.src.dims, &plan.src.strides,
         &plan.wei.dims, &plan.wei.strides, &plan.dst.dims, &plan.dst.strides}) {
@@ -340,17 +336,17 @@ std::string cache_key(const Plan& plan, int64_t batch) {
 // Creating a primitive costs far more than running a small one (oneDNN generates code).
 constexpr int64_t kCacheEntries = 256;
 
-std::shared_ptr<Entry> lookup(const Plan& plan, int64_t batch) {
+std::shared_ptr<Entry> lookup(const Plan& plan) {
   static std::mutex mu;
   static auto* cache = new detail::LruCache<std::string, std::shared_ptr<Entry> >(kCacheEntries);
-  const std::string key = cache_key(plan, batch);
+  const std::string key = cache_key(plan);
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto* hit = cache->find(key)) return *hit;
   }
   std::shared_ptr<Entry> entry;
   try {
-    entry = build(plan, batch);
+    entry = build(plan);
   } catch (const dnnl::error&) {
     entry = nullptr;  // a shape oneDNN rejects: the caller falls back
   }
@@ -381,10 +377,10 @@ struct Buffer {
 // A pool thread's scratch for one piece at a time (a piece never waits on the pool, so no
 // other piece runs on the thread meanwhile). Kept between calls unless large.
 struct Scratch {
-  Buffer src, dst, pad;
+  Buffer src, dst, wei, pad;
   void trim() {
     constexpr size_t kKeep = size_t(16) << 20;
-    for (Buffer* b : {&src, &dst, &pad}) {
+    for (Buffer* b : {&src, &dst, &wei, &pad}) {
       if (b->bytes > kKeep) *b = Buffer();
     }
   }
@@ -410,117 +406,180 @@ void finish(const Reorder& r, const memory& m, float* plain_ptr) {
   if (r.prim) reorder(r, m.get_data_handle(), plain_ptr);
 }
 
-void run(const core::KernelCall& call, const Plan& plan, const std::vector<int64_t>& starts,
-         const std::vector<std::shared_ptr<Entry> >& entries) {
-  float* buffers[3] = {const_cast<float*>(static_cast<const float*>(call.inputs[0])),
-                       const_cast<float*>(static_cast<const float*>(call.inputs[1])),
-                       static_cast<float*>(call.outputs[0])};
-  const int64_t pieces = int64_t(starts.size()) - 1;
-  const bool wgrad = plan.form == Form::backward_weights;
-  // Weights in the chosen layout, shared by the pieces (their own sums for a gradient).
-  std::vector<float> flipped;
-  float* wei_plain = buffers[plan.wei.buffer];
-  if (plan.flip) {
-    // [G,] c, o, spatial from the rhs [G * o, c, spatial] read backwards in space.
-    const Shape& rshape = call.in_avals[1].shape;
-    const Ints rs = strides_of(rshape);
-    const ConvParams p = conv_params(call.params);
-    const size_t n = plan.stride.size();
-    const bool grouped = plan.wei.dims.size() == n + 3;
-    const int64_t g_count = grouped ? plan.wei.dims[0] : 1;
-    const int64_t cg = plan.wei.dims[grouped ? 1 : 0], og = plan.wei.dims[grouped ? 2 : 1];
-    Ints k(n), ks(n);
-    int64_t window = 1;
-    for (size_t d = 0; d < n; ++d) {
-      k[d] = rshape[size_t(p.rhs_spec[d + 2])];
-      ks[d] = rs[size_t(p.rhs_spec[d + 2])];
-      window *= k[d];
-    }
-    const int64_t so = rs[size_t(p.rhs_spec[0])], si = rs[size_t(p.rhs_spec[1])];
-    flipped.resize(size_t(g_count * cg * og * window));
-    float* dst = flipped.data();
-    const float* rhs = buffers[1];
-    Ints idx(n);
-    for (int64_t g = 0; g < g_count; ++g) {
-      for (int64_t c = 0; c < cg; ++c) {
-        for (int64_t oo = 0; oo < og; ++oo) {
-          std::fill(idx.begin(), idx.end(), 0);
-          for (int64_t w = 0; w < window; ++w) {
-            int64_t off = (g * og + oo) * so + c * si;
-            for (size_t d = 0; d < n; ++d) off += (k[d] - 1 - idx[d]) * ks[d];
-            *dst++ = rhs[off];
-            for (size_t d = n; d-- > 0;) {
-              if (++idx[d] < k[d]) break;
-              idx[d] = 0;
-            }
+// The rhs reversed in space as [G,] c, o, spatial (dense), the weights of `plan`
+// (backward_data): rhs [G * o, c, spatial] read backwards.
+std::vector<float> reversed_weights(const core::KernelCall& call, const ConvParams& p,
+                                    const Plan& plan) {
+  const Shape& rshape = call.in_avals[1].shape;
+  const Ints rs = strides_of(rshape);
+  const size_t n = plan.stride.size();
+  const bool grouped = plan.wei.dims.size() == n + 3;
+  const int64_t groups = grouped ? plan.wei.dims[0] : 1;
+  const int64_t cg = plan.wei.dims[grouped ? 1 : 0], og = plan.wei.dims[grouped ? 2 : 1];
+  Ints k(n), ks(n);
+  int64_t window = 1;
+  for (size_t d = 0; d < n; ++d) {
+    k[d] = rshape[size_t(p.rhs_spec[d + 2])];
+    ks[d] = rs[size_t(p.rhs_spec[d + 2])];
+    window *= k[d];
+  }
+  const int64_t so = rs[size_t(p.rhs_spec[0])], si = rs[size_t(p.rhs_spec[1])];
+  std::vector<float> out(size_t(groups * cg * og * window));
+  float* dst = out.data();
+  const float* rhs = static_cast<const float*>(call.inputs[1]);
+  Ints idx(n);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t c = 0; c < cg; ++c) {
+      for (int64_t oo = 0; oo < og; ++oo) {
+        std::fill(idx.begin(), idx.end(), 0);
+        for (int64_t w = 0; w < window; ++w) {
+          int64_t off = (g * og + oo) * so + c * si;
+          for (size_t d = 0; d < n; ++d) off += (k[d] - 1 - idx[d]) * ks[d];
+          *dst++ = rhs[off];
+          for (size_t d = n; d-- > 0;) {
+            if (++idx[d] < k[d]) break;
+            idx[d] = 0;
           }
         }
       }
     }
-    wei_plain = flipped.data();
   }
-  const SingleThreaded one_thread;
-  const Reorder& wr = *entries[0]->wei;
-  std::vector<float> wei_chosen;
-  std::vector<std::vector<float> > grads;
-  memory wei_mem;
-  if (wgrad) {
-    grads.resize(size_t(pieces));
-  } else if (wr.prim) {
-    wei_chosen.resize(wr.to.get_size() / sizeof(float));
-    wei_mem = memory(wr.to, engine(), wei_chosen.data());
-    reorder(wr, wei_plain, wei_chosen.data());
-  } else {
-    wei_mem = memory(wr.from, engine(), wei_plain);
+  return out;
+}
+
+// Narrows dimension `dim` of `t` to [start, start + size).
+void narrow(Tensor& t, size_t dim, int64_t start, int64_t size) {
+  t.offset += start * t.strides[dim];
+  t.dims[dim] = size;
+}
+
+// The pieces of `plan` that threads run apart: slices of the batch (a weight gradient's
+// pieces then sum), or, for a batch smaller than the threads, of the output channels (of
+// the input's for backward_data), multiples of 16 so blocked layouts split evenly.
+std::vector<Plan> split(const Plan& plan, int64_t threads, bool* by_batch) {
+  const int64_t batch = plan.src.dims[0];
+  const bool grouped = plan.wei.dims.size() == plan.stride.size() + 3;
+  const bool data = plan.form == Form::backward_data;
+  const int64_t channels = data ? plan.src.dims[1] : plan.dst.dims[1];
+  std::vector<Plan> out;
+  if (batch < threads && !grouped && channels >= 32) {
+    const int64_t chunk = (channels / threads + 15) / 16 * 16;
+    for (int64_t c0 = 0; c0 < channels; c0 += chunk) {
+      Plan piece = plan;
+      const int64_t size = std::min(chunk, channels - c0);
+      if (data) {
+        narrow(piece.src, 1, c0, size);
+        narrow(piece.wei, 1, c0, size);
+      } else {
+        narrow(piece.dst, 1, c0, size);
+        narrow(piece.wei, 0, c0, size);
+      }
+      out.push_back(std::move(piece));
+    }
+    *by_batch = false;
+    return out;
   }
-  parallel_chunks(pieces, 1, [&](int64_t begin, int64_t end) {
+  // Two per thread, so a core slowed by another process hands pieces to the other
+  // (oneDNN's cost per image is the same at batch 1 as at 8 for these kernels).
+  const int64_t pieces = std::clamp<int64_t>(2 * threads, 1, batch);
+  for (int64_t i = 0, b0 = 0; i < pieces; ++i) {
+    const int64_t size = batch / pieces + (i < batch % pieces ? 1 : 0);
+    Plan piece = plan;
+    narrow(piece.src, 0, b0, size);
+    narrow(piece.dst, 0, b0, size);
+    out.push_back(std::move(piece));
+    b0 += size;
+  }
+  *by_batch = true;
+  return out;
+}
+
+// Runs the pieces, whose weights are shared (a batch split) or their own slices.
+void run(const core::KernelCall& call, const std::vector<Plan>& pieces,
+         const std::vector<std::shared_ptr<Entry> >& entries, bool by_batch, float* reversed) {
+  float* buffers[4] = {const_cast<float*>(static_cast<const float*>(call.inputs[0])),
+                       const_cast<float*>(static_cast<const float*>(call.inputs[1])),
+                       static_cast<float*>(call.outputs[0]), reversed};
+  const auto at = [&](const Tensor& t) { return buffers[t.buffer] + t.offset; };
+  const Form form = pieces[0].form;
+  const bool wgrad = form == Form::backward_weights;
+  // Weights in the chosen layout, once for all pieces when they share them.
+  std::vector<float> shared;
+  memory shared_mem;
+  if (by_batch && !wgrad) {
+    const Reorder& wr = *entries[0]->wei;
+    if (wr.prim) {
+      shared.resize(wr.to.get_size() / sizeof(float));
+      reorder(wr, at(pieces[0].wei), shared.data());
+      shared_mem = memory(wr.to, engine(), shared.data());
+    } else {
+      shared_mem = memory(wr.from, engine(), at(pieces[0].wei));
+    }
+  }
+  std::vector<std::vector<float> > grads(wgrad ? pieces.size() : 0);
+  parallel_chunks(int64_t(pieces.size()), 1, [&](int64_t begin, int64_t end) {
     const SingleThreaded one_thread;
     thread_local Scratch scratch;
-    for (int64_t piece = begin; piece < end; ++piece) {
-      const Entry& e = *entries[size_t(piece)];
-      const int64_t b0 = starts[size_t(piece)];
-      float* src_ptr = buffers[plan.src.buffer] + b0 * plan.src.strides[0];
-      float* dst_ptr = buffers[plan.dst.buffer] + b0 * plan.dst.strides[0];
+    for (int64_t i = begin; i < end; ++i) {
+      const Plan& piece = pieces[size_t(i)];
+      const Entry& e = *entries[size_t(i)];
       std::unordered_map<int, memory> args;
       if (e.scratch_bytes > 0) {
         args[DNNL_ARG_SCRATCHPAD] = memory(
             memory::desc({int64_t(e.scratch_bytes)}, memory::data_type::u8, memory::format_tag::x),
             engine(), scratch.pad.get(e.scratch_bytes));
       }
-      if (plan.form == Form::forward) {
-        args[DNNL_ARG_SRC] = stage(*e.src, true, src_ptr, scratch.src);
-        args[DNNL_ARG_WEIGHTS] = wei_mem;
-        args[DNNL_ARG_DST] = stage(*e.dst, false, dst_ptr, scratch.dst);
+      std::vector<float> own;  // this piece's weights (a channel split)
+      if (!wgrad) {
+        if (by_batch) {
+          args[DNNL_ARG_WEIGHTS] = shared_mem;
+        } else if (e.wei->prim) {
+          own.resize(e.wei->to.get_size() / sizeof(float));
+          reorder(*e.wei, at(piece.wei), own.data());
+          args[DNNL_ARG_WEIGHTS] = memory(e.wei->to, engine(), own.data());
+        } else {
+          args[DNNL_ARG_WEIGHTS] = memory(e.wei->from, engine(), at(piece.wei));
+        }
+      }
+      if (form == Form::forward) {
+        args[DNNL_ARG_SRC] = stage(*e.src, true, at(piece.src), scratch.src);
+        args[DNNL_ARG_DST] = stage(*e.dst, false, at(piece.dst), scratch.dst);
         e.conv.execute(stream(), args);
-        finish(*e.dst, args[DNNL_ARG_DST], dst_ptr);
-      } else if (plan.form == Form::backward_data) {
-        args[DNNL_ARG_DIFF_DST] = stage(*e.dst, true, dst_ptr, scratch.dst);
-        args[DNNL_ARG_WEIGHTS] = wei_mem;
-        args[DNNL_ARG_DIFF_SRC] = stage(*e.src, false, src_ptr, scratch.src);
+        finish(*e.dst, args[DNNL_ARG_DST], at(piece.dst));
+      } else if (form == Form::backward_data) {
+        args[DNNL_ARG_DIFF_DST] = stage(*e.dst, true, at(piece.dst), scratch.dst);
+        args[DNNL_ARG_DIFF_SRC] = stage(*e.src, false, at(piece.src), scratch.src);
         e.conv.execute(stream(), args);
-        finish(*e.src, args[DNNL_ARG_DIFF_SRC], src_ptr);
+        finish(*e.src, args[DNNL_ARG_DIFF_SRC], at(piece.src));
       } else {
-        args[DNNL_ARG_SRC] = stage(*e.src, true, src_ptr, scratch.src);
-        args[DNNL_ARG_DIFF_DST] = stage(*e.dst, true, dst_ptr, scratch.dst);
-        std::vector<float>& grad = grads[size_t(piece)];
-        grad.resize(e.wei->from.get_size() / sizeof(float));
-        args[DNNL_ARG_DIFF_WEIGHTS] = memory(e.wei->from, engine(), grad.data());
-        e.conv.execute(stream(), args);
+        args[DNNL_ARG_SRC] = stage(*e.src, true, at(piece.src), scratch.src);
+        args[DNNL_ARG_DIFF_DST] = stage(*e.dst, true, at(piece.dst), scratch.dst);
+        if (by_batch) {
+          std::vector<float>& grad = grads[size_t(i)];
+          grad.resize(e.wei->from.get_size() / sizeof(float));
+          args[DNNL_ARG_DIFF_WEIGHTS] = memory(e.wei->from, engine(), grad.data());
+          e.conv.execute(stream(), args);
+        } else {
+          // A channel slice of the gradient is final: straight to its place in the result.
+          args[DNNL_ARG_DIFF_WEIGHTS] = stage(*e.wei, false, at(piece.wei), scratch.wei);
+          e.conv.execute(stream(), args);
+          finish(*e.wei, args[DNNL_ARG_DIFF_WEIGHTS], at(piece.wei));
+        }
       }
     }
     scratch.trim();
   });
-  if (!wgrad) return;
-  // The pieces' weight gradients share one layout (their shapes differ only in batch).
+  if (!wgrad || !by_batch) return;
+  // The batch pieces' weight gradients share one layout (conv_onednn checks).
   std::vector<float>& total = grads[0];
   for (size_t i = 1; i < grads.size(); ++i) {
     for (size_t j = 0; j < total.size(); ++j) total[j] += grads[i][j];
   }
   const Reorder& out = *entries[0]->wei;
   if (out.prim) {
-    reorder(out, total.data(), buffers[2]);
+    reorder(out, total.data(), at(pieces[0].wei));
   } else {
-    std::memcpy(buffers[2], total.data(), out.to.get_size());
+    std::memcpy(at(pieces[0].wei), total.data(), out.to.get_size());
   }
 }
 
@@ -533,37 +592,27 @@ bool conv_onednn(const core::KernelCall& call, const ConvParams& p, bool any_imp
   }
   const std::optional<Plan> plan = make_plan(call, p);
   if (!plan) return false;
-  // Pieces of the batch: two per thread of the device's share of the pool, so a core
-  // slowed by another process hands pieces to the other (oneDNN's cost per image is the
-  // same at batch 1 as at 8 for these kernels).
-  const int64_t batch = plan->src.dims[0];
   const int64_t threads =
       call.device.parallelism > 0 ? call.device.parallelism : int64_t(base::num_threads());
-  const int64_t pieces = std::clamp<int64_t>(2 * threads, 1, batch);
-  std::vector<int64_t> starts = {0};
-  for (int64_t i = 0; i < pieces; ++i) {
-    starts.push_back(starts.back() + batch / pieces + (i < batch % pieces ? 1 : 0));
-  }
+  bool by_batch = true;
+  const std::vector<Plan> pieces = split(*plan, threads, &by_batch);
   const SingleThreaded one_thread;  // primitives are made for one thread
   std::vector<std::shared_ptr<Entry> > entries;
-  for (int64_t i = 0; i < pieces; ++i) {
-    const int64_t size = starts[size_t(i) + 1] - starts[size_t(i)];
-    if (i > 0 && size == starts[size_t(i)] - starts[size_t(i) - 1]) {
-      entries.push_back(entries.back());
-      continue;
-    }
-    std::shared_ptr<Entry> e = lookup(*plan, size);
+  for (const Plan& piece : pieces) {
+    std::shared_ptr<Entry> e = lookup(piece);
     if (!e || (!any_impl && !fast_impl(e->impl))) return false;
-    // Weight gradients of the pieces are summed in the primitive's layout, so it must be
+    // Weight gradients of batch pieces are summed in the primitive's layout, so it must be
     // one layout (it depends on the batch only in principle).
-    if (plan->form == Form::backward_weights && !entries.empty() &&
+    if (by_batch && plan->form == Form::backward_weights && !entries.empty() &&
         e->wei->from != entries[0]->wei->from) {
       return false;
     }
     entries.push_back(std::move(e));
   }
+  std::vector<float> reversed;
+  if (plan->flip) reversed = reversed_weights(call, p, *plan);
   try {
-    run(call, *plan, starts, entries);
+    run(call, pieces, entries, by_batch, reversed.data());
   } catch (const dnnl::error& e) {
     // Creation succeeded, so this is the machine (memory), not the shape.
     throw RuntimeError(std::string("[conv_general_dilated] oneDNN's ") + entries[0]->impl +
