@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <string>
 
 #include "parax/parax.h"
 #include "prims/kernels/conv_dnnl.h"
@@ -403,6 +405,40 @@ TEST(ConvOnednn, ShardedMatchesSingleDeviceIm2col) {
       }
     }
   }
+}
+
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// oneDNN (built on OpenMP) starts no threads of its own: 8 devices' convolutions at once
+// run on the pool's threads, which an im2col run has started already.
+TEST(ConvOnednn, StartsNoThreads) {
+  const Mesh mesh = make_mesh({8}, {"x"});
+  const Case c{"threads",
+               {16, 32, 12, 12},
+               {32, 32, 3, 3},
+               {1, 1},
+               "SAME",
+               {},
+               {},
+               lax::ConvDimensions("NCHW", "OIHW", "NCHW")};
+  const Array x = device_put(gen(c.lhs, 1), NamedSharding(mesh, P("x")));
+  const Array w = device_put(gen(c.rhs, 2), NamedSharding(mesh, P()));
+  {
+    Implementation im2col("im2col");
+    run(c, x, w);
+  }
+  const int before = process_threads();
+  const ConvPathCounts counted = conv_path_counts();
+  run(c, x, w);
+  run(c, gen(c.lhs, 1), gen(c.rhs, 2));  // one device: pieces on both pool threads
+  EXPECT_GE((conv_path_counts() - counted).forward, 8);
+  EXPECT_EQ(process_threads(), before);
 }
 
 // Other dtypes stay on im2col + BLAS, with oneDNN allowed.
