@@ -46,6 +46,9 @@ int64_t read_int(std::string_view name);
 // Sets a string setting to one of its choices (others raise ValueError listing them):
 //   "jax_cpu_collectives_implementation" [PARAX_CPU_COLLECTIVES] the engine between
 //       processes: "gloo" (default) or "mpi"; read by distributed::initialize
+//   "parax_conv_implementation" [PARAX_CONV_IMPLEMENTATION] float32 convolutions' kernel:
+//       "auto" (default: oneDNN where it has a JIT kernel for the shape, else im2col +
+//       BLAS), "onednn" (wherever oneDNN accepts the shape) or "im2col"; read per call
 void update(std::string_view name, std::string_view value);
 // A string literal would otherwise convert to bool.
 inline void update(std::string_view name, const char* value) {

@@ -83,6 +83,7 @@ struct StringSetting {
 std::mutex g_strings_mu;
 StringSetting g_strings[] = {
     {"jax_cpu_collectives_implementation", "PARAX_CPU_COLLECTIVES", {"gloo", "mpi"}, {}},
+    {"parax_conv_implementation", "PARAX_CONV_IMPLEMENTATION", {"auto", "onednn", "im2col"}, {}},
 };
 
 StringSetting* find_string(std::string_view name) {

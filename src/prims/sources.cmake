@@ -73,6 +73,7 @@ target_sources(parax PRIVATE
   prims/conv.cpp
   prims/reduce_window.cpp
   prims/kernels/conv.cpp
+  prims/kernels/conv_dnnl.cpp
   prims/kernels/reduce_window.cpp
 
   # custom derivatives

@@ -1,9 +1,10 @@
-// conv_general_dilated's kernel. Floating results are GEMMs: for each group g, the result's
-// [out features, (batch, output position)] block is the packed kernel [out features,
-// (in feature, window position)] times the im2col matrix [(in feature, window position),
-// (batch, output position)] of the input, built panel by panel (so it never exists whole)
-// straight from the operand's strides, whatever its layout. Panels of columns run in
-// parallel, each a single-threaded OpenBLAS GEMM accumulating over panels of rows.
+// conv_general_dilated's kernel. float32 convolutions go to oneDNN where it has a fast
+// kernel (conv_dnnl.cpp); the rest come here. Floating results are GEMMs: for each group g,
+// the result's [out features, (batch, output position)] block is the packed kernel [out
+// features, (in feature, window position)] times the im2col matrix [(in feature, window
+// position), (batch, output position)] of the input, built panel by panel (so it never
+// exists whole) straight from the operand's strides, whatever its layout. Panels of columns
+// run in parallel, each a single-threaded OpenBLAS GEMM accumulating over panels of rows.
 // The same loop serves a weight gradient (few output positions, a window as large as the
 // image): there the panel is built transposed, so its inner loop runs along the window's
 // last dimension, which is contiguous in the input. Integer and bool results take a direct
@@ -18,6 +19,8 @@
 #include <mutex>
 
 #include "base/thread_pool.h"
+#include "parax/config.h"
+#include "prims/kernels/conv_dnnl.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims::kernels {
@@ -393,7 +396,12 @@ void conv(const KernelCall& call) {
     return;
   }
   const DType in_dtype = call.in_avals[0].dtype;
+  if (out.dtype == DType::float32 && in_dtype == DType::float32) {
+    const std::string impl = config::read_string("parax_conv_implementation");
+    if (impl != "im2col" && conv_onednn(call, conv_params(call.params), impl == "onednn")) return;
+  }
   if (is_floating(out.dtype)) {
+    count_im2col_conv();
     dispatch_dtype(in_dtype, [&](auto in_tag) {
       using T = decltype(in_tag);
       dispatch_dtype(out.dtype, [&](auto out_tag) {

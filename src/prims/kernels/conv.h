@@ -1,5 +1,6 @@
-// conv_general_dilated's kernel: im2col panels multiplied by the packed kernel with
-// OpenBLAS (floating results), a direct loop for integer and bool results.
+// conv_general_dilated's kernel: oneDNN for float32 where it has a JIT kernel
+// (conv_dnnl.h), else im2col panels multiplied by the packed kernel with OpenBLAS
+// (floating results), a direct loop for integer and bool results.
 #pragma once
 
 #include <cstdint>
