@@ -6,6 +6,7 @@
 #include "parax/custom_derivatives.h"
 
 #include <map>
+#include <optional>
 
 #include "core/autodiff.h"
 #include "core/program_trace.h"
@@ -209,7 +210,17 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
   ClosedProgram jp = core::trace_to_program(rule_avals, [&](const std::vector<Array>& xs) {
     const std::vector<Array> p(xs.begin(), xs.begin() + long(n));
     const std::vector<Array> t(xs.begin() + long(n), xs.end());
-    if (fallback) {  // f's own derivative
+    // A rule that raises NotImplementedError raises it when the derivative is needed, as
+    // JAX's does (it traces rules only then); meanwhile f's own derivative stands in.
+    std::optional<FlatPair> r;
+    if (!fallback) {
+      try {
+        r = rule(p, t);
+      } catch (const NotImplementedError& e) {
+        error = std::string("NotImplementedError: ") + e.what();
+      }
+    }
+    if (!r) {  // f's own derivative
       std::vector<Array> ts(fp.consts.size());
       ts.insert(ts.end(), t.begin(), t.end());
       auto [outs, touts] = core::jvp_program(*fp.program, inputs_of(fp, p), ts);
@@ -218,9 +229,8 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
       }
       return concat(outs, touts);
     }
-    FlatPair r = rule(p, t);
-    error = check_jvp_output(r, *out_def, out_avals, options);
-    return concat(r.first, r.second);
+    error = check_jvp_output(*r, *out_def, out_avals, options);
+    return concat(r->first, r->second);
   });
   prims::SharedConsts a = prims::share_consts({fp, jp});
   Params params{{"jaxpr", a.programs[0]},
@@ -228,7 +238,9 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                 {"name", options.name},
                 {"num_consts", int64_t(a.consts.size())},
                 {"symbolic_zeros", false}};
-  if (!error.empty()) params.set("jvp_error", "TypeError: " + error);
+  if (!error.empty()) {
+    params.set("jvp_error", error.starts_with("NotImplementedError: ") ? error : "TypeError: " + error);
+  }
   return core::bind(Prim::custom_jvp_call, concat(a.consts, leaves), std::move(params));
 }
 

@@ -14,8 +14,12 @@
 #include "api/frontend.h"
 #include "core/array_value.h"
 #include "core/trace.h"
+#include "parax/control_flow.h"
+#include "parax/custom_derivatives.h"
 #include "parax/lax.h"
+#include "parax/nn.h"
 #include "parax/numpy.h"
+#include "parax/vmap.h"
 
 namespace parax {
 namespace {
@@ -718,6 +722,75 @@ Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& v
   return frontend::convert(out, dtype, weak);
 }
 
+// func applied to each element of v, traced on a scalar (JAX's _reduction_jaxpr).
+Array apply_elementwise(const std::function<Array(const Array&)>& func, const Array& v) {
+  if (v.size() == 0) return v;
+  auto checked = [&](const Array& s) {
+    Array r = func(s);
+    if (r.ndim() != 0 || r.dtype() != s.dtype()) {
+      core::Aval want{{}, s.dtype(), false};
+      throw TypeError("[at.apply] func must map a scalar to one of the same type: it maps " +
+                      want.str() + " to " + core::aval_of(r).str());
+    }
+    return r;
+  };
+  return vmap(checked)(v.reshape({v.size()})).reshape(v.shape());
+}
+
+// JAX's scatter_apply through x.at[index]: every element the index names becomes
+// func(element), once for each time it is named. Here, as gathers and scatters: the
+// windows are gathered, func is applied to each element as many times as windows cover
+// it (counted by a scatter-add), and they are scattered back (repeats then write equal
+// values).
+Array scatter_apply(const Array& x, const NumpyIndex& index,
+                    const std::function<Array(const Array&)>& func, const AtOptions& o) {
+  Indexer ix = expand_bool_indices(parse(index, x.shape()));
+  GatherIndexer g = index_to_gather(ix, o.wrap_negative_indices);
+  if (is_empty(g.slice_shape)) return x;
+  Array operand = x;
+  if (!g.scalar_bool_dims.empty()) operand = lax::expand_dims(operand, g.scalar_bool_dims);
+  Array out;
+  if (is_empty(g.gather_indices.shape())) {
+    out = apply_elementwise(func, operand);  // every dimension a full slice
+  } else {
+    lax::ScatterDimensionNumbers dnums;
+    dnums.update_window_dims = g.dnums.offset_dims;
+    dnums.inserted_window_dims = g.dnums.collapsed_slice_dims;
+    dnums.scatter_dims_to_operand_dims = g.dnums.start_index_map;
+    const GatherScatterMode mode = parse_mode(o.mode, GatherScatterMode::FILL_OR_DROP);
+    const bool sorted = g.indices_are_sorted || o.indices_are_sorted;
+    const bool unique = g.unique_indices || o.unique_indices;
+    const Array& idx = g.gather_indices;
+    auto gather = [&](const Array& from) {
+      return lax::gather(from, idx, g.dnums, g.gather_slice_shape, sorted, unique, mode);
+    };
+    Array v = gather(operand);
+    if (unique) {
+      v = apply_elementwise(func, v);
+    } else {
+      Array ones = jnp::ones(v.shape(), DType::int32);
+      Array hits = gather(lax::scatter_add(jnp::zeros(operand.shape(), DType::int32), idx, ones,
+                                           dnums, sorted, false, mode));
+      // (k, how many times, hits, v): apply once more where an element is hit more than k
+      // times.
+      using Carry = std::tuple<Array, Array, Array, Array>;
+      Carry init{jnp::array(0), jnp::max(hits), hits, v};
+      Carry done = lax::while_loop(
+          [](const Carry& c) { return lax::lt(std::get<0>(c), std::get<1>(c)); },
+          [&](const Carry& c) {
+            const auto& [k, n, h, w] = c;
+            Array next = lax::select(lax::gt(h, k), apply_elementwise(func, w), w);
+            return Carry{lax::add(k, 1), n, h, next};
+          },
+          init);
+      v = std::get<3>(done);
+    }
+    out = lax::scatter(operand, idx, v, dnums, sorted, unique, mode);
+  }
+  if (!g.scalar_bool_dims.empty()) out = lax::squeeze(out, g.scalar_bool_dims);
+  return out;
+}
+
 }  // namespace
 
 IndexMode::IndexMode(std::string_view name) {
@@ -773,6 +846,18 @@ Array IndexUpdateRef::min(const ArrayLike& values, const AtOptions& options) con
 }
 Array IndexUpdateRef::max(const ArrayLike& values, const AtOptions& options) const {
   return scatter_update(array_, index_, values, UpdateOp::kMax, options);
+}
+Array IndexUpdateRef::apply(const std::function<Array(const Array&)>& func,
+                            const AtOptions& options) const {
+  // The derivative JAX's scatter_apply lacks raises when asked for (custom_jvp defers its
+  // rule's NotImplementedError until then).
+  auto f = custom_jvp(
+      [&](const Array& x) { return scatter_apply(x, index_, func, options); },
+      [](const std::tuple<Array>&, const std::tuple<Array>&) -> std::pair<Array, Array> {
+        throw NotImplementedError("scatter_apply JVP not implemented");
+      },
+      CustomOptions{.name = "scatter_apply"});
+  return f(array_);
 }
 
 }  // namespace parax
@@ -832,9 +917,42 @@ Array take(const ArrayLike& a_in, const ArrayLike& indices_in, std::optional<int
                      indices_are_sorted, unique_indices, gather_mode, fill);
 }
 
+namespace {
+
+// take_along_axis(..., mode="one_hot"), as JAX computes it: the indices' one-hot encoding
+// (all zeros out of bounds) contracted with a along `ax` by one dot_general, the other
+// dimensions broadcast against each other and batched.
+Array one_hot_take(const Array& a, const Array& indices, int64_t ax, const Shape& out_shape) {
+  const int64_t rank = a.ndim();
+  const int64_t size = a.shape()[size_t(ax)];
+  Shape a_shape = out_shape;
+  a_shape[size_t(ax)] = size;
+  const Array operand = broadcast_to(a, a_shape);
+  const Array hot = nn::one_hot(broadcast_to(indices, out_shape), size, a.dtype());
+  lax::DotDimensionNumbers dims;
+  dims.lhs_contracting = {rank};
+  dims.rhs_contracting = {ax};
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == ax) continue;
+    dims.lhs_batch.push_back(d);
+    dims.rhs_batch.push_back(d);
+  }
+  // (batch dimensions..., the indices' dimension `ax`) back into out_shape's order.
+  const Array y = lax::dot_general(hot, operand, dims);
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == ax) perm.push_back(rank - 1);
+    if (d < rank - 1) perm.push_back(d);
+  }
+  return lax::transpose(y, perm);
+}
+
+}  // namespace
+
 Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
                       std::optional<int64_t> axis, std::optional<IndexMode> mode,
-                      std::optional<double> fill_value) {
+                      std::optional<double> fill_value,
+                      std::optional<bool> wrap_negative_indices) {
   Array a = arr.array();
   Array indices = indices_in.array();
   if (!is_integer(indices.dtype())) {
@@ -864,19 +982,18 @@ Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
   if (axis_size == 0) {
     return detail::broadcast_scalar(frontend::scalar(0, a.dtype()), out_shape);
   }
-  if (mode && mode->value() == GatherScatterMode::ONE_HOT) {
-    throw NotImplementedError(
-        "[numpy.take_along_axis] mode='one_hot' (JAX's one-hot contraction) is not "
-        "implemented; use the default mode 'fill', or 'clip'");
-  }
+  // JAX's legacy default: wrap unless the indices are promised in bounds.
   const bool promise = mode && mode->value() == GatherScatterMode::PROMISE_IN_BOUNDS;
-  const bool wrap = !promise;
+  const bool wrap = wrap_negative_indices.value_or(!promise);
   if (wrap) {
     const DType index_dtype =
         axis_size > std::numeric_limits<int32_t>::max() ? DType::int64 : DType::int32;
     indices = frontend::convert(indices, index_dtype);
     Array size = frontend::scalar_int(axis_size, index_dtype);
     indices = lax::select(lax::lt(indices, 0), lax::add(indices, size), indices);
+  }
+  if (mode && mode->value() == GatherScatterMode::ONE_HOT) {
+    return one_hot_take(a, indices, ax, out_shape);
   }
   Shape gather_index_shape;
   for (int64_t i = 0; i < rank; ++i) {

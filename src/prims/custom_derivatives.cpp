@@ -43,12 +43,17 @@ std::vector<Aval> call_shape_rule(std::span<const Aval> in, const Params& params
   return program_outputs(p);
 }
 
-// Raises the error a rule's output left in `params` (as "TypeError: ..." or "ValueError: ...").
+// Raises the error a rule's output left in `params` (as "TypeError: ...", "ValueError: ..."
+// or "NotImplementedError: ...").
 void raise_rule_error(const Params& params, std::string_view name) {
   if (!params.has(name)) return;
   const std::string& text = params.get<std::string>(name);
   const std::string value = "ValueError: ";
   if (text.rfind(value, 0) == 0) throw ValueError(text.substr(value.size()));
+  const std::string not_implemented = "NotImplementedError: ";
+  if (text.starts_with(not_implemented)) {
+    throw NotImplementedError(text.substr(not_implemented.size()));
+  }
   throw TypeError(text.substr(std::string("TypeError: ").size()));
 }
 
