@@ -183,8 +183,7 @@ class IndexUpdateRef {
   // (JAX's scatter_apply). func maps a scalar of x's dtype to one of the same type (traced
   // on a scalar, as JAX traces it, and applied elementwise). Not differentiable: a
   // derivative raises NotImplementedError, as in JAX.
-  Array apply(const std::function<Array(const Array&)>& func,
-              const AtOptions& options = {}) const;
+  Array apply(const std::function<Array(const Array&)>& func, const AtOptions& options = {}) const;
 
  private:
   Array array_;

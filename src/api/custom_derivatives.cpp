@@ -239,7 +239,8 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                 {"num_consts", int64_t(a.consts.size())},
                 {"symbolic_zeros", false}};
   if (!error.empty()) {
-    params.set("jvp_error", error.starts_with("NotImplementedError: ") ? error : "TypeError: " + error);
+    params.set("jvp_error",
+               error.starts_with("NotImplementedError: ") ? error : "TypeError: " + error);
   }
   return core::bind(Prim::custom_jvp_call, concat(a.consts, leaves), std::move(params));
 }

@@ -775,14 +775,14 @@ Array scatter_apply(const Array& x, const NumpyIndex& index,
       // times.
       using Carry = std::tuple<Array, Array, Array, Array>;
       Carry init{jnp::array(0), jnp::max(hits), hits, v};
-      Carry done = lax::while_loop(
-          [](const Carry& c) { return lax::lt(std::get<0>(c), std::get<1>(c)); },
-          [&](const Carry& c) {
-            const auto& [k, n, h, w] = c;
-            Array next = lax::select(lax::gt(h, k), apply_elementwise(func, w), w);
-            return Carry{lax::add(k, 1), n, h, next};
-          },
-          init);
+      Carry done =
+          lax::while_loop([](const Carry& c) { return lax::lt(std::get<0>(c), std::get<1>(c)); },
+                          [&](const Carry& c) {
+                            const auto& [k, n, h, w] = c;
+                            Array next = lax::select(lax::gt(h, k), apply_elementwise(func, w), w);
+                            return Carry{lax::add(k, 1), n, h, next};
+                          },
+                          init);
       v = std::get<3>(done);
     }
     out = lax::scatter(operand, idx, v, dnums, sorted, unique, mode);
@@ -851,12 +851,12 @@ Array IndexUpdateRef::apply(const std::function<Array(const Array&)>& func,
                             const AtOptions& options) const {
   // The derivative JAX's scatter_apply lacks raises when asked for (custom_jvp defers its
   // rule's NotImplementedError until then).
-  auto f = custom_jvp(
-      [&](const Array& x) { return scatter_apply(x, index_, func, options); },
-      [](const std::tuple<Array>&, const std::tuple<Array>&) -> std::pair<Array, Array> {
-        throw NotImplementedError("scatter_apply JVP not implemented");
-      },
-      CustomOptions{.name = "scatter_apply"});
+  auto f =
+      custom_jvp([&](const Array& x) { return scatter_apply(x, index_, func, options); },
+                 [](const std::tuple<Array>&, const std::tuple<Array>&) -> std::pair<Array, Array> {
+                   throw NotImplementedError("scatter_apply JVP not implemented");
+                 },
+                 CustomOptions{.name = "scatter_apply"});
   return f(array_);
 }
 
@@ -951,8 +951,7 @@ Array one_hot_take(const Array& a, const Array& indices, int64_t ax, const Shape
 
 Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
                       std::optional<int64_t> axis, std::optional<IndexMode> mode,
-                      std::optional<double> fill_value,
-                      std::optional<bool> wrap_negative_indices) {
+                      std::optional<double> fill_value, std::optional<bool> wrap_negative_indices) {
   Array a = arr.array();
   Array indices = indices_in.array();
   if (!is_integer(indices.dtype())) {

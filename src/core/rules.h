@@ -236,8 +236,8 @@ using TileKernelFn = void (*)(const TileCall& call);
 // `GatherDimensionNumbers(offset_dims=(1,), ...)`), defaults JAX writes out, programs JAX
 // holds (a scatter-add's update_jaxpr). parse_params is its inverse, from what the
 // parser read (a record as its text).
-using PrintParamsFn = std::vector<std::pair<std::string, ParamValue>> (*)(
-    std::span<const Aval> in, const Params& params);
+using PrintParamsFn = std::vector<std::pair<std::string, ParamValue>> (*)(std::span<const Aval> in,
+                                                                          const Params& params);
 using ParseParamsFn = Params (*)(const Params& printed);
 
 struct PrimRules {

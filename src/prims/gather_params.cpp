@@ -108,14 +108,13 @@ std::shared_ptr<const core::Program> combiner(core::Prim prim, DType dtype) {
 }  // namespace
 
 std::vector<std::pair<std::string, core::ParamValue>> gather_print_params(std::span<const Aval> in,
-                                                                         const Params& params) {
+                                                                          const Params& params) {
   const GatherDimensionNumbers d = gather_dnums(params);
   const Aval operand = in.empty() ? Aval{} : in[0];
   return Printed{
-      {"dimension_numbers",
-       record("GatherDimensionNumbers", kGatherFields,
-              {d.offset_dims, d.collapsed_slice_dims, d.start_index_map, d.operand_batching_dims,
-               d.start_indices_batching_dims})},
+      {"dimension_numbers", record("GatherDimensionNumbers", kGatherFields,
+                                   {d.offset_dims, d.collapsed_slice_dims, d.start_index_map,
+                                    d.operand_batching_dims, d.start_indices_batching_dims})},
       {"fill_value", fill_value_of(operand, params)},
       {"indices_are_sorted", params.get<bool>("indices_are_sorted")},
       {"mode", params.get<std::string>("mode")},
@@ -142,8 +141,9 @@ Params gather_parse_params(const Params& printed) {
   return out;
 }
 
-std::vector<std::pair<std::string, core::ParamValue>> scatter_print_params(
-    core::Prim prim, std::span<const Aval> in, const Params& params) {
+std::vector<std::pair<std::string, core::ParamValue>> scatter_print_params(core::Prim prim,
+                                                                           std::span<const Aval> in,
+                                                                           const Params& params) {
   const ScatterDimensionNumbers d = scatter_dnums(params);
   core::ParamValue update_jaxpr = std::string("None");
   const DType dtype = in.empty() ? DType::float32 : in[0].dtype;

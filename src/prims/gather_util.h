@@ -36,10 +36,11 @@ inline ScatterDimensionNumbers scatter_dnums(const Params& p) {
 // Their params as JAX prints them (gather_params.cpp): the print_params and parse_params
 // rules.
 std::vector<std::pair<std::string, core::ParamValue>> gather_print_params(std::span<const Aval> in,
-                                                                         const Params& params);
+                                                                          const Params& params);
 Params gather_parse_params(const Params& printed);
-std::vector<std::pair<std::string, core::ParamValue>> scatter_print_params(
-    core::Prim prim, std::span<const Aval> in, const Params& params);
+std::vector<std::pair<std::string, core::ParamValue>> scatter_print_params(core::Prim prim,
+                                                                           std::span<const Aval> in,
+                                                                           const Params& params);
 Params scatter_parse_params(const Params& printed);
 
 // Reads the `mode` param (JAX's printed enum, `GatherScatterMode.CLIP`).

@@ -552,7 +552,7 @@ Batched scatter_batch(std::span<const Array> in, std::span<const int> dims, cons
 
 template <Prim P>
 std::vector<std::pair<std::string, core::ParamValue>> scatter_printed(std::span<const Aval> in,
-                                                                     const Params& params) {
+                                                                      const Params& params) {
   return scatter_print_params(P, in, params);
 }
 
