@@ -856,6 +856,11 @@ APPLY_FNS = {
     "square": lambda v: v * v,
     "neg": lambda v: -v,
     "sin": jnp.sin,
+    "cos": jnp.cos,
+    "sqrt": jnp.sqrt,
+    "log": jnp.log,
+    "exp": jnp.exp,
+    "negative": jnp.negative,
 }
 APPLY_TABLES = STATIC[:14:2] + ADVANCED + MIXED_REPEATS + BOOLEAN[:4] + EXTRA[:6]
 for n, (name, shape, idx) in enumerate(specs(APPLY_TABLES)):
@@ -900,6 +905,21 @@ for k, (shape, idx) in enumerate([((3, 4), (slice(None), np.array([0, 0]))),
       opt["unique"] = 1
     record(f"apply_windows/{k}/{int(unique)}", "apply", x=x, idx=idx, opt=opt,
            fn=lambda: jnp.asarray(x).at[ji].apply(APPLY_FNS["affine"], unique_indices=unique))
+# testIndexApply: numpy ufuncs' .at over random repeated indices (traced under jit), and a
+# slice; testIndexApplyBatchingBug; testIndexUpdateScalarBug.
+for fname in ["negative", "sin", "cos", "square", "sqrt", "log", "exp"]:
+  x = make_x((10,), "float32")
+  i = _rng.randint(-10, 10, size=(10,)).astype(np.int32)
+  record(f"apply_i/{fname}", "apply_i", x=x, y=enc_array(i), opt={"fn": fname},
+         fn=lambda: jnp.asarray(x).at[jnp.asarray(i)].apply(APPLY_FNS[fname]))
+  record(f"apply/slice_{fname}", "apply", x=x, idx=slice(1, 5), opt={"fn": fname},
+         fn=lambda: jnp.asarray(x).at[1:5].apply(APPLY_FNS[fname]))
+record("vmap_xi_apply/0", "vmap_xi_apply", x=np.array([[1, 2, 3, 4, 5, 6]], np.int32),
+       y=enc_array(np.array([3])),
+       fn=lambda: jax.vmap(lambda a, i: a.at[i].apply(lambda v: v - 1))(
+           jnp.array([[1, 2, 3, 4, 5, 6]]), jnp.array([3])))
+record("apply/scalar_cos", "apply", x=np.arange(10, dtype=np.float32), idx=0,
+       opt={"fn": "cos"}, fn=lambda: jnp.arange(10.).at[0].apply(jnp.cos))
 # Not differentiable (scatter_apply has no JVP), under jit and vmap as eagerly.
 for k, (shape, idx) in enumerate([((5,), 1), ((5,), np.array([0, 0, 3])),
                                   ((3, 4), (slice(1, 3), np.array([2])))]):

@@ -214,6 +214,12 @@ std::function<Array(const Array&)> apply_fn(const std::string& name) {
   if (name == "square") return [](const Array& v) { return v * v; };
   if (name == "neg") return [](const Array& v) { return -v; };
   if (name == "sin") return [](const Array& v) { return jnp::sin(v); };
+  if (name == "cos") return [](const Array& v) { return jnp::cos(v); };
+  if (name == "sqrt") return [](const Array& v) { return jnp::sqrt(v); };
+  if (name == "log") return [](const Array& v) { return jnp::log(v); };
+  if (name == "exp") return [](const Array& v) { return jnp::exp(v); };
+  if (name == "negative") return [](const Array& v) { return jnp::negative(v); };
+  if (name == "minus_one") return [](const Array& v) { return v - 1; };
   throw std::runtime_error("unknown apply function " + name);
 }
 
@@ -260,6 +266,18 @@ std::optional<Fn> computation(const std::string& name, const std::string& op) {
     return [name, idx_text](const Array& x, const std::optional<Array>&) {
       Options o = parse_options(name);
       return std::vector<Array>{x.at(parse_index(idx_text)).apply(apply_fn(o.fn), o.at)};
+    };
+  }
+  if (op == "apply_i") {
+    return [name](const Array& x, const std::optional<Array>& i) {
+      Options o = parse_options(name);
+      return std::vector<Array>{x.at(*i).apply(apply_fn(o.fn), o.at)};
+    };
+  }
+  if (op == "vmap_xi_apply") {
+    return [](const Array& xs, const std::optional<Array>& is) {
+      auto f = [](const Array& x, const Array& i) { return x.at(i).apply(apply_fn("minus_one")); };
+      return std::vector<Array>{vmap(f)(xs, *is)};
     };
   }
   if (op == "grad_apply") {
