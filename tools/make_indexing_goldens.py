@@ -1004,6 +1004,32 @@ for k, mode in enumerate([None, "clip", "one_hot"]):
          fn=lambda: jax.vmap(lambda a: jnp.take_along_axis(a, jnp.asarray(i), axis=1,
                                                            mode=mode))(jnp.asarray(xs)))
 
+# ---- single tests of lax_numpy_indexing_test.py's IndexedUpdateTest --------------------------
+
+# testIndexMulGradFailsIfNotUnique (jvp with respect to the operand and the updates).
+record("misc/mul_jvp_not_unique", "mul_jvp", x=np.ones((100,), np.float32),
+       y=enc_array(np.ones((10,), np.float32)), idx=np.ones((10,), np.int32),
+       fn=lambda: jax.jvp(lambda x, z: x.at[jnp.ones((10,), jnp.int32)].mul(z),
+                          (jnp.ones(100), jnp.ones(10)), (jnp.ones(100), jnp.ones(10)))[1])
+# testScatterValuesCastToTargetDType: a C++ integer too large for int32 into uint32.
+record("misc/uint32_set", "set", x=np.zeros((1,), np.uint32), y="lit|int|4294967295", idx=0,
+       fn=lambda: jnp.zeros(1, jnp.uint32).at[0].set(2**32 - 1))
+# testSegmentSumBehavior.
+_ids = np.array([0, 0, 0, 1, 2, 2, 3, 3])
+record("misc/segment_sum", "add", x=np.zeros((4,), np.float32),
+       y=enc_array(np.array([5, 1, 7, 2, 3, 4, 1, 3], np.float32)), idx=_ids,
+       fn=lambda: jnp.zeros(4).at[jnp.asarray(_ids)].add(
+           jnp.array([5, 1, 7, 2, 3, 4, 1, 3], jnp.float32)))
+# testGradOfVmapOfScatter: jacrev of a clipped get, and of its vmap over the index.
+record("misc/jacrev_clip", "jacrev_clip", x=np.array([1.0], np.float32),
+       y=enc_array(np.array([1])),
+       fn=lambda: jax.jacrev(lambda x, i: x.at[i].get(mode="clip"))(jnp.array([1.0]),
+                                                                  jnp.array([1])))
+record("misc/jacrev_vmap_clip", "jacrev_vmap_clip", x=np.array([1.0], np.float32),
+       y=enc_array(np.array([1])),
+       fn=lambda: jax.jacrev(jax.vmap(lambda x, i: x.at[i].get(mode="clip"), (None, 0)))(
+           jnp.array([1.0]), jnp.array([1])))
+
 # ---- printed equations: make_jaxpr's gather and scatter equations ---------------------------
 
 X34 = jnp.zeros((3, 4), jnp.float32)

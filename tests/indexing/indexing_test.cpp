@@ -268,6 +268,24 @@ std::optional<Fn> computation(const std::string& name, const std::string& op) {
       return std::vector<Array>{x.at(parse_index(idx_text)).apply(apply_fn(o.fn), o.at)};
     };
   }
+  if (op == "mul_jvp") {
+    return [idx_text](const Array& x, const std::optional<Array>& z) {
+      NumpyIndex idx = parse_index(idx_text);
+      auto f = [&](const Array& a, const Array& b) { return a.at(idx).multiply(b); };
+      return std::vector<Array>{jvp(f, std::tuple{x, *z}, std::tuple{x, *z}).second};
+    };
+  }
+  if (op == "jacrev_clip" || op == "jacrev_vmap_clip") {
+    const bool mapped = op == "jacrev_vmap_clip";
+    return [mapped](const Array& x, const std::optional<Array>& i) {
+      auto get = [](const Array& a, const Array& j) { return a.at(j).get({.mode = "clip"}); };
+      if (!mapped) return std::vector<Array>{jacrev([&](const Array& a) { return get(a, *i); })(x)};
+      auto mapped_get = [&](const Array& a) {
+        return vmap([&](const Array& j) { return get(a, j); })(*i);
+      };
+      return std::vector<Array>{jacrev(mapped_get)(x)};
+    };
+  }
   if (op == "apply_i") {
     return [name](const Array& x, const std::optional<Array>& i) {
       Options o = parse_options(name);
@@ -477,6 +495,13 @@ TEST(Indexing, TakeAlongAxisOneHotMatchesJax) {
 TEST(Indexing, ApplyMatchesJax) {
   Tally t = check_cases({"apply"}, 4);
   EXPECT_GT(t.checked, 150);
+}
+
+// testIndexMulGradFailsIfNotUnique, testScatterValuesCastToTargetDType,
+// testSegmentSumBehavior, testGradOfVmapOfScatter.
+TEST(Indexing, IndexedUpdateSingleTestsMatchJax) {
+  Tally t = check_cases({"misc/"}, 1);
+  EXPECT_EQ(t.checked, 5);
 }
 
 TEST(Indexing, ApplyNeedsAScalarFunctionOfTheSameType) {
