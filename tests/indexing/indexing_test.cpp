@@ -918,6 +918,18 @@ TEST(Indexing, ShardedOperandAndIndices) {
   Array js = device_put(j, NamedSharding(mesh, P("x")));
   EXPECT_EQ(jnp::take_along_axis(xs, js, 1).to_vector<float>(),
             jnp::take_along_axis(x, j, 1).to_vector<float>());
+  EXPECT_EQ(jnp::take_along_axis(xs, js, 1, "one_hot").to_vector<float>(),
+            jnp::take_along_axis(x, j, 1).to_vector<float>());
+  // apply with repeated sharded indices (twice on element 63), and through jit.
+  Array r = jnp::array({63, 0, -1, 5, 17, 40, 2, 9, 33, 31, 8, 62, 1, 7, 50, 20});
+  Array rs = device_put(r, NamedSharding(mesh, P("x")));
+  auto half = [](const Array& a) { return a * 0.5f; };
+  const auto applied = x.at(r).apply(half).to_vector<float>();
+  EXPECT_EQ(applied[63 * 3], 63 * 3 / 4.0f);
+  EXPECT_EQ(xs.at(rs).apply(half).to_vector<float>(), applied);
+  EXPECT_EQ(jit([&](const Array& a, const Array& b) { return a.at(b).apply(half); })(xs, rs)
+                .to_vector<float>(),
+            applied);
 }
 
 // Indexing along an unsharded dimension keeps the operand's layout and needs no
