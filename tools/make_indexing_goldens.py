@@ -1004,6 +1004,25 @@ for k, mode in enumerate([None, "clip", "one_hot"]):
          fn=lambda: jax.vmap(lambda a: jnp.take_along_axis(a, jnp.asarray(i), axis=1,
                                                            mode=mode))(jnp.asarray(xs)))
 
+# ---- lax.scatter_apply (the C++ test has the same cases by number) ---------------------------
+
+S_ = jax.lax.ScatterDimensionNumbers
+LAX_APPLY = [
+    ((5,), [[0], [0], [3]], S_((), (0,), (0,)), (3,), None),
+    ((5,), [[0], [9], [-1]], S_((), (0,), (0,)), (3,), "clip"),
+    ((5,), [[0], [9], [4]], S_((), (0,), (0,)), (3,), "promise_in_bounds"),
+    ((3, 4), [[1], [1]], S_((1,), (0,), (0,)), (2, 4), None),
+    ((3, 4), [[1], [3], [0]], S_((), (1,), (1,), (0,), (0,)), (3,), None),
+    ((3, 4), [[1], [1]], S_((1,), (0,), (0,)), (2, 5), None),
+]
+for k, (shape, i, dn, ushape, mode) in enumerate(LAX_APPLY):
+  x = make_x(shape, "float32")
+  i = np.array(i, np.int32)
+  record(f"lax_scatter_apply/{k}", "lax_scatter_apply", x=x, y=enc_array(i),
+         fn=lambda: jax.lax.scatter_apply(jnp.asarray(x), jnp.asarray(i),
+                                          APPLY_FNS["affine"], dn, update_shape=ushape,
+                                          mode=mode))
+
 # ---- single tests of lax_numpy_indexing_test.py's IndexedUpdateTest --------------------------
 
 # testIndexMulGradFailsIfNotUnique (jvp with respect to the operand and the updates).

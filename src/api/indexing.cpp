@@ -12,14 +12,12 @@
 
 #include "api/array_impl.h"
 #include "api/frontend.h"
+#include "api/scatter_apply.h"
 #include "core/array_value.h"
 #include "core/trace.h"
-#include "parax/control_flow.h"
-#include "parax/custom_derivatives.h"
 #include "parax/lax.h"
 #include "parax/nn.h"
 #include "parax/numpy.h"
-#include "parax/vmap.h"
 
 namespace parax {
 namespace {
@@ -722,26 +720,8 @@ Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& v
   return frontend::convert(out, dtype, weak);
 }
 
-// func applied to each element of v, traced on a scalar (JAX's _reduction_jaxpr).
-Array apply_elementwise(const std::function<Array(const Array&)>& func, const Array& v) {
-  if (v.size() == 0) return v;
-  auto checked = [&](const Array& s) {
-    Array r = func(s);
-    if (r.ndim() != 0 || r.dtype() != s.dtype()) {
-      core::Aval want{{}, s.dtype(), false};
-      throw TypeError("[at.apply] func must map a scalar to one of the same type: it maps " +
-                      want.str() + " to " + core::aval_of(r).str());
-    }
-    return r;
-  };
-  return vmap(checked)(v.reshape({v.size()})).reshape(v.shape());
-}
-
-// JAX's scatter_apply through x.at[index]: every element the index names becomes
-// func(element), once for each time it is named. Here, as gathers and scatters: the
-// windows are gathered, func is applied to each element as many times as windows cover
-// it (counted by a scatter-add), and they are scattered back (repeats then write equal
-// values).
+// JAX's .at[index].apply: lax::scatter_apply with the scatter an update would be, for
+// updates of x[index]'s shape (its None dimensions dropped).
 Array scatter_apply(const Array& x, const NumpyIndex& index,
                     const std::function<Array(const Array&)>& func, const AtOptions& o) {
   Indexer ix = expand_bool_indices(parse(index, x.shape()));
@@ -751,41 +731,22 @@ Array scatter_apply(const Array& x, const NumpyIndex& index,
   if (!g.scalar_bool_dims.empty()) operand = lax::expand_dims(operand, g.scalar_bool_dims);
   Array out;
   if (is_empty(g.gather_indices.shape())) {
-    out = apply_elementwise(func, operand);  // every dimension a full slice
+    out = detail::apply_elementwise(func, operand);  // every dimension a full slice
   } else {
     lax::ScatterDimensionNumbers dnums;
     dnums.update_window_dims = g.dnums.offset_dims;
     dnums.inserted_window_dims = g.dnums.collapsed_slice_dims;
     dnums.scatter_dims_to_operand_dims = g.dnums.start_index_map;
-    const GatherScatterMode mode = parse_mode(o.mode, GatherScatterMode::FILL_OR_DROP);
-    const bool sorted = g.indices_are_sorted || o.indices_are_sorted;
-    const bool unique = g.unique_indices || o.unique_indices;
-    const Array& idx = g.gather_indices;
-    auto gather = [&](const Array& from) {
-      return lax::gather(from, idx, g.dnums, g.gather_slice_shape, sorted, unique, mode);
-    };
-    Array v = gather(operand);
-    if (unique) {
-      v = apply_elementwise(func, v);
-    } else {
-      Array ones = jnp::ones(v.shape(), DType::int32);
-      Array hits = gather(lax::scatter_add(jnp::zeros(operand.shape(), DType::int32), idx, ones,
-                                           dnums, sorted, false, mode));
-      // (k, how many times, hits, v): apply once more where an element is hit more than k
-      // times.
-      using Carry = std::tuple<Array, Array, Array, Array>;
-      Carry init{jnp::array(0), jnp::max(hits), hits, v};
-      Carry done =
-          lax::while_loop([](const Carry& c) { return lax::lt(std::get<0>(c), std::get<1>(c)); },
-                          [&](const Carry& c) {
-                            const auto& [k, n, h, w] = c;
-                            Array next = lax::select(lax::gt(h, k), apply_elementwise(func, w), w);
-                            return Carry{lax::add(k, 1), n, h, next};
-                          },
-                          init);
-      v = std::get<3>(done);
+    Shape update_shape;
+    for (size_t d = 0; d < g.slice_shape.size(); ++d) {
+      const bool newaxis = std::find(g.newaxis_dims.begin(), g.newaxis_dims.end(), int64_t(d)) !=
+                           g.newaxis_dims.end();
+      if (!newaxis) update_shape.push_back(g.slice_shape[d]);
     }
-    out = lax::scatter(operand, idx, v, dnums, sorted, unique, mode);
+    out = detail::scatter_apply_windows(operand, g.gather_indices, func, dnums, update_shape,
+                                        g.indices_are_sorted || o.indices_are_sorted,
+                                        g.unique_indices || o.unique_indices,
+                                        parse_mode(o.mode, GatherScatterMode::FILL_OR_DROP));
   }
   if (!g.scalar_bool_dims.empty()) out = lax::squeeze(out, g.scalar_bool_dims);
   return out;
@@ -849,15 +810,8 @@ Array IndexUpdateRef::max(const ArrayLike& values, const AtOptions& options) con
 }
 Array IndexUpdateRef::apply(const std::function<Array(const Array&)>& func,
                             const AtOptions& options) const {
-  // The derivative JAX's scatter_apply lacks raises when asked for (custom_jvp defers its
-  // rule's NotImplementedError until then).
-  auto f =
-      custom_jvp([&](const Array& x) { return scatter_apply(x, index_, func, options); },
-                 [](const std::tuple<Array>&, const std::tuple<Array>&) -> std::pair<Array, Array> {
-                   throw NotImplementedError("scatter_apply JVP not implemented");
-                 },
-                 CustomOptions{.name = "scatter_apply"});
-  return f(array_);
+  return detail::without_jvp(
+      array_, [&](const Array& x) { return scatter_apply(x, index_, func, options); });
 }
 
 }  // namespace parax

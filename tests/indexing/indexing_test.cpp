@@ -286,6 +286,26 @@ std::optional<Fn> computation(const std::string& name, const std::string& op) {
       return std::vector<Array>{jacrev(mapped_get)(x)};
     };
   }
+  if (op == "lax_scatter_apply") {
+    return [name](const Array& x, const std::optional<Array>& i) {
+      using S = lax::ScatterDimensionNumbers;
+      using M = lax::GatherScatterMode;
+      struct Case {
+        S dnums;
+        Shape update_shape;
+        std::optional<M> mode;
+      };
+      // tools/make_indexing_goldens.py's LAX_APPLY.
+      const std::vector<Case> cases = {
+          {S{{}, {0}, {0}}, {3}, std::nullopt},           {S{{}, {0}, {0}}, {3}, M::CLIP},
+          {S{{}, {0}, {0}}, {3}, M::PROMISE_IN_BOUNDS},   {S{{1}, {0}, {0}}, {2, 4}, std::nullopt},
+          {S{{}, {1}, {1}, {0}, {0}}, {3}, std::nullopt}, {S{{1}, {0}, {0}}, {2, 5}, std::nullopt},
+      };
+      const Case& c = cases.at(size_t(std::stoi(name.substr(name.rfind('/') + 1))));
+      return std::vector<Array>{lax::scatter_apply(x, *i, apply_fn("affine"), c.dnums,
+                                                   c.update_shape, false, false, c.mode)};
+    };
+  }
   if (op == "apply_i") {
     return [name](const Array& x, const std::optional<Array>& i) {
       Options o = parse_options(name);
@@ -502,6 +522,18 @@ TEST(Indexing, ApplyMatchesJax) {
 TEST(Indexing, IndexedUpdateSingleTestsMatchJax) {
   Tally t = check_cases({"misc/"}, 1);
   EXPECT_EQ(t.checked, 5);
+}
+
+TEST(Indexing, LaxScatterApplyMatchesJax) {
+  Tally t = check_cases({"lax_scatter_apply/"}, 1);
+  EXPECT_EQ(t.checked, 6);
+  const Array x = jnp::ones({3});
+  auto f = [](const Array& a) {
+    return jnp::sum(lax::scatter_apply(a, jnp::array({0, 0}).reshape({2, 1}),
+                                       [](const Array& v) { return jnp::sin(v); },
+                                       lax::ScatterDimensionNumbers{{}, {0}, {0}}, {2}));
+  };
+  EXPECT_THROW_HAS(grad(f)(x), NotImplementedError, "scatter_apply JVP not implemented");
 }
 
 TEST(Indexing, ApplyNeedsAScalarFunctionOfTheSameType) {
