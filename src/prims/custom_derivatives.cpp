@@ -122,7 +122,15 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const A
                                                                const Params& params) {
   const size_t nc = num_consts(params);
   // As JAX: with no argument perturbed, the call stays a call and its tangents are zero.
-  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) raise_closed_over("JVP");
+  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) {
+    // A rule that raised NotImplementedError means there is no derivative at all
+    // (scatter_apply's): that is the error, whatever is differentiated.
+    if (params.has("jvp_error") &&
+        params.get<std::string>("jvp_error").starts_with("NotImplementedError: ")) {
+      raise_rule_error(params, "jvp_error");
+    }
+    raise_closed_over("JVP");
+  }
   if (!any_tangent(tangents, primals, nc)) {
     std::vector<Array> outs =
         core::bind(core::Prim::custom_jvp_call, {primals.begin(), primals.end()}, params);

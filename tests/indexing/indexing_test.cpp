@@ -554,6 +554,13 @@ TEST(Indexing, ApplyNeedsAScalarFunctionOfTheSameType) {
   EXPECT_THROW_HAS(jvp(f, std::tuple{x}, std::tuple{x}), NotImplementedError,
                    "scatter_apply JVP not implemented");
   EXPECT_FLOAT_EQ(jit(f)(x).item<float>(), std::sin(std::sin(1.0f)) + 2);
+  // Differentiating a value func closes over raises the same (JAX: its update_consts).
+  auto g = [&](const Array& w) {
+    return jnp::sum(x.at(jnp::array({1, 1})).apply([&](const Array& v) { return v * w; }));
+  };
+  EXPECT_THROW_HAS(grad(g)(jnp::array(3.0f)), NotImplementedError,
+                   "scatter_apply JVP not implemented");
+  EXPECT_FLOAT_EQ(jit(g)(jnp::array(3.0f)).item<float>(), 11.0f);
 }
 
 // ---- printing -------------------------------------------------------------------------------
