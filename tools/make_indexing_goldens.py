@@ -848,6 +848,254 @@ for k, (shape, ishape) in enumerate([((5,), (3, 2)), ((4, 3), (2, 3)), ((4, 3), 
   record(f"vmap_i_set/{k}", "vmap_i_set", x=x, y=enc_array(i),
          fn=lambda: jax.vmap(lambda i: jnp.asarray(x).at[i].set(9.0))(jnp.asarray(i)))
 
+# ---- x.at[idx].apply(func) (IndexedUpdateTest's apply cases) --------------------------------
+
+# The unary functions the C++ test knows by name.
+APPLY_FNS = {
+    "affine": lambda v: v * 2 + 1,
+    "square": lambda v: v * v,
+    "neg": lambda v: -v,
+    "sin": jnp.sin,
+    "cos": jnp.cos,
+    "sqrt": jnp.sqrt,
+    "log": jnp.log,
+    "exp": jnp.exp,
+    "negative": jnp.negative,
+}
+APPLY_TABLES = STATIC[:14:2] + ADVANCED + MIXED_REPEATS + BOOLEAN[:4] + EXTRA[:6]
+for n, (name, shape, idx) in enumerate(specs(APPLY_TABLES)):
+  dtype = ["float32", "int32", "float32", "uint8", "int8"][n % 5]
+  fname = ["affine", "square", "neg", "sin"][n % 4]
+  if fname == "sin" and dtype != "float32":
+    fname = "affine"
+  x = make_x(shape, dtype)
+  ji = jax_index(idx)
+  f = APPLY_FNS[fname]
+  record(f"apply/{name}", "apply", x=x, idx=idx, opt={"fn": fname},
+         fn=lambda: jnp.asarray(x).at[ji].apply(f))
+# Repeated indices apply func once per repeat; out-of-bound ones by mode.
+APPLY_IDX = [np.array([0, 0, 2]), np.array([1, 1, 1, 1, 3]), np.array([[0], [0], [4]]),
+             np.array([0, 7, -1]), np.array([-6, 5, 2, 2]), np.array([], np.int32)]
+for k, i in enumerate(APPLY_IDX):
+  for mode in [None, "clip", "drop", "fill", "promise_in_bounds"]:
+    for wrap in [True, False]:
+      for dtype in ["float32", "int32"]:
+        if (k + len(mode or "") + wrap) % 2 and dtype == "int32":
+          continue
+        x = make_x((5,), dtype)
+        opt = {"fn": "affine", "wrap": int(wrap)}
+        kw = {"wrap_negative_indices": wrap}
+        if mode:
+          opt["mode"] = mode
+          kw["mode"] = mode
+        record(f"apply_oob/{k}/{mode}/{int(wrap)}/{dtype}", "apply", x=x, idx=i, opt=opt,
+               fn=lambda: jnp.asarray(x).at[jnp.asarray(i)].apply(APPLY_FNS["affine"], **kw))
+for k, (shape, idx) in enumerate([((3, 4), (slice(None), np.array([0, 0]))),
+                                  ((3, 4), (np.array([[0], [2]]), np.array([1, 1, 3]))),
+                                  ((2, 3, 4), (Ellipsis, np.array([3, 3]))),
+                                  ((3, 4), ()), ((3, 4), (None, 1)), ((3, 4), True),
+                                  ((3, 4), (np.array([2, 0]), slice(1, 3))),
+                                  ((3, 4), (slice(None), np.array([[3], [1]])))]):
+  x = make_x(shape, "float32")
+  ji = jax_index(idx)
+  # unique_indices=True promises no repeats (with repeats, the result is unspecified).
+  for unique in [False, True] if k >= 6 else [False]:
+    opt = {"fn": "affine"}
+    if unique:
+      opt["unique"] = 1
+    record(f"apply_windows/{k}/{int(unique)}", "apply", x=x, idx=idx, opt=opt,
+           fn=lambda: jnp.asarray(x).at[ji].apply(APPLY_FNS["affine"], unique_indices=unique))
+# testIndexApply: numpy ufuncs' .at over random repeated indices (traced under jit), and a
+# slice; testIndexApplyBatchingBug; testIndexUpdateScalarBug.
+for fname in ["negative", "sin", "cos", "square", "sqrt", "log", "exp"]:
+  x = make_x((10,), "float32")
+  i = _rng.randint(-10, 10, size=(10,)).astype(np.int32)
+  record(f"apply_i/{fname}", "apply_i", x=x, y=enc_array(i), opt={"fn": fname},
+         fn=lambda: jnp.asarray(x).at[jnp.asarray(i)].apply(APPLY_FNS[fname]))
+  record(f"apply/slice_{fname}", "apply", x=x, idx=slice(1, 5), opt={"fn": fname},
+         fn=lambda: jnp.asarray(x).at[1:5].apply(APPLY_FNS[fname]))
+record("vmap_xi_apply/0", "vmap_xi_apply", x=np.array([[1, 2, 3, 4, 5, 6]], np.int32),
+       y=enc_array(np.array([3])),
+       fn=lambda: jax.vmap(lambda a, i: a.at[i].apply(lambda v: v - 1))(
+           jnp.array([[1, 2, 3, 4, 5, 6]]), jnp.array([3])))
+record("apply/scalar_cos", "apply", x=np.arange(10, dtype=np.float32), idx=0,
+       opt={"fn": "cos"}, fn=lambda: jnp.arange(10.).at[0].apply(jnp.cos))
+# Not differentiable (scatter_apply has no JVP), under jit and vmap as eagerly.
+for k, (shape, idx) in enumerate([((5,), 1), ((5,), np.array([0, 0, 3])),
+                                  ((3, 4), (slice(1, 3), np.array([2])))]):
+  x = make_x(shape, "float32")
+  ji = jax_index(idx)
+  record(f"grad_apply/{k}", "grad_apply", x=x, idx=idx,
+         fn=lambda: jax.grad(lambda a: jnp.sum(a.at[ji].apply(jnp.sin)))(jnp.asarray(x)))
+  xs = make_x((2,) + shape, "float32")
+  record(f"vmap_x_apply/{k}", "vmap_x_apply", x=xs, idx=idx,
+         fn=lambda: jax.vmap(lambda a: a.at[ji].apply(APPLY_FNS["affine"]))(jnp.asarray(xs)))
+# Differentiating something else through an apply of a constant works.
+x = make_x((4,), "float32")
+w = make_x((4,), "float32")
+record("grad_apply_other/0", "grad_apply_other", x=x, y=enc_array(w),
+       idx=np.array([1, 1, 2]),
+       fn=lambda: jax.grad(lambda b: jnp.sum(jnp.asarray(x).at[jnp.array([1, 1, 2])].apply(
+           jnp.sin) * b))(jnp.asarray(w)))
+for k, (shape, ishape) in enumerate([((5,), (3, 2)), ((4, 3), (2, 3))]):
+  x = make_x(shape, "float32")
+  i = _rng.randint(-shape[0], shape[0], size=ishape).astype(np.int32)
+  record(f"vmap_i_apply/{k}", "vmap_i_apply", x=x, y=enc_array(i),
+         fn=lambda: jax.vmap(lambda i: jnp.asarray(x).at[i].apply(APPLY_FNS["affine"]))(
+             jnp.asarray(i)))
+
+# ---- take_along_axis(mode="one_hot"), and wrap_negative_indices ---------------------------
+
+n = 0
+for xs, isb in itertools.combinations_with_replacement(NONEMPTY, 2):
+  if len(xs) != len(isb) or not shapes_broadcast_compatible(xs, isb):
+    continue
+  for axis in list(range(len(xs))) + [-1, None]:
+    n += 1
+    ishape = list(isb)
+    if axis is None:
+      ishape = [int(np.prod(ishape))]
+    else:
+      ishape[axis] *= 3
+    dtype = ["float32", "int32", "bool", "uint8", "float16"][n % 5]
+    x = make_x(xs, dtype)
+    size = int(np.prod(xs)) if axis is None else xs[axis]
+    i = _rng.randint(-size - 2, size + 2, size=ishape).astype(np.int32)
+    opt = {"mode": "one_hot"}
+    if axis is not None:
+      opt["axis"] = axis
+    record(f"take_along_axis_one_hot/{n}", "take_along_axis", x=x, y=enc_array(i), opt=opt,
+           fn=lambda: jnp.take_along_axis(jnp.asarray(x), jnp.asarray(i), axis=axis,
+                                          mode="one_hot"))
+for mode in [None, "fill", "clip", "promise_in_bounds", "one_hot"]:
+  for wrap in [True, False]:
+    ti = TAL_I if mode in (None, "fill", "one_hot") or wrap else np.abs(TAL_I) % 10
+    opt = {"axis": 0, "wrap": int(wrap)}
+    if mode:
+      opt["mode"] = mode
+    record(f"take_along_axis/wrap/{mode}/{int(wrap)}", "take_along_axis", x=TAL_X,
+           y=enc_array(ti), opt=opt,
+           fn=lambda: jnp.take_along_axis(jnp.asarray(TAL_X), jnp.asarray(ti), axis=0,
+                                          mode=mode, wrap_negative_indices=wrap))
+# NaN and infinity anywhere along the axis make a one-hot take NaN (0 * inf), as in JAX.
+_nx = np.array([[1.0, np.inf, 3.0], [np.nan, 5.0, 6.0]], np.float32)
+record("take_along_axis_one_hot/nonfinite", "take_along_axis", x=_nx,
+       y=enc_array(np.array([[0], [2]])), opt={"mode": "one_hot", "axis": 1},
+       fn=lambda: jnp.take_along_axis(jnp.asarray(_nx), jnp.array([[0], [2]]), axis=1,
+                                      mode="one_hot"))
+for k, (shape, i, axis) in enumerate([((3, 4), np.array([[2, -1], [0, 7], [3, 1]]), 1),
+                                      ((3, 4), np.array([[0, 2, 2, 1]]), 0)]):
+  x = make_x(shape, "float32")
+
+  def f(x):
+    y = jnp.take_along_axis(x, jnp.asarray(i), axis=axis, mode="one_hot")
+    return jnp.sum(jnp.sin(y) * cotangent(y.shape))
+
+  record(f"grad_take_along_axis_one_hot/{k}", "grad_take_along_axis", x=x, y=enc_array(i),
+         opt={"axis": axis, "mode": "one_hot"},
+         fn=lambda: (f(jnp.asarray(x)), jax.grad(f)(jnp.asarray(x))))
+for k, mode in enumerate([None, "clip", "one_hot"]):
+  xs = make_x((2, 3, 4), "float32")
+  i = _rng.randint(-4, 4, size=(3, 2)).astype(np.int32)
+  opt = {"axis": 1}
+  if mode:
+    opt["mode"] = mode
+  record(f"vmap_take_along_axis/{k}", "vmap_take_along_axis", x=xs, y=enc_array(i), opt=opt,
+         fn=lambda: jax.vmap(lambda a: jnp.take_along_axis(a, jnp.asarray(i), axis=1,
+                                                           mode=mode))(jnp.asarray(xs)))
+
+# ---- lax.scatter_apply (the C++ test has the same cases by number) ---------------------------
+
+S_ = jax.lax.ScatterDimensionNumbers
+LAX_APPLY = [
+    ((5,), [[0], [0], [3]], S_((), (0,), (0,)), (3,), None),
+    ((5,), [[0], [9], [-1]], S_((), (0,), (0,)), (3,), "clip"),
+    ((5,), [[0], [9], [4]], S_((), (0,), (0,)), (3,), "promise_in_bounds"),
+    ((3, 4), [[1], [1]], S_((1,), (0,), (0,)), (2, 4), None),
+    ((3, 4), [[1], [3], [0]], S_((), (1,), (1,), (0,), (0,)), (3,), None),
+    ((3, 4), [[1], [1]], S_((1,), (0,), (0,)), (2, 5), None),
+]
+for k, (shape, i, dn, ushape, mode) in enumerate(LAX_APPLY):
+  x = make_x(shape, "float32")
+  i = np.array(i, np.int32)
+  record(f"lax_scatter_apply/{k}", "lax_scatter_apply", x=x, y=enc_array(i),
+         fn=lambda: jax.lax.scatter_apply(jnp.asarray(x), jnp.asarray(i),
+                                          APPLY_FNS["affine"], dn, update_shape=ushape,
+                                          mode=mode))
+
+# ---- single tests of lax_numpy_indexing_test.py's IndexedUpdateTest --------------------------
+
+# testIndexMulGradFailsIfNotUnique (jvp with respect to the operand and the updates).
+record("misc/mul_jvp_not_unique", "mul_jvp", x=np.ones((100,), np.float32),
+       y=enc_array(np.ones((10,), np.float32)), idx=np.ones((10,), np.int32),
+       fn=lambda: jax.jvp(lambda x, z: x.at[jnp.ones((10,), jnp.int32)].mul(z),
+                          (jnp.ones(100), jnp.ones(10)), (jnp.ones(100), jnp.ones(10)))[1])
+# testScatterValuesCastToTargetDType: a C++ integer too large for int32 into uint32.
+record("misc/uint32_set", "set", x=np.zeros((1,), np.uint32), y="lit|int|4294967295", idx=0,
+       fn=lambda: jnp.zeros(1, jnp.uint32).at[0].set(2**32 - 1))
+# testSegmentSumBehavior.
+_ids = np.array([0, 0, 0, 1, 2, 2, 3, 3])
+record("misc/segment_sum", "add", x=np.zeros((4,), np.float32),
+       y=enc_array(np.array([5, 1, 7, 2, 3, 4, 1, 3], np.float32)), idx=_ids,
+       fn=lambda: jnp.zeros(4).at[jnp.asarray(_ids)].add(
+           jnp.array([5, 1, 7, 2, 3, 4, 1, 3], jnp.float32)))
+# testGradOfVmapOfScatter: jacrev of a clipped get, and of its vmap over the index.
+record("misc/jacrev_clip", "jacrev_clip", x=np.array([1.0], np.float32),
+       y=enc_array(np.array([1])),
+       fn=lambda: jax.jacrev(lambda x, i: x.at[i].get(mode="clip"))(jnp.array([1.0]),
+                                                                  jnp.array([1])))
+record("misc/jacrev_vmap_clip", "jacrev_vmap_clip", x=np.array([1.0], np.float32),
+       y=enc_array(np.array([1])),
+       fn=lambda: jax.jacrev(jax.vmap(lambda x, i: x.at[i].get(mode="clip"), (None, 0)))(
+           jnp.array([1.0]), jnp.array([1])))
+
+# ---- printed equations: make_jaxpr's gather and scatter equations ---------------------------
+
+X34 = jnp.zeros((3, 4), jnp.float32)
+I2 = jnp.zeros((2,), jnp.int32)
+Y24 = jnp.zeros((2, 4), jnp.float32)
+G = jax.lax.GatherDimensionNumbers
+S = jax.lax.ScatterDimensionNumbers
+JAXPRS = {
+    "getitem": (lambda x, i: x[i], (X34, I2)),
+    "getitem_2d": (lambda x, i, j: x[i, :, j],
+                   (jnp.zeros((2, 3, 4)), jnp.zeros((5,), jnp.int32),
+                    jnp.zeros((5,), jnp.int32))),
+    "get_fill": (lambda x, i: x.at[i].get(mode="fill"), (X34, I2)),
+    "get_fill_int": (lambda x, i: x.at[i].get(mode="fill"), (jnp.zeros((3, 4), jnp.int32), I2)),
+    "get_fill_uint8": (lambda x, i: x.at[i].get(mode="fill"),
+                       (jnp.zeros((6,), jnp.uint8), I2)),
+    "get_fill_bool": (lambda x, i: x.at[i].get(mode="fill"), (jnp.zeros((6,), bool), I2)),
+    "get_fill_value": (lambda x, i: x.at[i].get(mode="fill", fill_value=2.5), (X34, I2)),
+    "get_clip": (lambda x, i: x.at[i].get(mode="clip"), (X34, I2)),
+    "get_sorted": (lambda x, i: x.at[i].get(indices_are_sorted=True, unique_indices=True),
+                   (X34, I2)),
+    "set": (lambda x, i, y: x.at[i].set(y), (X34, I2, Y24)),
+    "add": (lambda x, i, y: x.at[i].add(y), (X34, I2, Y24)),
+    "multiply": (lambda x, i, y: x.at[i].multiply(y), (X34, I2, Y24)),
+    "min": (lambda x, i, y: x.at[i].min(y, mode="clip"), (X34, I2, Y24)),
+    "max": (lambda x, i, y: x.at[i].max(y, mode="promise_in_bounds"), (X34, I2, Y24)),
+    "add_int": (lambda x, i, y: x.at[i].add(y),
+                (jnp.zeros((3, 4), jnp.int32), I2, jnp.zeros((2, 4), jnp.int32))),
+    "take_along_axis": (lambda x, i: jnp.take_along_axis(x, i, axis=1),
+                        (X34, jnp.zeros((3, 2), jnp.int32))),
+    "lax_gather_batching": (
+        lambda x, i: jax.lax.gather(x, i, G(offset_dims=(1,), collapsed_slice_dims=(1,),
+                                            start_index_map=(1,), operand_batching_dims=(0,),
+                                            start_indices_batching_dims=(0,)),
+                                    slice_sizes=(1, 1, 5), mode="clip"),
+        (jnp.zeros((3, 4, 5)), jnp.zeros((3, 1), jnp.int32))),
+    "lax_scatter_add_batching": (
+        lambda x, i, y: jax.lax.scatter_add(
+            x, i, y, S(update_window_dims=(1,), inserted_window_dims=(1,),
+                       scatter_dims_to_operand_dims=(1,), operand_batching_dims=(0,),
+                       scatter_indices_batching_dims=(0,)), mode="fill"),
+        (jnp.zeros((3, 4, 5)), jnp.zeros((3, 1), jnp.int32), jnp.zeros((3, 5)))),
+    "grad_getitem": (jax.grad(lambda x, i: jnp.sum(x[i])), (X34, I2)),
+}
+for name, (fn, args) in JAXPRS.items():
+  RECORDS.append(("jaxpr/" + name, str(jax.make_jaxpr(fn)(*args))))
+
 # ---- errors under jit ------------------------------------------------------------------------
 
 record("jit/bool", "jit_getitem", x=np.zeros((3,), np.float32),

@@ -23,6 +23,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -178,6 +179,11 @@ class IndexUpdateRef {
   Array min(const ArrayLike& values, const AtOptions& options = {}) const;
   // x[index] = maximum(x[index], values).
   Array max(const ArrayLike& values, const AtOptions& options = {}) const;
+  // x[index] = func(x[index]), func applied once for each time the index names an element
+  // (JAX's scatter_apply). func maps a scalar of x's dtype to one of the same type (traced
+  // on a scalar, as JAX traces it, and applied elementwise). Not differentiable: a
+  // derivative raises NotImplementedError, as in JAX.
+  Array apply(const std::function<Array(const Array&)>& func, const AtOptions& options = {}) const;
 
  private:
   Array array_;
@@ -198,12 +204,16 @@ Array take(const ArrayLike& a, const ArrayLike& indices, std::optional<int64_t> 
 
 // Returns a's elements at `indices` along `axis` (default -1): indices has a's rank and
 // broadcasts against a on the other dimensions (1-D over the flattened a for nullopt).
-// Negative indices count from the end; out-of-bound ones give fill_value ("fill", the
-// default) or clamp ("clip").
+// Negative indices count from the end (unless wrap_negative_indices is false; by default
+// they do except with "promise_in_bounds", as JAX's legacy default); out-of-bound ones give
+// fill_value ("fill", the default), clamp ("clip"), or give 0 ("one_hot": a contraction
+// with the indices' one-hot encoding, whose NaN or infinite entries anywhere along the axis
+// make the result NaN, as JAX's).
 Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices,
                       std::optional<int64_t> axis = -1,
                       std::optional<IndexMode> mode = std::nullopt,
-                      std::optional<double> fill_value = std::nullopt);
+                      std::optional<double> fill_value = std::nullopt,
+                      std::optional<bool> wrap_negative_indices = std::nullopt);
 
 // Returns a copy of arr with `values` (broadcast to indices' shape) put at `indices` along
 // `axis`, as numpy.put_along_axis does in place (JAX's with inplace=False).

@@ -3,6 +3,7 @@
 // parax::numpy adds numpy's broadcasting and type promotion on top.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -182,6 +183,15 @@ Array scatter_max(const ArrayLike& operand, const ArrayLike& scatter_indices,
                   const ArrayLike& updates, const ScatterDimensionNumbers& dimension_numbers,
                   bool indices_are_sorted = false, bool unique_indices = false,
                   std::optional<GatherScatterMode> mode = std::nullopt);
+// Returns operand with func applied where a scatter of `update_shape` updates would write,
+// once per update that writes there (JAX's scatter_apply). func maps a scalar of operand's
+// dtype to one of the same type. Not differentiable: a derivative raises
+// NotImplementedError, as in JAX. mode nullopt means FILL_OR_DROP.
+Array scatter_apply(const ArrayLike& operand, const ArrayLike& scatter_indices,
+                    const std::function<Array(const Array&)>& func,
+                    const ScatterDimensionNumbers& dimension_numbers, Shape update_shape = {},
+                    bool indices_are_sorted = false, bool unique_indices = false,
+                    std::optional<GatherScatterMode> mode = std::nullopt);
 
 // Asks the compiler to lay x out with `sharding` here (inside jit; eagerly, a device_put).
 Array with_sharding_constraint(const Array& x, const Sharding& sharding);

@@ -6,6 +6,7 @@
 #include "parax/custom_derivatives.h"
 
 #include <map>
+#include <optional>
 
 #include "core/array_value.h"
 #include "core/autodiff.h"
@@ -278,7 +279,17 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
   ClosedProgram jp = core::trace_to_program(rule_avals, [&](const std::vector<Array>& xs) {
     const std::vector<Array> p(xs.begin(), xs.begin() + long(n));
     const std::vector<Array> t(xs.begin() + long(n), xs.end());
-    if (fallback) {  // f's own derivative
+    // A rule that raises NotImplementedError raises it when the derivative is needed, as
+    // JAX's does (it traces rules only then); meanwhile f's own derivative stands in.
+    std::optional<FlatPair> r;
+    if (!fallback) {
+      try {
+        r = rule(p, t);
+      } catch (const NotImplementedError& e) {
+        error = std::string("NotImplementedError: ") + e.what();
+      }
+    }
+    if (!r) {  // f's own derivative
       std::vector<Array> ts(fp.consts.size());
       ts.insert(ts.end(), t.begin(), t.end());
       auto [outs, touts] = core::jvp_program(*fp.program, inputs_of(fp, p), ts);
@@ -287,9 +298,8 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
       }
       return concat(outs, touts);
     }
-    FlatPair r = rule(p, t);
-    error = check_jvp_output(r, *out_def, out_avals, options);
-    return concat(r.first, instantiate_zeros(r.second));
+    error = check_jvp_output(*r, *out_def, out_avals, options);
+    return concat(r->first, instantiate_zeros(r->second));
   });
   prims::SharedConsts a = prims::share_consts({fp, jp});
   const bool symbolic = options.symbolic_zeros && !fallback;
@@ -299,7 +309,10 @@ std::vector<Array> custom_jvp_flat(const std::vector<Array>& leaves,
                 {"name", options.name},
                 {"num_consts", int64_t(a.consts.size())},
                 {"symbolic_zeros", symbolic}};
-  if (!error.empty()) params.set("jvp_error", "TypeError: " + error);
+  if (!error.empty()) {
+    params.set("jvp_error",
+               error.starts_with("NotImplementedError: ") ? error : "TypeError: " + error);
+  }
   // With symbolic_zeros, the jvp of this call traces the rule again for the tangents it
   // is given: the rule is kept with the call's program.
   if (symbolic) {

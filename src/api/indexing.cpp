@@ -12,9 +12,11 @@
 
 #include "api/array_impl.h"
 #include "api/frontend.h"
+#include "api/scatter_apply.h"
 #include "core/array_value.h"
 #include "core/trace.h"
 #include "parax/lax.h"
+#include "parax/nn.h"
 #include "parax/numpy.h"
 
 namespace parax {
@@ -718,6 +720,38 @@ Array scatter_update(const Array& x, const NumpyIndex& index, const ArrayLike& v
   return frontend::convert(out, dtype, weak);
 }
 
+// JAX's .at[index].apply: lax::scatter_apply with the scatter an update would be, for
+// updates of x[index]'s shape (its None dimensions dropped).
+Array scatter_apply(const Array& x, const NumpyIndex& index,
+                    const std::function<Array(const Array&)>& func, const AtOptions& o) {
+  Indexer ix = expand_bool_indices(parse(index, x.shape()));
+  GatherIndexer g = index_to_gather(ix, o.wrap_negative_indices);
+  if (is_empty(g.slice_shape)) return x;
+  Array operand = x;
+  if (!g.scalar_bool_dims.empty()) operand = lax::expand_dims(operand, g.scalar_bool_dims);
+  Array out;
+  if (is_empty(g.gather_indices.shape())) {
+    out = detail::apply_elementwise(func, operand);  // every dimension a full slice
+  } else {
+    lax::ScatterDimensionNumbers dnums;
+    dnums.update_window_dims = g.dnums.offset_dims;
+    dnums.inserted_window_dims = g.dnums.collapsed_slice_dims;
+    dnums.scatter_dims_to_operand_dims = g.dnums.start_index_map;
+    Shape update_shape;
+    for (size_t d = 0; d < g.slice_shape.size(); ++d) {
+      const bool newaxis = std::find(g.newaxis_dims.begin(), g.newaxis_dims.end(), int64_t(d)) !=
+                           g.newaxis_dims.end();
+      if (!newaxis) update_shape.push_back(g.slice_shape[d]);
+    }
+    out = detail::scatter_apply_windows(operand, g.gather_indices, func, dnums, update_shape,
+                                        g.indices_are_sorted || o.indices_are_sorted,
+                                        g.unique_indices || o.unique_indices,
+                                        parse_mode(o.mode, GatherScatterMode::FILL_OR_DROP));
+  }
+  if (!g.scalar_bool_dims.empty()) out = lax::squeeze(out, g.scalar_bool_dims);
+  return out;
+}
+
 }  // namespace
 
 IndexMode::IndexMode(std::string_view name) {
@@ -773,6 +807,11 @@ Array IndexUpdateRef::min(const ArrayLike& values, const AtOptions& options) con
 }
 Array IndexUpdateRef::max(const ArrayLike& values, const AtOptions& options) const {
   return scatter_update(array_, index_, values, UpdateOp::kMax, options);
+}
+Array IndexUpdateRef::apply(const std::function<Array(const Array&)>& func,
+                            const AtOptions& options) const {
+  return detail::without_jvp(
+      array_, [&](const Array& x) { return scatter_apply(x, index_, func, options); });
 }
 
 }  // namespace parax
@@ -832,9 +871,41 @@ Array take(const ArrayLike& a_in, const ArrayLike& indices_in, std::optional<int
                      indices_are_sorted, unique_indices, gather_mode, fill);
 }
 
+namespace {
+
+// take_along_axis(..., mode="one_hot"), as JAX computes it: the indices' one-hot encoding
+// (all zeros out of bounds) contracted with a along `ax` by one dot_general, the other
+// dimensions broadcast against each other and batched.
+Array one_hot_take(const Array& a, const Array& indices, int64_t ax, const Shape& out_shape) {
+  const int64_t rank = a.ndim();
+  const int64_t size = a.shape()[size_t(ax)];
+  Shape a_shape = out_shape;
+  a_shape[size_t(ax)] = size;
+  const Array operand = broadcast_to(a, a_shape);
+  const Array hot = nn::one_hot(broadcast_to(indices, out_shape), size, a.dtype());
+  lax::DotDimensionNumbers dims;
+  dims.lhs_contracting = {rank};
+  dims.rhs_contracting = {ax};
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == ax) continue;
+    dims.lhs_batch.push_back(d);
+    dims.rhs_batch.push_back(d);
+  }
+  // (batch dimensions..., the indices' dimension `ax`) back into out_shape's order.
+  const Array y = lax::dot_general(hot, operand, dims);
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == ax) perm.push_back(rank - 1);
+    if (d < rank - 1) perm.push_back(d);
+  }
+  return lax::transpose(y, perm);
+}
+
+}  // namespace
+
 Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
                       std::optional<int64_t> axis, std::optional<IndexMode> mode,
-                      std::optional<double> fill_value) {
+                      std::optional<double> fill_value, std::optional<bool> wrap_negative_indices) {
   Array a = arr.array();
   Array indices = indices_in.array();
   if (!is_integer(indices.dtype())) {
@@ -864,19 +935,18 @@ Array take_along_axis(const ArrayLike& arr, const ArrayLike& indices_in,
   if (axis_size == 0) {
     return detail::broadcast_scalar(frontend::scalar(0, a.dtype()), out_shape);
   }
-  if (mode && mode->value() == GatherScatterMode::ONE_HOT) {
-    throw NotImplementedError(
-        "[numpy.take_along_axis] mode='one_hot' (JAX's one-hot contraction) is not "
-        "implemented; use the default mode 'fill', or 'clip'");
-  }
+  // JAX's legacy default: wrap unless the indices are promised in bounds.
   const bool promise = mode && mode->value() == GatherScatterMode::PROMISE_IN_BOUNDS;
-  const bool wrap = !promise;
+  const bool wrap = wrap_negative_indices.value_or(!promise);
   if (wrap) {
     const DType index_dtype =
         axis_size > std::numeric_limits<int32_t>::max() ? DType::int64 : DType::int32;
     indices = frontend::convert(indices, index_dtype);
     Array size = frontend::scalar_int(axis_size, index_dtype);
     indices = lax::select(lax::lt(indices, 0), lax::add(indices, size), indices);
+  }
+  if (mode && mode->value() == GatherScatterMode::ONE_HOT) {
+    return one_hot_take(a, indices, ax, out_shape);
   }
   Shape gather_index_shape;
   for (int64_t i = 0; i < rank; ++i) {

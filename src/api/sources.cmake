@@ -22,6 +22,7 @@ target_sources(parax PRIVATE
 
   # gather and scatter
   api/lax_gather.cpp
+  api/scatter_apply.cpp
 
   # numpy indexing and x.at[...]
   api/indexing.cpp

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "core/rules.h"
 #include "parax/errors.h"
 
 namespace parax::core {
@@ -148,6 +149,7 @@ class Parser {
   std::vector<Atom> out_atoms(Scope& s);
 
   ParamValue param_value();
+  std::string record(size_t at);
   std::vector<int64_t> tuple();
   Mesh mesh();
   PartitionSpec spec_body();
@@ -287,6 +289,13 @@ void Parser::equation(Scope& s) {
 #undef PARAX_PRIM_MATCH
   if (!prim) fail_at(prim_at, "a primitive name");
   Eqn eqn{*prim, {}, {}, accept('[') ? params() : Params{}};
+  if (const ParseParamsFn read = rules(*prim).parse_params) {
+    try {
+      eqn.params = read(eqn.params);
+    } catch (const Error& e) {
+      fail_msg(prim_at, e.what());
+    }
+  }
   for (;;) {
     const char c = peek();
     if (c == '\0' || c == '}' || c == '=' || c == ';' || at_closing_in()) break;
@@ -393,13 +402,26 @@ ParamValue Parser::param_value() {
     if (w == "NamedSharding") return named_sharding(at);
     if (w == "P") return short_sharding(at);
     if (w == "SingleDeviceSharding") return single_device_sharding(at);
-    fail_at(at, "NamedSharding(...), SingleDeviceSharding(...) or P(...)");
+    return record(at);
   }
   if (w == "True" || w == "False") return w == "True";
   if (auto i = to_int(w)) return *i;
   if (auto x = to_float(w)) return *x;
   if (auto t = dtype_named(w, /*short_name=*/false)) return *t;
   return std::string(w);
+}
+
+// A record such as `GatherDimensionNumbers(offset_dims=(1,), ...)`, from its name at `at`:
+// its text, which the primitive's parse_params reads.
+std::string Parser::record(size_t at) {
+  int depth = 0;
+  do {
+    if (pos_ >= text_.size()) fail_at(at, "a record Name(...) closed by ')'");
+    if (text_[pos_] == '(') ++depth;
+    if (text_[pos_] == ')') --depth;
+    ++pos_;
+  } while (depth > 0);
+  return std::string(text_.substr(at, pos_ - at));
 }
 
 // `(0, 1)`, `(0,)`, `()`; quoted mesh axis names (`('a', 'b')`) become their positions.

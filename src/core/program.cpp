@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/dtype_dispatch.h"
+#include "core/rules.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -229,6 +230,11 @@ class Printer {
   std::string atom(const Atom& a) const {
     return a.is_literal() ? literal_str(*a.literal) : name(a.var);
   }
+  Aval aval_of(const Atom& a) const {
+    if (a.is_literal()) return a.literal->aval;
+    const bool typed = a.var >= 0 && size_t(a.var) < p_.avals.size();  // as typed() does
+    return typed ? p_.avals[size_t(a.var)] : Aval{};
+  }
 
   // Returns equation `e` starting at column `column`; defines its results' names first
   // (JAX names an equation's results before its sub-programs' variables).
@@ -239,12 +245,20 @@ class Printer {
     line += (e.outputs.empty() ? "" : " = ") + std::string(prim_name(e.prim));  // as JAX
     std::string args;
     for (const Atom& a : e.inputs) args += " " + atom(a);
+    if (const PrintParamsFn shown = rules(e.prim).print_params) {
+      std::vector<Aval> in;
+      for (const Atom& a : e.inputs) in.push_back(aval_of(a));
+      return line + broken_params(shown(in, e.params), column, line.size() + args.size()) + args;
+    }
     if (e.params.items().empty()) return line + args;
+    // Other primitives keep their params on one line: most do not yet print them as JAX
+    // does (dot_general's four lists for its one tuple), so JAX's line breaks would not
+    // make their text JAX's.
     if (has_trait(e.prim, kControlFlow)) {
-      return line + control_flow_params(e.params.items(), column, line.size() + args.size()) + args;
+      return line + broken_params(e.params.items(), column, line.size() + args.size()) + args;
     }
     if (std::optional<ParamItems> items = custom_call_params(e)) {
-      return line + control_flow_params(*items, column, line.size() + args.size()) + args;
+      return line + broken_params(*items, column, line.size() + args.size()) + args;
     }
     line += "[";
     for (size_t i = 0; i < e.params.items().size(); ++i) {
@@ -379,16 +393,18 @@ class Printer {
   }
 
   // `[p=v ...]` on the equation's line when the whole equation fits in 80 columns, else
-  // one param a line under it, as JAX prints cond, while, scan and remat2. `rest` is how
-  // many columns the equation takes besides its params.
-  std::string control_flow_params(const ParamItems& items, size_t column, size_t rest) {
+  // one param a line under it, as JAX prints every equation (parax: control flow, custom
+  // calls and the primitives whose params print as JAX's). `rest` is how many columns the
+  // equation takes besides its params.
+  std::string broken_params(const ParamItems& params, size_t column, size_t rest) {
+    if (params.empty()) return {};
     const int saved = next_;
     for (const bool flat : {true, false}) {
       next_ = saved;
       const size_t param_column = column + 2;
       std::string text = "[";
       bool first = true;
-      for (const auto& [name, value] : items) {
+      for (const auto& [name, value] : params) {
         std::string rendered;
         if (const auto* sub = std::get_if<std::shared_ptr<const Program>>(&value)) {
           rendered =

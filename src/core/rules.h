@@ -231,6 +231,15 @@ struct TileCall {
 };
 using TileKernelFn = void (*)(const TileCall& call);
 
+// print_params: the params as JAX prints them, in its order, where that is not simply
+// the params sorted by name: a record as one param (gather's dimension_numbers, a string
+// `GatherDimensionNumbers(offset_dims=(1,), ...)`), defaults JAX writes out, programs JAX
+// holds (a scatter-add's update_jaxpr). parse_params is its inverse, from what the
+// parser read (a record as its text).
+using PrintParamsFn = std::vector<std::pair<std::string, ParamValue>> (*)(std::span<const Aval> in,
+                                                                          const Params& params);
+using ParseParamsFn = Params (*)(const Params& printed);
+
 struct PrimRules {
   // Checks operand types (throwing TypeError/ValueError with the api's message) and
   // returns the result types.
@@ -260,6 +269,9 @@ struct PrimRules {
   JointJvpFn joint_jvp = nullptr;
   // Null: an application with an unknown operand is unknown as a whole.
   PartialEvalFn partial_eval = nullptr;
+  // Null: the params print sorted by name, and parse as they print.
+  PrintParamsFn print_params = nullptr;
+  ParseParamsFn parse_params = nullptr;
 };
 
 // Returns the rules of `p`.

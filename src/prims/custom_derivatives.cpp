@@ -48,12 +48,17 @@ std::vector<Aval> call_shape_rule(std::span<const Aval> in, const Params& params
   return program_outputs(p);
 }
 
-// Raises the error a rule's output left in `params` (as "TypeError: ..." or "ValueError: ...").
+// Raises the error a rule's output left in `params` (as "TypeError: ...", "ValueError: ..."
+// or "NotImplementedError: ...").
 void raise_rule_error(const Params& params, std::string_view name) {
   if (!params.has(name)) return;
   const std::string& text = params.get<std::string>(name);
   const std::string value = "ValueError: ";
   if (text.rfind(value, 0) == 0) throw ValueError(text.substr(value.size()));
+  const std::string not_implemented = "NotImplementedError: ";
+  if (text.starts_with(not_implemented)) {
+    throw NotImplementedError(text.substr(not_implemented.size()));
+  }
   throw TypeError(text.substr(std::string("TypeError: ").size()));
 }
 
@@ -144,7 +149,15 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_call_jvp(std::span<const A
                                                                const Params& params) {
   const size_t nc = num_consts(params);
   // As JAX: with no argument perturbed, the call stays a call and its tangents are zero.
-  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) raise_closed_over("JVP");
+  if (any_tangent(tangents.first(nc), primals.first(nc), 0)) {
+    // A rule that raised NotImplementedError means there is no derivative at all
+    // (scatter_apply's): that is the error, whatever is differentiated.
+    if (params.has("jvp_error") &&
+        params.get<std::string>("jvp_error").starts_with("NotImplementedError: ")) {
+      raise_rule_error(params, "jvp_error");
+    }
+    raise_closed_over("JVP");
+  }
   if (!any_tangent(tangents, primals, nc)) {
     std::vector<Array> outs =
         core::bind(core::Prim::custom_jvp_call, {primals.begin(), primals.end()}, params);

@@ -355,6 +355,8 @@ extern const core::PrimRules gather_rules = {
     .jvp = gather_jvp,
     .transpose = gather_transpose,
     .batch = gather_batch,
+    .print_params = gather_print_params,
+    .parse_params = gather_parse_params,
 };
 
 }  // namespace parax::prims

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "parax/lax.h"
@@ -30,6 +32,16 @@ inline ScatterDimensionNumbers scatter_dnums(const Params& p) {
           param_ints(p, "scatter_dims_to_operand_dims"), param_ints(p, "operand_batching_dims"),
           param_ints(p, "scatter_indices_batching_dims")};
 }
+
+// Their params as JAX prints them (gather_params.cpp): the print_params and parse_params
+// rules.
+std::vector<std::pair<std::string, core::ParamValue>> gather_print_params(std::span<const Aval> in,
+                                                                          const Params& params);
+Params gather_parse_params(const Params& printed);
+std::vector<std::pair<std::string, core::ParamValue>> scatter_print_params(core::Prim prim,
+                                                                           std::span<const Aval> in,
+                                                                           const Params& params);
+Params scatter_parse_params(const Params& printed);
 
 // Reads the `mode` param (JAX's printed enum, `GatherScatterMode.CLIP`).
 inline GatherScatterMode gather_mode(const Params& p) {

@@ -550,6 +550,12 @@ Batched scatter_batch(std::span<const Array> in, std::span<const int> dims, cons
   return Batched{{rebind(P, operand, indices, updates, with_dnums(params, nd))}, {0}};
 }
 
+template <Prim P>
+std::vector<std::pair<std::string, core::ParamValue>> scatter_printed(std::span<const Aval> in,
+                                                                      const Params& params) {
+  return scatter_print_params(P, in, params);
+}
+
 }  // namespace
 
 extern const core::PrimRules scatter_rules = {
@@ -560,6 +566,8 @@ extern const core::PrimRules scatter_rules = {
     .jvp = scatter_jvp,
     .transpose = scatter_transpose,
     .batch = scatter_batch<Prim::scatter>,
+    .print_params = scatter_printed<Prim::scatter>,
+    .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_add_rules = {
     .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_add>,
@@ -569,6 +577,8 @@ extern const core::PrimRules scatter_add_rules = {
     .jvp = scatter_add_jvp,
     .transpose = scatter_add_transpose,
     .batch = scatter_batch<Prim::scatter_add>,
+    .print_params = scatter_printed<Prim::scatter_add>,
+    .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_mul_rules = {
     .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_mul>,
@@ -578,6 +588,8 @@ extern const core::PrimRules scatter_mul_rules = {
     .jvp = scatter_mul_jvp,
     .transpose = scatter_mul_transpose,
     .batch = scatter_batch<Prim::scatter_mul>,
+    .print_params = scatter_printed<Prim::scatter_mul>,
+    .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_min_rules = {
     .abstract_eval = scatter_abstract_eval,
@@ -586,6 +598,8 @@ extern const core::PrimRules scatter_min_rules = {
     .lower_local = scatter_lower<Prim::scatter_min>,
     .jvp = scatter_extremal_jvp<Prim::scatter_min>,
     .batch = scatter_batch<Prim::scatter_min>,
+    .print_params = scatter_printed<Prim::scatter_min>,
+    .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_max_rules = {
     .abstract_eval = scatter_abstract_eval,
@@ -594,6 +608,8 @@ extern const core::PrimRules scatter_max_rules = {
     .lower_local = scatter_lower<Prim::scatter_max>,
     .jvp = scatter_extremal_jvp<Prim::scatter_max>,
     .batch = scatter_batch<Prim::scatter_max>,
+    .print_params = scatter_printed<Prim::scatter_max>,
+    .parse_params = scatter_parse_params,
 };
 
 }  // namespace parax::prims

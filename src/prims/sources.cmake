@@ -53,6 +53,7 @@ target_sources(parax PRIVATE
 
   # gather and scatter
   prims/gather.cpp
+  prims/gather_params.cpp
   prims/scatter.cpp
 
   # numpy's extra elementwise and cumulative primitives

@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "core/parse.h"
+#include "core/program.h"
 #include "parax/parax.h"
+#include "support/errors.h"
 #include "support/golden.h"
 
 namespace parax {
@@ -102,6 +105,8 @@ struct Options {
   AtOptions at;
   std::optional<int64_t> axis;
   std::optional<std::string> mode;
+  std::optional<bool> wrap;  // given explicitly
+  std::string fn;            // apply's function, by name
 };
 
 // `at_mode`: the mode is x.at's (else take's own strings).
@@ -123,6 +128,9 @@ Options parse_options(const std::string& name, bool at_mode = true) {
       o.at.unique_indices = v == "1";
     } else if (k == "wrap") {
       o.at.wrap_negative_indices = v == "1";
+      o.wrap = v == "1";
+    } else if (k == "fn") {
+      o.fn = v;
     } else if (k == "axis") {
       o.axis = std::stoll(v);
     }
@@ -200,6 +208,21 @@ Array apply_update(const IndexUpdateRef& ref, const std::string& op, const Array
   throw std::runtime_error("unknown update " + op);
 }
 
+// The unary functions of the apply cases, by the goldens' names.
+std::function<Array(const Array&)> apply_fn(const std::string& name) {
+  if (name == "affine") return [](const Array& v) { return v * 2 + 1; };
+  if (name == "square") return [](const Array& v) { return v * v; };
+  if (name == "neg") return [](const Array& v) { return -v; };
+  if (name == "sin") return [](const Array& v) { return jnp::sin(v); };
+  if (name == "cos") return [](const Array& v) { return jnp::cos(v); };
+  if (name == "sqrt") return [](const Array& v) { return jnp::sqrt(v); };
+  if (name == "log") return [](const Array& v) { return jnp::log(v); };
+  if (name == "exp") return [](const Array& v) { return jnp::exp(v); };
+  if (name == "negative") return [](const Array& v) { return jnp::negative(v); };
+  if (name == "minus_one") return [](const Array& v) { return v - 1; };
+  throw std::runtime_error("unknown apply function " + name);
+}
+
 // Builds the computation a case records; nullopt when C++ cannot spell its index (a float
 // index does not compile in C++).
 std::optional<Fn> computation(const std::string& name, const std::string& op) {
@@ -228,7 +251,98 @@ std::optional<Fn> computation(const std::string& name, const std::string& op) {
   if (op == "take_along_axis") {
     return [name](const Array& x, const std::optional<Array>& i) {
       Options o = parse_options(name);
-      return std::vector<Array>{jnp::take_along_axis(x, *i, o.axis, o.at.mode, o.at.fill_value)};
+      return std::vector<Array>{
+          jnp::take_along_axis(x, *i, o.axis, o.at.mode, o.at.fill_value, o.wrap)};
+    };
+  }
+  if (op == "vmap_take_along_axis") {
+    return [name](const Array& xs, const std::optional<Array>& i) {
+      Options o = parse_options(name);
+      auto f = [&](const Array& x) { return jnp::take_along_axis(x, *i, o.axis, o.at.mode); };
+      return std::vector<Array>{vmap(f)(xs)};
+    };
+  }
+  if (op == "apply") {
+    return [name, idx_text](const Array& x, const std::optional<Array>&) {
+      Options o = parse_options(name);
+      return std::vector<Array>{x.at(parse_index(idx_text)).apply(apply_fn(o.fn), o.at)};
+    };
+  }
+  if (op == "mul_jvp") {
+    return [idx_text](const Array& x, const std::optional<Array>& z) {
+      NumpyIndex idx = parse_index(idx_text);
+      auto f = [&](const Array& a, const Array& b) { return a.at(idx).multiply(b); };
+      return std::vector<Array>{jvp(f, std::tuple{x, *z}, std::tuple{x, *z}).second};
+    };
+  }
+  if (op == "jacrev_clip" || op == "jacrev_vmap_clip") {
+    const bool mapped = op == "jacrev_vmap_clip";
+    return [mapped](const Array& x, const std::optional<Array>& i) {
+      auto get = [](const Array& a, const Array& j) { return a.at(j).get({.mode = "clip"}); };
+      if (!mapped) return std::vector<Array>{jacrev([&](const Array& a) { return get(a, *i); })(x)};
+      auto mapped_get = [&](const Array& a) {
+        return vmap([&](const Array& j) { return get(a, j); })(*i);
+      };
+      return std::vector<Array>{jacrev(mapped_get)(x)};
+    };
+  }
+  if (op == "lax_scatter_apply") {
+    return [name](const Array& x, const std::optional<Array>& i) {
+      using S = lax::ScatterDimensionNumbers;
+      using M = lax::GatherScatterMode;
+      struct Case {
+        S dnums;
+        Shape update_shape;
+        std::optional<M> mode;
+      };
+      // tools/make_indexing_goldens.py's LAX_APPLY.
+      const std::vector<Case> cases = {
+          {S{{}, {0}, {0}}, {3}, std::nullopt},           {S{{}, {0}, {0}}, {3}, M::CLIP},
+          {S{{}, {0}, {0}}, {3}, M::PROMISE_IN_BOUNDS},   {S{{1}, {0}, {0}}, {2, 4}, std::nullopt},
+          {S{{}, {1}, {1}, {0}, {0}}, {3}, std::nullopt}, {S{{1}, {0}, {0}}, {2, 5}, std::nullopt},
+      };
+      const Case& c = cases.at(size_t(std::stoi(name.substr(name.rfind('/') + 1))));
+      return std::vector<Array>{lax::scatter_apply(x, *i, apply_fn("affine"), c.dnums,
+                                                   c.update_shape, false, false, c.mode)};
+    };
+  }
+  if (op == "apply_i") {
+    return [name](const Array& x, const std::optional<Array>& i) {
+      Options o = parse_options(name);
+      return std::vector<Array>{x.at(*i).apply(apply_fn(o.fn), o.at)};
+    };
+  }
+  if (op == "vmap_xi_apply") {
+    return [](const Array& xs, const std::optional<Array>& is) {
+      auto f = [](const Array& x, const Array& i) { return x.at(i).apply(apply_fn("minus_one")); };
+      return std::vector<Array>{vmap(f)(xs, *is)};
+    };
+  }
+  if (op == "grad_apply") {
+    return [idx_text](const Array& x, const std::optional<Array>&) {
+      NumpyIndex idx = parse_index(idx_text);
+      auto f = [&](const Array& a) { return jnp::sum(a.at(idx).apply(apply_fn("sin"))); };
+      return std::vector<Array>{grad(f)(x)};
+    };
+  }
+  if (op == "grad_apply_other") {
+    return [idx_text](const Array& x, const std::optional<Array>& w) {
+      NumpyIndex idx = parse_index(idx_text);
+      auto f = [&](const Array& b) { return jnp::sum(x.at(idx).apply(apply_fn("sin")) * b); };
+      return std::vector<Array>{grad(f)(*w)};
+    };
+  }
+  if (op == "vmap_x_apply") {
+    return [idx_text](const Array& xs, const std::optional<Array>&) {
+      NumpyIndex idx = parse_index(idx_text);
+      auto f = [&](const Array& x) { return x.at(idx).apply(apply_fn("affine")); };
+      return std::vector<Array>{vmap(f)(xs)};
+    };
+  }
+  if (op == "vmap_i_apply") {
+    return [](const Array& x, const std::optional<Array>& is) {
+      auto f = [&](const Array& i) { return x.at(i).apply(apply_fn("affine")); };
+      return std::vector<Array>{vmap(f)(*is)};
     };
   }
   if (op == "put_along_axis") {
@@ -253,7 +367,7 @@ std::optional<Fn> computation(const std::string& name, const std::string& op) {
     return [name, along](const Array& x, const std::optional<Array>& i) {
       Options o = parse_options(name, !along ? false : true);
       auto f = [&](const Array& a) {
-        if (along) return loss(jnp::take_along_axis(a, *i, o.axis));
+        if (along) return loss(jnp::take_along_axis(a, *i, o.axis, o.at.mode));
         std::optional<std::string_view> mode;
         if (o.mode) mode = *o.mode;
         return loss(jnp::take(a, *i, o.axis, mode, o.at.fill_value));
@@ -389,6 +503,197 @@ TEST(Indexing, TakeMatchesJax) {
 TEST(Indexing, TakeAlongAxisMatchesJax) {
   Tally t = check_cases({"take_along_axis/"}, 4);
   EXPECT_GT(t.checked, 30);
+}
+
+TEST(Indexing, TakeAlongAxisOneHotMatchesJax) {
+  Tally t = check_cases({"take_along_axis_one_hot/"}, 3);
+  EXPECT_GT(t.checked, 40);
+}
+
+// x.at[i].apply(f): JAX's IndexedUpdateTest index tables, repeated and out-of-bound
+// indices under every mode, windows; eagerly and under jit (grad and vmap: below).
+TEST(Indexing, ApplyMatchesJax) {
+  Tally t = check_cases({"apply"}, 4);
+  EXPECT_GT(t.checked, 150);
+}
+
+// testIndexMulGradFailsIfNotUnique, testScatterValuesCastToTargetDType,
+// testSegmentSumBehavior, testGradOfVmapOfScatter.
+TEST(Indexing, IndexedUpdateSingleTestsMatchJax) {
+  Tally t = check_cases({"misc/"}, 1);
+  EXPECT_EQ(t.checked, 5);
+}
+
+TEST(Indexing, LaxScatterApplyMatchesJax) {
+  Tally t = check_cases({"lax_scatter_apply/"}, 1);
+  EXPECT_EQ(t.checked, 6);
+  const Array x = jnp::ones({3});
+  auto f = [](const Array& a) {
+    return jnp::sum(lax::scatter_apply(a, jnp::array({0, 0}).reshape({2, 1}),
+                                       [](const Array& v) { return jnp::sin(v); },
+                                       lax::ScatterDimensionNumbers{{}, {0}, {0}}, {2}));
+  };
+  EXPECT_THROW_HAS(grad(f)(x), NotImplementedError, "scatter_apply JVP not implemented");
+}
+
+TEST(Indexing, ApplyNeedsAScalarFunctionOfTheSameType) {
+  const Array v = jnp::arange(5);
+  EXPECT_THROW_HAS(v.at(1).apply([](const Array& a) { return a * 1.5; }), TypeError,
+                   "[at.apply] func must map a scalar to one of the same type: it maps int32[] "
+                   "to float32[]");
+  EXPECT_THROW_HAS(v.at(1).apply([](const Array& a) {
+    return jnp::stack({a, a});
+  }),
+                   TypeError, "it maps int32[] to int32[2]");
+  // A derivative raises where it is needed: under jit too, and through jvp.
+  auto f = [](const Array& x) {
+    return jnp::sum(x.at(jnp::array({0, 0})).apply([](const Array& a) { return jnp::sin(a); }));
+  };
+  const Array x = jnp::ones({3});
+  EXPECT_THROW_HAS(grad(jit(f))(x), NotImplementedError, "scatter_apply JVP not implemented");
+  EXPECT_THROW_HAS(jvp(f, std::tuple{x}, std::tuple{x}), NotImplementedError,
+                   "scatter_apply JVP not implemented");
+  EXPECT_FLOAT_EQ(jit(f)(x).item<float>(), std::sin(std::sin(1.0f)) + 2);
+  // Differentiating a value func closes over raises the same (JAX: its update_consts).
+  auto g = [&](const Array& w) {
+    return jnp::sum(x.at(jnp::array({1, 1})).apply([&](const Array& v) { return v * w; }));
+  };
+  EXPECT_THROW_HAS(grad(g)(jnp::array(3.0f)), NotImplementedError,
+                   "scatter_apply JVP not implemented");
+  EXPECT_FLOAT_EQ(jit(g)(jnp::array(3.0f)).item<float>(), 11.0f);
+}
+
+// ---- printing -------------------------------------------------------------------------------
+
+// The gather and scatter equations of a printed program: whitespace collapsed, variables
+// renamed in order of appearance (the programs around them need not be JAX's).
+std::vector<std::string> indexing_eqns(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(text);
+  std::string line, eqn;
+  bool inside = false;
+  static const std::regex head(
+      R"( = (gather|scatter|scatter-add|scatter-mul|scatter-min|scatter-max)\[)");
+  while (std::getline(lines, line)) {
+    if (!inside && !std::regex_search(line, head)) continue;
+    eqn += " " + line;
+    inside = true;
+    const size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line[first] == ']') {
+      eqn = std::regex_replace(eqn, std::regex(R"(\s+)"), " ");
+      std::map<std::string, std::string> names;
+      std::string renamed;
+      static const std::regex var(R"(\b[a-z]{1,2}\b)");
+      auto end = std::sregex_iterator();
+      size_t at = 0;
+      for (auto it = std::sregex_iterator(eqn.begin(), eqn.end(), var); it != end; ++it) {
+        const std::string v = it->str();
+        renamed += eqn.substr(at, size_t(it->position()) - at);
+        at = size_t(it->position()) + v.size();
+        if (v == "in") {
+          renamed += v;
+          continue;
+        }
+        if (!names.count(v)) names[v] = "v" + std::to_string(names.size());
+        renamed += names[v];
+      }
+      out.push_back(renamed + eqn.substr(at));
+      eqn.clear();
+      inside = false;
+    }
+  }
+  return out;
+}
+
+// make_jaxpr's gather and scatter equations print as JAX's do: one dimension-numbers
+// record, fill_value written out, a scatter's update_jaxpr and update_consts, JAX's order.
+TEST(Indexing, GatherAndScatterPrintAsJax) {
+  const Array x34 = jnp::zeros({3, 4});
+  const Array i2 = jnp::zeros({2}, DType::int32);
+  const Array y24 = jnp::zeros({2, 4});
+  using Args = std::vector<Array>;
+  using G = lax::GatherDimensionNumbers;
+  using S = lax::ScatterDimensionNumbers;
+  const std::map<std::string, std::pair<std::function<Array(const Args&)>, Args>> cases = {
+      {"getitem", {[](const Args& a) { return a[0][a[1]]; }, {x34, i2}}},
+      {"getitem_2d",
+       {[](const Args& a) {
+          return a[0][{a[1], slice(), a[2]}];
+        },
+        {jnp::zeros({2, 3, 4}), jnp::zeros({5}, DType::int32), jnp::zeros({5}, DType::int32)}}},
+      {"get_fill", {[](const Args& a) { return a[0].at(a[1]).get({.mode = "fill"}); }, {x34, i2}}},
+      {"get_fill_int",
+       {[](const Args& a) { return a[0].at(a[1]).get({.mode = "fill"}); },
+        {jnp::zeros({3, 4}, DType::int32), i2}}},
+      {"get_fill_uint8",
+       {[](const Args& a) { return a[0].at(a[1]).get({.mode = "fill"}); },
+        {jnp::zeros({6}, DType::uint8), i2}}},
+      {"get_fill_bool",
+       {[](const Args& a) { return a[0].at(a[1]).get({.mode = "fill"}); },
+        {jnp::zeros({6}, DType::bool_), i2}}},
+      {"get_fill_value",
+       {[](const Args& a) { return a[0].at(a[1]).get({.mode = "fill", .fill_value = 2.5}); },
+        {x34, i2}}},
+      {"get_clip", {[](const Args& a) { return a[0].at(a[1]).get({.mode = "clip"}); }, {x34, i2}}},
+      {"get_sorted",
+       {[](const Args& a) {
+          return a[0].at(a[1]).get({.indices_are_sorted = true, .unique_indices = true});
+        },
+        {x34, i2}}},
+      {"set", {[](const Args& a) { return a[0].at(a[1]).set(a[2]); }, {x34, i2, y24}}},
+      {"add", {[](const Args& a) { return a[0].at(a[1]).add(a[2]); }, {x34, i2, y24}}},
+      {"multiply", {[](const Args& a) { return a[0].at(a[1]).multiply(a[2]); }, {x34, i2, y24}}},
+      {"min",
+       {[](const Args& a) { return a[0].at(a[1]).min(a[2], {.mode = "clip"}); }, {x34, i2, y24}}},
+      {"max",
+       {[](const Args& a) { return a[0].at(a[1]).max(a[2], {.mode = "promise_in_bounds"}); },
+        {x34, i2, y24}}},
+      {"add_int",
+       {[](const Args& a) { return a[0].at(a[1]).add(a[2]); },
+        {jnp::zeros({3, 4}, DType::int32), i2, jnp::zeros({2, 4}, DType::int32)}}},
+      {"take_along_axis",
+       {[](const Args& a) { return jnp::take_along_axis(a[0], a[1], 1); },
+        {x34, jnp::zeros({3, 2}, DType::int32)}}},
+      {"lax_gather_batching",
+       {[](const Args& a) {
+          return lax::gather(a[0], a[1], G{{1}, {1}, {1}, {0}, {0}}, {1, 1, 5}, false, false,
+                             lax::GatherScatterMode::CLIP);
+        },
+        {jnp::zeros({3, 4, 5}), jnp::zeros({3, 1}, DType::int32)}}},
+      {"lax_scatter_add_batching",
+       {[](const Args& a) {
+          return lax::scatter_add(a[0], a[1], a[2], S{{1}, {1}, {1}, {0}, {0}}, false, false,
+                                  lax::GatherScatterMode::FILL_OR_DROP);
+        },
+        {jnp::zeros({3, 4, 5}), jnp::zeros({3, 1}, DType::int32), jnp::zeros({3, 5})}}},
+      {"grad_getitem",
+       {[](const Args& a) { return grad([&](const Array& x) { return jnp::sum(x[a[1]]); })(a[0]); },
+        {x34, i2}}},
+  };
+  for (const auto& [name, c] : cases) {
+    SCOPED_TRACE(name);
+    const auto& [fn, args] = c;
+    const std::string text = make_jaxpr(fn)(args).to_string();
+    const std::vector<std::string> got = indexing_eqns(text);
+    const std::vector<std::string> want = indexing_eqns(goldens().at("jaxpr/" + name));
+    ASSERT_FALSE(want.empty());
+    EXPECT_EQ(got, want) << text << "\nJAX:\n" << goldens().at("jaxpr/" + name);
+  }
+}
+
+// The printed params parse back to the same equations.
+TEST(Indexing, PrintedGatherAndScatterParseBack) {
+  auto f = [](const Array& x, const Array& i) {
+    Array y = x.at(i).get({.mode = "fill"}) + x.at(i).get({.mode = "fill", .fill_value = 2.5});
+    return x.at(i).add(y).at(i).set(y, {.mode = "clip"}).at(i).max(y);
+  };
+  const std::string text =
+      make_jaxpr(f)(jnp::zeros({3, 4}), jnp::zeros({2}, DType::int32)).to_string();
+  const std::string again = core::to_string(core::parse_program(text));
+  EXPECT_EQ(again, text);
+  EXPECT_THROW_HAS(
+      core::parse_program(std::regex_replace(text, std::regex("offset_dims"), "offset_dimz")),
+      Error, "dimension_numbers: expected GatherDimensionNumbers(offset_dims=(...)");
 }
 
 TEST(Indexing, PutAlongAxisMatchesJax) {
@@ -529,7 +834,13 @@ TEST(Indexing, SpellingsReadLikeNumpy) {
             (std::vector<float>{0, 1, 2, 3, 4}));
   EXPECT_EQ(values(v.at(jnp::array({0, 0, 4})).add(1)), (std::vector<float>{2, 1, 2, 3, 5}));
   EXPECT_THROW(IndexMode("wrap"), ValueError);
-  EXPECT_THROW(jnp::take_along_axis(v, jnp::array({1}), 0, "one_hot"), NotImplementedError);
+  EXPECT_EQ(values(jnp::take_along_axis(v, jnp::array({1, 9}), 0, "one_hot")),
+            (std::vector<float>{1, 0}));
+  // x.at[i].apply(f): f once per time an index names an element.
+  auto twice_plus_one = [](const Array& a) { return a * 2 + 1; };
+  EXPECT_EQ(values(v.at(jnp::array({0, 0, 2})).apply(twice_plus_one)),
+            (std::vector<float>{3, 1, 5, 3, 4}));
+  EXPECT_EQ(values(v.at(slice(1, 3)).apply(twice_plus_one)), (std::vector<float>{0, 3, 5, 3, 4}));
 }
 
 TEST(Indexing, NarrowIndexDtypesDoNotOverflow) {
@@ -646,6 +957,18 @@ TEST(Indexing, ShardedOperandAndIndices) {
   Array js = device_put(j, NamedSharding(mesh, P("x")));
   EXPECT_EQ(jnp::take_along_axis(xs, js, 1).to_vector<float>(),
             jnp::take_along_axis(x, j, 1).to_vector<float>());
+  EXPECT_EQ(jnp::take_along_axis(xs, js, 1, "one_hot").to_vector<float>(),
+            jnp::take_along_axis(x, j, 1).to_vector<float>());
+  // apply with repeated sharded indices (twice on element 63), and through jit.
+  Array r = jnp::array({63, 0, -1, 5, 17, 40, 2, 9, 33, 31, 8, 62, 1, 7, 50, 20});
+  Array rs = device_put(r, NamedSharding(mesh, P("x")));
+  auto half = [](const Array& a) { return a * 0.5f; };
+  const auto applied = x.at(r).apply(half).to_vector<float>();
+  EXPECT_EQ(applied[63 * 3], 63 * 3 / 4.0f);
+  EXPECT_EQ(xs.at(rs).apply(half).to_vector<float>(), applied);
+  EXPECT_EQ(jit([&](const Array& a, const Array& b) { return a.at(b).apply(half); })(xs, rs)
+                .to_vector<float>(),
+            applied);
 }
 
 // Indexing along an unsharded dimension keeps the operand's layout and needs no

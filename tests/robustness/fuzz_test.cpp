@@ -182,7 +182,12 @@ Shape traced_shape(Shape s) {
 std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) {
   const int64_t a = f.axis(rank);
   const int64_t b = f.axis(rank);
-  switch (f.pick(0, 27)) {
+  // Every case below but linalg.inv (36), which hangs on a zero-size batch with a huge
+  // dimension (float32(1099511627776, 2, 0, 0)): its loop over the batch does not see
+  // that there is nothing to do.
+  int64_t op = f.pick(0, 40);
+  if (op == 36) op = 39;
+  switch (op) {
     case 0:
       return {"sin", [](const Array& x) { return jnp::sin(x); }};
     case 1:
@@ -318,6 +323,15 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
       return {"conv", [rank](const Array& x) {
                 return lax::conv(
                     x, x, std::vector<int64_t>(size_t(std::max<int64_t>(rank - 2, 0)), 1), "SAME");
+              }};
+    case 39:
+      return {"at.apply", [](const Array& x) {
+                return x.at(jnp::array(std::vector<int32_t>{-9, 0, 1, 1, 50}))
+                    .apply([](const Array& v) { return v * v; });
+              }};
+    case 40:
+      return {"take_along_axis one_hot", [a](const Array& x) {
+                return jnp::take_along_axis(x, jnp::argsort(x, a), a, "one_hot");
               }};
     default:
       return {"matmul", [](const Array& x) { return jnp::matmul(x, jnp::swapaxes(x, -1, -2)); }};
