@@ -8,6 +8,8 @@
 //                             auto [g] = t;
 //                             return std::pair{jnp::sin(x), 2 * jnp::cos(x) * g};
 //                           });
+//   // When the arguments are all Arrays the rule may take them as two vectors instead:
+//   //   [](const std::vector<Array>& primals, const std::vector<Array>& tangents) {...}
 //   auto h = px::custom_vjp(fn, fwd, bwd);  // fwd(args...) -> std::pair{out, residuals}
 //                                           // bwd(residuals, g) -> cotangent(s)
 //
@@ -129,6 +131,25 @@ FlatPair flatten_pair(const P& pair) {
 
 // The rule over flat leaves, holding copies of `rule` and `defs` (a symbolic_zeros rule is
 // traced again when its call is differentiated).
+// Calls a jvp rule on (statics..., primals, tangents): the two tuples of f's arguments,
+// or, when the arguments are all Arrays and the rule takes them so, two
+// std::vector<Array>.
+template <class J, class Tuple, class... S>
+auto call_jvp_rule(const J& rule, const Tuple& p, const Tuple& t, const S&... s) {
+  if constexpr (std::is_invocable_v<const J&, const S&..., const Tuple&, const Tuple&>) {
+    return rule(s..., p, t);
+  } else {
+    auto vec = [](const Tuple& x) {
+      return std::apply([](const auto&... a) { return std::vector<Array>{a...}; }, x);
+    };
+    static_assert(std::is_invocable_v<const J&, const S&..., const std::vector<Array>&,
+                                      const std::vector<Array>&>,
+                  "a custom_jvp rule takes (primals, tangents): two std::tuples of the "
+                  "function's arguments, or two std::vector<Array> when they are all Arrays");
+    return rule(s..., vec(p), vec(t));
+  }
+}
+
 template <class Tuple, class J>
 FlatJvpRule make_jvp_rule(const J& rule, const std::vector<TreeDef>& defs) {
   return [rule, defs](const std::vector<Array>& p, const std::vector<Array>& t) {
@@ -347,7 +368,8 @@ class CustomJvpFn {
                    const auto& fn, TreeDef* out_def) {
       using Tuple = typename decltype(tag)::type;
       auto rule = [rule = rule_, statics](const Tuple& p, const Tuple& t) {
-        return std::apply([&](const auto&... s) { return (*rule)(s..., p, t); }, statics);
+        return std::apply(
+            [&](const auto&... s) { return detail::call_jvp_rule(*rule, p, t, s...); }, statics);
       };
       return detail::custom_jvp_flat(leaves, defs, fn, detail::make_jvp_rule<Tuple>(rule, defs),
                                      out_def, options_, rule_.get());
@@ -503,7 +525,8 @@ class CustomJvp {
                     const Statics& statics, const std::vector<TreeDef>& defs,
                     const std::vector<Array>& p, const std::vector<Array>& t) {
       auto bound = [&](const ArgsTuple& pt, const ArgsTuple& tt) {
-        return std::apply([&](const auto&... s) { return rule(s..., pt, tt); }, statics);
+        return std::apply(
+            [&](const auto&... s) { return detail::call_jvp_rule(rule, pt, tt, s...); }, statics);
       };
       return detail::make_jvp_rule<ArgsTuple>(bound, defs)(p, t);
     };

@@ -101,7 +101,11 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   const auto& out = split.out_unknown;
   const bool all_unknown = std::find(out.begin(), out.end(), false) == out.end();
   if (split.known->eqns.empty() && all_unknown) return std::nullopt;
-  core::PartialEval pe{params, params, split.out_unknown, split.forwarded};
+  core::PartialEval pe;
+  pe.known = params;
+  pe.unknown = params;
+  pe.out_unknown = split.out_unknown;
+  pe.forwarded = split.forwarded;
   pe.known.set("jaxpr", split.known);
   pe.unknown.set("jaxpr", split.unknown);
   pe.inline_known = true;  // as JAX's remat_partial_eval: the forward pass is plain code

@@ -47,7 +47,7 @@ struct Case {
   int64_t fgc = 1, bgc = 1;
   // The oneDNN primitives expected when forced: forward, backward_data, backward_weights
   // for the forward alone, and for forward+backward.
-  ConvPathCounts fwd, fb;
+  ConvPathCounts fwd = {}, fb = {};
 
   Array operator()(const Array& x, const Array& w) const {
     return lax::conv_general_dilated(x, w, strides, padding, lhs_dil, rhs_dil, dn, fgc, bgc);

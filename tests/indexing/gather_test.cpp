@@ -423,13 +423,6 @@ Array stack_of(const std::vector<Array>& xs, int64_t axis) {
   return lax::concatenate(expanded, axis);
 }
 
-Array slice_of(const Array& x, int64_t axis, int64_t b) {
-  std::vector<int64_t> start(size_t(x.ndim()), 0), limit = x.shape();
-  start[size_t(axis)] = b;
-  limit[size_t(axis)] = b + 1;
-  return lax::squeeze(lax::slice(x, start, limit), {axis});
-}
-
 TEST(GatherVmap, MatchesLoopForEveryMappedOperand) {
   constexpr int64_t kB = 3;
   struct GatherCfg {

@@ -776,8 +776,12 @@ TEST(Distributions, OrthogonalIsOrthogonal) {
           const Array eye = numpy::broadcast_to(numpy::eye(k), p.shape());
           return numpy::max(numpy::abs(p - eye)).item<float>() < 1e-5f;
         };
-        if (n <= m && n > 0) EXPECT_TRUE(near_identity(numpy::matmul(q, qt), n)) << n << m;
-        if (n >= m && m > 0) EXPECT_TRUE(near_identity(numpy::matmul(qt, q), m)) << n << m;
+        if (n <= m && n > 0) {
+          EXPECT_TRUE(near_identity(numpy::matmul(q, qt), n)) << n << m;
+        }
+        if (n >= m && m > 0) {
+          EXPECT_TRUE(near_identity(numpy::matmul(qt, q), m)) << n << m;
+        }
       }
     }
   }

@@ -672,6 +672,24 @@ TEST(CustomDerivatives, RulesHoldingTheirFunctionAreFreed) {
   EXPECT_TRUE(seen.expired()) << "the rules of a function no copy of which is left stay alive";
 }
 
+// A rule over Array arguments may take primals and tangents as two vectors, in both forms.
+TEST(CustomJvp, RuleMayTakeVectors) {
+  using V = std::vector<Array>;
+  auto mul = [](const Array& x, const Array& y) { return x * y; };
+  auto rule = [mul](const V& p, const V& t) {
+    return std::pair{mul(p[0], p[1]), 10.0f * (t[0] * p[1] + p[0] * t[1])};
+  };
+  auto f = custom_jvp(mul, rule);
+  auto g = custom_jvp(mul);
+  g.defjvp(rule);
+  for (const auto& h : {std::function<Array(const Array&, const Array&)>(f),
+                        std::function<Array(const Array&, const Array&)>(g)}) {
+    auto [dx, dy] = grad(h, argnums<0, 1>)(f32(2), f32(3));
+    EXPECT_FLOAT_EQ(dx.item<float>(), 30.0f);
+    EXPECT_FLOAT_EQ(dy.item<float>(), 20.0f);
+  }
+}
+
 // The decorator form with two arguments agrees with the functional form.
 TEST(CustomVjp, DecoratorFormWithTwoArguments) {
   auto mul = [](const Array& x, const Array& y) { return jnp::sin(x) * y; };

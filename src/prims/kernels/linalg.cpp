@@ -155,8 +155,17 @@ void for_each_matrix(int64_t batch, F&& body) {
 
 int64_t dim(const Aval& a, int from_end) { return a.shape[a.shape.size() - size_t(from_end)]; }
 
+// True if every output is empty: there is nothing to compute, however many (empty)
+// matrices the batch holds.
+bool outputs_empty(const core::KernelCall& call) {
+  return std::all_of(call.out_avals.begin(), call.out_avals.end(), [](const Aval& a) {
+    return std::find(a.shape.begin(), a.shape.end(), 0) != a.shape.end();
+  });
+}
+
 template <class F>
 void by_dtype(const core::KernelCall& call, F&& f) {
+  if (outputs_empty(call)) return;
   if (call.in_avals[0].dtype == DType::float32) {
     f(float{});
   } else {
@@ -231,6 +240,7 @@ void lu_pivots_to_permutation(const core::KernelCall& call) {
   const int32_t* pivots = in_ptr<int32_t>(call, 0);
   int32_t* perms = out_ptr<int32_t>(call, 0);
   const int64_t batch = batch_of(call.in_avals[0], 1);
+  if (outputs_empty(call)) return;
   parallel_chunks(batch, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, m)),
                   [&](int64_t begin, int64_t end) {
                     for (int64_t b = begin; b < end; ++b) {
