@@ -641,26 +641,32 @@ def shapes_broadcast_compatible(a, b):
 
 
 NONEMPTY = [(4,), (3, 4), (3, 1), (1, 4), (2, 1, 4), (2, 3, 4)]
-n = 0
-for xs, isb in itertools.combinations_with_replacement(NONEMPTY, 2):
-  if len(xs) != len(isb) or not shapes_broadcast_compatible(xs, isb):
-    continue
-  for axis in list(range(len(xs))) + [-1, None]:
-    n += 1
-    ishape = list(isb)
-    if axis is None:
-      ishape = [int(np.prod(ishape))]
-    else:
-      ishape[axis] *= 3
-    dtype = ["float32", "int32", "int8"][n % 3]
-    idtype = ["int32", "uint8", "int8", "int16"][n % 4]
-    x = make_x(xs, dtype)
-    size = int(np.prod(xs)) if axis is None else xs[axis]
-    lo = 0 if idtype == "uint8" else -size
-    i = _rng.randint(lo, size, size=ishape).astype(idtype)
-    opt = {} if axis is None else {"axis": axis}
-    record(f"take_along_axis/{n}", "take_along_axis", x=x, y=enc_array(i, idtype), opt=opt,
-           fn=lambda: jnp.take_along_axis(jnp.asarray(x), jnp.asarray(i), axis=axis))
+def take_along_axis_configs():
+  """JAX's testTakeAlongAxis table: (case number, x's shape, the indices' shape, axis)."""
+  n = 0
+  for xs, isb in itertools.combinations_with_replacement(NONEMPTY, 2):
+    if len(xs) != len(isb) or not shapes_broadcast_compatible(xs, isb):
+      continue
+    for axis in list(range(len(xs))) + [-1, None]:
+      n += 1
+      ishape = list(isb)
+      if axis is None:
+        ishape = [int(np.prod(ishape))]
+      else:
+        ishape[axis] *= 3
+      yield n, xs, ishape, axis
+
+
+for n, xs, ishape, axis in take_along_axis_configs():
+  dtype = ["float32", "int32", "int8"][n % 3]
+  idtype = ["int32", "uint8", "int8", "int16"][n % 4]
+  x = make_x(xs, dtype)
+  size = int(np.prod(xs)) if axis is None else xs[axis]
+  lo = 0 if idtype == "uint8" else -size
+  i = _rng.randint(lo, size, size=ishape).astype(idtype)
+  opt = {} if axis is None else {"axis": axis}
+  record(f"take_along_axis/{n}", "take_along_axis", x=x, y=enc_array(i, idtype), opt=opt,
+         fn=lambda: jnp.take_along_axis(jnp.asarray(x), jnp.asarray(i), axis=axis))
 TAL_X = np.arange(10, dtype=np.float32)
 TAL_I = np.array([-11, -10, -9, -5, -1, 0, 1, 5, 9, 10, 11])
 for mode in [None, "fill", "clip", "promise_in_bounds"]:
@@ -946,27 +952,17 @@ for k, (shape, ishape) in enumerate([((5,), (3, 2)), ((4, 3), (2, 3))]):
 
 # ---- take_along_axis(mode="one_hot"), and wrap_negative_indices ---------------------------
 
-n = 0
-for xs, isb in itertools.combinations_with_replacement(NONEMPTY, 2):
-  if len(xs) != len(isb) or not shapes_broadcast_compatible(xs, isb):
-    continue
-  for axis in list(range(len(xs))) + [-1, None]:
-    n += 1
-    ishape = list(isb)
-    if axis is None:
-      ishape = [int(np.prod(ishape))]
-    else:
-      ishape[axis] *= 3
-    dtype = ["float32", "int32", "bool", "uint8", "float16"][n % 5]
-    x = make_x(xs, dtype)
-    size = int(np.prod(xs)) if axis is None else xs[axis]
-    i = _rng.randint(-size - 2, size + 2, size=ishape).astype(np.int32)
-    opt = {"mode": "one_hot"}
-    if axis is not None:
-      opt["axis"] = axis
-    record(f"take_along_axis_one_hot/{n}", "take_along_axis", x=x, y=enc_array(i), opt=opt,
-           fn=lambda: jnp.take_along_axis(jnp.asarray(x), jnp.asarray(i), axis=axis,
-                                          mode="one_hot"))
+for n, xs, ishape, axis in take_along_axis_configs():
+  dtype = ["float32", "int32", "bool", "uint8", "float16"][n % 5]
+  x = make_x(xs, dtype)
+  size = int(np.prod(xs)) if axis is None else xs[axis]
+  i = _rng.randint(-size - 2, size + 2, size=ishape).astype(np.int32)
+  opt = {"mode": "one_hot"}
+  if axis is not None:
+    opt["axis"] = axis
+  record(f"take_along_axis_one_hot/{n}", "take_along_axis", x=x, y=enc_array(i), opt=opt,
+         fn=lambda: jnp.take_along_axis(jnp.asarray(x), jnp.asarray(i), axis=axis,
+                                        mode="one_hot"))
 for mode in [None, "fill", "clip", "promise_in_bounds", "one_hot"]:
   for wrap in [True, False]:
     ti = TAL_I if mode in (None, "fill", "one_hot") or wrap else np.abs(TAL_I) % 10
