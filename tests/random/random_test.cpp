@@ -2,8 +2,8 @@
 // ones, published runs, and the reference model's), in both threefry modes; key printing
 // and keys as jit arguments; and partitionable draws computed shard-locally (same bits for
 // 1, 2, 4 and 8 shards, no collective in the compiled program). randint, truncated_normal,
-// permutation and choice against JAX 0.4.35's draws in tests/golden/random_cases.txt
-// (tools/make_random_goldens.py), eager, jitted and sharded, and their errors.
+// permutation and choice against JAX 0.10.2's draws in tests/golden/random_cases.txt
+// (tools/make_random_goldens.py), eager, jitted, vmapped and sharded, and their errors.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -490,7 +490,7 @@ TEST(Sharded, PartitionableDrawHasNoCollective) {
 }
 
 // ---- randint, truncated_normal, permutation, choice and uniform over a range against
-// tests/golden/random_cases.txt (tools/make_random_goldens.py, JAX 0.4.35 on CPU) ----
+// tests/golden/random_cases.txt (tools/make_random_goldens.py, JAX 0.10.2 on CPU) ----
 
 const std::map<std::string, std::string>& goldens() {
   static const auto* records =
@@ -553,6 +553,56 @@ std::vector<Sampler> samplers() {
        }},
       {"randint_u16", [] { return rnd::randint(key(12), {10}, 100, 70000, uint16); }},
       {"randint_scalar", [] { return rnd::randint(key(13), {}, 0, 100); }},
+      {"randint_u8_small", [] { return rnd::randint(key(14), {17}, 3, 9, uint8); }},
+      {"randint_i8_clip", [] { return rnd::randint(key(15), {12}, -1000, 1000, int8); }},
+      {"randint_u8_top", [] { return rnd::randint(key(16), {5}, 255, 256, uint8); }},
+      {"randint_i8_reversed", [] { return rnd::randint(key(17), {4}, 10, -10, int8); }},
+      {"randint_i8_bcast",
+       [] {
+         return rnd::randint(key(18), {2, 3}, numpy::array({-128, 0, 100}, Shape{3}, int8),
+                             numpy::array({5, 127}, Shape{2, 1}), int8);
+       }},
+      {"randint_u16_wrapped_bounds",
+       [] {
+         return rnd::randint(key(19), {6}, numpy::array(uint32_t(4000000000u)),
+                             numpy::array(uint32_t(4000000100u)), uint16);
+       }},
+      {"randint_i16_float_bounds", [] { return rnd::randint(key(20), {7}, -1e10, 2.5, int16); }},
+      {"randint_u16_neg_float", [] { return rnd::randint(key(21), {5}, -3.7, 4.9, uint16); }},
+      {"randint_u8_bool_bounds", [] { return rnd::randint(key(22), {5}, false, true, uint8); }},
+      {"randint_i16_big",
+       [] {
+         return rnd::randint(key(23), {3, 5}, -32768, 32768, int16);
+       }},
+      {"randint_vmap_i8",
+       [] {
+         return vmap([](const rnd::Key& k) { return rnd::randint(k, {5}, -20, 20, int8); })(
+             rnd::split(key(24), 3));
+       }},
+      {"randint_vmap_u16_bounds",
+       [] {
+         auto f = [](const rnd::Key& k, const Array& lo) {
+           return rnd::randint(k, {4}, lo, 1000, uint16);
+         };
+         return vmap(f)(rnd::split(key(25), 3), numpy::array({0, 500, 999}));
+       }},
+      {"randint_vmap_i32",
+       [] {
+         return vmap([](const rnd::Key& k) { return rnd::randint(k, {3}, 0, 100); })(
+             rnd::split(key(26), 4));
+       }},
+      {"randint_vmap_u32",
+       [] {
+         auto f = [](const rnd::Key& k) {
+           return rnd::randint(k, {2, 2}, numpy::array(uint32_t(7)),
+                               numpy::array(uint32_t(3000000000u)), uint32);
+         };
+         return vmap(f)(rnd::split(key(27), 2));
+       }},
+      {"randint_jit_u8",
+       [] {
+         return jit([](const rnd::Key& k) { return rnd::randint(k, {9}, 0, 200, uint8); })(key(28));
+       }},
       {"tn_5", [] { return rnd::truncated_normal(key(0), -1.5, 2.0, Shape{5}); }},
       {"tn_1000", [] { return rnd::truncated_normal(key(1), -2.0, 2.0, Shape{1000}); }},
       {"tn_lower_array", [f3] { return rnd::truncated_normal(key(2), f3, 3.0); }},
@@ -647,6 +697,11 @@ void expect_golden(const std::string& name, const Array& x) {
       const float w = float(std::stod(want[i]));
       EXPECT_EQ(got[i], w) << name << "[" << i << "]: " << ulps(got[i], w) << " ulp";
     }
+  } else if (x.dtype() == uint64) {
+    const std::vector<uint64_t> got = x.to_vector<uint64_t>();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i], std::stoull(want[i])) << name << "[" << i << "]";
+    }
   } else {
     const std::vector<int64_t> got = x.to_vector<int64_t>();
     for (size_t i = 0; i < got.size(); ++i) {
@@ -671,6 +726,27 @@ TEST(Samplers, MatchJaxWithX64) {
     expect_golden(m + "randint_i64_wide",
                   rnd::randint(rnd::key(1), {6}, -(int64_t(1) << 40), int64_t(1) << 40, int64));
     expect_golden(m + "perm_int", rnd::permutation(rnd::key(0), 10));
+    const auto u64 = [](uint64_t v) { return numpy::array(v); };
+    expect_golden(m + "randint_u64",
+                  rnd::randint(rnd::key(2), {6}, u64(0), u64(~uint64_t(0)), uint64));
+    expect_golden(m + "randint_u64_top", rnd::randint(rnd::key(3), {4}, u64(uint64_t(1) << 63),
+                                                      u64(~uint64_t(0)), uint64));
+    expect_golden(m + "randint_i8", rnd::randint(rnd::key(4), {10}, -100, 100, int8));
+    expect_golden(
+        m + "randint_i8_wrapped_bounds",
+        rnd::randint(rnd::key(5), {6}, -(int64_t(1) << 40), (int64_t(1) << 40) + 7, int8));
+    expect_golden(m + "randint_u16", rnd::randint(rnd::key(6), {8}, 0, 70000, uint16));
+    expect_golden(m + "randint_i32", rnd::randint(rnd::key(7), {5}, -7, 7, int32));
+    expect_golden(m + "randint_u32_full",
+                  rnd::randint(rnd::key(8), {5}, 0, int64_t(1) << 32, uint32));
+    expect_golden(m + "randint_default", rnd::randint(rnd::key(9), {5}, 0, 10));
+    expect_golden(m + "randint_vmap_i16", vmap([](const rnd::Key& k) {
+                    return rnd::randint(k, {3}, -5, 5, int16);
+                  })(rnd::split(rnd::key(10), 2)));
+    const int64_t big = int64_t(1) << 40;
+    expect_golden(m + "randint_vmap_i64", vmap([big](const rnd::Key& k) {
+                    return rnd::randint(k, {3}, -big, big);
+                  })(rnd::split(rnd::key(11), 2)));
   }
 }
 
@@ -689,11 +765,24 @@ TEST(Samplers, ErrorsAsJax) {
   const std::map<std::string, std::function<void()>> cases = {
       {"choice_empty_population", [] { rnd::choice(key(0), 0, {3}); }},
       {"choice_too_many", [] { rnd::choice(key(0), 3, {5}, false); }},
+      {"choice_too_many_2d",
+       [] {
+         rnd::choice(key(0), a65(), {2, 4}, false);
+       }},
       {"choice_bad_p", [] { rnd::choice(key(0), 5, {2}, true, numpy::ones({4}) / 4); }},
+      {"choice_bad_p_2d",
+       [] {
+         rnd::choice(key(0), a2d(), {2}, true, numpy::ones({2, 2}) / 4, 1);
+       }},
       {"choice_bad_axis", [] { rnd::choice(key(0), a2d(), {2}, true, std::nullopt, 2); }},
       {"permutation_float_scalar", [] { rnd::permutation(key(0), 2.5); }},
       {"permutation_bad_axis", [] { rnd::permutation(key(0), a65(), 2); }},
       {"randint_float_dtype", [] { rnd::randint(key(0), {2}, 0, 5, float32); }},
+      {"randint_bool_dtype", [] { rnd::randint(key(0), {2}, 0, 2, bool_); }},
+      {"randint_float_dtype_bad_shape",
+       [] { rnd::randint(key(0), {2}, numpy::zeros({3}, int32), 5, float32); }},
+      {"randint_i8_bad_shape",
+       [] { rnd::randint(key(0), {2}, numpy::zeros({3}, int32), 5, int8); }},
       {"randint_bad_shape",
        [] {
          rnd::randint(key(0), {2}, numpy::zeros({3, 2}, int32), 5);
