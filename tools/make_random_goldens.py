@@ -40,7 +40,8 @@ p10 = jnp.array([0.05, 0.0, 0.2, 0.1, 0.15, 0.05, 0.1, 0.2, 0.05, 0.1], f32)
 p300 = jnp.array([(i % 7 + 0.5) / 1000.0 for i in range(300)], f32)
 
 CASES = {
-    # randint: two draws, span and multiplier, clipping to the dtype.
+    # randint: two draws, span and multiplier, clipping to the dtype (8- and 16-bit dtypes
+    # draw int32 values and cast them).
     "randint_3x3": lambda: R.randint(K(0), (3, 3), 0, 8),
     "randint_neg": lambda: R.randint(K(42), (10,), -5, 5),
     "randint_bcast": lambda: R.randint(K(1), (2, 5), jnp.array([0, 10, 100, 1000, -50]), 2000),
@@ -80,6 +81,10 @@ CASES = {
         lambda k: R.randint(k, (2, 2), np.uint32(7), np.uint32(3000000000), jnp.uint32))(
             R.split(K(27), 2)),
     "randint_jit_u8": lambda: jax.jit(lambda k: R.randint(k, (9,), 0, 200, jnp.uint8))(K(28)),
+    # A maxval above the dtype's range widens the span by one (8- and 16-bit dtypes no longer
+    # reach this: their maxval is clipped to one past the top in int32).
+    "randint_i32_u32_bound": lambda: R.randint(K(29), (6,), -5, np.uint32(3000000000),
+                                               jnp.int32),
     # truncated_normal: uniform between erf bounds, erf_inv, clipped inside the bounds.
     "tn_5": lambda: R.truncated_normal(K(0), -1.5, 2.0, (5,)),
     "tn_1000": lambda: R.truncated_normal(K(1), -2.0, 2.0, (1000,)),

@@ -599,6 +599,8 @@ std::vector<Sampler> samplers() {
          };
          return vmap(f)(rnd::split(key(27), 2));
        }},
+      {"randint_i32_u32_bound",
+       [] { return rnd::randint(key(29), {6}, -5, numpy::array(uint32_t(3000000000u)), int32); }},
       {"randint_jit_u8",
        [] {
          return jit([](const rnd::Key& k) { return rnd::randint(k, {9}, 0, 200, uint8); })(key(28));
