@@ -6,6 +6,7 @@
 // (tools/make_random_goldens.py), eager, jitted, vmapped and sharded, and their errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -760,6 +761,42 @@ TEST(Original, RandintPrngValues) {
   X64 x64;
   EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8, int64).to_vector<int64_t>(),
             (std::vector<int64_t>{7, 2, 6, 2, 1, 0, 6, 7, 7}));
+}
+
+// JAX's test_randint_bounds, test_randint_out_of_range and test_randint_narrow_int_bias
+// (tests/random_lax_test.py) for 8- and 16-bit dtypes, in both modes.
+TEST(Samplers, RandintNarrowDtypes) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    for (DType t : {int8, uint8, int16, uint16}) {
+      const bool is_signed = t == int8 || t == int16;
+      const int64_t bits = t == int8 || t == uint8 ? 8 : 16;
+      const int64_t lo = is_signed ? -(int64_t(1) << (bits - 1)) : 0;
+      const int64_t hi = lo + (int64_t(1) << bits) - 1;
+      // Bounds beyond the dtype clip to it, maxval to one past the top.
+      EXPECT_EQ(rnd::randint(rnd::key(1701), {10}, lo - 12345, hi + 12345, t).to_string(),
+                rnd::randint(rnd::key(1701), {10}, lo, hi + 1, t).to_string())
+          << dtype_name(t);
+      // The modulo over 64 bits of int32 draws leaves no visible bias.
+      const std::vector<int64_t> data =
+          rnd::randint(rnd::key(7534892), {100000}, 0, 100, t).to_vector<int64_t>();
+      std::vector<int64_t> counts(100);
+      for (int64_t v : data) counts[size_t(v)]++;
+      for (size_t b = 0; b < counts.size(); ++b) {
+        EXPECT_NEAR(counts[b], 1000, 150) << dtype_name(t) << " bin " << b;
+      }
+    }
+    EXPECT_EQ(rnd::randint(rnd::key(0), {10}, 255, 256, uint8).to_vector<int64_t>(),
+              std::vector<int64_t>(10, 255));
+    const std::vector<int64_t> full =
+        rnd::randint(rnd::key(0), {1000}, -128, 128, int8).to_vector<int64_t>();
+    EXPECT_NE(std::count(full.begin(), full.end(), -128), 0);
+    EXPECT_NE(std::count(full.begin(), full.end(), 127), 0);
+    const std::vector<int64_t> clipped =
+        rnd::randint(rnd::key(0), {1000}, -1000, 1000, uint8).to_vector<int64_t>();
+    EXPECT_NE(std::count(clipped.begin(), clipped.end(), 0), 0);
+    EXPECT_NE(std::count(clipped.begin(), clipped.end(), 255), 0);
+  }
 }
 
 TEST(Samplers, ErrorsAsJax) {
