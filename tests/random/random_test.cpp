@@ -845,6 +845,7 @@ TEST(Samplers, JitMatchesEager) {
     auto f = jit([](const rnd::Key& k, const Array& a, const Array& probs) {
       return std::vector<Array>{
           rnd::randint(k, {7}, -3, 9),
+          rnd::randint(k, {5}, -300, 70000, uint16),
           rnd::truncated_normal(k, -1.0, 2.5, Shape{6}),
           rnd::permutation(k, a, 1),
           rnd::permutation(k, a, 1, true),
@@ -859,6 +860,7 @@ TEST(Samplers, JitMatchesEager) {
     const std::vector<Array> jitted = f(k, a, p5());
     const std::vector<Array> eager = {
         rnd::randint(k, {7}, -3, 9),
+        rnd::randint(k, {5}, -300, 70000, uint16),
         rnd::truncated_normal(k, -1.0, 2.5, Shape{6}),
         rnd::permutation(k, a, 1),
         rnd::permutation(k, a, 1, true),
@@ -887,13 +889,18 @@ TEST(Sharded, SamplersMatchUnsharded) {
     options.out_shardings = {NamedSharding(mesh, P("a", "b"))};
     auto draw = jit(
         [](const rnd::Key& key) {
-          return lax::add(lax::convert_element_type(rnd::randint(key, {16, 8}, 0, 1000), float32),
-                          rnd::truncated_normal(key, -2.0, 2.0, Shape{16, 8}));
+          const Array r = rnd::randint(key, {16, 8}, 0, 1000);
+          const Array r8 = rnd::randint(key, {16, 8}, -100, 100, int8);
+          return lax::add(
+              lax::convert_element_type(lax::add(r, lax::convert_element_type(r8, int32)), float32),
+              rnd::truncated_normal(key, -2.0, 2.0, Shape{16, 8}));
         },
         options);
-    const Array want =
-        lax::add(lax::convert_element_type(rnd::randint(k, {16, 8}, 0, 1000), float32),
-                 rnd::truncated_normal(k, -2.0, 2.0, Shape{16, 8}));
+    const Array r = rnd::randint(k, {16, 8}, 0, 1000);
+    const Array r8 = rnd::randint(k, {16, 8}, -100, 100, int8);
+    const Array want = lax::add(
+        lax::convert_element_type(lax::add(r, lax::convert_element_type(r8, int32)), float32),
+        rnd::truncated_normal(k, -2.0, 2.0, Shape{16, 8}));
     const Array got = draw(k);
     EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
     EXPECT_EQ(got.sharding().to_string(), NamedSharding(mesh, P("a", "b")).to_string());
