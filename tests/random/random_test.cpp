@@ -758,6 +758,9 @@ TEST(Original, RandintPrngValues) {
   Mode mode(false);
   EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8).to_vector<int32_t>(),
             (std::vector<int32_t>{2, 1, 3, 6, 1, 5, 6, 3, 4}));
+  // _RANDOM_VALUES_CASES' randint, key(adler32("randintthreefry2x32")) (still JAX 0.10.2's).
+  EXPECT_EQ(rnd::randint(rnd::key(1319372649), {5}, 0, 10, int32).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 5, 7, 7, 5}));
   X64 x64;
   EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8, int64).to_vector<int64_t>(),
             (std::vector<int64_t>{7, 2, 6, 2, 1, 0, 6, 7, 7}));
