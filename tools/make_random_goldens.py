@@ -1,9 +1,15 @@
-"""Writes tests/golden/random_cases.txt: what JAX 0.4.35 (CPU) draws with randint,
+"""Writes tests/golden/random_cases.txt: what JAX 0.10.2 (CPU) draws with randint,
 truncated_normal, permutation, choice, normal and uniform over a range, in both threefry modes
 (tests/random/random_test.cpp computes the same cases with parax).
 
-Run with the venv that has jax==0.4.35:
-    /opt/jax435/bin/python tools/make_random_goldens.py
+Run with the installed JAX 0.10.2 (it refuses another version; the file's first line names
+the versions that made it):
+    python3 tools/make_random_goldens.py
+
+The file was first made with JAX 0.4.35. Regenerating it with 0.10.2 changed the randint
+draws of 8- and 16-bit dtypes (since JAX 0.7.2 they are drawn as int32 between bounds
+converted to int32 and clipped to the dtype, then cast; jax_safer_randint, removed in 0.9.0)
+and choice's two error texts that now name the sizes and p's shape; nothing else.
 
 Format: tests/support/golden.h's `name<TAB>text` records (text unicode_escape'd).
   p/<case>, o/<case>   `dtype|shape|v0,v1,...` with jax_threefry_partitionable True (p) or
@@ -13,6 +19,7 @@ Format: tests/support/golden.h's `name<TAB>text` records (text unicode_escape'd)
 The case names and arguments are mirrored in random_test.cpp.
 """
 import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +27,8 @@ import numpy as np
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden",
                    "random_cases.txt")
+
+JAX_VERSION = "0.10.2"
 
 R = jax.random
 K = R.key
@@ -31,7 +40,8 @@ p10 = jnp.array([0.05, 0.0, 0.2, 0.1, 0.15, 0.05, 0.1, 0.2, 0.05, 0.1], f32)
 p300 = jnp.array([(i % 7 + 0.5) / 1000.0 for i in range(300)], f32)
 
 CASES = {
-    # randint: two draws, span and multiplier, clipping to the dtype.
+    # randint: two draws, span and multiplier, clipping to the dtype (8- and 16-bit dtypes
+    # draw int32 values and cast them).
     "randint_3x3": lambda: R.randint(K(0), (3, 3), 0, 8),
     "randint_neg": lambda: R.randint(K(42), (10,), -5, 5),
     "randint_bcast": lambda: R.randint(K(1), (2, 5), jnp.array([0, 10, 100, 1000, -50]), 2000),
@@ -46,6 +56,35 @@ CASES = {
                                      jnp.uint32),
     "randint_u16": lambda: R.randint(K(12), (10,), 100, 70000, jnp.uint16),
     "randint_scalar": lambda: R.randint(K(13), (), 0, 100),
+    # 8- and 16-bit dtypes: int32 draws between the bounds cast to int32 and clipped.
+    "randint_u8_small": lambda: R.randint(K(14), (17,), 3, 9, jnp.uint8),
+    "randint_i8_clip": lambda: R.randint(K(15), (12,), -1000, 1000, jnp.int8),
+    "randint_u8_top": lambda: R.randint(K(16), (5,), 255, 256, jnp.uint8),
+    "randint_i8_reversed": lambda: R.randint(K(17), (4,), 10, -10, jnp.int8),
+    "randint_i8_bcast": lambda: R.randint(K(18), (2, 3), jnp.array([-128, 0, 100], jnp.int8),
+                                          jnp.array([[5], [127]], jnp.int32), jnp.int8),
+    "randint_u16_wrapped_bounds": lambda: R.randint(
+        K(19), (6,), np.uint32(4000000000), np.uint32(4000000100), jnp.uint16),
+    "randint_i16_float_bounds": lambda: R.randint(K(20), (7,), -1e10, 2.5, jnp.int16),
+    "randint_u16_neg_float": lambda: R.randint(K(21), (5,), -3.7, 4.9, jnp.uint16),
+    "randint_u8_bool_bounds": lambda: R.randint(K(22), (5,), False, True, jnp.uint8),
+    "randint_i16_big": lambda: R.randint(K(23), (3, 5), -32768, 32768, jnp.int16),
+    # Batches of keys (and of bounds) under vmap.
+    "randint_vmap_i8": lambda: jax.vmap(lambda k: R.randint(k, (5,), -20, 20, jnp.int8))(
+        R.split(K(24), 3)),
+    "randint_vmap_u16_bounds": lambda: jax.vmap(
+        lambda k, lo: R.randint(k, (4,), lo, 1000, jnp.uint16))(
+            R.split(K(25), 3), jnp.array([0, 500, 999])),
+    "randint_vmap_i32": lambda: jax.vmap(lambda k: R.randint(k, (3,), 0, 100))(
+        R.split(K(26), 4)),
+    "randint_vmap_u32": lambda: jax.vmap(
+        lambda k: R.randint(k, (2, 2), np.uint32(7), np.uint32(3000000000), jnp.uint32))(
+            R.split(K(27), 2)),
+    "randint_jit_u8": lambda: jax.jit(lambda k: R.randint(k, (9,), 0, 200, jnp.uint8))(K(28)),
+    # A maxval above the dtype's range widens the span by one (8- and 16-bit dtypes no longer
+    # reach this: their maxval is clipped to one past the top in int32).
+    "randint_i32_u32_bound": lambda: R.randint(K(29), (6,), -5, np.uint32(3000000000),
+                                               jnp.int32),
     # truncated_normal: uniform between erf bounds, erf_inv, clipped inside the bounds.
     "tn_5": lambda: R.truncated_normal(K(0), -1.5, 2.0, (5,)),
     "tn_1000": lambda: R.truncated_normal(K(1), -2.0, 2.0, (1000,)),
@@ -99,16 +138,37 @@ X64_CASES = {
     "randint_i64": lambda: R.randint(K(0), (3, 3), 0, 8, jnp.int64),
     "randint_i64_wide": lambda: R.randint(K(1), (6,), -2**40, 2**40, jnp.int64),
     "perm_int": lambda: R.permutation(K(0), 10),
+    "randint_u64": lambda: R.randint(K(2), (6,), np.uint64(0), np.uint64(2**64 - 1), jnp.uint64),
+    "randint_u64_top": lambda: R.randint(K(3), (4,), np.uint64(2**63), np.uint64(2**64 - 1),
+                                         jnp.uint64),
+    "randint_i8": lambda: R.randint(K(4), (10,), -100, 100, jnp.int8),
+    # Bounds are cast to int32 (wrapping) before they are clipped: [-2^40, 2^40 + 7) is [0, 7).
+    "randint_i8_wrapped_bounds": lambda: R.randint(K(5), (6,), -2**40, 2**40 + 7, jnp.int8),
+    "randint_u16": lambda: R.randint(K(6), (8,), 0, 70000, jnp.uint16),
+    "randint_i32": lambda: R.randint(K(7), (5,), -7, 7, jnp.int32),
+    "randint_u32_full": lambda: R.randint(K(8), (5,), 0, 2**32, jnp.uint32),
+    "randint_default": lambda: R.randint(K(9), (5,), 0, 10),
+    "randint_vmap_i16": lambda: jax.vmap(lambda k: R.randint(k, (3,), -5, 5, jnp.int16))(
+        R.split(K(10), 2)),
+    "randint_vmap_i64": lambda: jax.vmap(lambda k: R.randint(k, (3,), -2**40, 2**40))(
+        R.split(K(11), 2)),
 }
 
 ERRORS = {
     "choice_empty_population": lambda: R.choice(K(0), 0, (3,)),
     "choice_too_many": lambda: R.choice(K(0), 3, (5,), replace=False),
+    "choice_too_many_2d": lambda: R.choice(K(0), a65, (2, 4), replace=False),
     "choice_bad_p": lambda: R.choice(K(0), 5, (2,), p=jnp.ones(4) / 4),
+    "choice_bad_p_2d": lambda: R.choice(K(0), a2d, (2,), p=jnp.ones((2, 2)) / 4, axis=1),
     "choice_bad_axis": lambda: R.choice(K(0), a2d, (2,), axis=2),
     "permutation_float_scalar": lambda: R.permutation(K(0), 2.5),
     "permutation_bad_axis": lambda: R.permutation(K(0), a65, axis=2),
     "randint_float_dtype": lambda: R.randint(K(0), (2,), 0, 5, jnp.float32),
+    "randint_bool_dtype": lambda: R.randint(K(0), (2,), 0, 2, jnp.bool_),
+    # The dtype is checked before the bounds' shapes.
+    "randint_float_dtype_bad_shape": lambda: R.randint(K(0), (2,), jnp.zeros((3,), jnp.int32), 5,
+                                                       jnp.float32),
+    "randint_i8_bad_shape": lambda: R.randint(K(0), (2,), jnp.zeros((3,), jnp.int32), 5, jnp.int8),
     "randint_bad_shape": lambda: R.randint(K(0), (2,), jnp.zeros((3, 2), jnp.int32), 5),
     "randint_incompatible": lambda: R.randint(K(0), (2,), jnp.zeros((3,), jnp.int32), 5),
     "truncated_normal_int_dtype": lambda: R.truncated_normal(K(0), -1.0, 1.0, (2,), np.dtype("int32")),
@@ -135,6 +195,8 @@ def draw(out, prefix, cases):
 
 
 def main():
+    if jax.__version__ != JAX_VERSION:
+        sys.exit(f"this script records JAX {JAX_VERSION}'s draws; found jax {jax.__version__}")
     out = []
     draw(out, "", CASES)
     for name, fn in ERRORS.items():
@@ -146,6 +208,9 @@ def main():
     jax.config.update("jax_enable_x64", True)
     draw(out, "x64/", X64_CASES)
     with open(OUT, "w", encoding="utf-8") as fh:
+        # A line without a tab: golden.h's reader skips it.
+        fh.write(f"# tools/make_random_goldens.py: jax {jax.__version__}, jaxlib "
+                 f"{jax.lib.__version__}, numpy {np.__version__}, CPU\n")
         for name, text in out:
             fh.write(name + "\t" + text.encode("unicode_escape").decode("ascii") + "\n")
     print(f"wrote {len(out)} records to {OUT}")

@@ -525,7 +525,7 @@ Array bernoulli(const Key& key, const ArrayLike& p, std::optional<Shape> shape) 
   return lax::lt(uniform(key, s, pa.dtype()), as_float(pa, pa.dtype(), s));
 }
 
-// ---- randint, truncated_normal, permutation, choice (JAX 0.4.35's jax/_src/random.py) ----
+// ---- randint, truncated_normal, permutation, choice (JAX 0.10.2's random/core.py) ----
 
 namespace {
 
@@ -652,23 +652,15 @@ Array choice_indices_p(const Key& key, const Array& p, const Shape& shape, bool 
 
 }  // namespace
 
-Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
-              std::optional<DType> dtype) {
-  single_key(key, "randint");
-  const DType t = dtype.value_or(base::default_int_dtype());  // given: honoured
-  Array lo = integer_bound(minval);
-  Array hi = integer_bound(maxval);
-  // Bounds are clipped to the dtype, but a C++ int beyond int32 cannot be parsed at all
-  // with x64 off unless the dtype is 64-bit (JAX's OverflowError).
-  frontend::check_literal_fits(lo, t);
-  frontend::check_literal_fits(hi, t);
+namespace {
+
+// JAX's _randint: the bounds clipped to dtype t, then two draws of t's width reduced
+// modulo the span.
+Array randint_draw(const Key& key, const Shape& shape, Array lo, Array hi, DType t) {
   check_shape("randint", shape, {lo.shape(), hi.shape()});
-  if (!is_integer(t)) {
-    throw TypeError("randint only accepts integer dtypes, got " + std::string(dtype_name(t)));
-  }
   const DType ut = unsigned_of(t);
   const int64_t nbits = dtype_itemsize(t) * 8;
-  // Where maxval lies above the dtype's range (randint(key, s, 0, 256, uint8)), the span
+  // Where maxval lies above the dtype's range (randint(key, s, 0, 2^32, uint32)), the span
   // grows by one to reach the top value.
   const Array above =
       lax::gt(hi, convert_and_clip(int_constant(int_range(t).second, t), hi.dtype()));
@@ -692,6 +684,41 @@ Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const
       lax::add(lax::mul(lax::rem(higher_bits, span), multiplier), lax::rem(lower_bits, span));
   offset = lax::rem(offset, span);
   return lax::add(lo, lax::convert_element_type(offset, t));
+}
+
+// A bound of a narrow randint as JAX >= 0.7.2 casts it: any dtype to int32 (integers
+// wrap, floats truncate and saturate), then clipped to [lo, hi].
+Array int32_bound(const Array& v, int64_t lo, int64_t hi) {
+  const Array x = lax::convert_element_type(v, DType::int32);
+  return lax::min(lax::max(x, frontend::scalar_int(lo, DType::int32)),
+                  frontend::scalar_int(hi, DType::int32));
+}
+
+}  // namespace
+
+Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const ArrayLike& maxval,
+              std::optional<DType> dtype) {
+  single_key(key, "randint");
+  const DType t = dtype.value_or(base::default_int_dtype());  // given: honoured
+  if (!is_integer(t)) {
+    throw TypeError("randint only accepts integer dtypes, got " + std::string(dtype_name(t)));
+  }
+  Array lo = minval.array();
+  Array hi = maxval.array();
+  // Bounds are clipped to the dtype, but a C++ int beyond int32 cannot be parsed at all
+  // with x64 off unless the dtype is 64-bit (JAX's OverflowError).
+  frontend::check_literal_fits(lo, t);
+  frontend::check_literal_fits(hi, t);
+  if (dtype_itemsize(t) >= 4) {
+    return randint_draw(key, shape, integer_bound(lo), integer_bound(hi), t);
+  }
+  // 8- and 16-bit dtypes draw int32 values between bounds clipped to the dtype's range
+  // (maxval to one past it) and cast them, as JAX does since 0.7.2: the modulo's bias
+  // then stays that of 64 bits of draws.
+  const auto [t_min, t_max] = int_range(t);
+  lo = int32_bound(lo, int64_t(t_min), int64_t(t_max));
+  hi = int32_bound(hi, int64_t(t_min), int64_t(t_max) + 1);
+  return lax::convert_element_type(randint_draw(key, shape, lo, hi, DType::int32), t);
 }
 
 Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
@@ -762,7 +789,9 @@ Array choice(const Key& key, const ArrayLike& a, const Shape& shape, bool replac
   if (n_draws == 0) return numpy::zeros(shape, arr.dtype());
   if (n_inputs <= 0) throw ValueError("a must be greater than 0 unless no samples are taken");
   if (!replace && n_draws > n_inputs) {
-    throw ValueError("Cannot take a larger sample than population when 'replace=False'");
+    throw ValueError("Cannot take a larger sample (size " + std::to_string(n_draws) +
+                     ") than population (size " + std::to_string(n_inputs) +
+                     ") when 'replace=False'");
   }
   Array result;
   if (!p) {
@@ -776,7 +805,11 @@ Array choice(const Key& key, const ArrayLike& a, const Shape& shape, bool replac
     }
   } else {
     const Array pa = frontend::promote_dtypes_inexact({p->array()})[0];
-    if (pa.shape() != Shape{n_inputs}) throw ValueError("p must be None or match the shape of a");
+    if (pa.shape() != Shape{n_inputs}) {
+      throw ValueError(
+          "p must be None or a 1D vector with the same size as a.shape[axis]. p has shape " +
+          shape_str(pa.shape()) + " and a.shape[axis] is " + std::to_string(n_inputs) + ".");
+    }
     const Array ind = choice_indices_p(key, pa, shape, replace, n_draws);
     result = arr.ndim() == 0 ? ind : take(arr, ind, axis);
   }

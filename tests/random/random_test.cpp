@@ -2,10 +2,11 @@
 // ones, published runs, and the reference model's), in both threefry modes; key printing
 // and keys as jit arguments; and partitionable draws computed shard-locally (same bits for
 // 1, 2, 4 and 8 shards, no collective in the compiled program). randint, truncated_normal,
-// permutation and choice against JAX 0.4.35's draws in tests/golden/random_cases.txt
-// (tools/make_random_goldens.py), eager, jitted and sharded, and their errors.
+// permutation and choice against JAX 0.10.2's draws in tests/golden/random_cases.txt
+// (tools/make_random_goldens.py), eager, jitted, vmapped and sharded, and their errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -490,7 +491,7 @@ TEST(Sharded, PartitionableDrawHasNoCollective) {
 }
 
 // ---- randint, truncated_normal, permutation, choice and uniform over a range against
-// tests/golden/random_cases.txt (tools/make_random_goldens.py, JAX 0.4.35 on CPU) ----
+// tests/golden/random_cases.txt (tools/make_random_goldens.py, JAX 0.10.2 on CPU) ----
 
 const std::map<std::string, std::string>& goldens() {
   static const auto* records =
@@ -553,6 +554,58 @@ std::vector<Sampler> samplers() {
        }},
       {"randint_u16", [] { return rnd::randint(key(12), {10}, 100, 70000, uint16); }},
       {"randint_scalar", [] { return rnd::randint(key(13), {}, 0, 100); }},
+      {"randint_u8_small", [] { return rnd::randint(key(14), {17}, 3, 9, uint8); }},
+      {"randint_i8_clip", [] { return rnd::randint(key(15), {12}, -1000, 1000, int8); }},
+      {"randint_u8_top", [] { return rnd::randint(key(16), {5}, 255, 256, uint8); }},
+      {"randint_i8_reversed", [] { return rnd::randint(key(17), {4}, 10, -10, int8); }},
+      {"randint_i8_bcast",
+       [] {
+         return rnd::randint(key(18), {2, 3}, numpy::array({-128, 0, 100}, Shape{3}, int8),
+                             numpy::array({5, 127}, Shape{2, 1}), int8);
+       }},
+      {"randint_u16_wrapped_bounds",
+       [] {
+         return rnd::randint(key(19), {6}, numpy::array(uint32_t(4000000000u)),
+                             numpy::array(uint32_t(4000000100u)), uint16);
+       }},
+      {"randint_i16_float_bounds", [] { return rnd::randint(key(20), {7}, -1e10, 2.5, int16); }},
+      {"randint_u16_neg_float", [] { return rnd::randint(key(21), {5}, -3.7, 4.9, uint16); }},
+      {"randint_u8_bool_bounds", [] { return rnd::randint(key(22), {5}, false, true, uint8); }},
+      {"randint_i16_big",
+       [] {
+         return rnd::randint(key(23), {3, 5}, -32768, 32768, int16);
+       }},
+      {"randint_vmap_i8",
+       [] {
+         return vmap([](const rnd::Key& k) { return rnd::randint(k, {5}, -20, 20, int8); })(
+             rnd::split(key(24), 3));
+       }},
+      {"randint_vmap_u16_bounds",
+       [] {
+         auto f = [](const rnd::Key& k, const Array& lo) {
+           return rnd::randint(k, {4}, lo, 1000, uint16);
+         };
+         return vmap(f)(rnd::split(key(25), 3), numpy::array({0, 500, 999}));
+       }},
+      {"randint_vmap_i32",
+       [] {
+         return vmap([](const rnd::Key& k) { return rnd::randint(k, {3}, 0, 100); })(
+             rnd::split(key(26), 4));
+       }},
+      {"randint_vmap_u32",
+       [] {
+         auto f = [](const rnd::Key& k) {
+           return rnd::randint(k, {2, 2}, numpy::array(uint32_t(7)),
+                               numpy::array(uint32_t(3000000000u)), uint32);
+         };
+         return vmap(f)(rnd::split(key(27), 2));
+       }},
+      {"randint_i32_u32_bound",
+       [] { return rnd::randint(key(29), {6}, -5, numpy::array(uint32_t(3000000000u)), int32); }},
+      {"randint_jit_u8",
+       [] {
+         return jit([](const rnd::Key& k) { return rnd::randint(k, {9}, 0, 200, uint8); })(key(28));
+       }},
       {"tn_5", [] { return rnd::truncated_normal(key(0), -1.5, 2.0, Shape{5}); }},
       {"tn_1000", [] { return rnd::truncated_normal(key(1), -2.0, 2.0, Shape{1000}); }},
       {"tn_lower_array", [f3] { return rnd::truncated_normal(key(2), f3, 3.0); }},
@@ -647,6 +700,11 @@ void expect_golden(const std::string& name, const Array& x) {
       const float w = float(std::stod(want[i]));
       EXPECT_EQ(got[i], w) << name << "[" << i << "]: " << ulps(got[i], w) << " ulp";
     }
+  } else if (x.dtype() == uint64) {
+    const std::vector<uint64_t> got = x.to_vector<uint64_t>();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i], std::stoull(want[i])) << name << "[" << i << "]";
+    }
   } else {
     const std::vector<int64_t> got = x.to_vector<int64_t>();
     for (size_t i = 0; i < got.size(); ++i) {
@@ -671,6 +729,27 @@ TEST(Samplers, MatchJaxWithX64) {
     expect_golden(m + "randint_i64_wide",
                   rnd::randint(rnd::key(1), {6}, -(int64_t(1) << 40), int64_t(1) << 40, int64));
     expect_golden(m + "perm_int", rnd::permutation(rnd::key(0), 10));
+    const auto u64 = [](uint64_t v) { return numpy::array(v); };
+    expect_golden(m + "randint_u64",
+                  rnd::randint(rnd::key(2), {6}, u64(0), u64(~uint64_t(0)), uint64));
+    expect_golden(m + "randint_u64_top", rnd::randint(rnd::key(3), {4}, u64(uint64_t(1) << 63),
+                                                      u64(~uint64_t(0)), uint64));
+    expect_golden(m + "randint_i8", rnd::randint(rnd::key(4), {10}, -100, 100, int8));
+    expect_golden(
+        m + "randint_i8_wrapped_bounds",
+        rnd::randint(rnd::key(5), {6}, -(int64_t(1) << 40), (int64_t(1) << 40) + 7, int8));
+    expect_golden(m + "randint_u16", rnd::randint(rnd::key(6), {8}, 0, 70000, uint16));
+    expect_golden(m + "randint_i32", rnd::randint(rnd::key(7), {5}, -7, 7, int32));
+    expect_golden(m + "randint_u32_full",
+                  rnd::randint(rnd::key(8), {5}, 0, int64_t(1) << 32, uint32));
+    expect_golden(m + "randint_default", rnd::randint(rnd::key(9), {5}, 0, 10));
+    expect_golden(m + "randint_vmap_i16", vmap([](const rnd::Key& k) {
+                    return rnd::randint(k, {3}, -5, 5, int16);
+                  })(rnd::split(rnd::key(10), 2)));
+    const int64_t big = int64_t(1) << 40;
+    expect_golden(m + "randint_vmap_i64", vmap([big](const rnd::Key& k) {
+                    return rnd::randint(k, {3}, -big, big);
+                  })(rnd::split(rnd::key(11), 2)));
   }
 }
 
@@ -679,9 +758,48 @@ TEST(Original, RandintPrngValues) {
   Mode mode(false);
   EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8).to_vector<int32_t>(),
             (std::vector<int32_t>{2, 1, 3, 6, 1, 5, 6, 3, 4}));
+  // _RANDOM_VALUES_CASES' randint, key(adler32("randintthreefry2x32")) (still JAX 0.10.2's).
+  EXPECT_EQ(rnd::randint(rnd::key(1319372649), {5}, 0, 10, int32).to_vector<int32_t>(),
+            (std::vector<int32_t>{0, 5, 7, 7, 5}));
   X64 x64;
   EXPECT_EQ(rnd::randint(rnd::key(0), {3, 3}, 0, 8, int64).to_vector<int64_t>(),
             (std::vector<int64_t>{7, 2, 6, 2, 1, 0, 6, 7, 7}));
+}
+
+// JAX's test_randint_bounds, test_randint_out_of_range and test_randint_narrow_int_bias
+// (tests/random_lax_test.py) for 8- and 16-bit dtypes, in both modes.
+TEST(Samplers, RandintNarrowDtypes) {
+  for (bool p : {true, false}) {
+    Mode mode(p);
+    for (DType t : {int8, uint8, int16, uint16}) {
+      const bool is_signed = t == int8 || t == int16;
+      const int64_t bits = t == int8 || t == uint8 ? 8 : 16;
+      const int64_t lo = is_signed ? -(int64_t(1) << (bits - 1)) : 0;
+      const int64_t hi = lo + (int64_t(1) << bits) - 1;
+      // Bounds beyond the dtype clip to it, maxval to one past the top.
+      EXPECT_EQ(rnd::randint(rnd::key(1701), {10}, lo - 12345, hi + 12345, t).to_string(),
+                rnd::randint(rnd::key(1701), {10}, lo, hi + 1, t).to_string())
+          << dtype_name(t);
+      // The modulo over 64 bits of int32 draws leaves no visible bias.
+      const std::vector<int64_t> data =
+          rnd::randint(rnd::key(7534892), {100000}, 0, 100, t).to_vector<int64_t>();
+      std::vector<int64_t> counts(100);
+      for (int64_t v : data) counts[size_t(v)]++;
+      for (size_t b = 0; b < counts.size(); ++b) {
+        EXPECT_NEAR(counts[b], 1000, 150) << dtype_name(t) << " bin " << b;
+      }
+    }
+    EXPECT_EQ(rnd::randint(rnd::key(0), {10}, 255, 256, uint8).to_vector<int64_t>(),
+              std::vector<int64_t>(10, 255));
+    const std::vector<int64_t> full =
+        rnd::randint(rnd::key(0), {1000}, -128, 128, int8).to_vector<int64_t>();
+    EXPECT_NE(std::count(full.begin(), full.end(), -128), 0);
+    EXPECT_NE(std::count(full.begin(), full.end(), 127), 0);
+    const std::vector<int64_t> clipped =
+        rnd::randint(rnd::key(0), {1000}, -1000, 1000, uint8).to_vector<int64_t>();
+    EXPECT_NE(std::count(clipped.begin(), clipped.end(), 0), 0);
+    EXPECT_NE(std::count(clipped.begin(), clipped.end(), 255), 0);
+  }
 }
 
 TEST(Samplers, ErrorsAsJax) {
@@ -689,11 +807,24 @@ TEST(Samplers, ErrorsAsJax) {
   const std::map<std::string, std::function<void()>> cases = {
       {"choice_empty_population", [] { rnd::choice(key(0), 0, {3}); }},
       {"choice_too_many", [] { rnd::choice(key(0), 3, {5}, false); }},
+      {"choice_too_many_2d",
+       [] {
+         rnd::choice(key(0), a65(), {2, 4}, false);
+       }},
       {"choice_bad_p", [] { rnd::choice(key(0), 5, {2}, true, numpy::ones({4}) / 4); }},
+      {"choice_bad_p_2d",
+       [] {
+         rnd::choice(key(0), a2d(), {2}, true, numpy::ones({2, 2}) / 4, 1);
+       }},
       {"choice_bad_axis", [] { rnd::choice(key(0), a2d(), {2}, true, std::nullopt, 2); }},
       {"permutation_float_scalar", [] { rnd::permutation(key(0), 2.5); }},
       {"permutation_bad_axis", [] { rnd::permutation(key(0), a65(), 2); }},
       {"randint_float_dtype", [] { rnd::randint(key(0), {2}, 0, 5, float32); }},
+      {"randint_bool_dtype", [] { rnd::randint(key(0), {2}, 0, 2, bool_); }},
+      {"randint_float_dtype_bad_shape",
+       [] { rnd::randint(key(0), {2}, numpy::zeros({3}, int32), 5, float32); }},
+      {"randint_i8_bad_shape",
+       [] { rnd::randint(key(0), {2}, numpy::zeros({3}, int32), 5, int8); }},
       {"randint_bad_shape",
        [] {
          rnd::randint(key(0), {2}, numpy::zeros({3, 2}, int32), 5);
@@ -717,6 +848,7 @@ TEST(Samplers, JitMatchesEager) {
     auto f = jit([](const rnd::Key& k, const Array& a, const Array& probs) {
       return std::vector<Array>{
           rnd::randint(k, {7}, -3, 9),
+          rnd::randint(k, {5}, -300, 70000, uint16),
           rnd::truncated_normal(k, -1.0, 2.5, Shape{6}),
           rnd::permutation(k, a, 1),
           rnd::permutation(k, a, 1, true),
@@ -731,6 +863,7 @@ TEST(Samplers, JitMatchesEager) {
     const std::vector<Array> jitted = f(k, a, p5());
     const std::vector<Array> eager = {
         rnd::randint(k, {7}, -3, 9),
+        rnd::randint(k, {5}, -300, 70000, uint16),
         rnd::truncated_normal(k, -1.0, 2.5, Shape{6}),
         rnd::permutation(k, a, 1),
         rnd::permutation(k, a, 1, true),
@@ -759,13 +892,18 @@ TEST(Sharded, SamplersMatchUnsharded) {
     options.out_shardings = {NamedSharding(mesh, P("a", "b"))};
     auto draw = jit(
         [](const rnd::Key& key) {
-          return lax::add(lax::convert_element_type(rnd::randint(key, {16, 8}, 0, 1000), float32),
-                          rnd::truncated_normal(key, -2.0, 2.0, Shape{16, 8}));
+          const Array r = rnd::randint(key, {16, 8}, 0, 1000);
+          const Array r8 = rnd::randint(key, {16, 8}, -100, 100, int8);
+          return lax::add(
+              lax::convert_element_type(lax::add(r, lax::convert_element_type(r8, int32)), float32),
+              rnd::truncated_normal(key, -2.0, 2.0, Shape{16, 8}));
         },
         options);
-    const Array want =
-        lax::add(lax::convert_element_type(rnd::randint(k, {16, 8}, 0, 1000), float32),
-                 rnd::truncated_normal(k, -2.0, 2.0, Shape{16, 8}));
+    const Array r = rnd::randint(k, {16, 8}, 0, 1000);
+    const Array r8 = rnd::randint(k, {16, 8}, -100, 100, int8);
+    const Array want = lax::add(
+        lax::convert_element_type(lax::add(r, lax::convert_element_type(r8, int32)), float32),
+        rnd::truncated_normal(k, -2.0, 2.0, Shape{16, 8}));
     const Array got = draw(k);
     EXPECT_EQ(got.to_vector<float>(), want.to_vector<float>());
     EXPECT_EQ(got.sharding().to_string(), NamedSharding(mesh, P("a", "b")).to_string());
