@@ -88,20 +88,11 @@ inline const std::map<std::string, std::string>& goldens() {
   return *records;
 }
 
-inline std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(s);
-  while (std::getline(in, part, sep)) parts.push_back(part);
-  if (!s.empty() && s.back() == sep) parts.push_back("");
-  return parts;
-}
-
 // Compares x with a `dtype|weak|shape|values` record. Floats within `rtol` (halves: their
 // precision) plus a small absolute slack; NaN and infinities exactly.
 inline void expect_record(const std::string& name, const Array& x, const std::string& record,
                           double rtol = 2e-5) {
-  std::vector<std::string> parts = split(record, '|');
+  std::vector<std::string> parts = testing::split_fields(record, '|');
   ASSERT_EQ(parts.size(), 4u) << name;
   EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
   EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
@@ -110,7 +101,7 @@ inline void expect_record(const std::string& name, const Array& x, const std::st
     shape += (d ? "," : "") + std::to_string(x.shape()[d]);
   }
   ASSERT_EQ(shape, parts[2]) << name;
-  std::vector<std::string> want = split(parts[3], ',');
+  std::vector<std::string> want = testing::split_fields(parts[3], ',');
   std::vector<double> got = x.to_vector<double>();
   ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
   const bool half = x.dtype() == DType::float16 || x.dtype() == DType::bfloat16;
@@ -194,7 +185,7 @@ int check_traced_types(MakeCases make_cases) {
   return run_cases(
       cases, " when traced", false,
       [](const std::string& name, const Array& out, const std::string& record) {
-        std::vector<std::string> parts = split(record, '|');
+        std::vector<std::string> parts = testing::split_fields(record, '|');
         const core::Aval& a = core::aval_of(out);
         std::string shape;
         for (size_t d = 0; d < a.shape.size(); ++d) {
