@@ -24,6 +24,8 @@ struct ConvDimensionNumbers {
 // ConvDimensionNumbers, or three strings such as {"NHWC", "HWIO", "NHWC"}.
 struct ConvDimensions {
   ConvDimensions() = default;
+  ConvDimensions(std::nullopt_t) {}  // NOLINT(google-explicit-constructor)
+  ConvDimensions(None_t) {}          // NOLINT(google-explicit-constructor)
   ConvDimensions(ConvDimensionNumbers numbers) : numbers(std::move(numbers)) {}
   ConvDimensions(std::string lhs, std::string rhs, std::string out)
       : strings{{std::move(lhs), std::move(rhs), std::move(out)}} {}

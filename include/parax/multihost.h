@@ -32,7 +32,7 @@ Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& s
 // equal slab). In a run of one process, local_data is the whole array.
 // Throws ValueError for a local shape that fits neither, or an ambiguous sharding.
 Array make_array_from_process_local_data(const Sharding& sharding, const Array& local_data,
-                                         std::optional<Shape> global_shape = std::nullopt);
+                                         OptionalShape global_shape = std::nullopt);
 
 namespace detail {
 // A pytree of arrays other than a single Array (which the non-template overloads take).

@@ -33,7 +33,7 @@ Array broadcast_scalar(const Array& scalar, Shape shape);
 // Requires: the shape holds values.size() elements.
 template <class T>
 requires is_scalar_type_v<T> Array array(const std::vector<T>& values,
-                                         std::optional<Shape> shape = std::nullopt,
+                                         OptionalShape shape = std::nullopt,
                                          std::optional<DType> dtype = std::nullopt) {
   Shape s = shape ? *shape : Shape{int64_t(values.size())};
   if constexpr (std::is_same_v<T, bool>) {
@@ -47,7 +47,7 @@ requires is_scalar_type_v<T> Array array(const std::vector<T>& values,
 
 template <class T>
 requires is_scalar_type_v<T> Array array(std::initializer_list<T> values,
-                                         std::optional<Shape> shape = std::nullopt,
+                                         OptionalShape shape = std::nullopt,
                                          std::optional<DType> dtype = std::nullopt) {
   return array(std::vector<T>(values), std::move(shape), dtype);
 }
@@ -83,13 +83,13 @@ Array place(const Array& x, const Sharding& sharding);
 // jax.device_put(jnp.array(values), sharding) is.
 template <class T>
 requires is_scalar_type_v<T> Array array(const std::vector<T>& values, const Sharding& sharding,
-                                         std::optional<Shape> shape = std::nullopt,
+                                         OptionalShape shape = std::nullopt,
                                          std::optional<DType> dtype = std::nullopt) {
   return detail::place(array(values, std::move(shape), dtype), sharding);
 }
 template <class T>
 requires is_scalar_type_v<T> Array array(std::initializer_list<T> values, const Sharding& sharding,
-                                         std::optional<Shape> shape = std::nullopt,
+                                         OptionalShape shape = std::nullopt,
                                          std::optional<DType> dtype = std::nullopt) {
   return detail::place(array(std::vector<T>(values), std::move(shape), dtype), sharding);
 }
@@ -146,6 +146,7 @@ class Axes {
  public:
   Axes() = default;
   Axes(None_t) {}
+  Axes(std::nullopt_t) {}
   Axes(int axis) : axes_(std::vector<int64_t>{axis}) {}
   Axes(int64_t axis) : axes_(std::vector<int64_t>{axis}) {}
   Axes(std::vector<int64_t> axes) : axes_(std::move(axes)) {}
@@ -280,7 +281,7 @@ requires is_scalar_type_v<T> Array full_like(const ArrayLike& x, T fill_value,
 Array full_like(const ArrayLike& x, const ArrayLike& fill_value,
                 std::optional<DType> dtype = std::nullopt);
 // Reverses the dimensions, or permutes them by `axes`.
-Array transpose(const ArrayLike& x, std::optional<std::vector<int64_t>> axes = std::nullopt);
+Array transpose(const ArrayLike& x, OptionalAxes axes = std::nullopt);
 Array swapaxes(const ArrayLike& x, int64_t axis1, int64_t axis2);
 Array moveaxis(const ArrayLike& x, int64_t source, int64_t destination);
 Array ravel(const ArrayLike& x);

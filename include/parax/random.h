@@ -73,8 +73,7 @@ Array uniform(const Key& key, const Shape& shape = {}, std::optional<DType> dtyp
 // Returns standard normal values (float32 runs XLA's erf_inv, FMA in its Horner steps).
 Array normal(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 // Returns true with probability p (bool array of `shape`, or p's shape).
-Array bernoulli(const Key& key, const ArrayLike& p = 0.5,
-                std::optional<Shape> shape = std::nullopt);
+Array bernoulli(const Key& key, const ArrayLike& p = 0.5, OptionalShape shape = std::nullopt);
 
 // Returns integers uniform in [minval, maxval) of an integer dtype, with JAX's two draws
 // of bits; the bounds are clipped to the dtype, and maxval <= minval gives minval.
@@ -83,7 +82,7 @@ Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const
 // Returns standard normal values truncated to (lower, upper), of `shape` (else the bounds'
 // broadcast shape). Requires: a float dtype (else ValueError).
 Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
-                       std::optional<Shape> shape = std::nullopt,
+                       OptionalShape shape = std::nullopt,
                        std::optional<DType> dtype = std::nullopt);
 // Returns x shuffled along `axis` (each slice on its own when `independent`), or a shuffled
 // arange(x) when x is an integer scalar.
@@ -100,16 +99,16 @@ Array choice(const Key& key, const ArrayLike& a, const Shape& shape = {}, bool r
 
 // Returns Gamma(a, 1) samples (Marsaglia-Tsang, one key per element). Differentiable in
 // a by implicit reparameterization, as JAX's.
-Array gamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape = std::nullopt,
+Array gamma(const Key& key, const ArrayLike& a, OptionalShape shape = std::nullopt,
             std::optional<DType> dtype = std::nullopt);
 // Returns log of Gamma(a, 1) samples, computed in log space (accurate for small a).
-Array loggamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape = std::nullopt,
+Array loggamma(const Key& key, const ArrayLike& a, OptionalShape shape = std::nullopt,
                std::optional<DType> dtype = std::nullopt);
 // Returns Beta(a, b) samples.
 Array beta(const Key& key, const ArrayLike& a, const ArrayLike& b,
-           std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
+           OptionalShape shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
 // Returns Dirichlet(alpha) samples along alpha's last axis, of shape `shape + (k,)`.
-Array dirichlet(const Key& key, const ArrayLike& alpha, std::optional<Shape> shape = std::nullopt,
+Array dirichlet(const Key& key, const ArrayLike& alpha, OptionalShape shape = std::nullopt,
                 std::optional<DType> dtype = std::nullopt);
 // Returns Exponential(1) samples.
 Array exponential(const Key& key, const Shape& shape = {},
@@ -127,24 +126,24 @@ Array gumbel(const Key& key, const Shape& shape = {}, std::optional<DType> dtype
 // distribution, which must not exceed the number of categories (else ValueError). `mode`
 // is gumbel's.
 Array categorical(const Key& key, const ArrayLike& logits, int64_t axis = -1,
-                  std::optional<Shape> shape = std::nullopt, bool replace = true,
+                  OptionalShape shape = std::nullopt, bool replace = true,
                   std::optional<std::string> mode = std::nullopt);
 // Returns standard Laplace, logistic and Cauchy samples.
 Array laplace(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 Array logistic(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 Array cauchy(const Key& key, const Shape& shape = {}, std::optional<DType> dtype = std::nullopt);
 // Returns Pareto(b) samples on [1, inf).
-Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape = std::nullopt,
+Array pareto(const Key& key, const ArrayLike& b, OptionalShape shape = std::nullopt,
              std::optional<DType> dtype = std::nullopt);
 // Returns Student's t samples with `df` degrees of freedom.
-Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape = std::nullopt,
+Array t(const Key& key, const ArrayLike& df, OptionalShape shape = std::nullopt,
         std::optional<DType> dtype = std::nullopt);
 // Returns chi-square samples with `df` degrees of freedom.
-Array chisquare(const Key& key, const ArrayLike& df, std::optional<Shape> shape = std::nullopt,
+Array chisquare(const Key& key, const ArrayLike& df, OptionalShape shape = std::nullopt,
                 std::optional<DType> dtype = std::nullopt);
 // Returns F(dfnum, dfden) samples.
 Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden,
-        std::optional<Shape> shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
+        OptionalShape shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
 // Returns -1 or 1 with equal probability (an int dtype by default).
 Array rademacher(const Key& key, const Shape& shape = {},
                  std::optional<DType> dtype = std::nullopt);
@@ -165,21 +164,20 @@ Array ball(const Key& key, int64_t d, double p = 2, const Shape& shape = {},
            std::optional<DType> dtype = std::nullopt);
 // Returns triangular samples on [left, right] peaking at mode.
 Array triangular(const Key& key, const ArrayLike& left, const ArrayLike& mode,
-                 const ArrayLike& right, std::optional<Shape> shape = std::nullopt,
+                 const ArrayLike& right, OptionalShape shape = std::nullopt,
                  std::optional<DType> dtype = std::nullopt);
 // Returns exp(sigma * normal) samples.
-Array lognormal(const Key& key, const ArrayLike& sigma = 1.0,
-                std::optional<Shape> shape = std::nullopt,
+Array lognormal(const Key& key, const ArrayLike& sigma = 1.0, OptionalShape shape = std::nullopt,
                 std::optional<DType> dtype = std::nullopt);
 // Returns the number of Bernoulli(p) trials up to the first success (an int dtype).
-Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape = std::nullopt,
+Array geometric(const Key& key, const ArrayLike& p, OptionalShape shape = std::nullopt,
                 std::optional<DType> dtype = std::nullopt);
 // Returns samples of the multivariate normal N(mean, cov): mean (..., n), cov (..., n, n),
 // their batch shapes broadcast (or `shape`, which must broadcast with them), result
 // `shape + (n,)`. cov's factor comes from method "cholesky" (NaN for a singular cov),
 // "eigh" or "svd"; the dtype defaults to mean's and cov's promoted float dtype.
 Array multivariate_normal(const Key& key, const ArrayLike& mean, const ArrayLike& cov,
-                          std::optional<Shape> shape = std::nullopt,
+                          OptionalShape shape = std::nullopt,
                           std::optional<DType> dtype = std::nullopt,
                           const std::string& method = "cholesky");
 // Returns matrices uniform on the orthogonal group O(n), of shape `shape + (n, m)`: with
@@ -189,18 +187,17 @@ Array orthogonal(const Key& key, int64_t n, const Shape& shape = {},
                  std::optional<int64_t> m = std::nullopt);
 // Returns Poisson(lam) counts: Knuth's method below lam = 10, Hormann's transformed
 // rejection above, as JAX (lam is taken as float32).
-Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape = std::nullopt,
+Array poisson(const Key& key, const ArrayLike& lam, OptionalShape shape = std::nullopt,
               std::optional<DType> dtype = std::nullopt);
 // Returns Binomial(n, p) counts as floats: inversion for n p <= 10, Hormann's BTRS
 // rejection above; NaN for invalid n or p, inf for infinite n.
 Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p,
-               std::optional<Shape> shape = std::nullopt,
-               std::optional<DType> dtype = std::nullopt);
+               OptionalShape shape = std::nullopt, std::optional<DType> dtype = std::nullopt);
 // Returns Rayleigh(scale) samples: scale * sqrt(-2 log u).
-Array rayleigh(const Key& key, const ArrayLike& scale, std::optional<Shape> shape = std::nullopt,
+Array rayleigh(const Key& key, const ArrayLike& scale, OptionalShape shape = std::nullopt,
                std::optional<DType> dtype = std::nullopt);
 // Returns Wald (inverse Gaussian) samples of the given mean.
-Array wald(const Key& key, const ArrayLike& mean, std::optional<Shape> shape = std::nullopt,
+Array wald(const Key& key, const ArrayLike& mean, OptionalShape shape = std::nullopt,
            std::optional<DType> dtype = std::nullopt);
 
 // JAX's threefry_2x32(keypair, count): hashes uint32 counters of any shape under the key

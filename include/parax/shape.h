@@ -2,15 +2,43 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parax {
 
 // Dimensions, leading first. Anything brace-initialisable works: `{8192, 8192}`.
 using Shape = std::vector<int64_t>;
+
+// JAX's None: an unsharded dimension in a PartitionSpec, an absent shape or axis list.
+struct None_t {
+  constexpr bool operator==(const None_t&) const = default;
+};
+inline constexpr None_t None{};
+
+// A shape or axis list whose JAX default is None: takes a braced list (`{4, 2}`; `{}` is
+// the empty list, shape ()), a std::vector, or std::nullopt / parax::None. It is the
+// std::optional it derives from; the constructors exist because std::optional does not take
+// a braced list.
+class OptionalInts : public std::optional<std::vector<int64_t>> {
+ public:
+  OptionalInts(std::nullopt_t) {}       // NOLINT(google-explicit-constructor)
+  OptionalInts(None_t) {}               // NOLINT(google-explicit-constructor)
+  OptionalInts(std::vector<int64_t> v)  // NOLINT(google-explicit-constructor)
+      : optional(std::move(v)) {}
+  OptionalInts(std::initializer_list<int64_t> v)  // NOLINT(google-explicit-constructor)
+      : optional(std::vector<int64_t>(v)) {}
+  OptionalInts(std::optional<std::vector<int64_t>> v)  // NOLINT(google-explicit-constructor)
+      : optional(std::move(v)) {}
+};
+// A shape, or None (the function then infers it).
+using OptionalShape = OptionalInts;
+// An axis list, or None (the function's default axes).
+using OptionalAxes = OptionalInts;
 
 // One dimension of a shard's index, like Python's slice(start, stop). An absent bound
 // means "from the beginning" / "to the end", as JAX's slice(None).

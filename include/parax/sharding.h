@@ -15,12 +15,6 @@
 
 namespace parax {
 
-// The placeholder for "this dimension is not sharded" in a PartitionSpec.
-struct None_t {
-  constexpr bool operator==(const None_t&) const = default;
-};
-inline constexpr None_t None{};
-
 // How one array dimension is sharded: over no mesh axis (None), one axis, or several
 // (the first is major).
 class SpecEntry {

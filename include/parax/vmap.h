@@ -23,6 +23,7 @@ class MapAxes {
  public:
   MapAxes(int axis) : axis_(axis), leaf_(true) {}  // NOLINT(google-explicit-constructor)
   MapAxes(None_t) : leaf_(true) {}                 // NOLINT(google-explicit-constructor)
+  MapAxes(std::nullopt_t) : leaf_(true) {}         // NOLINT(google-explicit-constructor)
   MapAxes(std::initializer_list<MapAxes> children) : children_(children) {}
   // Returns one axis per leaf of `tree` (nullopt: not mapped); throws ValueError when this
   // is not a prefix of it.

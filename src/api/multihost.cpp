@@ -365,7 +365,7 @@ Array make_array_from_single_device_arrays(const Shape& shape, const Sharding& s
 }
 
 Array make_array_from_process_local_data(const Sharding& sharding, const Array& local_data,
-                                         std::optional<Shape> global_shape) {
+                                         OptionalShape global_shape) {
   const detail::ArrayImpl& local =
       detail::concrete_of(local_data, "make_array_from_process_local_data");
   const std::optional<Sharding> resolved = detail::try_resolve_spec(sharding);

@@ -62,7 +62,7 @@ Array full_like(const ArrayLike& x, const ArrayLike& fill_value, std::optional<D
   return keep_sharding ? device_put(out, a.sharding()) : out;
 }
 
-Array transpose(const ArrayLike& x, std::optional<std::vector<int64_t>> axes) {
+Array transpose(const ArrayLike& x, OptionalAxes axes) {
   const Array& a = x.array();
   std::vector<int64_t> perm;
   if (axes) {

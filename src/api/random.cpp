@@ -514,7 +514,7 @@ Array normal(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   return lax::mul(frontend::scalar(double(std::sqrt(2.0)), t), e);
 }
 
-Array bernoulli(const Key& key, const ArrayLike& p, std::optional<Shape> shape) {
+Array bernoulli(const Key& key, const ArrayLike& p, OptionalShape shape) {
   single_key(key, "bernoulli");
   Array pa = p.array();
   if (!is_floating(pa.dtype()) || pa.weak_type()) {
@@ -722,7 +722,7 @@ Array randint(const Key& key, const Shape& shape, const ArrayLike& minval, const
 }
 
 Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& upper,
-                       std::optional<Shape> shape, std::optional<DType> dtype) {
+                       OptionalShape shape, std::optional<DType> dtype) {
   single_key(key, "truncated_normal");
   const DType t = dtype.value_or(base::default_float_dtype());  // given: honoured
   if (!is_floating(t)) {

@@ -571,17 +571,16 @@ Array mvn_f32(const Key& key, const Array& mean, const Array& factor, const Shap
 
 }  // namespace
 
-Array gamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape,
-            std::optional<DType> dtype) {
+Array gamma(const Key& key, const ArrayLike& a, OptionalShape shape, std::optional<DType> dtype) {
   return gamma_sample("gamma", key, a, shape, dtype, false);
 }
 
-Array loggamma(const Key& key, const ArrayLike& a, std::optional<Shape> shape,
+Array loggamma(const Key& key, const ArrayLike& a, OptionalShape shape,
                std::optional<DType> dtype) {
   return gamma_sample("loggamma", key, a, shape, dtype, true);
 }
 
-Array beta(const Key& key, const ArrayLike& a, const ArrayLike& b, std::optional<Shape> shape,
+Array beta(const Key& key, const ArrayLike& a, const ArrayLike& b, OptionalShape shape,
            std::optional<DType> dtype) {
   single_key(key, "beta");
   const DType t = float_dtype("beta", dtype);
@@ -598,7 +597,7 @@ Array beta(const Key& key, const ArrayLike& a, const ArrayLike& b, std::optional
   return lax::div(ga, lax::add(ga, gb));
 }
 
-Array dirichlet(const Key& key, const ArrayLike& alpha, std::optional<Shape> shape,
+Array dirichlet(const Key& key, const ArrayLike& alpha, OptionalShape shape,
                 std::optional<DType> dtype) {
   single_key(key, "dirichlet");
   const DType t = float_dtype("dirichlet", dtype);
@@ -656,7 +655,7 @@ Array gumbel(const Key& key, const Shape& shape, std::optional<DType> dtype,
   return lax::neg(xla_log(lax::neg(xla_log1p(lax::neg(x)))));
 }
 
-Array categorical(const Key& key, const ArrayLike& logits, int64_t axis, std::optional<Shape> shape,
+Array categorical(const Key& key, const ArrayLike& logits, int64_t axis, OptionalShape shape,
                   bool replace, std::optional<std::string> mode) {
   single_key(key, "categorical");
   const Array l = logits.array();
@@ -725,8 +724,7 @@ Array cauchy(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   return lax::convert_element_type(tan_glibc_f32(lax::convert_element_type(x, DType::float32)), t);
 }
 
-Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
-             std::optional<DType> dtype) {
+Array pareto(const Key& key, const ArrayLike& b, OptionalShape shape, std::optional<DType> dtype) {
   single_key(key, "pareto");
   const DType t = float_dtype("pareto", dtype);
   const Shape s = sample_shape("pareto", shape, {b.array().shape()});
@@ -734,8 +732,7 @@ Array pareto(const Key& key, const ArrayLike& b, std::optional<Shape> shape,
   return xla_exp(xla_divide(e, to_dtype(b, t)));
 }
 
-Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
-        std::optional<DType> dtype) {
+Array t(const Key& key, const ArrayLike& df, OptionalShape shape, std::optional<DType> dtype) {
   single_key(key, "t");
   const DType dt = float_dtype("t", dtype);
   const Shape s = sample_shape("t", shape, {df.array().shape()});
@@ -747,7 +744,7 @@ Array t(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
   return numpy::multiply(n, numpy::sqrt(numpy::divide(half_df, g)));
 }
 
-Array chisquare(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
+Array chisquare(const Key& key, const ArrayLike& df, OptionalShape shape,
                 std::optional<DType> dtype) {
   single_key(key, "chisquare");
   const DType t = float_dtype("chisquare", dtype);
@@ -757,7 +754,7 @@ Array chisquare(const Key& key, const ArrayLike& df, std::optional<Shape> shape,
   return lax::mul(xla_exp(log_g), cst(2, t));
 }
 
-Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden, std::optional<Shape> shape,
+Array f(const Key& key, const ArrayLike& dfnum, const ArrayLike& dfden, OptionalShape shape,
         std::optional<DType> dtype) {
   single_key(key, "f");
   const DType t = float_dtype("f", dtype);
@@ -863,7 +860,7 @@ Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optiona
 }
 
 Array triangular(const Key& key, const ArrayLike& left, const ArrayLike& mode,
-                 const ArrayLike& right, std::optional<Shape> shape, std::optional<DType> dtype) {
+                 const ArrayLike& right, OptionalShape shape, std::optional<DType> dtype) {
   single_key(key, "triangular");
   const DType t = float_dtype("triangular", dtype);
   const Shape s = sample_shape("triangular", shape,
@@ -879,7 +876,7 @@ Array triangular(const Key& key, const ArrayLike& left, const ArrayLike& mode,
   return lax::select(lax::lt(u, fc), out1, out2);
 }
 
-Array lognormal(const Key& key, const ArrayLike& sigma, std::optional<Shape> shape,
+Array lognormal(const Key& key, const ArrayLike& sigma, OptionalShape shape,
                 std::optional<DType> dtype) {
   single_key(key, "lognormal");
   const DType t = float_dtype("lognormal", dtype);
@@ -887,7 +884,7 @@ Array lognormal(const Key& key, const ArrayLike& sigma, std::optional<Shape> sha
   return xla_exp(numpy::multiply(normal(key, s, t), to_dtype(sigma, t)));
 }
 
-Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape,
+Array geometric(const Key& key, const ArrayLike& p, OptionalShape shape,
                 std::optional<DType> dtype) {
   single_key(key, "geometric");
   const DType t = dtype.value_or(base::default_int_dtype());
@@ -907,7 +904,7 @@ Array geometric(const Key& key, const ArrayLike& p, std::optional<Shape> shape,
 }
 
 Array multivariate_normal(const Key& key, const ArrayLike& mean, const ArrayLike& cov,
-                          std::optional<Shape> shape, std::optional<DType> dtype,
+                          OptionalShape shape, std::optional<DType> dtype,
                           const std::string& method) {
   single_key(key, "multivariate_normal");
   const std::vector<Array> mc = frontend::promote_dtypes_inexact({mean.array(), cov.array()});
@@ -976,7 +973,7 @@ Array orthogonal(const Key& key, int64_t n, const Shape& shape, std::optional<DT
   return n < m ? numpy::swapaxes(x, -1, -2) : x;
 }
 
-Array poisson(const Key& key, const ArrayLike& lam, std::optional<Shape> shape,
+Array poisson(const Key& key, const ArrayLike& lam, OptionalShape shape,
               std::optional<DType> dtype) {
   const Array& kw = single_key(key, "poisson");
   const DType t = dtype.value_or(base::default_int_dtype());
@@ -1166,7 +1163,7 @@ Array binomial_btrs(const Key& key, const Array& count, const Array& prob, const
 
 }  // namespace
 
-Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p, std::optional<Shape> shape,
+Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p, OptionalShape shape,
                std::optional<DType> dtype) {
   single_key(key, "binomial");
   const DType t = dtype.value_or(base::default_float_dtype());
@@ -1204,7 +1201,7 @@ Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p, std::opti
   return lax::select(keep, samples, lax::sub(lax::convert_element_type(count, t), samples));
 }
 
-Array rayleigh(const Key& key, const ArrayLike& scale, std::optional<Shape> shape,
+Array rayleigh(const Key& key, const ArrayLike& scale, OptionalShape shape,
                std::optional<DType> dtype) {
   single_key(key, "rayleigh");
   const DType t = float_dtype("rayleigh", dtype);
@@ -1214,8 +1211,7 @@ Array rayleigh(const Key& key, const ArrayLike& scale, std::optional<Shape> shap
   return lax::mul(sc, lax::sqrt(lax::mul(xla_log(u), cst(-2, t))));
 }
 
-Array wald(const Key& key, const ArrayLike& mean, std::optional<Shape> shape,
-           std::optional<DType> dtype) {
+Array wald(const Key& key, const ArrayLike& mean, OptionalShape shape, std::optional<DType> dtype) {
   single_key(key, "wald");
   const DType t = float_dtype("wald", dtype);
   const Shape s = sample_shape("wald", shape, {mean.array().shape()});
