@@ -795,6 +795,33 @@ case("aux/grad_argnums")(
 case("aux/vjp")(lambda: (lambda r: (r[0], r[1](jnp.float32(2.)), r[2]))(
     jax.vjp(aux_f, jx, has_aux=True)))
 case("aux/jvp")(lambda: jax.jvp(aux_f, (jx,), (jnp.ones(3),), has_aux=True))
+
+
+# has_aux on the Jacobians: (jacobian of out, aux), aux not differentiated (an int leaf too).
+def jac_aux(x):
+  return jnp.sin(x) * jnp.sum(x * x), {'sq': x * x, 'n': jnp.sum(x > 0)}
+
+
+def jac_aux2(x, y):
+  return (jnp.outer(x, y), x * 2.), jnp.sum(x) + jnp.sum(y)
+
+
+case("aux/jacfwd")(lambda: jax.jacfwd(jac_aux, has_aux=True)(jx))
+case("aux/jacrev")(lambda: jax.jacrev(jac_aux, has_aux=True)(jx))
+case("aux/jacfwd_argnums01")(lambda: jax.jacfwd(jac_aux2, (0, 1), has_aux=True)(jx, jy))
+case("aux/jacrev_argnums01")(lambda: jax.jacrev(jac_aux2, (0, 1), has_aux=True)(jx, jy))
+case("aux/jacfwd_argnum1")(lambda: jax.jacfwd(jac_aux2, 1, has_aux=True)(jx, jy))
+case("aux/jacrev_argnum1")(lambda: jax.jacrev(jac_aux2, 1, has_aux=True)(jx, jy))
+case("aux/hessian")(
+    lambda: jax.hessian(lambda x: (jnp.sum(jnp.sin(x) * x * x), x * 3.), has_aux=True)(jx))
+case("aux/hessian_argnums01")(lambda: jax.hessian(
+    lambda x, y: (jnp.sum(jnp.outer(x, y)**2), {'y': y}), (0, 1), has_aux=True)(jx, jy))
+case("aux/jit_jacfwd")(lambda: jax.jit(jax.jacfwd(jac_aux, has_aux=True))(jx))
+case("aux/jacrev_of_jit")(lambda: jax.jacrev(jax.jit(jac_aux), has_aux=True)(jx))
+case("aux/vmap_jacrev")(
+    lambda: jax.vmap(jax.jacrev(jac_aux, has_aux=True))(jnp.stack([jx, 2 * jx])))
+case("aux/vmap_jacfwd")(
+    lambda: jax.vmap(jax.jacfwd(jac_aux, has_aux=True))(jnp.stack([jx, -jx])))
 case("aux_err/not_pair")(lambda: jax.grad(lambda x: (jnp.sum(x), x, x), has_aux=True)(jx))
 
 

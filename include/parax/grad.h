@@ -79,11 +79,14 @@ inline std::vector<bool> arg_mask(const std::vector<TreeDef>& defs,
 }
 
 // jacfwd / jacrev over flat leaves: the Jacobian blocks, one per (output leaf, input leaf
-// `wrt` marks), output-major; block (i, j) has shape out_i.shape + in_j.shape.
+// `wrt` marks), output-major; block (i, j) has shape out_i.shape + in_j.shape. With `aux`,
+// fn returns (out, aux): the blocks are out's, and *aux receives aux's leaves, undifferentiated.
 std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt);
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt,
+                               std::vector<Array>* aux = nullptr);
 std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt);
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt,
+                               std::vector<Array>* aux = nullptr);
 // Returns `outer` with each leaf replaced by `inner` (JAX's tree_transpose of a Jacobian).
 TreeDef nest_tree(const TreeDef& outer, const TreeDef& inner);
 // Evaluates the linear part of `v` forward on input tangents (one per input leaf): the
@@ -131,7 +134,8 @@ template <size_t... I>
 struct Argnums {};
 template <size_t... I>
 inline constexpr Argnums<I...> argnums{};
-// Marks a function returning (value, aux) for value_and_grad.
+// Marks a function returning (value, aux) for grad, value_and_grad, jvp, vjp, jacfwd,
+// jacrev and hessian.
 struct HasAux {};
 inline constexpr HasAux has_aux{};
 
@@ -355,8 +359,9 @@ auto linearize(const F& f, const Args&... primals) {
 namespace detail {
 
 // The Jacobian's pytree: f's output with each leaf the tree of the argument (one argnum) or
-// the tuple of the arguments (several).
-template <bool kRev, size_t... I, class F, class... Args>
+// the tuple of the arguments (several). With kAux, f returns (out, aux) and the result is
+// (Jacobian of out, aux).
+template <bool kRev, bool kAux, size_t... I, class F, class... Args>
 auto jacobian_impl(const F& f, const Args&... args) {
   using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
   using ArgsTuple = std::tuple<std::decay_t<Args>...>;
@@ -365,18 +370,29 @@ auto jacobian_impl(const F& f, const Args&... args) {
   flatten_args(leaves, defs, args...);
   TreeDef out_def;
   const std::vector<bool> wrt = arg_mask(defs, {I...});
-  std::vector<Array> blocks =
-      (kRev ? jacrev_flat : jacfwd_flat)(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def, wrt);
-  if constexpr (sizeof...(I) == 1) {
-    constexpr size_t k = (I, ...);
-    using In = std::tuple_element_t<k, ArgsTuple>;
-    using J = typename ReplaceLeaf<R, In>::type;
-    return tree::unflatten<J>(nest_tree(out_def, defs[k]), blocks);
+  std::vector<Array> aux_leaves;
+  std::vector<Array> blocks = (kRev ? jacrev_flat : jacfwd_flat)(
+      leaves, defs, flat_fn<F, Args...>(f, defs), &out_def, wrt, kAux ? &aux_leaves : nullptr);
+  auto jacobian = [&]<class Out>(const TreeDef& def) {
+    if constexpr (sizeof...(I) == 1) {
+      constexpr size_t k = (I, ...);
+      using In = std::tuple_element_t<k, ArgsTuple>;
+      using J = typename ReplaceLeaf<Out, In>::type;
+      return tree::unflatten<J>(nest_tree(def, defs[k]), blocks);
+    } else {
+      using In = std::tuple<std::tuple_element_t<I, ArgsTuple>...>;
+      using J = typename ReplaceLeaf<Out, In>::type;
+      return tree::unflatten<J>(nest_tree(def, TreeDef{TreeDef::Kind::tuple, "", {}, {defs[I]...}}),
+                                blocks);
+    }
+  };
+  if constexpr (kAux) {
+    using Out = std::decay_t<std::tuple_element_t<0, R>>;
+    using Aux = std::decay_t<std::tuple_element_t<1, R>>;
+    return std::make_pair(jacobian.template operator()<Out>(out_def.children[0]),
+                          tree::unflatten<Aux>(out_def.children[1], aux_leaves));
   } else {
-    using In = std::tuple<std::tuple_element_t<I, ArgsTuple>...>;
-    using J = typename ReplaceLeaf<R, In>::type;
-    return tree::unflatten<J>(
-        nest_tree(out_def, TreeDef{TreeDef::Kind::tuple, "", {}, {defs[I]...}}), blocks);
+    return jacobian.template operator()<R>(out_def);
   }
 }
 
@@ -384,25 +400,43 @@ auto jacobian_impl(const F& f, const Args&... args) {
 
 // Returns a function computing the Jacobian of f with respect to argument 0 (or those in
 // `argnums`) by forward mode: vmap of jvp over the input basis. Each block has shape
-// out.shape + in.shape.
+// out.shape + in.shape. With has_aux, f returns (out, aux) and the function returns
+// (Jacobian of out, aux).
 template <class F>
 auto jacfwd(F f) {
-  return [f](const auto&... args) { return detail::jacobian_impl<false, 0>(f, args...); };
+  return [f](const auto&... args) { return detail::jacobian_impl<false, false, 0>(f, args...); };
 }
 template <class F, size_t... I>
 auto jacfwd(F f, Argnums<I...>) {
-  return [f](const auto&... args) { return detail::jacobian_impl<false, I...>(f, args...); };
+  return [f](const auto&... args) { return detail::jacobian_impl<false, false, I...>(f, args...); };
+}
+template <class F>
+auto jacfwd(F f, HasAux) {
+  return [f](const auto&... args) { return detail::jacobian_impl<false, true, 0>(f, args...); };
+}
+template <class F, size_t... I>
+auto jacfwd(F f, Argnums<I...>, HasAux) {
+  return [f](const auto&... args) { return detail::jacobian_impl<false, true, I...>(f, args...); };
 }
 // ... by reverse mode: vmap of vjp over the output basis.
 template <class F>
 auto jacrev(F f) {
-  return [f](const auto&... args) { return detail::jacobian_impl<true, 0>(f, args...); };
+  return [f](const auto&... args) { return detail::jacobian_impl<true, false, 0>(f, args...); };
 }
 template <class F, size_t... I>
 auto jacrev(F f, Argnums<I...>) {
-  return [f](const auto&... args) { return detail::jacobian_impl<true, I...>(f, args...); };
+  return [f](const auto&... args) { return detail::jacobian_impl<true, false, I...>(f, args...); };
 }
-// Returns a function computing the Hessian of scalar-valued f: jacfwd(jacrev(f)).
+template <class F>
+auto jacrev(F f, HasAux) {
+  return [f](const auto&... args) { return detail::jacobian_impl<true, true, 0>(f, args...); };
+}
+template <class F, size_t... I>
+auto jacrev(F f, Argnums<I...>, HasAux) {
+  return [f](const auto&... args) { return detail::jacobian_impl<true, true, I...>(f, args...); };
+}
+// Returns a function computing the Hessian of scalar-valued f: jacfwd(jacrev(f)); with
+// has_aux, (Hessian, aux).
 template <class F>
 auto hessian(F f) {
   return jacfwd(jacrev(std::move(f)));
@@ -410,6 +444,14 @@ auto hessian(F f) {
 template <class F, size_t... I>
 auto hessian(F f, Argnums<I...> a) {
   return jacfwd(jacrev(std::move(f), a), a);
+}
+template <class F>
+auto hessian(F f, HasAux) {
+  return jacfwd(jacrev(std::move(f), has_aux), has_aux);
+}
+template <class F, size_t... I>
+auto hessian(F f, Argnums<I...> a, HasAux) {
+  return jacfwd(jacrev(std::move(f), a, has_aux), a, has_aux);
 }
 
 }  // namespace parax

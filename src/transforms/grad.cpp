@@ -290,7 +290,8 @@ void check_aux_output(const TreeDef& out_def) {
 }
 
 std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt) {
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt,
+                               std::vector<Array>* aux) {
   std::vector<Aval> avals;
   for (const Array& x : leaves) avals.push_back(core::aval_of(x));
   for (size_t i = 0; i < leaves.size(); ++i) {
@@ -315,15 +316,31 @@ std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vect
     dims.push_back(0);
   }
   const size_t num = leaves.size();
+  size_t differentiated = 0;  // the leading output leaves (all of them without aux)
   FlatFn pushed = [&](const std::vector<Array>& xs, TreeDef* def) {
     std::vector<Array> p(xs.begin(), xs.begin() + long(num)), t(num);
     for (size_t i = 0, k = num; i < num; ++i) {
       if (wrt[i]) t[i] = xs[k++];
     }
-    return jvp_flat(p, t, defs, fn, def).second;
+    auto [outs, touts] = jvp_flat(p, t, defs, fn, def);
+    differentiated = outs.size();
+    if (!aux) return touts;
+    // aux is the primal value: it does not depend on the basis, so vmap leaves it unmapped
+    // (out_axes None), as JAX's jacfwd does.
+    check_aux_output(*def);
+    differentiated = size_t(def->children[0].num_leaves());
+    touts.resize(differentiated);
+    touts.insert(touts.end(), outs.begin() + long(differentiated), outs.end());
+    return touts;
   };
   std::vector<std::string> names(args.size());
-  std::vector<Array> touts = vmap_flat(args, dims, names, pushed, out_def, VmapOptions{});
+  VmapOptions options;
+  if (aux) options.out_axes = MapAxes{0, None};
+  std::vector<Array> touts = vmap_flat(args, dims, names, pushed, out_def, options);
+  if (aux) {
+    aux->assign(touts.begin() + long(differentiated), touts.end());
+    touts.resize(differentiated);
+  }
   std::vector<Array> blocks;
   for (const Array& t : touts) {
     // [n, *out] -> [*out, n], then each input's columns as out.shape + in.shape.
@@ -343,8 +360,8 @@ std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vect
 }
 
 std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vector<TreeDef>& defs,
-                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt) {
-  (void)defs;
+                               const FlatFn& fn, TreeDef* out_def, const std::vector<bool>& wrt,
+                               std::vector<Array>* aux) {
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!wrt[i] || is_floating(leaves[i].dtype())) continue;
     throw TypeError(
@@ -355,8 +372,16 @@ std::vector<Array> jacrev_flat(const std::vector<Array>& leaves, const std::vect
         "True.");
   }
   FlatVjp v = vjp_flat(leaves, defs, fn, out_def, GradOutput::any, wrt);
+  size_t differentiated = v.outs.size();
+  if (aux) {
+    // Only out is pulled back: aux's outputs get no cotangent (transpose takes them as zero).
+    check_aux_output(*out_def);
+    differentiated = size_t(out_def->children[0].num_leaves());
+    aux->assign(v.outs.begin() + long(differentiated), v.outs.end());
+  }
   std::vector<Aval> out_avals;
-  for (const Array& o : v.outs) {
+  for (size_t i = 0; i < differentiated; ++i) {
+    const Array& o = v.outs[i];
     out_avals.push_back(core::aval_of(o));
     if (!is_floating(o.dtype())) {
       throw TypeError(

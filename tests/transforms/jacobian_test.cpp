@@ -138,6 +138,40 @@ TEST(Jacobian, MatchesJax) {
     return L(std::tuple{out, pullback(f32(2)), aux});
   };
   c["aux/jvp"] = [&] { return L(jvp(aux_f, T1{jx}, T1{jnp::ones({3})}, has_aux)); };
+  // has_aux on the Jacobians: (Jacobian of out, aux), aux not differentiated.
+  auto jac_aux = [](const Array& x) {
+    return std::pair{jnp::sin(x) * jnp::sum(x * x), D{{"sq", x * x}, {"n", jnp::sum(x > 0.0f)}}};
+  };
+  auto jac_aux2 = [](const Array& x, const Array& y) {
+    return std::pair{std::pair{jnp::outer(x, y), x * 2.0f}, jnp::sum(x) + jnp::sum(y)};
+  };
+  c["aux/jacfwd"] = [&] { return L(jacfwd(jac_aux, has_aux)(jx)); };
+  c["aux/jacrev"] = [&] { return L(jacrev(jac_aux, has_aux)(jx)); };
+  c["aux/jacfwd_argnums01"] = [&] { return L(jacfwd(jac_aux2, argnums<0, 1>, has_aux)(jx, jy)); };
+  c["aux/jacrev_argnums01"] = [&] { return L(jacrev(jac_aux2, argnums<0, 1>, has_aux)(jx, jy)); };
+  c["aux/jacfwd_argnum1"] = [&] { return L(jacfwd(jac_aux2, argnums<1>, has_aux)(jx, jy)); };
+  c["aux/jacrev_argnum1"] = [&] { return L(jacrev(jac_aux2, argnums<1>, has_aux)(jx, jy)); };
+  c["aux/hessian"] = [&] {
+    return L(hessian(
+        [](const Array& x) {
+          return std::pair{jnp::sum(jnp::sin(x) * x * x), x * 3.0f};
+        },
+        has_aux)(jx));
+  };
+  c["aux/hessian_argnums01"] = [&] {
+    return L(hessian(
+        [](const Array& x, const Array& y) {
+          Array o = jnp::outer(x, y);
+          return std::pair{jnp::sum(o * o), D{{"y", y}}};
+        },
+        argnums<0, 1>, has_aux)(jx, jy));
+  };
+  c["aux/jit_jacfwd"] = [&] { return L(jit(jacfwd(jac_aux, has_aux))(jx)); };
+  c["aux/jacrev_of_jit"] = [&] { return L(jacrev(jit(jac_aux), has_aux)(jx)); };
+  c["aux/vmap_jacrev"] = [&] {
+    return L(vmap(jacrev(jac_aux, has_aux))(jnp::stack({jx, 2.0f * jx})));
+  };
+  c["aux/vmap_jacfwd"] = [&] { return L(vmap(jacfwd(jac_aux, has_aux))(jnp::stack({jx, -jx}))); };
   EXPECT_EQ(names_of(c), golden_cases({"jac/", "lin/", "aux/"}));
   for (const auto& [name, fn] : c) check(name, fn);
 }
@@ -154,6 +188,8 @@ TEST(Jacobian, HasAuxNeedsAPair) {
   EXPECT_THROW_HAS(grad(three, has_aux)(jx), TypeError, head.substr(12));
   EXPECT_THROW_HAS(jvp(three, T1{jx}, T1{jx}, has_aux), TypeError, head.substr(12));
   EXPECT_THROW_HAS(vjp(three, has_aux, jx), TypeError, head.substr(12));
+  EXPECT_THROW_HAS(jacfwd(three, has_aux)(jx), TypeError, head.substr(12));
+  EXPECT_THROW_HAS(jacrev(three, has_aux)(jx), TypeError, head.substr(12));
 }
 
 // Shapes and nesting: out.shape + in.shape, the output's structure outside.
