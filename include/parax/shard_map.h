@@ -162,8 +162,9 @@ auto pmap(F f, PmapOptions options = {}) {
     return detail::call_flattened(
         f,
         [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-          return detail::pmap_flat(leaves, detail::leaf_axes(options.in_axes, defs, "pmap"),
-                                   detail::leaf_names(defs), fn, out_def, options);
+          const std::vector<int> dims = detail::leaf_axes(options.in_axes, defs, "pmap");
+          if (leaves.empty()) detail::throw_no_array_args("pmap", defs);
+          return detail::pmap_flat(leaves, dims, detail::leaf_names(defs), fn, out_def, options);
         },
         args...);
   };

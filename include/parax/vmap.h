@@ -60,6 +60,9 @@ std::vector<Array> vmap_flat(const std::vector<Array>& leaves, const std::vector
 std::vector<int> leaf_axes(const MapAxes& axes, const std::vector<TreeDef>& defs,
                            const std::string& fn);
 std::vector<std::string> leaf_names(const std::vector<TreeDef>& defs);
+// Raises JAX's ValueError for a vmap or pmap (`fn`) called with no array among the
+// arguments `defs`.
+[[noreturn]] void throw_no_array_args(const char* fn, const std::vector<TreeDef>& defs);
 }  // namespace detail
 
 template <class F>
@@ -72,8 +75,9 @@ class Vmapped {
     return detail::call_flattened(
         f_,
         [&](const auto& leaves, const auto& defs, const auto& fn, TreeDef* out_def) {
-          return detail::vmap_flat(leaves, detail::leaf_axes(options_.in_axes, defs, "vmap"),
-                                   detail::leaf_names(defs), fn, out_def, options_);
+          const std::vector<int> dims = detail::leaf_axes(options_.in_axes, defs, "vmap");
+          if (leaves.empty() && !options_.axis_size) detail::throw_no_array_args("vmap", defs);
+          return detail::vmap_flat(leaves, dims, detail::leaf_names(defs), fn, out_def, options_);
         },
         args...);
   }

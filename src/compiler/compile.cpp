@@ -1,6 +1,7 @@
 #include "compiler/compile.h"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "base/check.h"
@@ -100,8 +101,16 @@ std::string platform_of(const std::vector<Device>& devices) {
   return p;
 }
 
+// The api that made a layout equation: jit's "in_shardings" or "out_shardings", else "".
+std::string layout_api(const core::Eqn& e) {
+  return e.params.has("_api") ? e.params.get<std::string>("_api") : std::string();
+}
+
 // Raises JAX's error when committed arguments (or explicit shardings) disagree on the
-// devices, or their order, of the computation.
+// devices, or their order, of the computation. `p` is the program before its calls are
+// inlined, so that a nested jit's own shardings are told from the constraints inside it.
+// JAX's order: the arguments, the explicit output shardings, then each program's equations
+// before those of its sub-programs.
 std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOptions& opts,
                                   const Program& p) {
   std::optional<std::vector<Device>> chosen;
@@ -122,27 +131,63 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     throw ValueError("Received incompatible devices for jitted computation. Got " +
                      with_ids(first_desc, *chosen) + " and " + with_ids(desc, devices));
   };
+  auto sharding_of = [](const core::Eqn& e) -> const Sharding& {
+    return *e.params.get<std::shared_ptr<const Sharding>>("sharding");
+  };
+  // An argument counts with its committed sharding, or else with jit's in_sharding for it.
+  std::vector<int> inputs(p.constvars);
+  inputs.insert(inputs.end(), p.invars.begin(), p.invars.end());
+  std::map<int, const Sharding*> in_shardings;
+  for (const core::Eqn& e : p.eqns) {
+    if (!core::has_trait(e.prim, core::kLayout) || layout_api(e) != "in_shardings") continue;
+    if (!e.inputs[0].is_literal()) in_shardings.emplace(e.inputs[0].var, &sharding_of(e));
+  }
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string name =
         i < opts.arg_names.size() ? opts.arg_names[i] : "args[" + std::to_string(i) + "]";
+    const std::string desc =
+        "argument " + name + " of " + opts.name + " with shape " + args[i].aval.str();
     if (args[i].committed && args[i].sharding) {
-      consider(args[i].sharding->device_assignment(),
-               "argument " + name + " of " + opts.name + " with shape " + args[i].aval.str());
+      consider(args[i].sharding->device_assignment(), desc);
+    } else if (auto it = in_shardings.find(inputs[i]); it != in_shardings.end()) {
+      consider(it->second->device_assignment(), desc);
     }
   }
-  core::for_each_eqn(p, [&](const Program&, const core::Eqn& e) {
-    // A region's boundaries carry its mesh (a region without array arguments has only exits).
-    if (is_region_boundary(e.prim)) {
-      const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh");
-      if (mesh) {
-        consider(mesh->device_assignment(),
-                 "shard_map mesh " + mesh->as_named()->mesh().to_string());
+  for (const core::Eqn& e : p.eqns) {
+    if (core::has_trait(e.prim, core::kLayout) && layout_api(e) == "out_shardings") {
+      consider(sharding_of(e).device_assignment(), "explicit output sharding");
+    }
+  }
+  auto visit = [&](auto& self, const Program& q, bool top) -> void {
+    for (const core::Eqn& e : q.eqns) {
+      // A shard_map holds its mesh, as do a region's boundaries once it is inlined.
+      const bool region = is_region_boundary(e.prim);
+      if ((region || core::has_trait(e.prim, core::kHasProgram)) && e.params.has("mesh")) {
+        if (const auto& mesh = e.params.get<std::shared_ptr<const Sharding>>("mesh")) {
+          const std::string what = region ? "shard_map" : std::string(core::prim_name(e.prim));
+          consider(mesh->device_assignment(), what + " inside jit");
+        }
+      }
+      if (!core::has_trait(e.prim, core::kLayout)) continue;
+      const std::string api = layout_api(e);
+      if (top && !api.empty()) continue;  // the arguments' and outputs', above
+      // A nested jit's in/out shardings are reported as that call's: JAX's "pjit".
+      const std::string what = api.empty() ? std::string(core::prim_name(e.prim)) : "pjit";
+      consider(sharding_of(e).device_assignment(), what + " inside jit");
+    }
+    // The code that runs: control flow's branches and bodies, a call's or a shard_map's
+    // program (not a custom derivative's rules).
+    for (const core::Eqn& e : q.eqns) {
+      if (core::has_trait(e.prim, core::kControlFlow)) {
+        for (const auto& sub : core::sub_programs(e)) self(self, *sub, false);
+      } else if ((core::has_trait(e.prim, core::kHasProgram) ||
+                  core::has_trait(e.prim, core::kCall)) &&
+                 e.params.has("jaxpr")) {
+        self(self, *e.params.get<std::shared_ptr<const Program>>("jaxpr"), false);
       }
     }
-    if (!core::has_trait(e.prim, core::kLayout)) return;
-    const auto& s = *e.params.get<std::shared_ptr<const Sharding>>("sharding");
-    consider(s.device_assignment(), "sharding constraint " + s.to_string());
-  });
+  };
+  visit(visit, p, true);
   if (!chosen) return {detail::Topology::get().default_device()};
   return *chosen;
 }
@@ -202,9 +247,10 @@ Program inline_calls(const Program& p) {
 
 std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
                                     std::span<const ArgInfo> args, const CompileOptions& opts) {
-  PassState state{.global = *program, .args = args, .choose_mesh = [&](const Program& flat) {
-                    return MeshInfo(choose_mesh(check_devices(args, opts, flat), args, opts, flat));
-                  }};
+  PassState state{
+      .global = *program, .args = args, .choose_mesh = [&](const Program& flat) {
+        return MeshInfo(choose_mesh(check_devices(args, opts, *program), args, opts, flat));
+      }};
   run_passes(state, pass_list(), opts.name);
   const Program& flat = state.global;
   const MeshInfo& mesh = *state.mesh;

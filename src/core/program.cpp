@@ -261,8 +261,10 @@ class Printer {
       return line + broken_params(*items, column, line.size() + args.size()) + args;
     }
     line += "[";
+    bool first = true;
     for (size_t i = 0; i < e.params.items().size(); ++i) {
       const auto& [name, value] = e.params.items()[i];
+      if (name.starts_with('_')) continue;
       std::optional<std::string> text;
       if (param_printer_) text = param_printer_(name, value);
       std::string rendered = text ? *text : param_str(value);
@@ -271,7 +273,8 @@ class Printer {
            at = rendered.find('\n', at + 1)) {
         rendered.insert(at + 1, "      ");
       }
-      line += (i ? " " : "") + name + "=" + rendered;
+      line += (first ? "" : " ") + name + "=" + rendered;
+      first = false;
     }
     return line + "]" + args;
   }

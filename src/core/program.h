@@ -21,7 +21,8 @@ struct Program;
 // Several sub-programs of one equation (cond's branches).
 using ProgramList = std::vector<std::shared_ptr<const Program>>;
 
-// A primitive's static parameters (axes, shapes, dtypes, shardings, sub-programs).
+// A primitive's static parameters (axes, shapes, dtypes, shardings, sub-programs). A name
+// starting with '_' is not printed: it only serves messages (which api made the equation).
 using ParamValue = std::variant<bool, int64_t, double, std::string, DType, std::vector<int64_t>,
                                 std::shared_ptr<const Sharding>, std::shared_ptr<const Program>,
                                 std::vector<std::string>, std::vector<PartitionSpec>, ProgramList>;

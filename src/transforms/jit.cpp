@@ -40,9 +40,12 @@ std::string Lowered::as_text() const { return core::to_string(*impl_->closed.pro
 namespace detail {
 namespace {
 
-Array constrain(const Array& x, const Sharding& s) {
-  return core::bind1(core::Prim::sharding_constraint, {x},
-                     {{"sharding", std::make_shared<const Sharding>(s)}});
+// `api` ("in_shardings", "out_shardings") tells the device check this constraint is the
+// jit's own, which JAX reports as the jit's (pjit's) rather than as a sharding_constraint.
+Array constrain(const Array& x, const Sharding& s, const char* api) {
+  return core::bind1(
+      core::Prim::sharding_constraint, {x},
+      {{"sharding", std::make_shared<const Sharding>(s)}, {"_api", std::string(api)}});
 }
 
 // JAX's pjit_check_aval_sharding wording: `what` is "pjit arguments" or "pjit outputs",
@@ -212,7 +215,7 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
       if (i < in_shardings.size() && in_shardings[i]) {
         for (size_t k = next; k < next + n; ++k) {
           check_rank(*in_shardings[i], avals[k], "pjit arguments", names[k]);
-          args[k] = constrain(args[k], *in_shardings[i]);
+          args[k] = constrain(args[k], *in_shardings[i], "in_shardings");
         }
       }
       next += n;
@@ -251,7 +254,7 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
             " should be divisible by " + std::to_string(layout.tiles[d]) + ", but it is equal to " +
             std::to_string(aval.shape[d]) + " (full shape: " + shape_str(aval.shape) + ")");
       }
-      outs[o] = constrain(outs[o], *s);
+      outs[o] = constrain(outs[o], *s, "out_shardings");
     }
     return outs;
   });

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "base/check.h"
 #include "core/array_value.h"
 #include "core/backend.h"
 #include "core/batching.h"
@@ -401,11 +402,7 @@ struct MappedArgs {
 
 MappedArgs split_mapped_axis(const std::vector<Array>& leaves, const std::vector<int>& in_dims,
                              const std::vector<std::string>& names) {
-  if (leaves.empty()) {
-    throw ValueError(
-        "pmap wrapped function must be passed at least one argument containing an "
-        "array, got empty *args=() and **kwargs={}");
-  }
+  PARAX_CHECK(!leaves.empty(), "pmap checks for array arguments before mapping");
   MappedArgs m;
   std::optional<int64_t> size;
   bool mismatch = false;

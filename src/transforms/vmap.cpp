@@ -140,6 +140,17 @@ std::vector<std::string> leaf_names(const std::vector<TreeDef>& defs) {
   return names;
 }
 
+void throw_no_array_args(const char* fn, const std::vector<TreeDef>& defs) {
+  // Without leaves the arguments' structure is their value: Python's repr of *args.
+  const std::string tree = TreeDef{TreeDef::Kind::tuple, "", {}, defs}.to_string();
+  const std::string head = "PyTreeDef(";
+  const std::string args = tree.substr(head.size(), tree.size() - head.size() - 1);
+  throw ValueError(std::string(fn) +
+                   " wrapped function must be passed at least one argument containing an array, "
+                   "got empty *args=" +
+                   args + " and **kwargs={}");
+}
+
 namespace {
 
 // Resolves a possibly negative axis against `rank` (JAX's message when it is out of range).
@@ -177,8 +188,8 @@ void throw_inconsistent_sizes(const std::string& fn, const std::vector<core::Ava
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto& [size, members] = groups[g];
     const size_t i = members[0];
-    const std::string where =
-        "axis " + std::to_string(dims[i]) + " of " + names[i] + " of type " + avals[i].str();
+    const std::string where = "axis " + std::to_string(dims[i]) + " of argument " + names[i] +
+                              " of type " + avals[i].str();
     if (members.size() == 1) {
       msg += "  * one axis had size " + std::to_string(size) + ": " + where;
     } else {

@@ -266,10 +266,11 @@ TEST(ErrorTexts, VmapAxisSizeErrorsNameLeavesByKeyPath) {
   using Tree = std::pair<Array, std::map<std::string, Array>>;
   auto f = [](const Tree& t) { return t.first; };
   const Tree t{np::ones({2}), {{"w", np::ones({3})}}};
-  EXPECT_THROW_MSG(vmap(f)(t), ValueError,
-                   "vmap got inconsistent sizes for array axes to be mapped:\n"
-                   "  * one axis had size 2: axis 0 of args[0][0] of type float32[2];\n"
-                   "  * one axis had size 3: axis 0 of args[0][1]['w'] of type float32[3]");
+  EXPECT_THROW_MSG(
+      vmap(f)(t), ValueError,
+      "vmap got inconsistent sizes for array axes to be mapped:\n"
+      "  * one axis had size 2: axis 0 of argument args[0][0] of type float32[2];\n"
+      "  * one axis had size 3: axis 0 of argument args[0][1]['w'] of type float32[3]");
 }
 
 TEST(ErrorTexts, PmapInAxesPrefixErrorHasKeyPath) {
@@ -437,6 +438,57 @@ TEST(ErrorTexts, JitPadsAnArgumentItsShardingDoesNotDivide) {
 }
 
 }  // namespace error_texts
+
+// ---- the texts JAX 0.4.35 gives where it names an argument or what asked for devices ----
+
+TEST(ErrorTexts, VmapAndPmapOfNoArraysShowTheArguments) {
+  auto none = [] { return np::ones({2}); };
+  const std::string need =
+      " wrapped function must be passed at least one argument containing an array, got empty ";
+  EXPECT_THROW_MSG(vmap(none)(), ValueError, "vmap" + need + "*args=() and **kwargs={}");
+  EXPECT_THROW_MSG(pmap(none)(), ValueError, "pmap" + need + "*args=() and **kwargs={}");
+  using Dict = std::map<std::string, Array>;
+  auto empties = [](const std::vector<Array>&, const Dict&) { return np::ones({2}); };
+  EXPECT_THROW_MSG(vmap(empties)(std::vector<Array>{}, Dict{}), ValueError,
+                   "vmap" + need + "*args=([], {}) and **kwargs={}");
+  auto list = [](const std::vector<Array>&) { return np::ones({2}); };
+  EXPECT_THROW_MSG(pmap(list)(std::vector<Array>{}), ValueError,
+                   "pmap" + need + "*args=([],) and **kwargs={}");
+  // With axis_size there is nothing to infer: JAX maps the function with no arrays.
+  EXPECT_EQ(vmap(none, {.axis_size = 3})().shape(), (Shape{3, 2}));
+}
+
+TEST(ErrorTexts, IncompatibleDevicesNameWhatInsideJitAskedForThem) {
+  const std::vector<Device> all = devices();
+  const NamedSharding upper(Mesh({all.begin() + 4, all.end()}, "x"), P("x"));
+  const Array x = device_put(np::ones({8}), all[0]);
+  const std::string got =
+      "Received incompatible devices for jitted computation. Got argument args[0] of f with "
+      "shape float32[8] and device ids [0] on platform CPU and ";
+  const std::string on_upper = " with device ids [4, 5, 6, 7] on platform CPU";
+  auto constrained = [&](const Array& a) { return lax::with_sharding_constraint(a * 2, upper); };
+  EXPECT_THROW_MSG(jit(constrained)(x), ValueError,
+                   got + "sharding_constraint inside jit" + on_upper);
+  // A constraint inside a nested jit is still the constraint's; the nested jit's own
+  // in_shardings and out_shardings are that jit's (JAX's pjit).
+  auto nested_constraint = [&](const Array& a) { return jit(constrained)(a); };
+  EXPECT_THROW_MSG(jit(nested_constraint)(x), ValueError,
+                   got + "sharding_constraint inside jit" + on_upper);
+  auto doubled = [](const Array& a) { return a * 2; };
+  auto in_upper = jit(doubled, {.in_shardings = {upper}});
+  EXPECT_THROW_MSG(jit([&](const Array& a) { return in_upper(a); })(x), ValueError,
+                   got + "pjit inside jit" + on_upper);
+  auto out_upper = jit(doubled, {.out_shardings = {upper}});
+  EXPECT_THROW_MSG(jit([&](const Array& a) { return out_upper(a); })(x), ValueError,
+                   got + "pjit inside jit" + on_upper);
+  auto mapped = shard_map(doubled, Mesh({all.begin() + 4, all.end()}, "i"), P("i"), P("i"));
+  EXPECT_THROW_MSG(jit([&](const Array& a) { return mapped(a); })(x), ValueError,
+                   got + "shard_map inside jit" + on_upper);
+  // The jit's own in_shardings lay its arguments out; its out_shardings are explicit.
+  auto both =
+      jit(doubled, {.in_shardings = {SingleDeviceSharding(all[0])}, .out_shardings = {upper}});
+  EXPECT_THROW_MSG(both(np::ones({8})), ValueError, got + "explicit output sharding" + on_upper);
+}
 
 }  // namespace
 }  // namespace parax

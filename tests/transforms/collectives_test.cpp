@@ -1211,8 +1211,8 @@ TEST(CollectiveErrors, PmapSizes) {
   auto two = [](const Array& a, const Array& b) { return a + b; };
   EXPECT_THROW_MSG(pmap(two)(jnp::ones({8, 3}), jnp::ones({4, 3})), ValueError,
                    "pmap got inconsistent sizes for array axes to be mapped:\n"
-                   "  * one axis had size 8: axis 0 of args[0] of type float32[8,3];\n"
-                   "  * one axis had size 4: axis 0 of args[1] of type float32[4,3]");
+                   "  * one axis had size 8: axis 0 of argument args[0] of type float32[8,3];\n"
+                   "  * one axis had size 4: axis 0 of argument args[1] of type float32[4,3]");
   EXPECT_THROW_MSG(pmap([](const Array& v) { return v; })(jnp::ones({9, 2})), ValueError,
                    "compiling computation that requires 9 logical devices, but only 8 XLA "
                    "devices are available (num_replicas=9)");
@@ -1237,16 +1237,16 @@ TEST(CollectiveErrors, PmapSizes) {
 TEST(CollectiveErrors, PmapSizesWhenMostAgree) {
   // JAX lists each size once, the most common first, with an example argument.
   auto three = [](const Array& a, const Array& b, const Array& c) { return a + b + c; };
-  EXPECT_THROW_MSG(
-      pmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3})), ValueError,
-      "pmap got inconsistent sizes for array axes to be mapped:\n"
-      "  * most axes (2 of them) had size 8, e.g. axis 0 of args[1] of type float32[8,3];\n"
-      "  * one axis had size 4: axis 0 of args[0] of type float32[4,3]");
-  EXPECT_THROW_MSG(
-      vmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3})), ValueError,
-      "vmap got inconsistent sizes for array axes to be mapped:\n"
-      "  * most axes (2 of them) had size 8, e.g. axis 0 of args[1] of type float32[8,3];\n"
-      "  * one axis had size 4: axis 0 of args[0] of type float32[4,3]");
+  EXPECT_THROW_MSG(pmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3})), ValueError,
+                   "pmap got inconsistent sizes for array axes to be mapped:\n"
+                   "  * most axes (2 of them) had size 8, e.g. axis 0 of argument args[1] of type "
+                   "float32[8,3];\n"
+                   "  * one axis had size 4: axis 0 of argument args[0] of type float32[4,3]");
+  EXPECT_THROW_MSG(vmap(three)(jnp::ones({4, 3}), jnp::ones({8, 3}), jnp::ones({8, 3})), ValueError,
+                   "vmap got inconsistent sizes for array axes to be mapped:\n"
+                   "  * most axes (2 of them) had size 8, e.g. axis 0 of argument args[1] of type "
+                   "float32[8,3];\n"
+                   "  * one axis had size 4: axis 0 of argument args[0] of type float32[4,3]");
 }
 
 TEST(CollectiveErrors, ShardMapSpecs) {

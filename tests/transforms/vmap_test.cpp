@@ -138,8 +138,8 @@ TEST(Vmap, Errors) {
   auto id = [](const Array& v, const Array& w) { return v + w; };
   EXPECT_THROW_MSG(vmap(id)(jnp::ones({3, 2}), jnp::ones({4, 2})), ValueError,
                    "vmap got inconsistent sizes for array axes to be mapped:\n"
-                   "  * one axis had size 3: axis 0 of args[0] of type float32[3,2];\n"
-                   "  * one axis had size 4: axis 0 of args[1] of type float32[4,2]");
+                   "  * one axis had size 3: axis 0 of argument args[0] of type float32[3,2];\n"
+                   "  * one axis had size 4: axis 0 of argument args[1] of type float32[4,2]");
   auto one = [](const Array& v) { return v; };
   EXPECT_THROW_MSG(vmap(one, {.in_axes = 2})(jnp::ones({3})), ValueError,
                    "vmap was requested to map its argument along axis 2, which implies that its "
