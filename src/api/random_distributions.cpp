@@ -702,8 +702,9 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis, std::op
 Array laplace(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   single_key(key, "laplace");
   const DType t = float_dtype("laplace", dtype);
-  // finfo.epsneg is half of eps.
-  const Array u = uniform(key, shape, t, -1.0 + finfo_eps(t) / 2, 1.0);
+  // finfo.epsneg is half of eps; as a C++ double it would become a weak float32 with x64
+  // off and round to -1.
+  const Array u = uniform(key, shape, t, cst(-1.0 + finfo_eps(t) / 2, t), 1.0);
   return lax::mul(lax::sign(u), xla_log1p(lax::neg(lax::abs(u))));
 }
 
@@ -774,8 +775,10 @@ Array rademacher(const Key& key, const Shape& shape, std::optional<DType> dtype)
   single_key(key, "rademacher");
   const DType t = dtype.value_or(base::default_int_dtype());
   // p = 0.5 is a Python float in JAX: float64 with x64 (parax's bernoulli takes a weak p
-  // as float32), so it is given here as a strong array of the default float dtype.
-  const Array half = cst(0.5, base::default_float_dtype());
+  // as float32), so it is given here as a strong array of the default float dtype, or of
+  // float64 for a 64-bit dtype, which draws as JAX does with x64 (README, "dtypes").
+  const DType p_dtype = dtype_itemsize(t) == 8 ? DType::float64 : base::default_float_dtype();
+  const Array half = cst(0.5, p_dtype);
   const Array b = lax::convert_element_type(bernoulli(key, half, shape), t);
   return lax::sub(lax::mul(cst(2, t), b), cst(1, t));
 }
