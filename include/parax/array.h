@@ -51,6 +51,11 @@ class Array {
   bool is_fully_replicated() const;
   // Returns the devices holding the array, sorted by id.
   std::vector<Device> devices() const;
+  // Returns the one device holding the array (JAX's x.device); ValueError if it spans more.
+  Device device() const;
+  // Returns device_put(x, target): the array committed to `target` (JAX's x.to_device).
+  Array to_device(const Device& target) const;
+  Array to_device(const Sharding& target) const;
   // Waits for pending computation; returns *this.
   const Array& block_until_ready() const;
 

@@ -7,8 +7,9 @@
 #include "base/config_internal.h"
 #include "base/dtype_dispatch.h"
 #include "base/promotion.h"
+#include "core/backend.h"
+#include "parax/device_put.h"
 #include "parax/lax.h"
-#include "runtime/eager.h"
 #include "runtime/transfer.h"
 #include "sharding/named_sharding_impl.h"
 #include "sharding/topology.h"
@@ -17,7 +18,7 @@ namespace parax {
 namespace detail {
 
 Array array_from_host(const void* data, const core::Aval& aval) {
-  return runtime::eager_backend().from_host(data, aval);
+  return core::backend().from_host(data, aval);
 }
 
 std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {
@@ -104,6 +105,21 @@ Sharding Array::sharding() const {
 }
 
 std::vector<Device> Array::devices() const { return sharding().device_set(); }
+
+Device Array::device() const {
+  const Sharding s = sharding();
+  const std::vector<Device> set = s.device_set();
+  if (set.size() == 1) return set[0];
+  // JAX (0.4.27 on) returns the sharding here, which a Device cannot hold; its earlier
+  // x.device() raised this error.
+  throw ValueError("Length of devices is greater than 1. Please use `.devices()`. (The array " +
+                   shape_str(shape()) + " spans " + std::to_string(set.size()) + " devices as " +
+                   s.to_string() + "; sharding() returns that layout.)");
+}
+
+Array Array::to_device(const Device& target) const { return device_put(*this, target); }
+
+Array Array::to_device(const Sharding& target) const { return device_put(*this, target); }
 
 bool Array::is_fully_addressable() const { return detail::is_fully_addressable(sharding()); }
 

@@ -5,7 +5,6 @@
 // nothing here runs.
 #include "api/array_impl.h"
 #include "compiler/compile.h"
-#include "runtime/eager.h"
 #include "sharding/sharding_impl.h"
 #include "transforms/lowered.h"
 
@@ -37,12 +36,8 @@ std::shared_ptr<detail::ArrayImpl> abstract_impl(Shape shape, DType dtype,
 
 }  // namespace
 
-// A ShapeDtypeStruct may be the first value a program makes, and tracing on it may make
-// constants (a gradient's seed): core makes them with the runtime, installed here.
 ShapeDtypeStruct::ShapeDtypeStruct(Shape shape, DType dtype, std::optional<Sharding> sharding)
-    : Array(abstract_impl(std::move(shape), dtype, sharding)) {
-  runtime::eager_backend();
-}
+    : Array(abstract_impl(std::move(shape), dtype, sharding)) {}
 
 std::string Compiled::as_text() const { return plan_->as_text(); }
 CostAnalysis Compiled::cost_analysis() const { return plan_->cost; }

@@ -9,7 +9,6 @@
 #include "api/frontend.h"
 #include "base/promotion.h"
 #include "core/trace.h"
-#include "runtime/eager.h"
 #include "sharding/sharding_impl.h"
 
 namespace parax::lax {
@@ -178,8 +177,6 @@ Array clamp(const ArrayLike& min, const ArrayLike& x, const ArrayLike& max) {
 Array iota(DType dtype, int64_t size) { return broadcasted_iota(dtype, Shape{size}, 0); }
 
 Array broadcasted_iota(DType dtype, Shape shape, int64_t dimension) {
-  // An iota may be the first value a program makes: core evaluates it with the runtime.
-  runtime::eager_backend();
   return core::bind1(Prim::iota, {},
                      {{"dtype", dtype}, {"shape", std::move(shape)}, {"dimension", dimension}});
 }

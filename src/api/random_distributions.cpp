@@ -30,6 +30,22 @@ using detail::single_key;
 
 Array cst(double v, DType t) { return frontend::scalar(v, t); }
 
+// A Python float in JAX: weak, float64 with x64. A sampler given a 64-bit dtype draws
+// JAX's x64 values whatever x64 says (README, "dtypes"), so its host-computed constants
+// and C++-number parameters are float64 then.
+DType weak_float_dtype(DType t) {
+  return dtype_itemsize(t) == 8 ? DType::float64 : base::default_float_dtype();
+}
+
+Array weak_cst(double v, DType t) { return frontend::scalar(v, weak_float_dtype(t), true); }
+
+// p as an inexact array; a C++ number becomes float64 for a 64-bit sampler dtype t.
+Array inexact_param(const ArrayLike& p, DType t) {
+  const Array pa = frontend::promote_dtypes_inexact({p.array()})[0];
+  if (!frontend::is_literal(p.array()) || weak_float_dtype(t) != DType::float64) return pa;
+  return frontend::convert(pa, DType::float64, true);
+}
+
 // The sampler's float dtype: JAX's default, or the one given, which must be floating.
 DType float_dtype(const char* name, std::optional<DType> dtype) {
   const DType t = dtype.value_or(base::default_float_dtype());
@@ -701,8 +717,9 @@ Array categorical(const Key& key, const ArrayLike& logits, int64_t axis, Optiona
 Array laplace(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   single_key(key, "laplace");
   const DType t = float_dtype("laplace", dtype);
-  // finfo.epsneg is half of eps.
-  const Array u = uniform(key, shape, t, -1.0 + finfo_eps(t) / 2, 1.0);
+  // finfo.epsneg is half of eps; as a C++ double it would become a weak float32 with x64
+  // off and round to -1.
+  const Array u = uniform(key, shape, t, cst(-1.0 + finfo_eps(t) / 2, t), 1.0);
   return lax::mul(lax::sign(u), xla_log1p(lax::neg(lax::abs(u))));
 }
 
@@ -771,8 +788,10 @@ Array rademacher(const Key& key, const Shape& shape, std::optional<DType> dtype)
   single_key(key, "rademacher");
   const DType t = dtype.value_or(base::default_int_dtype());
   // p = 0.5 is a Python float in JAX: float64 with x64 (parax's bernoulli takes a weak p
-  // as float32), so it is given here as a strong array of the default float dtype.
-  const Array half = cst(0.5, base::default_float_dtype());
+  // as float32), so it is given here as a strong array of the default float dtype, or of
+  // float64 for a 64-bit dtype, which draws as JAX does with x64 (README, "dtypes").
+  const DType p_dtype = dtype_itemsize(t) == 8 ? DType::float64 : base::default_float_dtype();
+  const Array half = cst(0.5, p_dtype);
   const Array b = lax::convert_element_type(bernoulli(key, half, shape), t);
   return lax::sub(lax::mul(cst(2, t), b), cst(1, t));
 }
@@ -823,9 +842,7 @@ Array weibull_min(const Key& key, const ArrayLike& scale, const ArrayLike& conce
   // 1.0 / concentration: a C++ number is divided on the host, as Python divides a float.
   const Array c = concentration.array();
   const Array inv =
-      frontend::is_literal(c)
-          ? Array(frontend::scalar(1.0 / c.item<double>(), base::default_float_dtype(), true))
-          : numpy::divide(1.0, c);
+      frontend::is_literal(c) ? weak_cst(1.0 / c.item<double>(), t) : numpy::divide(1.0, c);
   return numpy::multiply(xla_pow(e, inv), scale);
 }
 
@@ -833,9 +850,9 @@ Array generalized_normal(const Key& key, double p, const Shape& shape, std::opti
   single_key(key, "generalized_normal");
   const DType t = dtype.value_or(base::default_float_dtype());
   const Key keys = split(key);
-  const Array g = gamma(keys[0], 1.0 / p, shape, t);
+  const Array g = gamma(keys[0], weak_cst(1.0 / p, t), shape, t);
   const Array r = rademacher(keys[1], shape, t);
-  return lax::mul(r, xla_pow(g, 1.0 / p));
+  return lax::mul(r, xla_pow(g, weak_cst(1.0 / p, t)));
 }
 
 Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optional<DType> dtype) {
@@ -848,10 +865,10 @@ Array ball(const Key& key, int64_t d, double p, const Shape& shape, std::optiona
   const Array e = exponential(keys[1], shape, t);
   // An integral p is a Python int in JAX's default (p=2): integer_pow, else pow.
   const Array ag = lax::abs(g);
-  const Array powered =
-      p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p)) : xla_pow(ag, p);
+  const Array powered = p == std::floor(p) && std::abs(p) < 64 ? lax::integer_pow(ag, int64_t(p))
+                                                               : xla_pow(ag, weak_cst(p, t));
   const Array sum = numpy::sum(powered, int64_t(gs.size()) - 1);
-  const Array norm = xla_pow(lax::add(sum, e), 1.0 / p);
+  const Array norm = xla_pow(lax::add(sum, e), weak_cst(1.0 / p, t));
   return lax::div(g, lax::broadcast_in_dim(norm, gs, [&] {
                     std::vector<int64_t> dims;
                     for (size_t i = 0; i < shape.size(); ++i) dims.push_back(int64_t(i));
@@ -893,7 +910,7 @@ Array geometric(const Key& key, const ArrayLike& p, OptionalShape shape,
                      std::string(dtype_name(t)));
   }
   const Shape s = sample_shape("geometric", shape, {p.array().shape()});
-  const Array pa = frontend::promote_dtypes_inexact({p.array()})[0];
+  const Array pa = inexact_param(p, t);
   const DType ft = pa.dtype();
   Array u = uniform(key, s, ft);
   u = lax::select(lax::eq(u, cst(0, ft)), numpy::ones_like(u), u);
@@ -1172,7 +1189,7 @@ Array binomial(const Key& key, const ArrayLike& n, const ArrayLike& p, OptionalS
                      std::string(dtype_name(t)));
   }
   const Shape s = sample_shape("binomial", shape, {n.array().shape(), p.array().shape()});
-  const Array prob = broadcast_to(frontend::promote_dtypes_inexact({p.array()})[0], s);
+  const Array prob = broadcast_to(inexact_param(p, t), s);
   const DType pt = prob.dtype();
   Array count = broadcast_to(to_dtype(n, pt), s);
   const Array one = cst(1, pt);

@@ -30,11 +30,16 @@ class Backend {
   virtual void release_dead_programs() = 0;
 };
 
-// Installs the backend that evaluates concrete arrays (the layer that makes concrete
-// arrays calls this before making the first). Requires: `backend` lives until exit.
+// Installs the backend that evaluates concrete arrays. Requires: `backend` lives until exit.
 void install_backend(Backend& backend);
-// Returns the installed backend. Requires: one is installed.
+// Returns the installed backend, installing the runtime's (default_backend) on first use, so
+// any first call of a program (an eager shard_map of no arguments, an iota, a gradient's
+// seed) finds one.
 Backend& backend();
+// The runtime's backend, defined by the runtime layer (runtime/eager.cpp): core names no
+// runtime header, and the linker resolves this from the same library whether it is shared
+// or static (a referenced symbol, unlike a static registrar, is never dropped). Installs it.
+Backend& default_backend();
 // Returns the installed backend, or nullptr before any concrete array exists.
 Backend* installed_backend();
 

@@ -259,3 +259,8 @@ void clear_compile_caches() {
 }
 
 }  // namespace parax::runtime
+
+// core::backend() falls back on this when nothing is installed yet (core/backend.h).
+namespace parax::core {
+Backend& default_backend() { return runtime::eager_backend(); }
+}  // namespace parax::core

@@ -8,8 +8,8 @@
 
 namespace parax::runtime {
 
-// Returns the runtime's backend, installing it in core on first use. Every way of making a
-// concrete array from nothing calls this first, so core finds it installed.
+// Returns the runtime's backend, installing it in core on first use (core::backend() calls
+// this through core::default_backend() when nothing is installed yet).
 core::Backend& eager_backend();
 
 // Executables of eager operations (one-equation programs).

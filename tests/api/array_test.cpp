@@ -206,6 +206,67 @@ TEST(Array, ZeroSizeAndScalars) {
   EXPECT_EQ(s.addressable_shards().size(), 8u);
 }
 
+// JAX's x.device: the one device of a single-device array, committed or not.
+TEST(Array, DeviceOfASingleDeviceArray) {
+  const Array x = jnp::arange(6.0f);
+  EXPECT_EQ(x.device(), devices()[0]);
+  EXPECT_EQ(device_put(x, devices()[3]).device(), devices()[3]);
+  // A mesh of one device holds it whole too (JAX 0.4.35 returns the NamedSharding here,
+  // 0.10.2 and the earlier x.device() the device).
+  const Mesh one(std::vector<Device>{devices()[6]}, "q");
+  EXPECT_EQ(device_put(x, NamedSharding(one, P("q"))).device(), devices()[6]);
+}
+
+// JAX 0.4.35 returns the sharding for an array on several devices, which a Device cannot
+// hold: parax raises the error JAX's x.device() raised, naming the layout.
+TEST(Array, DeviceOfAShardedArrayRaises) {
+  const Array x = jnp::arange(16.0f).reshape({8, 2});
+  for (const Sharding& s :
+       {Sharding(NamedSharding(mesh42(), P("a"))), Sharding(NamedSharding(mesh42(), P()))}) {
+    const Array y = device_put(x, s);
+    try {
+      (void)y.device();
+      ADD_FAILURE() << "no error for " << s;
+    } catch (const ValueError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("Length of devices is greater than 1. Please use `.devices()`."),
+                std::string::npos)
+          << m;
+      EXPECT_NE(m.find(s.to_string()), std::string::npos) << m;
+      EXPECT_NE(m.find("8 devices"), std::string::npos) << m;
+    }
+  }
+  auto f = jit([](const Array& a) { return a + float(a.device().id()); });
+  EXPECT_THROW(f(x), ConcretizationError);  // JAX: a tracer has no attribute device
+}
+
+// JAX's x.to_device(d) is device_put(x, d): committed to d, values and weak type kept.
+TEST(Array, ToDeviceCommitsAsDevicePut) {
+  const Array x = jnp::arange(16.0f).reshape({8, 2});
+  ASSERT_FALSE(x.is_committed());
+  const Array z = x.to_device(devices()[1]);
+  EXPECT_TRUE(z.is_committed());
+  EXPECT_EQ(z.sharding(), Sharding(SingleDeviceSharding(devices()[1])));
+  EXPECT_EQ(z.to_vector<float>(), x.to_vector<float>());
+
+  const Array sharded = device_put(x, NamedSharding(mesh42(), P("a", "b")));
+  const Array back = sharded.to_device(devices()[7]);
+  EXPECT_TRUE(back.is_committed());
+  EXPECT_EQ(back.device(), devices()[7]);
+  EXPECT_EQ(back.to_vector<float>(), x.to_vector<float>());
+
+  const NamedSharding rows(mesh42(), P("a"));
+  EXPECT_EQ(x.to_device(rows).sharding(), Sharding(rows));
+  EXPECT_TRUE(x.to_device(rows).is_committed());
+
+  const Array weak = ArrayLike(3.0).array();
+  EXPECT_TRUE(weak.to_device(devices()[2]).weak_type());
+  EXPECT_EQ(weak.to_device(devices()[2]).item<float>(), 3.0f);
+
+  auto g = jit([](const Array& a) { return a.to_device(devices()[4]) * 2.0f; });
+  EXPECT_EQ(g(x).to_vector<float>(), (x * 2.0f).to_vector<float>());
+}
+
 TEST(Array, EmptyHandleRaises) {
   Array a;
   EXPECT_FALSE(a.valid());

@@ -943,5 +943,125 @@ TEST(Samplers, Distributions) {
   for (int i = 0; i < 4; ++i) EXPECT_NEAR(freq[size_t(i)], 800 * (i + 1), 150) << i;
 }
 
+// A 64-bit dtype given to a sampler is honoured with x64 off (README, "dtypes"; the header's
+// rule for every sampler), drawing the values JAX draws with x64 on. JAX 0.4.35 instead
+// truncates it to the 32-bit type with a UserWarning ("Explicitly requested dtype ... is not
+// available, and will be truncated to dtype ...").
+using Draws = std::vector<std::pair<std::string, std::function<Array()>>>;
+
+void expect_same_with_x64_off_and_on(const Draws& draws) {
+  // Raw 64-bit words: equal draws are equal bit for bit (NaN included).
+  auto words64 = [](const Array& x) {
+    if (x.dtype() != DType::float64) return x.to_vector<uint64_t>();
+    std::vector<uint64_t> out;
+    for (double v : x.to_vector<double>()) out.push_back(std::bit_cast<uint64_t>(v));
+    return out;
+  };
+  for (bool partitionable : {true, false}) {
+    Mode mode(partitionable);
+    for (const auto& [name, draw] : draws) {
+      SCOPED_TRACE(name + (partitionable ? " (partitionable)" : " (original)"));
+      const Array off = draw();
+      std::vector<uint64_t> on;
+      DType on_dtype;
+      {
+        X64 x64;
+        const Array x = draw();
+        on = words64(x);
+        on_dtype = x.dtype();
+      }
+      EXPECT_EQ(off.dtype(), on_dtype);
+      EXPECT_EQ(dtype_itemsize(off.dtype()), 8);
+      EXPECT_EQ(words64(off), on);
+    }
+  }
+}
+
+TEST(Samplers, GivenSixtyFourBitDtypeIgnoresX64) {
+  const DType f64 = DType::float64;
+  const DType i64 = DType::int64;
+  const Shape s = {6};
+  const rnd::Key k = rnd::key(42);
+  const Array alpha = numpy::array({0.3f, 1.7f, 4.1f});
+  const Array mean = numpy::array({0.5f, -1.25f});
+  const Array cov = numpy::array({{2.0f, 0.3f}, {0.3f, 1.1f}});
+  expect_same_with_x64_off_and_on({
+      {"bits", [&] { return rnd::bits(k, s, DType::uint64); }},
+      {"normal", [&] { return rnd::normal(k, s, f64); }},
+      {"randint", [&] { return rnd::randint(k, s, -3, 1000003, i64); }},
+      {"randint_wide", [&] { return rnd::randint(k, s, 0, int64_t(1) << 40, i64); }},
+      {"randint_u64", [&] { return rnd::randint(k, s, 5, 77, DType::uint64); }},
+      {"dirichlet", [&] { return rnd::dirichlet(k, alpha, Shape{2}, f64); }},
+      {"exponential", [&] { return rnd::exponential(k, s, f64); }},
+      {"gumbel_low", [&] { return rnd::gumbel(k, s, f64, "low"); }},
+      {"gumbel_high", [&] { return rnd::gumbel(k, s, f64, "high"); }},
+      {"laplace", [&] { return rnd::laplace(k, s, f64); }},
+      {"logistic", [&] { return rnd::logistic(k, s, f64); }},
+      {"cauchy", [&] { return rnd::cauchy(k, s, f64); }},
+      {"rademacher", [&] { return rnd::rademacher(k, s, i64); }},
+      {"maxwell", [&] { return rnd::maxwell(k, s, f64); }},
+      {"multivariate_normal",
+       [&] { return rnd::multivariate_normal(k, mean, cov, Shape{3}, f64); }},
+      {"orthogonal", [&] { return rnd::orthogonal(k, 3, {}, f64); }},
+      {"poisson", [&] { return rnd::poisson(k, 3.3, s, i64); }},
+      {"poisson_large", [&] { return rnd::poisson(k, 23.3, s, i64); }},
+      {"generalized_normal_p_1_3", [&] { return rnd::generalized_normal(k, 1.3, s, f64); }},
+      {"ball_p_1_3", [&] { return rnd::ball(k, 3, 1.3, Shape{2}, f64); }},
+      // Parameters that float32 holds exactly.
+      {"uniform", [&] { return rnd::uniform(k, s, f64, 0.25, 0.75); }},
+      {"truncated_normal", [&] { return rnd::truncated_normal(k, -0.5, 1.5, s, f64); }},
+      {"gamma", [&] { return rnd::gamma(k, 0.75, s, f64); }},
+      {"loggamma", [&] { return rnd::loggamma(k, 2.5, s, f64); }},
+      {"beta", [&] { return rnd::beta(k, 0.25, 1.25, s, f64); }},
+      {"pareto", [&] { return rnd::pareto(k, 1.5, s, f64); }},
+      {"t", [&] { return rnd::t(k, 2.5, s, f64); }},
+      {"chisquare", [&] { return rnd::chisquare(k, 3.0, s, f64); }},
+      {"f", [&] { return rnd::f(k, 2.0, 5.0, s, f64); }},
+      {"double_sided_maxwell", [&] { return rnd::double_sided_maxwell(k, 0.25, 1.5, s, f64); }},
+      {"weibull_min", [&] { return rnd::weibull_min(k, 1.5, 2.5, s, f64); }},
+      {"generalized_normal", [&] { return rnd::generalized_normal(k, 1.5, s, f64); }},
+      {"ball", [&] { return rnd::ball(k, 3, 1.5, Shape{2}, f64); }},
+      {"triangular", [&] { return rnd::triangular(k, 0.125, 0.375, 0.875, s, f64); }},
+      {"lognormal", [&] { return rnd::lognormal(k, 0.5, s, f64); }},
+      {"geometric", [&] { return rnd::geometric(k, 0.25, s, i64); }},
+      {"binomial", [&] { return rnd::binomial(k, 10.0, 0.25, s, f64); }},
+      {"binomial_large", [&] { return rnd::binomial(k, 90.0, 0.25, s, f64); }},
+      {"rayleigh", [&] { return rnd::rayleigh(k, 0.75, s, f64); }},
+      {"wald", [&] { return rnd::wald(k, 1.5, s, f64); }},
+  });
+}
+
+// The same with parameters given as C++ doubles that float32 cannot hold (0.7, 1.3): with
+// x64 off a C++ double becomes a weak float32 array (api/operators.cpp, scalar_array), so
+// these samplers compute with the rounded parameter where JAX with x64 computes with the
+// double (geometric and binomial round to the same integers here). Disabled until weak
+// literals keep their exact value.
+TEST(Samplers, DISABLED_GivenSixtyFourBitDtypeIgnoresX64WithCppDoubleParameters) {
+  const DType f64 = DType::float64;
+  const DType i64 = DType::int64;
+  const Shape s = {6};
+  const rnd::Key k = rnd::key(42);
+  expect_same_with_x64_off_and_on({
+      {"uniform", [&] { return rnd::uniform(k, s, f64, 0.1, 0.7); }},
+      {"truncated_normal", [&] { return rnd::truncated_normal(k, -0.3, 1.9, s, f64); }},
+      {"gamma", [&] { return rnd::gamma(k, 0.7, s, f64); }},
+      {"loggamma", [&] { return rnd::loggamma(k, 2.3, s, f64); }},
+      {"beta", [&] { return rnd::beta(k, 0.3, 1.3, s, f64); }},
+      {"pareto", [&] { return rnd::pareto(k, 1.3, s, f64); }},
+      {"t", [&] { return rnd::t(k, 2.3, s, f64); }},
+      {"chisquare", [&] { return rnd::chisquare(k, 3.1, s, f64); }},
+      {"f", [&] { return rnd::f(k, 2.1, 5.3, s, f64); }},
+      {"double_sided_maxwell", [&] { return rnd::double_sided_maxwell(k, 0.1, 1.3, s, f64); }},
+      {"weibull_min", [&] { return rnd::weibull_min(k, 1.1, 2.3, s, f64); }},
+      {"triangular", [&] { return rnd::triangular(k, 0.1, 0.35, 0.9, s, f64); }},
+      {"lognormal", [&] { return rnd::lognormal(k, 0.3, s, f64); }},
+      {"geometric", [&] { return rnd::geometric(k, 0.3, s, i64); }},
+      {"binomial", [&] { return rnd::binomial(k, 10.0, 0.3, s, f64); }},
+      {"binomial_large", [&] { return rnd::binomial(k, 90.0, 0.3, s, f64); }},
+      {"rayleigh", [&] { return rnd::rayleigh(k, 0.7, s, f64); }},
+      {"wald", [&] { return rnd::wald(k, 1.1, s, f64); }},
+  });
+}
+
 }  // namespace
 }  // namespace parax

@@ -5,8 +5,15 @@
 //   PARAX_FUZZ_SEED     the master seed (default fixed, so runs repeat)
 //   PARAX_FUZZ_SECONDS  the time budget (default 20)
 //   PARAX_FUZZ_CASE     replay one case by the seed a failure printed
+// Beside them, entry points drawn from support/first_calls.h run as the first parax call of
+// a fresh child process (this binary re-executed), which must end with the right value or a
+// parax::Error within PARAX_FUZZ_CASE_SECONDS:
+//   PARAX_FUZZ_FIRST_CALL_SECONDS  their time budget (default 10)
+//   PARAX_FUZZ_FIRST_CALL          name:seed, what a child runs (a failure prints it)
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +34,9 @@
 #include <vector>
 
 #include "parax/parax.h"
+#include "support/first_calls.h"
+
+extern char** environ;
 
 namespace parax {
 namespace {
@@ -993,6 +1003,78 @@ TEST(Fuzz, ControlFlowMatchesUnrolled) {
       ADD_FAILURE() << e.what();
     }
   }
+}
+
+// Runs this binary again, its only test the first call `spec` ("name:seed"); returns the
+// child's exit code, 128 + its signal, or -1 after killing it at `timeout_ms`.
+int run_first_call_child(const std::string& spec, int64_t timeout_ms) {
+  // Everything the child needs is made before fork: between fork and exec only
+  // async-signal-safe calls are allowed (the parent has pool threads).
+  std::vector<std::string> env_strings = {"PARAX_FUZZ_FIRST_CALL=" + spec};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "PARAX_FUZZ_FIRST_CALL=", 22) != 0) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string filter = "--gtest_filter=FuzzChild.FirstCallOfThisProcess";
+  std::string self = "/proc/self/exe";
+  char* argv[] = {self.data(), filter.data(), nullptr};
+  const pid_t pid = fork();
+  if (pid < 0) return -2;
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 1);  // gtest's banner; the child's errors stay on stderr
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  const int64_t deadline = now_ms() + timeout_ms;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (now_ms() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -3;
+}
+
+TEST(Fuzz, FirstCallOfAFreshProcess) {
+  std::mt19937_64 master(env_u64("PARAX_FUZZ_SEED", kDefaultSeed) + 27);
+  const double budget = double(env_u64("PARAX_FUZZ_FIRST_CALL_SECONDS", 10));
+  const int64_t timeout_ms = int64_t(env_u64("PARAX_FUZZ_CASE_SECONDS", 30)) * 1000;
+  const auto& calls = testing::first_calls();
+  const auto start = std::chrono::steady_clock::now();
+  int64_t cases = 0;
+  int64_t errors = 0;
+  do {
+    const testing::FirstCall& call = calls[size_t(master() % calls.size())];
+    const std::string spec = call.name + ":" + std::to_string(master());
+    const int code = run_first_call_child(spec, timeout_ms);
+    ++cases;
+    errors += code == testing::kParaxError;
+    const bool ended_well = code == testing::kValue || code == testing::kParaxError;
+    EXPECT_TRUE(ended_well && code == call.expected)
+        << "PARAX_FUZZ_FIRST_CALL=" << spec << " ended with "
+        << (code == -1 ? "a timeout" : "exit code " + std::to_string(code)) << ", expected "
+        << int(call.expected) << " (0: a right value, 1: a parax::Error)";
+  } while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() <
+           budget);
+  std::printf("parax fuzz: %lld first calls in fresh processes (%lld parax errors)\n",
+              static_cast<long long>(cases), static_cast<long long>(errors));
+}
+
+// A child of FirstCallOfAFreshProcess: the process's first parax call is the one named.
+TEST(FuzzChild, FirstCallOfThisProcess) {
+  const char* spec = std::getenv("PARAX_FUZZ_FIRST_CALL");
+  if (spec == nullptr) GTEST_SKIP() << "runs as a child of Fuzz.FirstCallOfAFreshProcess";
+  const std::string s = spec;
+  const size_t colon = s.rfind(':');
+  const testing::FirstCall& call = testing::first_call(s.substr(0, colon));
+  std::exit(testing::run_first_call(call, std::strtoull(s.c_str() + colon + 1, nullptr, 10)));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "parax/parax.h"
+#include "support/first_calls.h"
 
 namespace parax {
 namespace {
@@ -36,6 +37,35 @@ TEST_F(BackendInstall, FirstValueAShapeDtypeStructLoweredThroughGrad) {
       },
       ::testing::ExitedWithCode(7), "");
 }
+
+// Every public entry point of support/first_calls.h as the first call of its own process,
+// on 8 devices: it gives the right value, or the parax::Error JAX's call raises.
+class FirstCallOfAProcess : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_P(FirstCallOfAProcess, GivesAValueOrAParaxError) {
+  const testing::FirstCall& call = testing::first_call(GetParam());
+  for (uint64_t seed : {1, 2}) {
+    EXPECT_EXIT(
+        {
+          setenv("PARAX_NUM_CPU_DEVICES", "8", 1);
+          std::exit(testing::run_first_call(call, seed));
+        },
+        ::testing::ExitedWithCode(call.expected), "")
+        << "seed " << seed;
+  }
+}
+
+std::vector<std::string> first_call_names() {
+  std::vector<std::string> names;
+  for (const testing::FirstCall& c : testing::first_calls()) names.push_back(c.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(EntryPoints, FirstCallOfAProcess, ::testing::ValuesIn(first_call_names()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace parax
