@@ -1,7 +1,7 @@
 // What the plain-main benchmarks (parax_cf_bench, parax_gather_bench, parax_conv_bench,
 // parax_transformer_bench) share: interleaved best-of-N timing, a markdown table of rows
-// with targets and verdicts, their command line, and the JAX:CPU times the scripts under
-// tools/ record in benchmarks/jax_cpu/.
+// with targets and verdicts, their command line, and how they report the JAX:CPU peer they
+// run alongside (jax_peer.h).
 #pragma once
 
 #include <algorithm>
@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "jax_peer.h"
+
 namespace plain_bench {
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -23,7 +25,14 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 struct Variant {
   std::string name;
   std::function<void()> run;
+  // When set, called instead of timing `run`: a time measured elsewhere (a JAX peer's).
+  std::function<double()> seconds = {};
 };
+
+// A variant timed by `peer` running its workload `workload`.
+inline Variant jax_variant(JaxPeer& peer, const std::string& workload) {
+  return {"jax_" + workload, {}, [&peer, workload] { return peer.seconds(workload); }};
+}
 
 // Times each variant once per repetition, in turn (so a noisy spell of the shared host
 // hits them alike); returns each one's best time. Variants other than `only` (when set)
@@ -34,6 +43,10 @@ inline std::vector<double> best_interleaved(int reps, const std::vector<Variant>
   for (int r = 0; r < reps; ++r) {
     for (size_t v = 0; v < variants.size(); ++v) {
       if (!only.empty() && variants[v].name != only) continue;
+      if (variants[v].seconds) {
+        best[v] = std::min(best[v], variants[v].seconds());
+        continue;
+      }
       const auto t0 = std::chrono::steady_clock::now();
       variants[v].run();
       best[v] = std::min(best[v], seconds_since(t0));
@@ -80,12 +93,16 @@ struct Options {
   std::string results_md;  // append the table here when set
   int reps = 7;
   std::string only;  // run this variant alone (PARAX_PROFILE=1 then says where its time goes)
+  // The Python that runs the JAX:CPU peer; empty for none.
+  std::string jax_python = "python3";
+  std::vector<std::string> switches;  // the program's own --NAME switches that were given
 };
 
-// Parses --results_md=PATH, --reps=N and --only=VARIANT; returns nullopt after printing
-// the usage line for anything else.
+// Parses --results_md=PATH, --reps=N, --only=VARIANT, --jax_python=PATH and the program's
+// own `switches`; returns nullopt after printing the usage line for anything else.
 inline std::optional<Options> parse_options(int argc, char** argv, const std::string& program,
-                                            int default_reps) {
+                                            int default_reps,
+                                            const std::vector<std::string>& switches = {}) {
   Options o;
   o.reps = default_reps;
   for (int i = 1; i < argc; ++i) {
@@ -97,8 +114,15 @@ inline std::optional<Options> parse_options(int argc, char** argv, const std::st
       o.only = value;
     } else if (arg.rfind("--reps=", 0) == 0) {
       o.reps = std::max(1, std::stoi(value));
+    } else if (arg.rfind("--jax_python=", 0) == 0) {
+      o.jax_python = value;
+    } else if (std::find(switches.begin(), switches.end(), arg) != switches.end()) {
+      o.switches.push_back(arg);
     } else {
-      std::cerr << "usage: " << program << " [--results_md=PATH] [--reps=N] [--only=VARIANT]\n";
+      std::cerr << "usage: " << program
+                << " [--results_md=PATH] [--reps=N] [--only=VARIANT] [--jax_python=PATH]";
+      for (const std::string& s : switches) std::cerr << " [" << s << "]";
+      std::cerr << "\n";
       return std::nullopt;
     }
   }
@@ -120,18 +144,13 @@ inline int report(const Options& o, const std::string& md, const std::string& pr
   return 1;
 }
 
-// Returns the value of `key` (a line `key value`) in benchmarks/jax_cpu/<file>, the
-// JAX:CPU time a script under tools/ recorded, or nullopt when it was never recorded.
-inline std::optional<double> jax_cpu_record(const std::string& file, const std::string& key) {
-  std::ifstream in(std::string(PARAX_BENCH_DIR) + "/jax_cpu/" + file);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream s(line);
-    std::string k;
-    double v = 0;
-    if (s >> k >> v && k == key) return v;
-  }
-  return std::nullopt;
+// What a table says about its JAX:CPU peer: the version and how it ran, or, when there is
+// none, that there is no same-run comparison (never an old time recorded elsewhere).
+inline std::string jax_note(const JaxPeer& peer) {
+  if (!peer.ready()) return "JAX not importable: no same-run comparison (" + peer.why() + ").";
+  return "JAX:CPU: JAX " + peer.info("jax_version") + " (jaxlib " + peer.info("jaxlib_version") +
+         "), " + peer.info("devices") + " CPU device, XLA's thread pool on all " +
+         peer.info("threads") + " cores, measured in this run, interleaved with parax.";
 }
 
 }  // namespace plain_bench
