@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
     variants.push_back(plain_bench::jax_variant(jax, "forward"));
     variants.push_back(plain_bench::jax_variant(jax, "forward_backward"));
   }
-  const std::vector<double> best = plain_bench::best_interleaved(reps, variants, options->only);
+  const std::vector<double> best =
+      plain_bench::best_interleaved(reps, variants, options->only, options->settle_ms);
   if (!options->only.empty()) {
     for (size_t v = 0; v < variants.size(); ++v) {
       if (variants[v].name == options->only)

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "jax_peer.h"
@@ -36,13 +37,15 @@ inline Variant jax_variant(JaxPeer& peer, const std::string& workload) {
 
 // Times each variant once per repetition, in turn (so a noisy spell of the shared host
 // hits them alike); returns each one's best time. Variants other than `only` (when set)
-// are skipped and keep a best of 1e300.
+// are skipped and keep a best of 1e300. A pause of `settle_ms` before each variant lets
+// the previous one's thread pool (parax's, or a JAX peer's in another process) go idle.
 inline std::vector<double> best_interleaved(int reps, const std::vector<Variant>& variants,
-                                            const std::string& only = "") {
+                                            const std::string& only = "", int settle_ms = 0) {
   std::vector<double> best(variants.size(), 1e300);
   for (int r = 0; r < reps; ++r) {
     for (size_t v = 0; v < variants.size(); ++v) {
       if (!only.empty() && variants[v].name != only) continue;
+      std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
       if (variants[v].seconds) {
         best[v] = std::min(best[v], variants[v].seconds());
         continue;
@@ -92,7 +95,8 @@ inline std::string table(const std::string& title, const std::vector<Row>& rows,
 struct Options {
   std::string results_md;  // append the table here when set
   int reps = 7;
-  std::string only;  // run this variant alone (PARAX_PROFILE=1 then says where its time goes)
+  std::string only;   // run this variant alone (PARAX_PROFILE=1 then says where its time goes)
+  int settle_ms = 0;  // the pause before each timed variant (best_interleaved)
   // The Python that runs the JAX:CPU peer; empty for none.
   std::string jax_python = "python3";
   std::vector<std::string> switches;  // the program's own --NAME switches that were given
@@ -114,13 +118,16 @@ inline std::optional<Options> parse_options(int argc, char** argv, const std::st
       o.only = value;
     } else if (arg.rfind("--reps=", 0) == 0) {
       o.reps = std::max(1, std::stoi(value));
+    } else if (arg.rfind("--settle_ms=", 0) == 0) {
+      o.settle_ms = std::max(0, std::stoi(value));
     } else if (arg.rfind("--jax_python=", 0) == 0) {
       o.jax_python = value;
     } else if (std::find(switches.begin(), switches.end(), arg) != switches.end()) {
       o.switches.push_back(arg);
     } else {
       std::cerr << "usage: " << program
-                << " [--results_md=PATH] [--reps=N] [--only=VARIANT] [--jax_python=PATH]";
+                << " [--results_md=PATH] [--reps=N] [--only=VARIANT] [--jax_python=PATH]"
+                << " [--settle_ms=N]";
       for (const std::string& s : switches) std::cerr << " [" << s << "]";
       std::cerr << "\n";
       return std::nullopt;

@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
                                                 {"step", [&] { run_step(p1, t1, l1); }},
                                                 {"step_dp8", [&] { run_step(p8, t8, l8); }}};
   if (jax.ready()) variants.push_back(plain_bench::jax_variant(jax, "step"));
-  const std::vector<double> best = plain_bench::best_interleaved(reps, variants, options->only);
+  const std::vector<double> best =
+      plain_bench::best_interleaved(reps, variants, options->only, options->settle_ms);
   const double sgemm_rate = 2.0 * double(n * n * n) / best[0] / 1e9;
   const double step_rate = flops / best[1] / 1e9;
   std::vector<Row> rows = {
