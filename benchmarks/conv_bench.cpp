@@ -4,25 +4,27 @@
 // kernel (oneDNN where it has a JIT kernel) and with im2col + OpenBLAS forced
 // (parax_conv_implementation = "im2col"); then forward+backward batch-sharded over 8
 // virtual devices (one image each, all devices' kernels at once on the shared pool). In
-// one run it measures the machine's GEMM rate through parax's dot_general on a product of
-// the convolution's size ([64, 576] x [576, N*56*56]: the im2col GEMM), then prints for
-// each variant its time, GFLOP/s, the ratio to that GEMM rate and JAX:CPU's time over
-// parax's (speedup > 1 means parax is faster), JAX's times read from
-// benchmarks/jax_cpu/conv.txt (written by tools/jax_conv_bench.py on the same kind of
-// machine). Best of N repetitions. --shapes instead times other layers' forward+backward
-// with each kernel.
+// the same run it measures the machine's GEMM rate through parax's dot_general on a
+// product of the convolution's size ([64, 576] x [576, N*56*56]: the im2col GEMM) and
+// JAX:CPU's forward and forward+backward on the same layer (tools/jax_conv_bench.py
+// --serve in a child process), all variants interleaved, best of N repetitions. It prints
+// for each variant its time, GFLOP/s, the ratio to that GEMM rate and JAX:CPU's time over
+// parax's (speedup > 1 means parax is faster; target >= 1.5x for forward+backward on one
+// device). Without an importable JAX (--jax_python, default python3) it says so and
+// prints no JAX ratio. --shapes instead times other layers' forward+backward with each
+// kernel.
 //
-//   parax_conv_bench [--reps=N] [--results_md=PATH] [--shapes]
+//   parax_conv_bench [--reps=N] [--results_md=PATH] [--jax_python=PATH] [--shapes]
 #include <parax/parax.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <map>
 #include <sstream>
 #include <string>
+
+#include "plain_bench.h"
 
 namespace px = parax;
 namespace jnp = parax::numpy;
@@ -43,20 +45,6 @@ double best_seconds(int reps, const std::function<void()>& f) {
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
-}
-
-std::map<std::string, double> jax_times_ms() {
-  std::map<std::string, double> out;
-  std::ifstream in(std::string(PARAX_SOURCE_DIR) + "/benchmarks/jax_cpu/conv.txt");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream s(line);
-    std::string name;
-    double ms = 0;
-    if (s >> name >> ms) out[name] = ms;
-  }
-  return out;
 }
 
 Array conv(const Array& x, const Array& w) {
@@ -111,18 +99,17 @@ void shape_sweep(int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int reps = 10;
-  std::string md;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.rfind("--reps=", 0) == 0) reps = std::stoi(a.substr(7));
-    if (a.rfind("--results_md=", 0) == 0) md = a.substr(13);
-  }
+  const auto options = plain_bench::parse_options(argc, argv, "parax_conv_bench", 10, {"--shapes"});
+  if (!options) return 2;
+  const int reps = options->reps;
   px::config::set_num_cpu_devices(8);
-  if (argc > 1 && std::string(argv[argc - 1]) == "--shapes") {
+  if (!options->switches.empty()) {
     shape_sweep(reps);
     return 0;
   }
+  // Started first, so that its import and compile do not overlap parax's timing.
+  plain_bench::JaxPeer jax(options->jax_python,
+                           std::string(PARAX_BENCH_DIR) + "/../tools/jax_conv_bench.py");
   px::random::Key keys = px::random::split(px::random::key(0), 3);
   const Array x = px::random::normal(keys[0], {kN, kC, kH, kW});
   const Array w = px::random::normal(keys[1], {kO, kC, kK, kK});
@@ -132,9 +119,7 @@ int main(int argc, char** argv) {
   const Array a = px::random::normal(keys[0], {kO, kC * kK * kK});
   const Array b = px::random::normal(keys[1], {kC * kK * kK, kN * kH * kW});
   auto matmul = px::jit([](const Array& p, const Array& q) { return jnp::matmul(p, q); });
-  const double gemm_s = best_seconds(reps, [&] { matmul(a, b).block_until_ready(); });
   const double flops_fwd = 2.0 * double(kN * kO * kH * kW) * double(kC * kK * kK);
-  const double gemm_rate = flops_fwd / gemm_s;
 
   auto forward = px::jit(conv);
   auto forward_backward = px::jit([](const Array& xx, const Array& ww, const Array& gg) {
@@ -142,72 +127,102 @@ int main(int argc, char** argv) {
     auto [dx, dw] = pullback(gg);
     return std::make_tuple(out, dx, dw);
   });
-  const auto time_fwd = [&](const Array& xx, const Array& ww) {
-    return best_seconds(reps, [&] { forward(xx, ww).block_until_ready(); });
-  };
-  const auto time_fb = [&](const Array& xx, const Array& ww, const Array& gg) {
-    return best_seconds(reps, [&] {
-      auto [out, dx, dw] = forward_backward(xx, ww, gg);
-      out.block_until_ready();
-      dx.block_until_ready();
-      dw.block_until_ready();
-    });
-  };
   // Data parallel: the batch over 8 devices, the weights replicated.
   const auto mesh = px::make_mesh({8}, {"batch"});
   const Array xs = px::device_put(x, px::NamedSharding(mesh, px::P("batch")));
   const Array gs = px::device_put(g, px::NamedSharding(mesh, px::P("batch")));
   const Array ws = px::device_put(w, px::NamedSharding(mesh, px::P()));
-  struct Timing {
-    double fwd, fb, fb_dp;
+  const auto run_fb = [&](const Array& xx, const Array& ww, const Array& gg) {
+    auto [out, dx, dw] = forward_backward(xx, ww, gg);
+    out.block_until_ready();
+    dx.block_until_ready();
+    dw.block_until_ready();
   };
-  const auto timings = [&](const char* impl) {
-    px::config::update("parax_conv_implementation", impl);
-    return Timing{time_fwd(x, w), time_fb(x, w, g), time_fb(xs, ws, gs)};
+  // The kernel is chosen when the program runs, so one compiled program serves both.
+  const auto with_im2col = [](const std::function<void()>& f) {
+    return [f] {
+      px::config::update("parax_conv_implementation", "im2col");
+      const auto t0 = std::chrono::steady_clock::now();
+      f();
+      const double s = plain_bench::seconds_since(t0);
+      px::config::update("parax_conv_implementation", "auto");
+      return s;
+    };
   };
-  const Timing im2col = timings("im2col");
-  const Timing best = timings("auto");
+  const std::function<void()> fwd = [&] { forward(x, w).block_until_ready(); };
+  const std::function<void()> fb = [&] { run_fb(x, w, g); };
+  const std::function<void()> fb_dp = [&] { run_fb(xs, ws, gs); };
+  std::vector<plain_bench::Variant> variants = {
+      {"gemm", [&] { matmul(a, b).block_until_ready(); }},
+      {"forward", fwd},
+      {"forward_backward", fb},
+      {"forward_backward_dp8", fb_dp},
+      {"forward_im2col", {}, with_im2col(fwd)},
+      {"forward_backward_im2col", {}, with_im2col(fb)},
+      {"forward_backward_dp8_im2col", {}, with_im2col(fb_dp)},
+  };
+  for (const plain_bench::Variant& v : variants) {  // compile and warm up
+    if (v.run) v.run();
+    if (v.seconds) v.seconds();
+  }
+  if (jax.ready()) {
+    variants.push_back(plain_bench::jax_variant(jax, "forward"));
+    variants.push_back(plain_bench::jax_variant(jax, "forward_backward"));
+  }
+  const std::vector<double> best =
+      plain_bench::best_interleaved(reps, variants, options->only, options->settle_ms);
+  if (!options->only.empty()) {
+    for (size_t v = 0; v < variants.size(); ++v) {
+      if (variants[v].name == options->only)
+        std::printf("%s: %.2f ms\n", variants[v].name.c_str(), 1e3 * best[v]);
+    }
+    return 0;
+  }
+  const double gemm_rate = flops_fwd / best[0];
 
-  const std::map<std::string, double> jax = jax_times_ms();
   std::ostringstream table;
-  table << "\n## Convolution (N=8, C=64, 56x56, 3x3, 64 out, SAME, NCHW, float32; 1 device unless "
+  table << "## Convolution (N=8, C=64, 56x56, 3x3, 64 out, SAME, NCHW, float32; 1 device unless "
            "noted; oneDNN unless noted)\n\n"
-        << "| workload | parax ms | GFLOP/s | of GEMM rate | JAX:CPU ms | JAX / parax |\n"
-        << "|---|---|---|---|---|---|\n";
-  char row[256];
+        << "| workload | parax ms | GFLOP/s | of GEMM rate | JAX:CPU ms (1 device) | "
+           "JAX / parax | target |\n"
+        << "|---|---|---|---|---|---|---|\n";
+  char row[320];
   std::snprintf(row, sizeof row,
-                "| sgemm [64,576]x[576,%lld] (parax dot) | %.2f | %.1f | 1.00 | | |\n",
-                static_cast<long long>(kN * kH * kW), gemm_s * 1e3, gemm_rate / 1e9);
+                "| sgemm [64,576]x[576,%lld] (parax dot) | %.2f | %.1f | 1.00 | | | |\n",
+                static_cast<long long>(kN * kH * kW), best[0] * 1e3, gemm_rate / 1e9);
   table << row;
   struct Entry {
     const char* name;
-    const char* key;
-    double seconds, flops;
+    size_t variant;
+    size_t jax_variant;  // 7: JAX forward, 8: JAX forward+backward
+    double flops;
+    bool target;
   };
   for (const Entry& e : {
-           Entry{"conv2d forward", "conv2d_forward", best.fwd, flops_fwd},
-           Entry{"conv2d forward+backward", "conv2d_forward_backward", best.fb, 3 * flops_fwd},
-           Entry{"conv2d forward, im2col", "conv2d_forward", im2col.fwd, flops_fwd},
-           Entry{"conv2d forward+backward, im2col", "conv2d_forward_backward", im2col.fb,
-                 3 * flops_fwd},
-           Entry{"conv2d forward+backward, 8 devices DP", "conv2d_forward_backward", best.fb_dp,
-                 3 * flops_fwd},
-           Entry{"conv2d forward+backward, 8 devices DP, im2col", "conv2d_forward_backward",
-                 im2col.fb_dp, 3 * flops_fwd},
+           Entry{"conv2d forward", 1, 7, flops_fwd, false},
+           Entry{"conv2d forward+backward", 2, 8, 3 * flops_fwd, true},
+           Entry{"conv2d forward, im2col", 4, 7, flops_fwd, false},
+           Entry{"conv2d forward+backward, im2col", 5, 8, 3 * flops_fwd, false},
+           Entry{"conv2d forward+backward, 8 devices DP", 3, 8, 3 * flops_fwd, false},
+           Entry{"conv2d forward+backward, 8 devices DP, im2col", 6, 8, 3 * flops_fwd, false},
        }) {
-    const double rate = e.flops / e.seconds;
-    const auto it = jax.find(e.key);
-    if (it == jax.end()) {
-      std::snprintf(row, sizeof row, "| %s | %.2f | %.1f | %.2f | (not recorded) | |\n", e.name,
-                    e.seconds * 1e3, rate / 1e9, rate / gemm_rate);
+    const double seconds = best[e.variant];
+    const double rate = e.flops / seconds;
+    const std::string target = e.target ? ">= 1.5x" : "";
+    if (!jax.ready()) {
+      std::snprintf(row, sizeof row, "| %s | %.2f | %.1f | %.2f | not importable | | %s |\n",
+                    e.name, seconds * 1e3, rate / 1e9, rate / gemm_rate, target.c_str());
     } else {
-      std::snprintf(row, sizeof row, "| %s | %.2f | %.1f | %.2f | %.2f | %.2fx |\n", e.name,
-                    e.seconds * 1e3, rate / 1e9, rate / gemm_rate, it->second,
-                    it->second / (e.seconds * 1e3));
+      const double speedup = best[e.jax_variant] / seconds;
+      const std::string verdict =
+          e.target ? target + ": " + plain_bench::verdict(speedup, 1.5, false) : "";
+      std::snprintf(row, sizeof row, "| %s | %.2f | %.1f | %.2f | %.2f | %.2fx | %s |\n", e.name,
+                    seconds * 1e3, rate / 1e9, rate / gemm_rate, best[e.jax_variant] * 1e3, speedup,
+                    verdict.c_str());
     }
     table << row;
   }
-  std::printf("%s", table.str().c_str());
-  if (!md.empty()) std::ofstream(md, std::ios::app) << table.str();
-  return 0;
+  table << "\nBest of " << reps << " wall times, the variants interleaved. "
+        << plain_bench::jax_note(jax) << "\n";
+  return plain_bench::report(*options, table.str(), "parax_conv_bench");
 }

@@ -1,19 +1,18 @@
-"""Times JAX:CPU on conv_bench's layer and writes benchmarks/jax_cpu/conv.txt.
+"""JAX:CPU's side of parax_conv_bench (benchmarks/conv_bench.cpp): its layer, in JAX.
 
-The layer (ResNet-style: N=8, C=64, 56x56, 3x3 kernel, 64 out, stride 1, SAME, NCHW/OIHW)
-runs forward alone and forward+backward (the result and both operands' gradients from
-one jitted vjp), best of several repetitions. parax_conv_bench reads the file and
-divides. Run: python3 tools/jax_conv_bench.py (on an otherwise idle machine).
+The layer (ResNet-style: N=8, C=64, 56x56, 3x3 kernel, 64 out, stride 1, SAME, NCHW/OIHW,
+float32) runs forward alone (`forward`) and forward+backward (`forward_backward`: the
+result and both operands' gradients from one jitted vjp). parax_conv_bench starts this
+script with --serve and times both, interleaved with its own variants (tools/jax_peer.py).
+Run alone: python3 tools/jax_conv_bench.py [--reps=N] prints JAX's best of N.
 """
-import os
-import time
+import jax_peer  # first: it sets XLA_FLAGS before JAX starts
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 N, C, H, W, O, K = 8, 64, 56, 56, 64, 3
-REPS = 10
 
 
 def conv(x, w):
@@ -33,30 +32,15 @@ def forward_backward(x, w, g):
     return out, dx, dw
 
 
-def best_ms(f, *args):
-    jax.block_until_ready(f(*args))
-    best = float("inf")
-    for _ in range(REPS):
-        t = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        best = min(best, time.perf_counter() - t)
-    return best * 1e3
-
-
 def main():
     k = jax.random.split(jax.random.key(0), 3)
     x = jax.random.normal(k[0], (N, C, H, W), jnp.float32)
     w = jax.random.normal(k[1], (O, C, K, K), jnp.float32)
     g = jax.random.normal(k[2], (N, O, H, W), jnp.float32)
-    fwd = best_ms(forward, x, w)
-    fb = best_ms(forward_backward, x, w, g)
-    path = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "jax_cpu", "conv.txt")
-    with open(path, "w") as f:
-        f.write(f"# JAX {jax.__version__} CPU, {os.cpu_count()} cores, best of {REPS} (ms);"
-                f" layer N={N} C={C} {H}x{W} {K}x{K} O={O} SAME NCHW/OIHW float32\n")
-        f.write(f"conv2d_forward {fwd:.3f}\n")
-        f.write(f"conv2d_forward_backward {fb:.3f}\n")
-    print(open(path).read())
+    jax_peer.main({
+        "forward": lambda: forward(x, w),
+        "forward_backward": lambda: forward_backward(x, w, g),
+    })
 
 
 if __name__ == "__main__":

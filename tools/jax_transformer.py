@@ -1,19 +1,19 @@
 """The tiny transformer of examples/transformer.cpp and benchmarks/transformer_bench.cpp, in JAX.
 
-Writes what the C++ side compares itself with:
-  tests/golden/transformer_losses.txt   the example's loss curve (--small and full sizes)
-  benchmarks/jax_cpu/transformer.txt    JAX:CPU's time for one training step of the
-                                        benchmark's configuration on this machine
-
-Usage: python3 tools/jax_transformer.py [--no-bench]
+  python3 tools/jax_transformer.py            writes tests/golden/transformer_losses.txt,
+                                               the example's loss curve (--small and full)
+  python3 tools/jax_transformer.py --bench    prints JAX:CPU's best time of one training
+                                               step of the benchmark's configuration
+  ... --serve                                  the same step as parax_transformer_bench's
+                                               same-run peer (tools/jax_peer.py)
 The model, its initialisation (parax's PRNG draws JAX's bits) and the data must stay in step
 with examples/transformer.cpp.
 """
 import os
 import sys
-import time
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=1")
+import jax_peer  # first: it sets XLA_FLAGS (one CPU device) before JAX starts
+
 import jax
 import jax.numpy as jnp
 
@@ -114,38 +114,23 @@ def curve(c):
     return losses
 
 
-def bench(c, reps=20):
+def bench_workloads(c):
+    """One training step on the same inputs each time, as parax_transformer_bench runs it."""
     pkey, dkey = jax.random.split(jax.random.key(0))
     params = init_params(pkey, c)
     tokens, labels = make_data(dkey, c)
     step = make_step(c)
-    params, loss = step(params, tokens, labels)
-    jax.block_until_ready(params)
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        params, loss = step(params, tokens, labels)
-        jax.block_until_ready(params)
-        best = min(best, time.perf_counter() - t0)
-    return best
+    return {"step": lambda: step(params, tokens, labels)}
 
 
 def main():
+    if "--serve" in sys.argv or "--bench" in sys.argv:
+        jax_peer.main(bench_workloads(CONFIGS["bench"]), default_reps=7)
+        return
     with open(os.path.join(ROOT, "tests/golden/transformer_losses.txt"), "w") as f:
         f.write(f"# tools/jax_transformer.py, JAX {jax.__version__}: loss per training step\n")
         for name in ("small", "full"):
             f.write(name + " " + " ".join(repr(l) for l in curve(CONFIGS[name])) + "\n")
-    if "--no-bench" in sys.argv:
-        return
-    c = CONFIGS["bench"]
-    seconds = bench(c)
-    os.makedirs(os.path.join(ROOT, "benchmarks/jax_cpu"), exist_ok=True)
-    with open(os.path.join(ROOT, "benchmarks/jax_cpu/transformer.txt"), "w") as f:
-        f.write(f"# tools/jax_transformer.py, JAX {jax.__version__} on {os.cpu_count()} cores: "
-                "best of 20 training steps (value_and_grad + SGD, jit), seconds\n")
-        f.write(" ".join(f"{k}={v}" for k, v in c.items()) + "\n")
-        f.write(f"step_seconds {seconds:.6f}\n")
-    print(f"JAX:CPU transformer step: {seconds * 1e3:.2f} ms")
 
 
 if __name__ == "__main__":
