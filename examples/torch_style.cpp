@@ -119,8 +119,15 @@ int main(int argc, char** argv) {
   std::cout << "output sharding:\n";
   visualize_array_sharding(y);
 
-  y = px::device_put(x, px::NamedSharding(mesh, P("a", None)));
-  z = px::device_put(x, px::NamedSharding(mesh, P(None, "b")));
+  // The tutorial's allclose of the sharded and the single-device x @ x holds because XLA
+  // sums each entry in one order however the output is split. A BLAS kernel need not
+  // (OpenBLAS's Haswell kernel sums a 16-row tile in another order than a 4-row one), and
+  // with normal x the entries near zero then differ by more than allclose's rtol. So the
+  // products here are of |x|: with no cancellation, any two orders of a length-n sum agree
+  // within 2 n u of it (u = 2^-24; 2e-6 for --small's n = 16, below rtol 1e-5).
+  const Array x_abs = jnp::abs(x);
+  y = px::device_put(x_abs, px::NamedSharding(mesh, P("a", None)));
+  z = px::device_put(x_abs, px::NamedSharding(mesh, P(None, "b")));
   std::cout << "lhs sharding:\n";
   visualize_array_sharding(y);
   std::cout << "rhs sharding:\n";
@@ -129,7 +136,7 @@ int main(int argc, char** argv) {
   std::cout << "out sharding:\n";
   visualize_array_sharding(w);
 
-  Array x_single = px::device_put(x, px::devices()[0]);
+  Array x_single = px::device_put(x_abs, px::devices()[0]);
   visualize_array_sharding(x_single);
   // torch.allclose(... .cpu(), ... .cpu()): both brought to the host first.
   std::cout << (host_allclose(jnp::matmul(x_single, x_single), jnp::matmul(y, z)) ? "True"
