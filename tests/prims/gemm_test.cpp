@@ -94,9 +94,9 @@ TEST(GemmDispatch, LibrariesAgreeWithinRoundingBound) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const std::vector<Case> cases = {
-      {false, false, 37, 53, 71, 0, 0.0f},   {true, false, 64, 48, 129, 3, 0.0f},
-      {false, true, 129, 17, 64, 5, 1.0f},   {true, true, 8, 300, 33, 1, 0.0f},
-      {false, false, 1, 1, 1000, 0, 0.0f},   {false, false, 250, 250, 250, 7, 1.0f},
+      {false, false, 37, 53, 71, 0, 0.0f}, {true, false, 64, 48, 129, 3, 0.0f},
+      {false, true, 129, 17, 64, 5, 1.0f}, {true, true, 8, 300, 33, 1, 0.0f},
+      {false, false, 1, 1, 1000, 0, 0.0f}, {false, false, 250, 250, 250, 7, 1.0f},
       {false, true, 513, 31, 1, 0, 0.0f}};
   for (const Case& c : cases) {
     const int64_t a_rows = c.ta ? c.k : c.m, a_cols = c.ta ? c.m : c.k;

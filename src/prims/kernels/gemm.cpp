@@ -41,8 +41,8 @@ void blas_single_threaded() {
 
 CBLAS_TRANSPOSE op(bool t) { return t ? CblasTrans : CblasNoTrans; }
 
-void openblas_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a,
-                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void openblas_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   blas_single_threaded();
   cblas_sgemm(CblasRowMajor, op(ta), op(tb), blasint(m), blasint(n), blasint(k), 1.0f, a,
               blasint(lda), b, blasint(ldb), beta, c, blasint(ldc));
@@ -53,8 +53,8 @@ void onednn_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float
                   const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const int saved = omp_get_max_threads();
   if (saved != 1) omp_set_num_threads(1);
-  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b,
-                                          ldb, beta, c, ldc);
+  const dnnl_status_t status =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   if (saved != 1) omp_set_num_threads(saved);
   if (status != dnnl_success) {
     throw Error("[dot_general] oneDNN's sgemm failed (status " + std::to_string(int(status)) +
@@ -70,7 +70,7 @@ int openblas_core_bits(std::string_view core) {
   // OpenBLAS's x86-64 core names (driver/others/dynamic.c) with AVX-512 or AVX kernels; the
   // older ones are SSE.
   static constexpr std::array<std::string_view, 3> k512 = {"skylakex", "cooperlake",
-                                                            "sapphirerapids"};
+                                                           "sapphirerapids"};
   static constexpr std::array<std::string_view, 7> k256 = {
       "haswell", "zen", "sandybridge", "bulldozer", "piledriver", "steamroller", "excavator"};
   const std::string name = lower(core);
@@ -84,8 +84,9 @@ GemmLibrary choose_gemm_library(CpuVectorWidth cpu, std::string_view openblas_co
   if (requested == "openblas") return GemmLibrary::kOpenBlas;
   if (requested == "onednn") {
     if (!have_onednn) {
-      throw ValueError("[PARAX_GEMM] onednn requested, but parax was built without oneDNN; "
-                       "expected openblas, or install libdnnl-dev and rebuild");
+      throw ValueError(
+          "[PARAX_GEMM] onednn requested, but parax was built without oneDNN; "
+          "expected openblas, or install libdnnl-dev and rebuild");
     }
     return GemmLibrary::kOneDnn;
   }
