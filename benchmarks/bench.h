@@ -79,6 +79,9 @@ void register_single_core_probe(bool again);
 void register_workload_benchmarks();
 // The in-cache ceiling benchmarks, which run in the probe process (single_core.cpp).
 void register_ceiling_benchmarks();
+// The sgemm probe's main (limits.cpp): run with OPENBLAS_CORETYPE=Haswell, it measures
+// OpenBLAS's sgemm at every size and writes the times to `out_path`. Returns the exit status.
+int run_sgemm_probe(const std::string& out_path);
 // The probe's main: confines the process to one CPU, runs the ceiling benchmarks and writes
 // their times to `out_path`. Returns the exit status.
 int run_single_core_probe(const std::string& out_path);
@@ -91,11 +94,22 @@ std::string summary_markdown();
 // Google Benchmark names, so --benchmark_filter selects them).
 inline std::string threads_suffix(int threads) { return "/threads:" + std::to_string(threads); }
 inline std::string fma_key(int threads) { return "limits/fma_peak" + threads_suffix(threads); }
+// AVX2's peak, measured beside the widest ISA's on an AVX-512 CPU.
+inline std::string fma_avx2_key(int threads) {
+  return "limits/fma_peak_avx2" + threads_suffix(threads);
+}
 inline std::string stream_key(const std::string& kernel, int threads) {
   return "limits/stream_" + kernel + threads_suffix(threads);
 }
-inline std::string sgemm_key(int64_t n, int threads) {
-  return "limits/openblas_sgemm/" + std::to_string(n) + threads_suffix(threads);
+// The sgemm candidates: OpenBLAS with the core it chose for this CPU, OpenBLAS held to
+// Haswell's AVX2 kernels (OPENBLAS_CORETYPE=Haswell, measured by a child process) and
+// oneDNN's dnnl_sgemm, which dispatches on ISA flags.
+inline const std::string kOpenBlas = "openblas";
+inline const std::string kOpenBlasHaswell = "openblas_haswell";
+inline const std::string kOneDnn = "onednn";
+inline std::vector<std::string> sgemm_libraries() { return {kOpenBlas, kOpenBlasHaswell, kOneDnn}; }
+inline std::string sgemm_key(const std::string& library, int64_t n, int threads) {
+  return "limits/" + library + "_sgemm/" + std::to_string(n) + threads_suffix(threads);
 }
 inline std::string workload_key(const std::string& name, const std::string& layout) {
   return "parax/" + name + "/" + layout;

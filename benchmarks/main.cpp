@@ -66,15 +66,19 @@ void show_rate(benchmark::State& state, const std::string& key, const char* coun
 
 int main(int argc, char** argv) {
   // Our flags are removed before Google Benchmark sees the arguments, since it rejects flags
-  // it does not know. --single_core_probe is internal: the run starts this binary again
-  // with it to measure one core (single_core.cpp).
+  // it does not know. --single_core_probe and --sgemm_probe are internal: the run starts this
+  // binary again with them to measure one core (single_core.cpp) and OpenBLAS's Haswell
+  // kernels (limits.cpp).
   std::string results_md;
   std::string probe_out;
+  std::string sgemm_probe_out;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--results_md=", 0) == 0) {
       results_md = arg.substr(arg.find('=') + 1);
+    } else if (arg.rfind("--sgemm_probe=", 0) == 0) {
+      sgemm_probe_out = arg.substr(arg.find('=') + 1);
     } else if (arg.rfind("--single_core_probe=", 0) == 0) {
       probe_out = arg.substr(arg.find('=') + 1);
     } else {
@@ -86,6 +90,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
   parax::config::set_num_cpu_devices(8);
   if (!probe_out.empty()) return parax_bench::run_single_core_probe(probe_out);
+  if (!sgemm_probe_out.empty()) return parax_bench::run_sgemm_probe(sgemm_probe_out);
 #ifndef NDEBUG
   std::cerr << "warning: parax_bench was built without NDEBUG; configure with "
                "-DCMAKE_BUILD_TYPE=Release for meaningful numbers\n";

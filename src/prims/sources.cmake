@@ -90,6 +90,7 @@ target_sources(parax PRIVATE
   prims/kernels/fma.cpp
   prims/kernels/fusion.cpp
   prims/kernels/gather.cpp
+  prims/kernels/gemm.cpp
   prims/kernels/iota.cpp
   prims/kernels/random_bits.cpp
   prims/kernels/reduce.cpp

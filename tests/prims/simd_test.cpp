@@ -7,6 +7,7 @@
 // measured maxima.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -106,14 +107,7 @@ double ulp_error(T got, Real want) {
 // ---- targets --------------------------------------------------------------------------------
 
 // The compiled targets this CPU runs, best first.
-std::vector<std::string> targets() {
-  std::vector<std::string> out;
-  for (const char* name : {"AVX2", "SSE4", "EMU128", "SCALAR"}) {
-    if (prims::simd::use_target_for_test(name)) out.push_back(name);
-  }
-  prims::simd::use_target_for_test("");
-  return out;
-}
+std::vector<std::string> targets() { return prims::simd::targets_for_test(); }
 
 // Restores the machine's best target when a test ends.
 struct TargetScope {
@@ -433,6 +427,31 @@ void check_unary_accuracy(size_t samples) {
                     target.c_str(), r.ulp, double(r.x), e.ulp, double(e.x));
       }
     }
+  }
+}
+
+bool has_avx512() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+#else
+  return false;
+#endif
+}
+
+// An AVX-512 CPU runs the kernels at its whole width (Highway's AVX3), and every test here
+// loops over each target it runs, so each is held to the same bounds.
+TEST(ElementwiseSimd, Avx512CpusRunTheirWidth) {
+  const std::vector<std::string> names = targets();
+  std::string list;
+  for (const std::string& n : names) list += n + " ";
+  std::printf("Highway targets this CPU runs: %s\n", list.c_str());
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(std::string(prims::simd::target_name()), names.front());
+  if (has_avx512()) {
+    EXPECT_NE(std::find(names.begin(), names.end(), "AVX3"), names.end()) << list;
+    EXPECT_TRUE(names.front() == "AVX3" || names.front() == "AVX3_DL") << list;
   }
 }
 

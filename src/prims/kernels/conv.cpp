@@ -4,23 +4,21 @@
 // features, (in feature, window position)] times the im2col matrix [(in feature, window
 // position), (batch, output position)] of the input, built panel by panel (so it never
 // exists whole) straight from the operand's strides, whatever its layout. Panels of columns
-// run in parallel, each a single-threaded OpenBLAS GEMM accumulating over panels of rows.
+// run in parallel, each a single-threaded GEMM (gemm.h) accumulating over panels of rows.
 // The same loop serves a weight gradient (few output positions, a window as large as the
 // image): there the panel is built transposed, so its inner loop runs along the window's
 // last dimension, which is contiguous in the input. Integer and bool results take a direct
 // loop (wrapping, or an or of ands).
 #include "prims/kernels/conv.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <mutex>
 
 #include "base/thread_pool.h"
 #include "parax/config.h"
 #include "prims/kernels/conv_dnnl.h"
+#include "prims/kernels/gemm.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims::kernels {
@@ -236,24 +234,6 @@ std::vector<C> pack_kernel(const Geometry& g, const T* rhs) {
   return w;
 }
 
-void set_blas_single_threaded() {
-  // Parallelism comes from panels on parax's pool; OpenBLAS's own threads would
-  // oversubscribe the cores.
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
-
-void gemm(bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-          float beta, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b,
-              ldb, beta, c, n);
-}
-void gemm(bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
-          double beta, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b,
-              ldb, beta, c, n);
-}
-
 // Offsets in the result of columns [j0, j1) of output feature 0.
 Ints column_offsets(const Geometry& g, int64_t j0, int64_t j1) {
   Ints offs;
@@ -273,7 +253,6 @@ Ints column_offsets(const Geometry& g, int64_t j0, int64_t j1) {
 
 template <class C, class T, class Out>
 void float_conv(const KernelCall& call, const Geometry& g) {
-  set_blas_single_threaded();
   const T* lhs = static_cast<const T*>(call.inputs[0]);
   const std::vector<C> w = pack_kernel<C>(g, static_cast<const T*>(call.inputs[1]));
   Out* out = static_cast<Out*>(call.outputs[0]);
@@ -307,9 +286,8 @@ void float_conv(const KernelCall& call, const Geometry& g) {
         } else {
           panel_rows(g, lhs, grp, r0, r1, j0, j1, col.data());
         }
-        gemm(transposed, int(g.og), int(jn), int(r1 - r0), w.data() + grp * g.og * kdim + r0,
-             int(kdim), col.data(), int(transposed ? r1 - r0 : jn), r0 == 0 ? C(0) : C(1),
-             tile.data());
+        gemm(false, transposed, g.og, jn, r1 - r0, w.data() + grp * g.og * kdim + r0, kdim,
+             col.data(), transposed ? r1 - r0 : jn, r0 == 0 ? C(0) : C(1), tile.data(), jn);
       }
       const Ints offs = column_offsets(g, j0, j1);
       for (int64_t o = 0; o < g.og; ++o) {

@@ -1,16 +1,14 @@
 // dot_general's kernel: every operand as a stack of matrices ([B, M, K] and [B, K, N]);
-// floating results go through single-threaded OpenBLAS GEMMs on panels of output rows,
+// floating results go through single-threaded GEMMs (gemm.h) on panels of output rows,
 // integer and bool results through a blocked loop.
 #include "prims/kernels/dot.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <mutex>
 
 #include "base/thread_pool.h"
+#include "prims/kernels/gemm.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims::kernels {
@@ -143,24 +141,6 @@ MatrixOperand<C> matrix_operand(const void* data, const Aval& aval,
   return op;
 }
 
-void set_blas_single_threaded() {
-  // Parallelism comes from splitting output rows on parax's pool; OpenBLAS's own threads
-  // would oversubscribe the cores.
-  static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
-}
-
-void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
-          float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
-}
-void gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
-          double* c) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-              k, 1.0, a, lda, b, ldb, 0.0, c, n);
-}
-
 // Runs body(batch, row_begin, row_end) over the B*M output rows in parallel panels large
 // enough to amortise a GEMM call.
 template <class F>
@@ -193,7 +173,6 @@ void float_dot(const KernelCall& call, const Geometry& g) {
         "[dot_general] dimension too large for BLAS: M=" + std::to_string(g.m) +
         ", N=" + std::to_string(g.n) + ", K=" + std::to_string(g.k) + "; expected each below 2^31");
   }
-  set_blas_single_threaded();
   const DotDims& d = g.dims;
   const MatrixOperand<C> a = matrix_operand<C>(call.inputs[0], call.in_avals[0], d.lhs_batch,
                                                d.lhs_contract, g.lhs_perm, g.m, g.k, false);
@@ -206,13 +185,11 @@ void float_dot(const KernelCall& call, const Geometry& g) {
     const int64_t out_offset = (batch * g.m + r0) * g.n;
     if (out_dtype == dtype_of<C>()) {
       C* c = static_cast<C*>(call.outputs[0]) + out_offset;
-      gemm(a.trans, b.trans, int(r1 - r0), int(g.n), int(g.k), a_rows, int(a.ld), b_mat, int(b.ld),
-           c);
+      gemm(a.trans, b.trans, r1 - r0, g.n, g.k, a_rows, a.ld, b_mat, b.ld, C(0), c, g.n);
       return;
     }
     std::vector<C> c(size_t((r1 - r0) * g.n));
-    gemm(a.trans, b.trans, int(r1 - r0), int(g.n), int(g.k), a_rows, int(a.ld), b_mat, int(b.ld),
-         c.data());
+    gemm(a.trans, b.trans, r1 - r0, g.n, g.k, a_rows, a.ld, b_mat, b.ld, C(0), c.data(), g.n);
     dispatch_dtype(out_dtype, [&](auto tag) {
       using Out = decltype(tag);
       Out* out = static_cast<Out*>(call.outputs[0]) + out_offset;

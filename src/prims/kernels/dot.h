@@ -1,4 +1,4 @@
-// dot_general's kernel: batched matrix products over OpenBLAS (floats) or a blocked loop
+// dot_general's kernel: batched matrix products over gemm.h (floats) or a blocked loop
 // (integers, bool).
 #pragma once
 

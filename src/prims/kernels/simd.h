@@ -1,5 +1,6 @@
 // Vectorized loops of the elementwise kernels over dense float buffers, compiled for
-// several instruction sets (AVX2, SSE4, portable C++) and chosen at run time by Highway, so
+// several instruction sets (AVX-512 as Highway's AVX3 and AVX3_DL, AVX2, SSE4, portable C++)
+// and chosen at run time by Highway, so
 // one binary runs on any x86-64. Transcendentals come from Highway's contrib/math or SLEEF;
 // the ulp bounds relied on are listed in simd_unary.cpp. Each function runs serially on
 // [0, n) for any n, writes nothing when it returns false (no vector loop for that op and
@@ -7,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "parax/dtype.h"
 
@@ -74,11 +77,12 @@ bool select(int bytes, const bool* which, const void* on_false, const void* on_t
 // halves round to nearest even). Requires: y does not alias x.
 bool convert(DType from, DType to, const void* x, void* y, int64_t n);
 
-// For tests: restricts dispatch to one compiled target by name ("AVX2", "SSE4", and the
-// portable "SCALAR" or "EMU128"),
-// or restores the best one for the machine when `name` is empty. Returns false if that
-// target is not compiled in or the CPU lacks it.
+// For tests: restricts dispatch to one compiled target by name ("AVX3_DL", "AVX3", "AVX2",
+// "SSE4", and the portable "SCALAR" or "EMU128"), or restores the best one for the machine
+// when `name` is empty. Returns false if that target is not compiled in or the CPU lacks it.
 bool use_target_for_test(const char* name);
+// For tests: returns the names of the compiled targets this CPU runs, best first.
+std::vector<std::string> targets_for_test();
 // Returns the name of the target the next call will run on.
 const char* target_name();
 

@@ -7,7 +7,10 @@
 #define HWY_TARGET_INCLUDE "prims/kernels/simd_binary.cpp"
 // The same targets as simd_unary.cpp.
 #ifndef HWY_DISABLED_TARGETS
-#define HWY_DISABLED_TARGETS (HWY_AVX3 | HWY_AVX3_DL | HWY_SSSE3)
+#define HWY_DISABLED_TARGETS HWY_SSSE3
+#endif
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL
 #endif
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
@@ -313,9 +316,10 @@ bool RunConvert(DType from, DType to, const void* x, void* y, int64_t n) {
         df, [df](VF v) HWY_ATTR { return FloatToBf16(df, v); }, xf, static_cast<uint16_t*>(y), len);
     return true;
   }
-#if HWY_TARGET == HWY_AVX2
-  // F16C's conversions round to nearest even and keep NaN payloads as float16_t does;
-  // Highway's emulation on other targets truncates, so those use the generic kernel.
+#if HWY_TARGET == HWY_AVX2 || PARAX_SIMD_AVX512
+  // F16C's conversions (and AVX-512's) round to nearest even and keep NaN payloads as
+  // float16_t does; Highway's emulation on other targets truncates, so those use the
+  // generic kernel.
   if (from == DType::float16 && to == DType::float32) {
     ConvertLoop(
         df, [df](auto v) HWY_ATTR { return hn::PromoteTo(df, v); },

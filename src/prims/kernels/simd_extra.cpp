@@ -4,8 +4,12 @@
 // still small, and flush asinh of subnormals to 0: such lanes take libm's value.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "prims/kernels/simd_extra.cpp"
+// The same targets as simd_unary.cpp.
 #ifndef HWY_DISABLED_TARGETS
-#define HWY_DISABLED_TARGETS (HWY_AVX3 | HWY_AVX3_DL | HWY_SSSE3)
+#define HWY_DISABLED_TARGETS HWY_SSSE3
+#endif
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL
 #endif
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
@@ -19,7 +23,8 @@
 
 #ifndef PARAX_SIMD_EXTRA_SLEEF_AVX2_
 #define PARAX_SIMD_EXTRA_SLEEF_AVX2_
-// As simd_target.h: sleef.h declares its AVX2 entry points only under -mavx.
+// As simd_target.h: sleef.h declares its AVX2 and AVX-512 entry points only under -mavx
+// and -mavx512f.
 extern "C" {
 __m256 Sleef_asinhf8_u10avx2(__m256);
 __m256d Sleef_asinhd4_u10avx2(__m256d);
@@ -29,6 +34,14 @@ __m256 Sleef_atanhf8_u10avx2(__m256);
 __m256d Sleef_atanhd4_u10avx2(__m256d);
 __m256 Sleef_erfcf8_u15avx2(__m256);
 __m256d Sleef_erfcd4_u15avx2(__m256d);
+__m512 Sleef_asinhf16_u10avx512f(__m512);
+__m512d Sleef_asinhd8_u10avx512f(__m512d);
+__m512 Sleef_acoshf16_u10avx512f(__m512);
+__m512d Sleef_acoshd8_u10avx512f(__m512d);
+__m512 Sleef_atanhf16_u10avx512f(__m512);
+__m512d Sleef_atanhd8_u10avx512f(__m512d);
+__m512 Sleef_erfcf16_u15avx512f(__m512);
+__m512d Sleef_erfcd8_u15avx512f(__m512d);
 }
 #endif
 

@@ -20,15 +20,19 @@
 #define PARAX_SIMD_SLEEF_AVX2_
 #include <immintrin.h>
 #include <sleef.h>
-// sleef.h declares its AVX2 entry points only when the file is compiled with -mavx, which
-// would let the compiler use AVX anywhere; Highway enables AVX2 per function instead. The
-// declarations are sleef.h's.
-#define PARAX_SLEEF_AVX2_1(fn, acc)          \
-  __m256 Sleef_##fn##f8_##acc##avx2(__m256); \
-  __m256d Sleef_##fn##d4_##acc##avx2(__m256d);
-#define PARAX_SLEEF_AVX2_2(fn, acc)                  \
-  __m256 Sleef_##fn##f8_##acc##avx2(__m256, __m256); \
-  __m256d Sleef_##fn##d4_##acc##avx2(__m256d, __m256d);
+// sleef.h declares its AVX2 and AVX-512 entry points only when the file is compiled with
+// -mavx or -mavx512f, which would let the compiler use them anywhere; Highway enables them
+// per function instead. The declarations are sleef.h's.
+#define PARAX_SLEEF_AVX2_1(fn, acc)              \
+  __m256 Sleef_##fn##f8_##acc##avx2(__m256);     \
+  __m256d Sleef_##fn##d4_##acc##avx2(__m256d);   \
+  __m512 Sleef_##fn##f16_##acc##avx512f(__m512); \
+  __m512d Sleef_##fn##d8_##acc##avx512f(__m512d);
+#define PARAX_SLEEF_AVX2_2(fn, acc)                      \
+  __m256 Sleef_##fn##f8_##acc##avx2(__m256, __m256);     \
+  __m256d Sleef_##fn##d4_##acc##avx2(__m256d, __m256d);  \
+  __m512 Sleef_##fn##f16_##acc##avx512f(__m512, __m512); \
+  __m512d Sleef_##fn##d8_##acc##avx512f(__m512d, __m512d);
 extern "C" {
 PARAX_SLEEF_AVX2_1(sin, u10)
 PARAX_SLEEF_AVX2_1(cos, u10)
@@ -48,13 +52,19 @@ PARAX_SLEEF_AVX2_2(atan2, u35)
 #endif  // PARAX_SIMD_SLEEF_AVX2_
 
 // SLEEF's entry point of function `fn` (accuracy suffix `acc`, e.g. u10) for float (F) or
-// double (D) vectors of this target. The portable target (HWY_SCALAR with GCC < 12.3,
-// else HWY_EMU128) calls the scalar entry point per lane.
+// double (D) vectors of this target (AVX3 and AVX3_DL both take SLEEF's AVX-512F ones). The
+// portable target (HWY_SCALAR with GCC < 12.3, else HWY_EMU128) calls the scalar entry point
+// per lane.
 #undef PARAX_SLEEF_F
 #undef PARAX_SLEEF_D
 #undef PARAX_SIMD_PORTABLE
-#define PARAX_SIMD_PORTABLE (HWY_TARGET != HWY_AVX2 && HWY_TARGET != HWY_SSE4)
-#if HWY_TARGET == HWY_AVX2
+#undef PARAX_SIMD_AVX512
+#define PARAX_SIMD_AVX512 (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#define PARAX_SIMD_PORTABLE (HWY_TARGET != HWY_AVX2 && HWY_TARGET != HWY_SSE4 && !PARAX_SIMD_AVX512)
+#if PARAX_SIMD_AVX512
+#define PARAX_SLEEF_F(fn, acc) Sleef_##fn##f16_##acc##avx512f
+#define PARAX_SLEEF_D(fn, acc) Sleef_##fn##d8_##acc##avx512f
+#elif HWY_TARGET == HWY_AVX2
 #define PARAX_SLEEF_F(fn, acc) Sleef_##fn##f8_##acc##avx2
 #define PARAX_SLEEF_D(fn, acc) Sleef_##fn##d4_##acc##avx2
 #elif HWY_TARGET == HWY_SSE4

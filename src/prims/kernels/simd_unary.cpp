@@ -21,9 +21,13 @@
 // log1p, sinh, cosh and pow return inf for finite results go to libm.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "prims/kernels/simd_unary.cpp"
-// AVX2 also serves AVX-512 machines; leaving out AVX3 and SSSE3 saves compile time and code.
+// AVX-512 machines get their whole width (AVX3, and AVX3_DL, which Highway leaves out unless
+// asked); SSSE3 machines are served by the portable target, which saves compile time.
 #ifndef HWY_DISABLED_TARGETS
-#define HWY_DISABLED_TARGETS (HWY_AVX3 | HWY_AVX3_DL | HWY_SSSE3)
+#define HWY_DISABLED_TARGETS HWY_SSSE3
+#endif
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL
 #endif
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 
@@ -286,6 +290,16 @@ bool use_target_for_test(const char* name) {
     }
   }
   return false;
+}
+
+std::vector<std::string> targets_for_test() {
+  hwy::SetSupportedTargetsForTest(0);
+  std::vector<std::string> names;
+  // Highway's bits run from the best target (lowest bit) to the portable one.
+  for (int64_t t = hwy::SupportedTargets() & HWY_TARGETS; t != 0; t &= t - 1) {
+    names.push_back(hwy::TargetName(t & -t));
+  }
+  return names;
 }
 
 const char* target_name() {
