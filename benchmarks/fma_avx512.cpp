@@ -32,7 +32,13 @@ float fma_loop_avx512(long iters, float a_value, float b_value) {
   __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), _mm512_add_ps(c2, c3)),
                            _mm512_add_ps(_mm512_add_ps(c4, c5), _mm512_add_ps(c6, c7)));
   s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(c8, c9), _mm512_add_ps(c10, c11)));
-  return _mm512_reduce_add_ps(s);
+  // Summed through memory: GCC 12's _mm512_reduce_add_ps warns of an uninitialized value
+  // inside its own header.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  return total;
 }
 
 }  // namespace parax_bench
