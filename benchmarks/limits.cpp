@@ -267,6 +267,17 @@ class LibraryThreads {
   }
 };
 
+// The n x n operands of an sgemm limit, the same for every candidate.
+struct SgemmOperands {
+  explicit SgemmOperands(int64_t n) : a(size_t(n * n)), b(size_t(n * n)), c(size_t(n * n)) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = float(i % 17) * 0.01f;
+      b[i] = float(i % 13) * 0.01f;
+    }
+  }
+  std::vector<float> a, b, c;
+};
+
 void bm_sgemm(benchmark::State& state, const std::string& library, int64_t n, int threads) {
   const std::string key = sgemm_key(library, n, threads);
   guarded(state, {key}, [&] {
@@ -276,16 +287,14 @@ void bm_sgemm(benchmark::State& state, const std::string& library, int64_t n, in
 #else
     if (library == kOneDnn) throw std::runtime_error("built without oneDNN");
 #endif
-    const size_t count = size_t(n * n);
-    std::vector<float> a(count), b(count), c(count);
-    for (size_t i = 0; i < count; ++i) {
-      a[i] = float(i % 17) * 0.01f;
-      b[i] = float(i % 13) * 0.01f;
-    }
+    SgemmOperands ops(n);
+    float* a = ops.a.data();
+    float* b = ops.b.data();
+    float* c = ops.c.data();
     LibraryThreads scope(threads);
     // A small warm-up starts the library's threads and buffers without a full-size extra call.
-    sgemm(std::min<int64_t>(n, 1024), a.data(), b.data(), c.data());
-    time_loop(state, key, [&] { sgemm(n, a.data(), b.data(), c.data()); });
+    sgemm(std::min<int64_t>(n, 1024), a, b, c);
+    time_loop(state, key, [&] { sgemm(n, a, b, c); });
     show_rate(state, key, "GFLOP/s", 2.0 * double(n) * double(n) * double(n), 1e-9);
     state.SetLabel(library == kOneDnn ? "oneDNN"
                                       : std::string("OpenBLAS ") + openblas_get_corename());
@@ -351,18 +360,16 @@ int run_sgemm_probe(const std::string& out_path) {
   std::ofstream out(out_path);
   for (int64_t n : sgemm_sizes()) {
     const std::string key = sgemm_key(kOpenBlasHaswell, n, cores);
-    const size_t count = size_t(n * n);
-    std::vector<float> a(count), b(count), c(count);
-    for (size_t i = 0; i < count; ++i) {
-      a[i] = float(i % 17) * 0.01f;
-      b[i] = float(i % 13) * 0.01f;
-    }
+    SgemmOperands ops(n);
+    float* a = ops.a.data();
+    float* b = ops.b.data();
+    float* c = ops.c.data();
     LibraryThreads scope(cores);
-    openblas_sgemm(std::min<int64_t>(n, 1024), a.data(), b.data(), c.data());
+    openblas_sgemm(std::min<int64_t>(n, 1024), a, b, c);
     out << key << " " << 2.0 * double(n) * double(n) * double(n);
     for (int i = 0; i < (n > 4096 ? 2 : 3); ++i) {
       const auto t0 = std::chrono::steady_clock::now();
-      openblas_sgemm(n, a.data(), b.data(), c.data());
+      openblas_sgemm(n, a, b, c);
       out << " " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
     out << "\n";
