@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 
 namespace parax::prims {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"

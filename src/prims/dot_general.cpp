@@ -3,7 +3,7 @@
 // stack of matrices.
 #include <algorithm>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "prims/batching_util.h"
 #include "prims/kernels/dot.h"
 #include "prims/prim_util.h"

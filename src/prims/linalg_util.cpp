@@ -2,9 +2,9 @@
 
 #include <numeric>
 
-#include "api/frontend.h"
 #include "core/batching.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <memory>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "prims/batching_util.h"
 #include "prims/kernels/reduce.h"
 #include "prims/prim_util.h"

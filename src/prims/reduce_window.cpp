@@ -7,7 +7,7 @@
 // select_and_scatter_add and back.
 #include <cmath>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"

@@ -1,4 +1,5 @@
 target_sources(parax PRIVATE
+  transforms/custom_derivatives.cpp
   transforms/grad.cpp
   transforms/jit.cpp
   transforms/shard_map.cpp

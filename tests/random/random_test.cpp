@@ -1032,7 +1032,7 @@ TEST(Samplers, GivenSixtyFourBitDtypeIgnoresX64) {
 }
 
 // The same with parameters given as C++ doubles that float32 cannot hold (0.7, 1.3): with
-// x64 off a C++ double becomes a weak float32 array (api/operators.cpp, scalar_array), so
+// x64 off a C++ double becomes a weak float32 array (numpy/operators.cpp, scalar_array), so
 // these samplers compute with the rounded parameter where JAX with x64 computes with the
 // double (geometric and binomial round to the same integers here). Disabled until weak
 // literals keep their exact value.

@@ -8,9 +8,9 @@
 #include <limits>
 #include <set>
 
-#include "api/frontend.h"
 #include "base/dtype_dispatch.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "api/array_impl.h"
-#include "api/frontend.h"
-#include "api/scatter_apply.h"
 #include "core/array_value.h"
 #include "core/trace.h"
+#include "lax/promote.h"
+#include "numpy/scatter_apply.h"
 #include "parax/lax.h"
 #include "parax/nn.h"
 #include "parax/numpy.h"

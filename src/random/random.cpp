@@ -5,7 +5,7 @@
 // vectors: reference/jax-random.md.
 #include "parax/random.h"
 
-#include "api/random_internal.h"
+#include "random/random_internal.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,10 +13,10 @@
 #include <limits>
 #include <span>
 
-#include "api/frontend.h"
 #include "base/promotion.h"
 #include "base/sizes.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/config.h"
 #include "parax/grad.h"
 #include "parax/jit.h"

@@ -1,4 +1,4 @@
-#include "api/frontend.h"
+#include "lax/promote.h"
 
 #include <algorithm>
 #include <limits>

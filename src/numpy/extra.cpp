@@ -6,8 +6,8 @@
 #include <limits>
 #include <numbers>
 
-#include "api/frontend.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -2,7 +2,7 @@
 // helpers x.at(...).apply shares with it. JAX binds its scatter primitive with the function
 // as update_jaxpr; parax composes gathers, a while loop and a scatter instead, so that no
 // kernel has to run a traced function per element.
-#include "api/scatter_apply.h"
+#include "numpy/scatter_apply.h"
 
 #include <algorithm>
 #include <tuple>

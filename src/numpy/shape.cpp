@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "api/frontend.h"
 #include "base/sizes.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/device_put.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "api/frontend.h"
 #include "base/promotion.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "sharding/sharding_impl.h"
 
 namespace parax::lax {

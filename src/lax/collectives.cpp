@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "api/frontend.h"
 #include "core/batching.h"
+#include "lax/promote.h"
 #include "parax/collectives.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"

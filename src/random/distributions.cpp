@@ -9,9 +9,8 @@
 #include <numbers>
 #include <optional>
 
-#include "api/frontend.h"
-#include "api/random_internal.h"
 #include "base/promotion.h"
+#include "lax/promote.h"
 #include "parax/config.h"
 #include "parax/control_flow.h"
 #include "parax/grad.h"
@@ -22,6 +21,7 @@
 #include "parax/random.h"
 #include "parax/special.h"
 #include "parax/vmap.h"
+#include "random/random_internal.h"
 
 namespace parax::random {
 namespace {

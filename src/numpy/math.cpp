@@ -3,8 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "api/frontend.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "parax/grad.h"
 #include "parax/lax.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <numeric>
 
-#include "api/frontend.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/custom_derivatives.h"
 #include "parax/grad.h"
 #include "parax/lax.h"

@@ -7,9 +7,9 @@
 #include <cctype>
 #include <sstream>
 
-#include "api/frontend.h"
 #include "base/promotion.h"
 #include "core/program_trace.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 
 namespace parax::detail {

@@ -3,8 +3,8 @@
 // (`GatherScatterMode.CLIP`). Shape and dtype errors come from the primitives' rules.
 #include <optional>
 
-#include "api/frontend.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/errors.h"
 #include "parax/lax.h"
 

@@ -2,9 +2,9 @@
 #include <cmath>
 
 #include "api/array_impl.h"
-#include "api/frontend.h"
 #include "base/dtype_dispatch.h"
 #include "base/sizes.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 #include "runtime/transfer.h"

@@ -2,8 +2,8 @@
 // jax.scipy.special versions promote and broadcast first, as jnp functions do.
 #include "parax/special.h"
 
-#include "api/frontend.h"
 #include "core/trace.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 
 namespace parax {

@@ -2,8 +2,8 @@
 #include <limits>
 
 #include "api/array_impl.h"
-#include "api/frontend.h"
 #include "base/dtype_dispatch.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <numeric>
 
-#include "api/frontend.h"
+#include "lax/promote.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
@@ -416,7 +416,7 @@ Array einsum(const std::string& subscripts, const ArrayLike& a) {
 namespace linalg {
 
 // The largest (which 2) or smallest (-2) singular value, or their sum (0: "nuc"), of the
-// matrices over axes (row, col): src/api/linalg.cpp.
+// matrices over axes (row, col): src/lax/linalg.cpp.
 Array singular_value_norm(const Array& x, int64_t row, int64_t col, int which, bool keepdims);
 
 Array norm(const ArrayLike& x_, std::optional<double> ord, Axes axis, bool keepdims) {
