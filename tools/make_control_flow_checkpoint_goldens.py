@@ -1,5 +1,5 @@
 """Writes tests/golden/control_flow_checkpoint_cases.txt: what JAX gives for jax.checkpoint
-under each policy (tests/control_flow/checkpoint_test.cpp computes the same cases with
+under each policy (tests/lax/control_flow/checkpoint_test.cpp computes the same cases with
 parax), most of them ported from JAX's tests/api_test.py RematTest.
 
 Run with JAX 0.10.2 (the installed python3):
@@ -36,7 +36,7 @@ POLICIES = {
 }
 HI = lax.Precision.HIGHEST
 
-# The inputs, mirrored in tests/control_flow/checkpoint_test.cpp.
+# The inputs, mirrored in tests/lax/control_flow/checkpoint_test.cpp.
 f32 = jnp.float32
 W3 = jnp.sin(jnp.arange(9, dtype=f32)).reshape(3, 3) * 0.5
 X23 = jnp.cos(jnp.arange(6, dtype=f32)).reshape(2, 3)

@@ -1,5 +1,5 @@
 """Writes tests/golden/control_flow_cases.txt: what JAX 0.10.2 gives for lax's control flow
-run forward (tests/control_flow/jax_forward_test.cpp computes the same cases with parax).
+run forward (tests/lax/control_flow/jax_forward_test.cpp computes the same cases with parax).
 
 Run with the JAX that is installed (0.10.2):
     python3 tools/make_control_flow_goldens.py
@@ -51,7 +51,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "g
 f32 = jnp.float32
 i32 = jnp.int32
 
-# The inputs, mirrored by Inputs in tests/control_flow/jax_forward_test.cpp.
+# The inputs, mirrored by Inputs in tests/lax/control_flow/jax_forward_test.cpp.
 x3 = jnp.array([1.0, -2.0, 3.0], f32)
 s = jnp.array(2.0, f32)       # a strong float32 scalar
 n5 = jnp.array(5, i32)        # an int32 scalar

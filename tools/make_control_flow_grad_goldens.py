@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/golden/control_flow_grad_cases.txt: JAX's values, jvp tangents and
 gradients through cond, switch, scan, fori_loop and while_loop, for
-tests/control_flow/grad_test.cpp (which writes the same functions in C++).
+tests/lax/control_flow/grad_test.cpp (which writes the same functions in C++).
 
 One record a line: `name<TAB>v0,v1,...`, the flattened float32 values in row-major order
 (several arrays one after the other). Run with JAX 0.10.2: python3 tools/make_control_flow_grad_goldens.py

@@ -1,6 +1,6 @@
 """Writes tests/golden/control_flow_vmap_cases.txt: what JAX 0.10.2 gives for control flow
 under vmap, and inside shard_map and pmap bodies with named-axis collectives
-(tests/control_flow/vmap_test.cpp computes the same cases with parax, same inputs).
+(tests/lax/control_flow/vmap_test.cpp computes the same cases with parax, same inputs).
 
 Run: python3 tools/make_control_flow_vmap_goldens.py
 
@@ -25,7 +25,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "g
                    "control_flow_vmap_cases.txt")
 
 f32 = jnp.float32
-# The inputs, mirrored by tests/control_flow/vmap_test.cpp.
+# The inputs, mirrored by tests/lax/control_flow/vmap_test.cpp.
 X = jnp.array([[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0], [0.5, -1.0, 0.25], [-0.5, 0.1, 0.2]], f32)
 Y = jnp.array([0.5, -1.5, 2.0], f32)
 V = jnp.array([1.0, 3.0, 20.0], f32)

@@ -1,5 +1,5 @@
 """Writes tests/golden/conv_cases.txt: what JAX gives for convolutions and windowed
-reductions (tests/conv/conv_test.cpp runs the same cases with parax).
+reductions (tests/lax/conv_test.cpp runs the same cases with parax).
 
 Run: python3 tools/make_conv_goldens.py
 

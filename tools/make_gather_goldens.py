@@ -1,5 +1,5 @@
 """Writes tests/golden/gather_cases.txt: what JAX 0.10.2 gives for lax.gather and the lax
-scatters (tests/indexing/gather_test.cpp runs every case with parax and compares).
+scatters (tests/lax/gather_test.cpp runs every case with parax and compares).
 
 Run:  python3 tools/make_gather_goldens.py
 

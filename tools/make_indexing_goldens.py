@@ -1,5 +1,5 @@
 """Writes tests/golden/indexing_cases.txt: what JAX gives for numpy indexing, x.at[...]
-updates, take, take_along_axis and put_along_axis (tests/indexing/indexing_test.cpp runs
+updates, take, take_along_axis and put_along_axis (tests/numpy/indexing_test.cpp runs
 the same cases with parax). The cases port the tables of JAX's
 tests/lax_numpy_indexing_test.py (STATIC_INDEXING_TESTS, ADVANCED_INDEXING_TESTS,
 MIXED_ADVANCED_INDEXING_TESTS, the boolean and scalar-boolean cases, IndexedUpdateTest)

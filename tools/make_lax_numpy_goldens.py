@@ -1,5 +1,5 @@
 """Writes tests/golden/lax_numpy_cases.txt: what JAX 0.4.35 gives for the lax and numpy
-front ends (tests/api/lax_numpy_test.cpp computes the same cases with parax).
+front ends (tests/numpy/lax_numpy_test.cpp computes the same cases with parax).
 
 Run with the venv that has jax==0.4.35:
     /opt/jax435/bin/python tools/make_lax_numpy_goldens.py
@@ -28,7 +28,7 @@ from jax._src.lax import lax as lax_internal
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden",
                    "lax_numpy_cases.txt")
 
-# The inputs, mirrored by Inputs in tests/api/lax_numpy_test.cpp.
+# The inputs, mirrored by Inputs in tests/numpy/lax_numpy_test.cpp.
 f32 = jnp.float32
 f = jnp.array([[-1.5, 0.0, 2.25], [3.0, -4.75, 0.5]], f32)
 v = jnp.array([1.0, -2.0, 3.0], f32)

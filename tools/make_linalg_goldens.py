@@ -1,5 +1,5 @@
 """Writes tests/golden/linalg_cases.txt: what JAX gives for jax.numpy.linalg and
-jax.lax.linalg (tests/linalg/linalg_test.cpp computes the same cases with parax).
+jax.lax.linalg (tests/lax/linalg_test.cpp computes the same cases with parax).
 
     python3 tools/make_linalg_goldens.py
 

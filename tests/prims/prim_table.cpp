@@ -2174,8 +2174,9 @@ Params ts_params(bool left, bool lower, bool transpose, bool unit) {
 // Linear algebra on LAPACK. Matrices are well conditioned: fixed values (a symmetric
 // positive-definite one for cholesky) or triangles with entries in [1, 2]. cholesky and
 // eigh read one triangle while their jvp rules, as JAX's, take the tangent as symmetric (the
-// front ends symmetrize), so their jvp legs run on 1x1 matrices here; tests/linalg/ checks
-// their derivatives against JAX's, as it checks qr, svd and eigh's values (sign conventions).
+// front ends symmetrize), so their jvp legs run on 1x1 matrices here; tests/lax/linalg_test.cpp
+// checks their derivatives against JAX's, as it checks qr, svd and eigh's values (sign
+// conventions).
 void linalg_rows(Rows& r) {
   const Operand spd{{3, 3}, DType::float32, 0, 0, {4, 1, 0.5, 1, 3, 0.2, 0.5, 0.2, 2}};
   Case& chol = r.add("cholesky spd", Prim::cholesky, {spd}, {}, kValues | kVjp | kShard);
@@ -2609,10 +2610,10 @@ const std::map<std::string_view, std::string_view>& exempt() {
       {"all_to_all", kNamedAxis},
       {"axis_index", kNamedAxis},
       {"shard_map", "holds a per-device program over mesh axes: transforms/shard_map_test.cpp"},
-      {"cond", "control flow over sub-programs: tests/control_flow/"},
-      {"while", "control flow over sub-programs: tests/control_flow/"},
-      {"scan", "control flow over sub-programs: tests/control_flow/"},
-      {"remat2", "checkpoint's call of a program: tests/control_flow/"},
+      {"cond", "control flow over sub-programs: tests/lax/control_flow/"},
+      {"while", "control flow over sub-programs: tests/lax/control_flow/"},
+      {"scan", "control flow over sub-programs: tests/lax/control_flow/"},
+      {"remat2", "checkpoint's call of a program: tests/lax/control_flow/"},
       {"custom_jvp_call",
        "holds the user's function and jvp rule as traced programs: "
        "transforms/custom_derivatives_test.cpp checks every transform against JAX"},

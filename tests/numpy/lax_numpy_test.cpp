@@ -710,7 +710,8 @@ TEST(LaxNumpy, ScalarLiteralsAreWeak) {
   }
 }
 
-// ord 2 and -2 over matrices are singular values (tests/linalg/ checks them against JAX).
+// ord 2 and -2 over matrices are singular values (tests/lax/linalg_test.cpp checks them against
+// JAX).
 TEST(LaxNumpy, MatrixTwoNormIsTheLargestSingularValue) {
   Array m = jnp::ones({2, 2});
   EXPECT_FLOAT_EQ(jnp::linalg::norm(m, 2).item<float>(), 2.0f);
