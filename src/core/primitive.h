@@ -138,7 +138,7 @@ enum Trait : uint32_t {
   X(scatter_mul, "scatter-mul", kLinear)                                     \
   X(scatter_min, "scatter-min", 0)                                           \
   X(scatter_max, "scatter-max", 0)                                           \
-  /* numpy's extra elementwise functions and cumulative reductions */        \
+  /* inverse hyperbolics, erfc and the cumulative reductions but cumsum */   \
   X(asinh, "asinh", kUnary | kElementwise)                                   \
   X(acosh, "acosh", kUnary | kElementwise)                                   \
   X(atanh, "atanh", kUnary | kElementwise)                                   \

@@ -19,7 +19,7 @@ target_sources(parax PRIVATE
   prims/control_flow.cpp
   prims/control_flow_batching.cpp
   prims/convert_element_type.cpp
-  prims/cumsum.cpp
+  prims/cumulative.cpp
   prims/device_put.cpp
   prims/dot_general.cpp
   prims/dynamic_slice.cpp
@@ -56,11 +56,6 @@ target_sources(parax PRIVATE
   prims/gather_params.cpp
   prims/scatter.cpp
 
-  # numpy's extra elementwise and cumulative primitives
-  prims/numpy_extra.cpp
-  prims/kernels/cumulative.cpp
-  prims/kernels/simd_extra.cpp
-
   # special functions
   prims/special.cpp
 
@@ -85,7 +80,7 @@ target_sources(parax PRIVATE
   prims/kernels/clamp.cpp
   prims/kernels/convert_element_type.cpp
   prims/kernels/copy.cpp
-  prims/kernels/cumsum.cpp
+  prims/kernels/cumulative.cpp
   prims/kernels/dot.cpp
   prims/kernels/fma.cpp
   prims/kernels/fusion.cpp
@@ -97,5 +92,6 @@ target_sources(parax PRIVATE
   prims/kernels/select_n.cpp
   prims/kernels/simd_binary.cpp
   prims/kernels/simd_kernels.cpp
+  prims/kernels/simd_sleef.cpp
   prims/kernels/simd_unary.cpp
   prims/kernels/sort.cpp)

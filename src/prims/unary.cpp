@@ -1,13 +1,15 @@
 // The unary elementwise primitives: one row per primitive (name, accepted dtypes, bool
 // result?, scalar function, vector loop), plus round, integer_pow and copy, which read
-// params or move bytes. The scalar functions are the C++ library's in the compute type;
-// floating dtypes run the vector loops of simd.h where a row names one.
+// params or move bytes, and asinh, acosh, atanh and erfc, which run SLEEF's loops at every
+// floating dtype. The scalar functions are the C++ library's in the compute type; floating
+// dtypes run the vector loops of simd.h where a row names one.
 #include <cstring>
 #include <numbers>
 
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/elementwise.h"
+#include "prims/kernels/simd_sleef.h"
 
 namespace parax::prims {
 namespace {
@@ -153,6 +155,18 @@ Array d_erf(const Array& t, const Array& x, const Array&) {
 Array d_erf_inv(const Array& t, const Array& x, const Array& y) {
   return lax::mul(t, lax::mul(c(x, 0.5 / std::numbers::inv_sqrtpi), lax::exp(sq(y))));
 }
+Array d_asinh(const Array& t, const Array& x, const Array&) {
+  return lax::mul(t, lax::rsqrt(lax::add(sq(x), c(x, 1))));
+}
+Array d_acosh(const Array& t, const Array& x, const Array&) {
+  return lax::mul(t, lax::rsqrt(lax::sub(sq(x), c(x, 1))));
+}
+Array d_atanh(const Array& t, const Array& x, const Array&) {
+  return lax::mul(lax::integer_pow(lax::add(c(x, 1), x), -1), lax::div(t, lax::sub(c(x, 1), x)));
+}
+Array d_erfc(const Array& t, const Array& x, const Array&) {
+  return lax::mul(c(x, -2.0 * std::numbers::inv_sqrtpi), lax::mul(t, lax::exp(lax::neg(sq(x)))));
+}
 
 using Derivative = Array (*)(const Array& t, const Array& x, const Array& y);
 
@@ -238,6 +252,23 @@ constexpr PrimRules unary_rules{.abstract_eval = &unary_eval<Op>,
                                 .sharding_rule = &elementwise_sharding_rule,
                                 .kernel = &unary_kernel<Op>,
                                 .batch = &elementwise_batch<Op::kPrim>};
+
+// asinh, acosh, atanh and erfc: SLEEF's vector loops (kernels/simd_sleef.h) serve every
+// floating dtype, halves through float32 tiles, so they have no scalar form.
+template <core::Prim P, simd::SleefOp kOp, Derivative D>
+struct SleefUnary {
+  static std::vector<Aval> eval(std::span<const Aval> in, const Params&) {
+    PARAX_CHECK(in.size() == 1, "operands of " << core::prim_name(P));
+    check_accepts(core::prim_name(P), in[0], P == core::Prim::erfc ? kFloating : kInexact);
+    return {in[0]};
+  }
+  static void kernel(const KernelCall& call) { simd::run_sleef(kOp, call); }
+  static constexpr PrimRules rules{.abstract_eval = &eval,
+                                   .sharding_rule = &elementwise_sharding_rule,
+                                   .kernel = &kernel,
+                                   .jvp = &unary_jvp<D>,
+                                   .batch = &elementwise_batch<P>};
+};
 
 // round: 0 rounds halves away from zero, 1 to even (lax.RoundingMethod).
 int64_t rounding_method(const Params& params) {
@@ -375,6 +406,13 @@ std::vector<Array> integer_pow_jvp(std::span<const Array> primals, std::span<con
 PARAX_UNARY_ROWS(PARAX_UNARY_RULES)
 #undef PARAX_UNARY_RULES
 
+extern const PrimRules asinh_rules =
+    SleefUnary<core::Prim::asinh, simd::SleefOp::asinh, d_asinh>::rules;
+extern const PrimRules acosh_rules =
+    SleefUnary<core::Prim::acosh, simd::SleefOp::acosh, d_acosh>::rules;
+extern const PrimRules atanh_rules =
+    SleefUnary<core::Prim::atanh, simd::SleefOp::atanh, d_atanh>::rules;
+extern const PrimRules erfc_rules = SleefUnary<core::Prim::erfc, simd::SleefOp::erfc, d_erfc>::rules;
 extern const PrimRules round_rules = {.abstract_eval = &round_eval,
                                       .sharding_rule = &elementwise_sharding_rule,
                                       .kernel = &round_kernel,

@@ -1,11 +1,12 @@
-// Kernels of cumprod, cummax, cummin and cumlogsumexp: running reductions along `axis`,
-// from the end when `reverse`.
+// Kernels of cumsum, cumprod, cummax, cummin and cumlogsumexp: running reductions along
+// `axis`, from the end when `reverse`.
 #pragma once
 
 #include "core/rules.h"
 
 namespace parax::prims::kernels {
 
+void cumsum(const core::KernelCall& call);
 void cumprod(const core::KernelCall& call);
 void cummax(const core::KernelCall& call);
 void cummin(const core::KernelCall& call);

@@ -1,20 +1,19 @@
-// numpy's extra elementwise functions (asinh, acosh, atanh, erfc: unary rows as unary.cpp's,
-// kernels from SLEEF through simd_extra) and the cumulative reductions cumprod, cummax,
-// cummin and cumlogsumexp (lax's, with cumsum's shape, sharding and batching rules). The
-// cumulative jvps differentiate JAX's associative scan (lax.associative_scan, the parallel
-// prefix JAX's _cumulative_jvp_rule runs) pair by pair: each combine carries a value and its
-// tangent, so products with zeros, ties of max/min (averaged by lax.max's balanced rule)
-// and infinities of logaddexp get JAX's derivatives, and the tangent path binds only linear
-// primitives (mul by primal values, add, slice, pad, concatenate, rev).
+// The cumulative reductions: cumsum, cumprod, cummax, cummin and cumlogsumexp, running
+// along `axis` (from the end when `reverse`) with one shape, sharding and batching rule.
+// cumsum is linear (its transpose is the running sum the other way). The others' jvps
+// differentiate JAX's associative scan (lax.associative_scan, the parallel prefix JAX's
+// _cumulative_jvp_rule runs) pair by pair: each combine carries a value and its tangent, so
+// products with zeros, ties of max/min (averaged by lax.max's balanced rule) and infinities
+// of logaddexp get JAX's derivatives, and the tangent path binds only linear primitives
+// (mul by primal values, add, slice, pad, concatenate, rev).
 #include <cmath>
-#include <numbers>
 
 #include "parax/lax.h"
 #include "parax/numpy.h"
 #include "prims/autodiff_util.h"
-#include "prims/elementwise.h"
+#include "prims/batching_util.h"
 #include "prims/kernels/cumulative.h"
-#include "prims/kernels/simd_extra.h"
+#include "prims/prim_util.h"
 #include "prims/structural_grad.h"
 
 namespace parax::prims {
@@ -22,54 +21,16 @@ namespace {
 
 using core::Prim;
 
-// ---- asinh, acosh, atanh, erfc ------------------------------------------------------------
-
 Array c(const Array& like, double value) { return constant(value, like.dtype()); }
-Array sq(const Array& x) { return lax::mul(x, x); }
-
-// JAX's jvps (lax.py, special.py), term for term.
-Array d_asinh(const Array& t, const Array& x) {
-  return lax::mul(t, lax::rsqrt(lax::add(sq(x), c(x, 1))));
-}
-Array d_acosh(const Array& t, const Array& x) {
-  return lax::mul(t, lax::rsqrt(lax::sub(sq(x), c(x, 1))));
-}
-Array d_atanh(const Array& t, const Array& x) {
-  return lax::mul(lax::integer_pow(lax::add(c(x, 1), x), -1), lax::div(t, lax::sub(c(x, 1), x)));
-}
-Array d_erfc(const Array& t, const Array& x) {
-  return lax::mul(c(x, -2.0 * std::numbers::inv_sqrtpi), lax::mul(t, lax::exp(lax::neg(sq(x)))));
-}
-
-template <Prim P, simd::ExtraOp kOp, Array (*D)(const Array&, const Array&)>
-struct Extra {
-  static std::vector<Aval> eval(std::span<const Aval> in, const Params&) {
-    PARAX_CHECK(in.size() == 1, "operands of " << core::prim_name(P));
-    check_accepts(core::prim_name(P), in[0], P == Prim::erfc ? kFloating : kInexact);
-    return {in[0]};
-  }
-  static void kernel(const KernelCall& call) { simd::run_extra(kOp, call); }
-  static std::vector<Array> jvp(std::span<const Array> primals, std::span<const Array> tangents,
-                                std::span<const Array>, const Params&) {
-    if (!tangents[0].valid()) return {Array()};
-    return {D(tangents[0], primals[0])};
-  }
-  static constexpr PrimRules rules{.abstract_eval = &eval,
-                                   .sharding_rule = &elementwise_sharding_rule,
-                                   .kernel = &kernel,
-                                   .jvp = &jvp,
-                                   .batch = &elementwise_batch<P>};
-};
-
-// ---- cumulative reductions ------------------------------------------------------------------
 
 int64_t axis_of(const Params& params) { return param_int(params, "axis"); }
 bool reverse_of(const Params& params) {
   return params.has("reverse") && params.get<bool>("reverse");
 }
 
-// JAX's _cumred_shape_rule and _cumred_dtype_rule. cumlogsumexp takes floats only: JAX
-// accepts integers there and then fails while lowering (logaddexp's -inf identity).
+// JAX's _cumred_shape_rule and _cumred_dtype_rule (cumsum's: _reduce_number_dtype_rule).
+// cumlogsumexp takes floats only: JAX accepts integers there and then fails while lowering
+// (logaddexp's -inf identity).
 template <Prim P>
 std::vector<Aval> cumulative_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "operands of " << core::prim_name(P));
@@ -91,7 +52,7 @@ std::vector<Aval> cumulative_eval(std::span<const Aval> in, const Params& params
   return {x};
 }
 
-// The scanned dimension must stay whole; the others are independent (as cumsum's).
+// The scanned dimension must stay whole; the others are independent.
 ShardingRule cumulative_sharding_rule(std::span<const Aval> in, std::span<const Aval>,
                                       const Params& params) {
   const int64_t axis = axis_of(params);
@@ -107,7 +68,7 @@ ShardingRule cumulative_sharding_rule(std::span<const Aval> in, std::span<const 
   }
   rule.operands.push_back(dims);
   rule.results.push_back(dims);
-  rule.keeps_operand_layout = true;
+  rule.keeps_operand_layout = true;  // as JAX returns it
   return rule;
 }
 
@@ -119,9 +80,18 @@ Batched cumulative_batch(std::span<const Array> in, std::span<const int> dims, c
   return Batched{{core::bind1(P, {in[0]}, p)}, {dims[0]}};
 }
 
+// One combine per operand element, as a reduction's.
 core::Cost cumulative_cost(std::span<const Aval> in, std::span<const Aval>, const Params&,
                            std::span<const int64_t>) {
   return {.flops = double(in[0].size())};
+}
+
+// The adjoint of a running sum is the running sum the other way.
+std::vector<Array> cumsum_transpose(std::span<const Array> cts, std::span<const Array>,
+                                    std::span<const bool>, const Params& params) {
+  if (!cts[0].valid()) return {Array()};
+  return {core::bind1(Prim::cumsum, {cts[0]},
+                      {{"axis", axis_of(params)}, {"reverse", !reverse_of(params)}})};
 }
 
 // A value of the scan and its tangent.
@@ -228,10 +198,13 @@ constexpr PrimRules cumulative_rules{.abstract_eval = &cumulative_eval<P>,
 
 }  // namespace
 
-extern const PrimRules asinh_rules = Extra<Prim::asinh, simd::ExtraOp::asinh, d_asinh>::rules;
-extern const PrimRules acosh_rules = Extra<Prim::acosh, simd::ExtraOp::acosh, d_acosh>::rules;
-extern const PrimRules atanh_rules = Extra<Prim::atanh, simd::ExtraOp::atanh, d_atanh>::rules;
-extern const PrimRules erfc_rules = Extra<Prim::erfc, simd::ExtraOp::erfc, d_erfc>::rules;
+extern const PrimRules cumsum_rules = {.abstract_eval = &cumulative_eval<Prim::cumsum>,
+                                       .sharding_rule = &cumulative_sharding_rule,
+                                       .kernel = kernels::cumsum,
+                                       .jvp = &unary_linear_jvp<Prim::cumsum>,
+                                       .transpose = &cumsum_transpose,
+                                       .batch = &cumulative_batch<Prim::cumsum>,
+                                       .cost = &cumulative_cost};
 extern const PrimRules cumprod_rules =
     cumulative_rules<Prim::cumprod, kernels::cumprod, combine_mul>;
 extern const PrimRules cummax_rules =

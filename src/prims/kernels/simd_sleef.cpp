@@ -1,9 +1,9 @@
-// simd::extra for float32 and float64, compiled once per Highway target as simd_unary.cpp
+// simd::sleef_unary for float32 and float64, compiled once per Highway target as simd_unary.cpp
 // is (foreach_target.h includes this file again for each). SLEEF 3.5.1's asinh and acosh
 // overflow to inf from |x| ~ 1.8e19 (float) and ~1.3e154 (double), where the results are
 // still small, and flush asinh of subnormals to 0: such lanes take libm's value.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "prims/kernels/simd_extra.cpp"
+#define HWY_TARGET_INCLUDE "prims/kernels/simd_sleef.cpp"
 // The same targets as simd_unary.cpp.
 #ifndef HWY_DISABLED_TARGETS
 #define HWY_DISABLED_TARGETS HWY_SSSE3
@@ -18,11 +18,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "prims/kernels/simd_extra.h"
+#include "prims/kernels/simd_sleef.h"
 #include "prims/kernels/simd_target.h"
 
-#ifndef PARAX_SIMD_EXTRA_SLEEF_AVX2_
-#define PARAX_SIMD_EXTRA_SLEEF_AVX2_
+#ifndef PARAX_SIMD_SLEEF_UNARY_AVX2_
+#define PARAX_SIMD_SLEEF_UNARY_AVX2_
 // As simd_target.h: sleef.h declares its AVX2 and AVX-512 entry points only under -mavx
 // and -mavx512f.
 extern "C" {
@@ -53,7 +53,7 @@ namespace {
 template <class D>
 using V = hn::Vec<D>;
 
-#define PARAX_EXTRA_FN(Name, fn, acc)                \
+#define PARAX_SLEEF_UNARY_FN(Name, fn, acc)                \
   struct Name {                                      \
     template <class D>                               \
     HWY_INLINE V<D> operator()(D d, V<D> x) const {  \
@@ -64,11 +64,11 @@ using V = hn::Vec<D>;
       }                                              \
     }                                                \
   };
-PARAX_EXTRA_FN(SleefAsinh, asinh, u10)
-PARAX_EXTRA_FN(SleefAcosh, acosh, u10)
-PARAX_EXTRA_FN(Atanh, atanh, u10)
-PARAX_EXTRA_FN(Erfc, erfc, u15)
-#undef PARAX_EXTRA_FN
+PARAX_SLEEF_UNARY_FN(SleefAsinh, asinh, u10)
+PARAX_SLEEF_UNARY_FN(SleefAcosh, acosh, u10)
+PARAX_SLEEF_UNARY_FN(Atanh, atanh, u10)
+PARAX_SLEEF_UNARY_FN(Erfc, erfc, u15)
+#undef PARAX_SLEEF_UNARY_FN
 
 // Lanes outside [tiny, huge] in magnitude (NaN is neither) take libm's value.
 template <class D, class Vector>
@@ -105,21 +105,21 @@ struct Acosh {
 };
 
 template <class T>
-void Run(ExtraOp op, const T* x, T* y, int64_t n) {
+void Run(SleefOp op, const T* x, T* y, int64_t n) {
   const hn::ScalableTag<T> d;
   const In<T> in{x, false};
   const size_t len = size_t(n);
   switch (op) {
-    case ExtraOp::asinh:
+    case SleefOp::asinh:
       Map(d, Asinh{}, y, len, in);
       return;
-    case ExtraOp::acosh:
+    case SleefOp::acosh:
       Map(d, Acosh{}, y, len, in);
       return;
-    case ExtraOp::atanh:
+    case SleefOp::atanh:
       Map(d, Atanh{}, y, len, in);
       return;
-    case ExtraOp::erfc:
+    case SleefOp::erfc:
       Map(d, Erfc{}, y, len, in);
       return;
   }
@@ -127,8 +127,8 @@ void Run(ExtraOp op, const T* x, T* y, int64_t n) {
 
 }  // namespace
 
-void ExtraF32(ExtraOp op, const float* x, float* y, int64_t n) { Run(op, x, y, n); }
-void ExtraF64(ExtraOp op, const double* x, double* y, int64_t n) { Run(op, x, y, n); }
+void SleefF32(SleefOp op, const float* x, float* y, int64_t n) { Run(op, x, y, n); }
+void SleefF64(SleefOp op, const double* x, double* y, int64_t n) { Run(op, x, y, n); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace parax::prims::simd
@@ -139,30 +139,30 @@ HWY_AFTER_NAMESPACE();
 
 namespace parax::prims::simd {
 
-HWY_EXPORT(ExtraF32);
-HWY_EXPORT(ExtraF64);
+HWY_EXPORT(SleefF32);
+HWY_EXPORT(SleefF64);
 
-void extra(ExtraOp op, const float* x, float* y, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(ExtraF32)(op, x, y, n);
+void sleef_unary(SleefOp op, const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(SleefF32)(op, x, y, n);
 }
-void extra(ExtraOp op, const double* x, double* y, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(ExtraF64)(op, x, y, n);
+void sleef_unary(SleefOp op, const double* x, double* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(SleefF64)(op, x, y, n);
 }
 
 namespace {
 
 template <class T>
-void run_typed(ExtraOp op, const core::KernelCall& c) {
+void run_typed(SleefOp op, const core::KernelCall& c) {
   const T* x = in_ptr<T>(c, 0);
   T* y = out_ptr<T>(c, 0);
   parallel_chunks(c.out_avals[0].size(), kElementGrain, [&](int64_t begin, int64_t end) {
-    extra(op, x + begin, y + begin, end - begin);
+    sleef_unary(op, x + begin, y + begin, end - begin);
   });
 }
 
 // Halves compute in float32 tiles on the stack and round once, as the other kernels do.
 template <class H>
-void run_half(ExtraOp op, const core::KernelCall& c) {
+void run_half(SleefOp op, const core::KernelCall& c) {
   constexpr int64_t kTile = 1024;
   const H* x = in_ptr<H>(c, 0);
   H* y = out_ptr<H>(c, 0);
@@ -171,7 +171,7 @@ void run_half(ExtraOp op, const core::KernelCall& c) {
     for (int64_t t = begin; t < end; t += kTile) {
       const int64_t len = std::min(kTile, end - t);
       for (int64_t i = 0; i < len; ++i) buf[i] = static_cast<float>(x[t + i]);
-      extra(op, buf, buf, len);
+      sleef_unary(op, buf, buf, len);
       for (int64_t i = 0; i < len; ++i) y[t + i] = H(buf[i]);
     }
   });
@@ -179,7 +179,7 @@ void run_half(ExtraOp op, const core::KernelCall& c) {
 
 }  // namespace
 
-void run_extra(ExtraOp op, const core::KernelCall& c) {
+void run_sleef(SleefOp op, const core::KernelCall& c) {
   switch (c.in_avals[0].dtype) {
     case DType::float32:
       return run_typed<float>(op, c);
