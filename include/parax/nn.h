@@ -1,6 +1,6 @@
 // parax::nn: jax.nn's functions (activations, softmax, one_hot, ...), as compositions of
-// parax::numpy and parax::lax with JAX's values, dtypes and derivatives. The namespace is
-// kept for torch-style modules as well (issue 16); this header holds the functions only.
+// parax::numpy and parax::lax with JAX's values, dtypes and derivatives. The torch-style
+// modules share the namespace (module.h); this header holds the functions only.
 #pragma once
 
 #include <optional>

@@ -317,7 +317,8 @@ requires is_scalar_type_v<T> Array full_like(const ArrayLike& x, T fill_value,
 
 }  // namespace parax::numpy
 
-// ---- numpy's extra functions (issue 15: src/api/numpy_extra.cpp) --------------------------
+// ---- inverse hyperbolics, logaddexp, scans, NaN-skipping reductions, pad, splitting,
+// rolling, diagonals, meshgrid, searchsorted and tensor products ------------------------------
 namespace parax::numpy {
 
 // Inverse hyperbolic functions (integers promote to float32).
@@ -446,4 +447,3 @@ Array tensordot(const ArrayLike& a, const ArrayLike& b,
 Array kron(const ArrayLike& a, const ArrayLike& b);
 
 }  // namespace parax::numpy
-// ---- end of numpy's extra functions ---------------------------------------------------------

@@ -142,4 +142,29 @@ Array reshape(const ArrayLike& x, Shape shape) {
   return lax::reshape(x, frontend::compute_newshape(x.array(), std::move(shape)));
 }
 
+
+std::vector<Array> meshgrid(const std::vector<Array>& xs, std::string_view indexing) {
+  if (indexing != "xy" && indexing != "ij") {
+    throw ValueError("Valid values for indexing are 'xy' and 'ij', got " + std::string(indexing));
+  }
+  std::vector<Array> args = xs;
+  for (const Array& a : args) {
+    if (a.ndim() != 1) {
+      std::string shapes;
+      for (const Array& b : args) shapes += (shapes.empty() ? "" : ", ") + shape_str(b.shape());
+      throw ValueError("Arguments to jax.numpy.meshgrid must be 1D, got shapes [" + shapes + "]");
+    }
+  }
+  const bool xy = indexing == "xy" && args.size() >= 2;
+  if (xy) std::swap(args[0], args[1]);
+  Shape shape;
+  for (const Array& a : args) shape.push_back(a.shape()[0]);
+  std::vector<Array> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    out.push_back(lax::broadcast_in_dim(args[i], shape, {int64_t(i)}));
+  }
+  if (xy) std::swap(out[0], out[1]);
+  return out;
+}
+
 }  // namespace parax::numpy

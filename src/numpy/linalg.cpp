@@ -394,6 +394,62 @@ Array outer(const ArrayLike& a, const ArrayLike& b) {
   return multiply(col, row);
 }
 
+Array tensordot(const ArrayLike& a, const ArrayLike& b, int64_t axes) {
+  const Array& x = a.array();
+  const Array& y = b.array();
+  if (axes < 0 || axes > std::min(x.ndim(), y.ndim())) {
+    throw TypeError("Number of tensordot axes (axes " + std::to_string(axes) +
+                    ") exceeds input ranks (" + shape_str(x.shape()) + " and " +
+                    shape_str(y.shape()) + ")");
+  }
+  std::vector<int64_t> ca, cb;
+  for (int64_t k = 0; k < axes; ++k) {
+    ca.push_back(x.ndim() - axes + k);
+    cb.push_back(k);
+  }
+  return tensordot(x, y, {ca, cb});
+}
+
+Array tensordot(const ArrayLike& a, const ArrayLike& b,
+                const std::pair<std::vector<int64_t>, std::vector<int64_t>>& axes) {
+  std::vector<Array> xy = frontend::promote_dtypes({a.array(), b.array()});
+  const Array& x = xy[0];
+  const Array& y = xy[1];
+  if (axes.first.size() != axes.second.size()) {
+    throw TypeError("tensordot requires axes lists to have equal length, got " +
+                    std::to_string(axes.first.size()) + " and " +
+                    std::to_string(axes.second.size()) + ".");
+  }
+  std::vector<int64_t> ca, cb;
+  for (int64_t d : axes.first) ca.push_back(frontend::canonicalize_axis(d, x.ndim()));
+  for (int64_t d : axes.second) cb.push_back(frontend::canonicalize_axis(d, y.ndim()));
+  return lax::dot_general(x, y, {.lhs_contracting = ca, .rhs_contracting = cb});
+}
+
+Array kron(const ArrayLike& a, const ArrayLike& b) {
+  std::vector<Array> xy = frontend::promote_dtypes({a.array(), b.array()});
+  Array x = xy[0];
+  Array y = xy[1];
+  auto lead = [](const Array& z, int64_t k) {
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < k; ++d) dims.push_back(d);
+    return k > 0 ? lax::expand_dims(z, dims) : z;
+  };
+  if (x.ndim() < y.ndim()) x = lead(x, y.ndim() - x.ndim());
+  if (y.ndim() < x.ndim()) y = lead(y, x.ndim() - y.ndim());
+  std::vector<int64_t> odd, even;
+  for (int64_t d = 0; d < x.ndim(); ++d) {
+    odd.push_back(2 * d + 1);
+    even.push_back(2 * d);
+  }
+  Shape out_shape;
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    out_shape.push_back(x.shape()[size_t(d)] * y.shape()[size_t(d)]);
+  Array xr = x.ndim() ? lax::expand_dims(x, odd) : x;
+  Array yr = y.ndim() ? lax::expand_dims(y, even) : y;
+  return reshape(multiply(xr, yr), out_shape);
+}
+
 Array einsum(const std::string& subscripts, const ArrayLike& a, const ArrayLike& b) {
   std::string output;
   std::vector<Term> terms = parse_einsum(subscripts, {a.array(), b.array()}, output);

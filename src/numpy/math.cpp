@@ -2,6 +2,7 @@
 // step by step so dtypes, weak types and values match JAX's.
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "core/trace.h"
 #include "lax/promote.h"
@@ -466,6 +467,49 @@ Array allclose(const ArrayLike& a, const ArrayLike& b, double rtol, double atol,
 Array array_equal(const ArrayLike& a, const ArrayLike& b) {
   if (a.array().shape() != b.array().shape()) return frontend::scalar(0, DType::bool_);
   return all(equal(a, b));
+}
+
+// ---- inverse hyperbolics and logaddexp ------------------------------------------------------
+
+Array arcsinh(const ArrayLike& x) { return core::bind1(core::Prim::asinh, {inexact(x)}); }
+Array arccosh(const ArrayLike& x) { return core::bind1(core::Prim::acosh, {inexact(x)}); }
+Array arctanh(const ArrayLike& x) { return core::bind1(core::Prim::atanh, {inexact(x)}); }
+
+namespace {
+
+// JAX's logaddexp (lax/other.py) with the larger and smaller operands chosen by select
+// instead of max and abs: the values are the same operations, and the ordinary
+// derivative is then JAX's custom one (exp(x - out)) at ties too, where max's and abs's
+// derivative conventions would not add up to it.
+Array logaddexp_impl(const ArrayLike& x, const ArrayLike& y, bool base2) {
+  std::vector<Array> xs =
+      frontend::promote_args_inexact(base2 ? "logaddexp2" : "logaddexp", {x.array(), y.array()});
+  xs = frontend::broadcast_arrays(std::move(xs));
+  const Array& a = xs[0];
+  const Array& b = xs[1];
+  Array ge = lax::ge(a, b);
+  Array big = lax::select(ge, a, b);
+  Array small = lax::select(ge, b, a);
+  Array delta = lax::sub(a, b);
+  Array term = base2 ? lax::mul(constant_like(a, 1 / std::numbers::ln2),
+                                lax::log1p(lax::exp2(lax::sub(small, big))))
+                     : lax::log1p(lax::exp(lax::sub(small, big)));
+  // NaNs, or infinities of one sign, add.
+  return lax::select(isnan(delta), lax::add(a, b), lax::add(big, term));
+}
+
+}  // namespace
+
+Array logaddexp(const ArrayLike& x, const ArrayLike& y) {
+  return frontend::staged_binary("logaddexp", x, y, [](const ArrayLike& x, const ArrayLike& y) {
+    return logaddexp_impl(x, y, false);
+  });
+}
+
+Array logaddexp2(const ArrayLike& x, const ArrayLike& y) {
+  return frontend::staged_binary("logaddexp2", x, y, [](const ArrayLike& x, const ArrayLike& y) {
+    return logaddexp_impl(x, y, true);
+  });
 }
 
 }  // namespace parax::numpy

@@ -1,15 +1,21 @@
-// numpy's reductions, sorts and scans over lax, following jax.numpy's reductions.py: the
-// same accumulation dtypes (bool and small ints sum in the default int, float16 in
-// float32) and the same errors.
+// numpy's reductions, sorts, scans (cumsum, cumprod and the NaN-skipping nancumsum and
+// nancumprod) and the median over lax, following jax.numpy's reductions.py: the same
+// accumulation dtypes (bool and small ints sum in the default int, float16 in float32) and
+// the same errors.
 #include <cmath>
 #include <limits>
 
+#include "core/trace.h"
 #include "lax/promote.h"
+#include "numpy/numpy_util.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
 namespace parax::numpy {
 namespace {
+
+using detail::promote_integer_dtype;
+using detail::upcast_f16;
 
 enum class Op { sum, prod, max, min, all, any };
 
@@ -39,22 +45,6 @@ Array reduce(Op op, const Array& x, std::vector<int64_t> axes) {
       return lax::reduce_or(x, axes);
   }
   return x;
-}
-
-// jax.numpy's _promote_integer_dtype: narrow integers accumulate in the default ones.
-DType promote_integer_dtype(DType t) {
-  if (t == DType::bool_) return base::default_int_dtype();
-  if (is_unsigned_integer(t) && dtype_itemsize(t) < dtype_itemsize(base::default_uint_dtype())) {
-    return base::default_uint_dtype();
-  }
-  if (is_signed_integer(t) && dtype_itemsize(t) < dtype_itemsize(base::default_int_dtype())) {
-    return base::default_int_dtype();
-  }
-  return t;
-}
-
-DType upcast_f16(DType t) {
-  return t == DType::float16 || t == DType::bfloat16 ? DType::float32 : t;
 }
 
 // jax.numpy's _reduction.
@@ -203,6 +193,67 @@ Array argsort(const ArrayLike& x, std::optional<int64_t> axis) {
   DType index = wide ? DType::int64 : base::default_int_dtype();
   Array iota = lax::broadcasted_iota(index, a.shape(), dimension);
   return lax::sort({a, iota}, dimension, true, 1)[1];
+}
+
+namespace {
+
+// jax.numpy's _cumulative_reduction.
+Array cumulative(core::Prim prim, const ArrayLike& x, std::optional<int64_t> axis,
+                 std::optional<DType> dtype, bool fill_nan, double fill_value) {
+  Array a = x.array();
+  if (!axis || a.ndim() == 0) a = lax::reshape(a, Shape{a.size()});
+  const int64_t ax = frontend::canonicalize_axis(axis.value_or(0), a.ndim());
+  if (fill_nan && is_floating(a.dtype())) {
+    a = lax::select(isnan(a), lax::broadcast(frontend::constant_like(a, fill_value), a.shape()), a);
+  }
+  DType result_type;
+  DType computation_type;
+  if (!dtype) {
+    result_type = a.dtype() == DType::bool_ ? promote_integer_dtype(a.dtype()) : a.dtype();
+    computation_type = result_type;
+  } else if (*dtype == DType::bool_) {
+    result_type = DType::bool_;
+    if (a.dtype() != DType::bool_) a = lax::ne(a, frontend::constant_like(a, 0));
+    computation_type = promote_integer_dtype(result_type);
+  } else {
+    result_type = *dtype;
+    computation_type = result_type;
+  }
+  a = lax::convert_element_type(a, computation_type);
+  Array result = core::bind1(prim, {a}, {{"axis", ax}, {"reverse", false}});
+  return lax::convert_element_type(result, result_type);
+}
+
+}  // namespace
+
+Array cumprod(const ArrayLike& x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  return cumulative(core::Prim::cumprod, x, axis, dtype, false, 1);
+}
+Array nancumsum(const ArrayLike& x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  return cumulative(core::Prim::cumsum, x, axis, dtype, true, 0);
+}
+Array nancumprod(const ArrayLike& x, std::optional<int64_t> axis, std::optional<DType> dtype) {
+  return cumulative(core::Prim::cumprod, x, axis, dtype, true, 1);
+}
+
+// jnp.median: quantile(a, 0.5, method="midpoint") over the sorted axis, NaN where any
+// reduced element is NaN.
+Array median(const ArrayLike& x, std::optional<int64_t> axis, bool keepdims) {
+  Array a = frontend::promote_dtypes_inexact({x.array()})[0];
+  const int64_t ndim = a.ndim();
+  Array flat = axis ? a : ravel(a);
+  const int64_t ax = axis ? frontend::canonicalize_axis(*axis, ndim) : 0;
+  Array sorted = lax::sort(flat, ax, true);
+  const int64_t n = flat.shape()[size_t(ax)];
+  if (n == 0) throw ValueError("[numpy.median] cannot take the median of an empty axis");
+  Array low = detail::slice_in_dim(sorted, (n - 1) / 2, (n - 1) / 2 + 1, ax);
+  Array high = detail::slice_in_dim(sorted, n / 2, n / 2 + 1, ax);
+  Array result = lax::mul(lax::add(low, high), frontend::constant_like(low, 0.5));
+  result = where(any(isnan(flat), Axes(ax), true), detail::filled_like(result, std::numeric_limits<double>::quiet_NaN()), result);
+  if (!axis) {
+    return keepdims ? lax::reshape(result, Shape(size_t(ndim), 1)) : lax::reshape(result, Shape{});
+  }
+  return keepdims ? result : lax::squeeze(result, {ax});
 }
 
 }  // namespace parax::numpy

@@ -1,4 +1,5 @@
-// numpy's shape functions over lax, following jax.numpy's lax_numpy.py.
+// numpy's shape functions over lax (reshaping, transposing, splitting, rolling, tiling,
+// triangles and diagonals), following jax.numpy's lax_numpy.py.
 #include <algorithm>
 #include <numeric>
 
@@ -6,6 +7,7 @@
 #include "core/trace.h"
 #include "lax/promote.h"
 #include "parax/device_put.h"
+#include "numpy/numpy_util.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
@@ -255,5 +257,136 @@ Array repeat(const ArrayLike& x, int64_t repeats, std::optional<int64_t> axis) {
 
 Array tril(const ArrayLike& x, int64_t k) { return triangle("tril", x, k, true); }
 Array triu(const ArrayLike& x, int64_t k) { return triangle("triu", x, k, false); }
+
+// ---- splitting, rolling, diagonals --------------------------------------------------------
+
+std::vector<Array> array_split(const ArrayLike& x, int64_t sections, int64_t axis) {
+  const Array& a = x.array();
+  axis = frontend::canonicalize_axis(axis, a.ndim());
+  if (sections <= 0) {
+    throw ValueError("[numpy.array_split] number sections must be larger than 0: " +
+                     std::to_string(sections) + "; expected a positive count");
+  }
+  const int64_t size = a.shape()[size_t(axis)];
+  const int64_t part = size / sections;
+  const int64_t r = size % sections;
+  std::vector<int64_t> indices;
+  int64_t at = 0;
+  for (int64_t i = 0; i + 1 < sections; ++i) {
+    at += part + (i < r ? 1 : 0);
+    indices.push_back(at);
+  }
+  return split(a, indices, axis);
+}
+
+std::vector<Array> array_split(const ArrayLike& x, const std::vector<int64_t>& indices,
+                               int64_t axis) {
+  const Array& a = x.array();
+  axis = frontend::canonicalize_axis(axis, a.ndim());
+  // JAX's _split: the parts' sizes are the differences of [0, indices..., size], and none
+  // may be negative (numpy would clip; JAX raises).
+  std::vector<int64_t> bounds = {0};
+  bounds.insert(bounds.end(), indices.begin(), indices.end());
+  bounds.push_back(a.shape()[size_t(axis)]);
+  std::string sizes;
+  bool negative = false;
+  for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+    const int64_t size = bounds[i + 1] - bounds[i];
+    negative = negative || size < 0;
+    sizes += (i ? ", " : "") + std::to_string(size);
+  }
+  if (negative) throw ValueError("Sizes passed to split must be nonnegative, got [" + sizes + "]");
+  return split(a, indices, axis);
+}
+
+namespace {
+
+// jax.numpy's _roll_static: each axis rotated by two slices and a concatenation.
+Array roll_axis(const Array& a, int64_t shift, int64_t ax) {
+  const int64_t n = a.shape()[size_t(ax)];
+  if (n == 0) return a;
+  const int64_t i = ((-shift) % n + n) % n;
+  return lax::concatenate({detail::slice_in_dim(a, i, n, ax), detail::slice_in_dim(a, 0, i, ax)}, ax);
+}
+
+}  // namespace
+
+Array roll(const ArrayLike& x, int64_t shift, std::optional<int64_t> axis) {
+  const Array& a = x.array();
+  if (!axis) return lax::reshape(roll_axis(ravel(a), shift, 0), a.shape());
+  return roll_axis(a, shift, frontend::canonicalize_axis(*axis, a.ndim()));
+}
+
+Array roll(const ArrayLike& x, const std::vector<int64_t>& shifts,
+           const std::vector<int64_t>& axes) {
+  Array a = x.array();
+  const size_t n = std::max(shifts.size(), axes.size());
+  if ((shifts.size() != n && shifts.size() != 1) || (axes.size() != n && axes.size() != 1)) {
+    throw ValueError(
+        "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+        "between arg 0 with shape (" +
+        std::to_string(axes.size()) + ",) and arg 1 with shape (" + std::to_string(shifts.size()) +
+        ",).");
+  }
+  for (size_t k = 0; k < n; ++k) {
+    const int64_t ax = frontend::canonicalize_axis(axes[axes.size() == 1 ? 0 : k], a.ndim());
+    a = roll_axis(a, shifts[shifts.size() == 1 ? 0 : k], ax);
+  }
+  return a;
+}
+
+Array diagonal(const ArrayLike& x, int64_t offset, int64_t axis1, int64_t axis2) {
+  Array a = x.array();
+  if (a.ndim() < 2) throw ValueError("diagonal requires an array of at least two dimensions.");
+  const int64_t a1 = frontend::canonicalize_axis(axis1, a.ndim());
+  const int64_t a2 = frontend::canonicalize_axis(axis2, a.ndim());
+  if (a1 == a2) throw ValueError("axis1 and axis2 must not be equal");
+  // The two axes last, then the planes flattened: element (i, i + offset) of an n x m
+  // plane sits at i * (m + 1) + offset, so the diagonal is one strided slice.
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < a.ndim(); ++d) {
+    if (d != a1 && d != a2) perm.push_back(d);
+  }
+  perm.push_back(a1);
+  perm.push_back(a2);
+  a = lax::transpose(a, perm);
+  Shape lead(a.shape().begin(), a.shape().end() - 2);
+  const int64_t n = a.shape()[size_t(a.ndim() - 2)];
+  const int64_t m = a.shape()[size_t(a.ndim() - 1)];
+  const int64_t len =
+      std::max<int64_t>(0, offset >= 0 ? std::min(n, m - offset) : std::min(n + offset, m));
+  Shape out_shape = lead;
+  out_shape.push_back(len);
+  if (len == 0) return zeros(out_shape, a.dtype()).astype(a.dtype());
+  Shape flat_shape = lead;
+  flat_shape.push_back(n * m);
+  Array flat = lax::reshape(a, flat_shape);
+  const int64_t start = offset >= 0 ? offset : -offset * m;
+  std::vector<int64_t> starts(lead.size() + 1, 0);
+  std::vector<int64_t> limits(flat_shape.begin(), flat_shape.end());
+  std::vector<int64_t> strides(lead.size() + 1, 1);
+  starts.back() = start;
+  limits.back() = start + (len - 1) * (m + 1) + 1;
+  strides.back() = m + 1;
+  return lax::slice(flat, starts, limits, strides);
+}
+
+Array diag(const ArrayLike& v, int64_t k) {
+  const Array& a = v.array();
+  if (a.ndim() == 2) return diagonal(a, k);
+  if (a.ndim() != 1) throw ValueError("diag input must be 1d or 2d");
+  // JAX's _diag: v padded to the matrix's width, kept where the mask is true.
+  const int64_t n = a.shape()[0] + std::abs(k);
+  Array padded =
+      lax::pad(a, frontend::constant_like(a, 0), {{std::max<int64_t>(0, k), std::max<int64_t>(0, -k), 0}});
+  return where(eye(n, n, k, DType::bool_), padded, zeros_like(padded));
+}
+
+Array trace(const ArrayLike& x, int64_t offset, int64_t axis1, int64_t axis2,
+            std::optional<DType> dtype) {
+  const Array& a = x.array();
+  if (a.ndim() < 2) throw ValueError("diagonal requires an array of at least two dimensions.");
+  return sum(diagonal(a, offset, axis1, axis2), Axes(-1), false, dtype);
+}
 
 }  // namespace parax::numpy

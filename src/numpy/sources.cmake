@@ -2,11 +2,13 @@
 # Array's operators, indexing and x.at[...].
 target_sources(parax PRIVATE
   numpy/creation.cpp
-  numpy/extra.cpp
   numpy/indexing.cpp
   numpy/linalg.cpp
   numpy/math.cpp
+  numpy/nan_reductions.cpp
   numpy/operators.cpp
+  numpy/pad.cpp
   numpy/reductions.cpp
   numpy/scatter_apply.cpp
+  numpy/searchsorted.cpp
   numpy/shape.cpp)

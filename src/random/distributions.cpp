@@ -22,6 +22,7 @@
 #include "parax/special.h"
 #include "parax/vmap.h"
 #include "random/random_internal.h"
+#include "random/xla_cpu_math.h"
 
 namespace parax::random {
 namespace {
@@ -82,15 +83,15 @@ Array broadcast_to(const Array& x, const Shape& shape) {
 Array xla_log(const Array& x) {
   const DType t = x.dtype();
   if (t == DType::float64) return lax::log(x);
-  if (t == DType::float32) return detail::log_f32(x);
-  return lax::convert_element_type(detail::log_f32(lax::convert_element_type(x, DType::float32)),
+  if (t == DType::float32) return xla_cpu::log_f32(x);
+  return lax::convert_element_type(xla_cpu::log_f32(lax::convert_element_type(x, DType::float32)),
                                    t);
 }
 Array xla_log1p(const Array& x) {
   const DType t = x.dtype();
   if (t == DType::float64) return lax::log1p(x);
-  if (t == DType::float32) return detail::log1p_f32(x);
-  return lax::convert_element_type(detail::log1p_f32(lax::convert_element_type(x, DType::float32)),
+  if (t == DType::float32) return xla_cpu::log1p_f32(x);
+  return lax::convert_element_type(xla_cpu::log1p_f32(lax::convert_element_type(x, DType::float32)),
                                    t);
 }
 
@@ -103,13 +104,13 @@ Array exp_xla_f32(const Array& x) {
                                  4.1665795894E-2f, 1.6666665459E-1f, 5.0000001201E-1f};
   constexpr double kHi = 88.72283935546875;
   const Array xc = lax::clamp(cst(-104.0, t), x, cst(kHi, t));
-  const Array m = lax::floor(detail::fma_f32(xc, cst(1.44269504088896341, t), full(xc, 0.5)));
-  Array r = detail::fma_f32(m, full(m, -0.693359375), xc);
-  r = detail::fma_f32(m, full(m, 2.12194440e-4), r);
+  const Array m = lax::floor(xla_cpu::fma_f32(xc, cst(1.44269504088896341, t), full(xc, 0.5)));
+  Array r = xla_cpu::fma_f32(m, full(m, -0.693359375), xc);
+  r = xla_cpu::fma_f32(m, full(m, 2.12194440e-4), r);
   const Array r2 = lax::mul(r, r);
   Array y = full(r, double(kP[0]));
-  for (size_t i = 1; i < std::size(kP); ++i) y = detail::fma_f32(y, r, full(r, double(kP[i])));
-  y = lax::add(detail::fma_f32(y, r2, r), cst(1.0, t));
+  for (size_t i = 1; i < std::size(kP); ++i) y = xla_cpu::fma_f32(y, r, full(r, double(kP[i])));
+  y = lax::add(xla_cpu::fma_f32(y, r2, r), cst(1.0, t));
   // 2^m in two exact halves, so that only the last product rounds.
   const Array m1 = lax::floor(lax::mul(m, cst(0.5, t)));
   Array res = lax::mul(lax::mul(y, lax::exp2(m1)), lax::exp2(lax::sub(m, m1)));
@@ -266,7 +267,7 @@ Array mul_add(const Array& a, const Array& b, const Array& c) {
   if (a.dtype() == DType::float32) {
     const Shape s =
         frontend::broadcast_shapes("", std::vector<Shape>{a.shape(), b.shape(), c.shape()});
-    return detail::fma_f32(broadcast_to(a, s), broadcast_to(b, s), broadcast_to(c, s));
+    return xla_cpu::fma_f32(broadcast_to(a, s), broadcast_to(b, s), broadcast_to(c, s));
   }
   return lax::add(lax::mul(a, b), c);
 }
@@ -560,13 +561,13 @@ Array mvn_f32(const Key& key, const Array& mean, const Array& factor, const Shap
   if (kind == MvnDot::kMultiply) {
     const Array e = detail::normal_erf_inv_f32(key, ns);
     const Array scaled = lax::mul(column(0), cst(std::sqrt(2.0), DType::float32));
-    return detail::fma_f32(e, full(scaled), full(mean));
+    return xla_cpu::fma_f32(e, full(scaled), full(mean));
   }
   const Array z = normal(key, ns, DType::float32);
   auto product = [&](int64_t j) { return lax::mul(full(column(j)), entry(z, j)); };
   if (kind == MvnDot::kFmaChain) {
     Array acc = product(0);
-    for (int64_t j = 1; j < n; ++j) acc = detail::fma_f32(full(column(j)), entry(z, j), acc);
+    for (int64_t j = 1; j < n; ++j) acc = xla_cpu::fma_f32(full(column(j)), entry(z, j), acc);
     return numpy::add(mean, acc);
   }
   const int64_t main = n / 4 * 4;
@@ -575,7 +576,7 @@ Array mvn_f32(const Key& key, const Array& mean, const Array& factor, const Shap
     std::vector<Array> lanes;
     for (int64_t l = 0; l < 4; ++l) lanes.push_back(product(l));
     for (int64_t j = 4; j < main; ++j) {
-      lanes[size_t(j % 4)] = detail::fma_f32(full(column(j)), entry(z, j), lanes[size_t(j % 4)]);
+      lanes[size_t(j % 4)] = xla_cpu::fma_f32(full(column(j)), entry(z, j), lanes[size_t(j % 4)]);
     }
     acc = lax::add(lax::add(lanes[0], lanes[1]), lax::add(lanes[2], lanes[3]));
   }
@@ -813,7 +814,7 @@ Array maxwell(const Key& key, const Shape& shape, std::optional<DType> dtype) {
     return lax::reshape(lax::slice(x, start, limit), shape);
   };
   const Array x0 = component(0), x1 = component(1), x2 = component(2);
-  return lax::sqrt(detail::fma_f32(x2, x2, detail::fma_f32(x0, x0, lax::mul(x1, x1))));
+  return lax::sqrt(xla_cpu::fma_f32(x2, x2, xla_cpu::fma_f32(x0, x0, lax::mul(x1, x1))));
 }
 
 Array double_sided_maxwell(const Key& key, const ArrayLike& loc, const ArrayLike& scale,

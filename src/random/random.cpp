@@ -6,6 +6,7 @@
 #include "parax/random.h"
 
 #include "random/random_internal.h"
+#include "random/xla_cpu_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +22,7 @@
 #include "parax/grad.h"
 #include "parax/jit.h"
 #include "parax/lax.h"
+#include "parax/indexing.h"
 #include "parax/numpy.h"
 
 namespace parax::random {
@@ -134,219 +136,6 @@ Array as_float(const ArrayLike& x, DType dtype, const Shape& shape) {
   return a.ndim() == 0 ? a : frontend::broadcast_to(a, shape);
 }
 
-// ---- XLA:CPU's float32 arithmetic, reproduced with lax ops ----
-// JAX's samplers are bit-exact only if parax rounds where XLA:CPU rounds. XLA:CPU
-// contracts a multiply feeding an add into one FMA (it sets LLVM's AllowFPOpFusion =
-// Fast), has its own erf, and vectorizes reduce-window loops with reassociation.
-
-Array f32(double v) { return frontend::scalar(v, DType::float32); }
-
-// fma(a, b, c) of float32 operands, rounded once as XLA:CPU's contracted multiply-add.
-Array fma_f32(const Array& a, const Array& b, const Array& c) {
-  return core::bind1(core::Prim::fma, {a, b, c});
-}
-
-// Horner's rule from the leading coefficient, one FMA a step: c[0] x^k + ... + c[k].
-Array horner_fma(std::span<const float> c, const Array& x) {
-  Array p = f32(double(c[0]));  // rank 0: broadcasts against x in the first step
-  for (size_t i = 1; i < c.size(); ++i) p = fma_f32(x, p, f32(double(c[i])));
-  return p;
-}
-
-// XLA:CPU's f32 erf (its elemental emitter's EmitErfF32): an odd rational approximation,
-// +-1 beyond |x| = 3.8325. Checked against JAX 0.4.35 on 400k inputs, all equal.
-Array erf_xla_f32(const Array& x) {
-  static constexpr float kP[] = {0.00022905065861350646f, 0.0034082910107109506f,
-                                 0.050955695062380861f, 0.18520832239976145f, 1.128379143519084f};
-  static constexpr float kQ[] = {-1.1791602954361697e-7f,
-                                 0.000023547966471313185f,
-                                 0.0010179625278914885f,
-                                 0.014070470171167667f,
-                                 0.11098505178285362f,
-                                 0.49746925110067538f,
-                                 1.0f};
-  const Array x2 = lax::mul(x, x);
-  const Array r = lax::div(lax::mul(x, horner_fma(kP, x2)), horner_fma(kQ, x2));
-  return lax::select(lax::ge(lax::abs(x), f32(3.832506856900711)), lax::sign(x), r);
-}
-
-// XLA:CPU's f32 log: Cephes' logf polynomial in the mantissa, with its multiply-adds
-// contracted to FMAs. XLA splits v into mantissa and exponent by its bits; lax has no
-// bitcast, so the split is done by exact power-of-two scalings. Checked against JAX
-// 0.4.35 on 200k inputs, all equal.
-Array log_xla_f32(const Array& v) {
-  // v = mantissa * 2^exponent with the mantissa in [0.5, 1); subnormals count as 2^-126.
-  Array mantissa = lax::max(v, f32(std::ldexp(1.0, -126)));
-  Array exponent = numpy::zeros_like(v);
-  for (int k : {64, 32, 16, 8, 4, 2, 1}) {
-    const Array big = lax::ge(mantissa, f32(std::ldexp(1.0, k)));
-    mantissa = lax::select(big, lax::mul(mantissa, f32(std::ldexp(1.0, -k))), mantissa);
-    exponent = lax::select(big, lax::add(exponent, f32(k)), exponent);
-  }
-  const Array big = lax::ge(mantissa, f32(1.0));
-  mantissa = lax::select(big, lax::mul(mantissa, f32(0.5)), mantissa);
-  exponent = lax::select(big, lax::add(exponent, f32(1.0)), exponent);
-  for (int k : {64, 32, 16, 8, 4, 2, 1}) {
-    const Array small = lax::lt(mantissa, f32(std::ldexp(1.0, -k)));
-    mantissa = lax::select(small, lax::mul(mantissa, f32(std::ldexp(1.0, k))), mantissa);
-    exponent = lax::select(small, lax::sub(exponent, f32(k)), exponent);
-  }
-  // Below sqrt(1/2), x = 2 * mantissa - 1 and one less in the exponent; else mantissa - 1.
-  const Array zeros = numpy::zeros_like(v);
-  const Array low = lax::lt(mantissa, f32(0.70710677f));
-  const Array x = lax::add(lax::sub(mantissa, f32(1.0)), lax::select(low, mantissa, zeros));
-  const Array e = lax::sub(exponent, lax::select(low, numpy::ones_like(v), zeros));
-  const Array z = lax::mul(x, x);
-  const Array x3 = lax::mul(z, x);
-  const Array y1 = fma_f32(fma_f32(x, f32(0.070376836f), f32(-0.1151461f)), x, f32(0.116769984f));
-  const Array y2 = fma_f32(fma_f32(x, f32(-0.12420141f), f32(0.14249323f)), x, f32(-0.16668057f));
-  const Array y3 = fma_f32(fma_f32(x, f32(0.20000714f), f32(-0.24999994f)), x, f32(0.3333333f));
-  Array y = fma_f32(fma_f32(y1, x3, y2), x3, y3);
-  y = fma_f32(y, x3, lax::mul(f32(-0.00021219444f), e));
-  Array r = lax::add(fma_f32(f32(-0.5), z, x), y);
-  r = fma_f32(f32(0.6933594f), e, r);
-  // log(0) = -inf, log(inf) = inf, NaN below 0 and for NaN.
-  r = lax::select(lax::gt(v, f32(0.0)), r, numpy::full_like(v, NAN));
-  r = lax::select(lax::eq(v, f32(INFINITY)), v, r);
-  return lax::select(lax::eq(v, f32(0.0)), numpy::full_like(v, -INFINITY), r);
-}
-
-// XLA:CPU's f32 log1p for m in (-1, 0] (erf_inv's -x^2): Cephes' rational approximation
-// m - m^2/2 + m^3 P(m)/Q(m) for |m| < sqrt(2) - 1, else log(1 + m).
-Array log1p_xla_f32(const Array& m) {
-  static constexpr float kP[] = {4.527e-05f, 0.49854103f, 6.5787325f, 29.911919f,
-                                 60.94967f,  57.112965f,  20.039553f};
-  static constexpr float kQ[] = {1.0f,       15.062909f, 83.04757f, 221.7624f,
-                                 309.09872f, 216.42789f, 60.11866f};
-  const Array m2 = lax::mul(m, m);
-  const Array ratio = lax::div(horner_fma(kP, m), horner_fma(kQ, m));
-  // XLA's kernel contracts the m^2 / 2 product, not the rational term's (JAX 0.10.2).
-  const Array near_zero =
-      lax::add(m, fma_f32(lax::neg(m2), f32(0.5), lax::mul(lax::mul(m, m2), ratio)));
-  const Array far = log_xla_f32(lax::add(m, f32(1.0)));
-  return lax::select(lax::lt(lax::abs(m), f32(0.41421357f)), near_zero, far);
-}
-
-// XLA's f32 erf_inv (StableHLO's erfInv32, Giles' polynomial), as XLA:CPU runs it
-// (reference/jax-random.md §8.2-8.3): the Horner steps contracted to FMAs, and XLA's own
-// log1p, which a correctly rounded one would miss in about 1 % of results by an ulp.
-// lax::erf_inv is more accurate than XLA's and would differ in the last bits.
-Array erf_inv_xla_f32(const Array& x) {
-  static constexpr float kA[] = {2.81022636e-08f,  3.43273939e-07f, -3.5233877e-06f,
-                                 -4.39150654e-06f, 0.00021858087f,  -0.00125372503f,
-                                 -0.00417768164f,  0.246640727f,    1.50140941f};
-  static constexpr float kB[] = {-0.000200214257f, 0.000100950558f, 0.00134934322f,
-                                 -0.00367342844f,  0.00573950773f,  -0.0076224613f,
-                                 0.00943887047f,   1.00167406f,     2.83297682f};
-  const Array w = lax::neg(log1p_xla_f32(lax::mul(x, lax::neg(x))));
-  const Array pa = horner_fma(kA, lax::sub(w, f32(2.5)));
-  const Array pb = horner_fma(kB, lax::sub(lax::sqrt(w), f32(3.0)));
-  const Array p = lax::select(lax::lt(w, f32(5.0)), pa, pb);
-  // erf_inv(+-1) = +-inf, reached by truncated_normal with an infinite bound.
-  return lax::select(lax::eq(lax::abs(x), f32(1.0)), lax::mul(x, f32(INFINITY)), lax::mul(p, x));
-}
-
-// XLA:CPU's reduce-window sum along the last axis: output i adds the `window` elements
-// [i, i + window) of x padded with `pad_lo` elements in front. The window loop runs 256
-// bits wide with reassociation: lane j adds elements j, j + L, ... in order (lane 0 from
-// the init value 0, the others from -0), then lanes are added pairwise, halves first.
-Array window_sums(const Array& x, int64_t window, int64_t pad_lo) {
-  const DType t = x.dtype();
-  const int64_t last = x.ndim() - 1;
-  const int64_t n_out = x.shape().back() + pad_lo - window + 1;
-  // Padding is -0: adding it changes nothing, as XLA's masked-out lanes do not.
-  std::vector<lax::PadConfig> config(size_t(x.ndim()));
-  config.back().low = pad_lo;
-  const Array padded = lax::pad(x, frontend::scalar(-0.0, t), config);
-  std::vector<Array> lanes(size_t(32 / dtype_itemsize(t)), frontend::scalar(-0.0, t));
-  lanes[0] = frontend::scalar(0.0, t);
-  std::vector<int64_t> start(size_t(x.ndim()), 0);
-  Shape limit = padded.shape();
-  for (int64_t k = 0; k < window; ++k) {
-    start[size_t(last)] = k;
-    limit[size_t(last)] = k + n_out;
-    Array& lane = lanes[size_t(k) % lanes.size()];
-    lane = lax::add(lane, lax::slice(padded, start, limit));
-  }
-  for (size_t h = lanes.size() / 2; h >= 1; h /= 2) {
-    for (size_t j = 0; j < h; ++j) lanes[j] = lax::add(lanes[j], lanes[j + h]);
-  }
-  return lanes[0];
-}
-
-// jnp.cumsum of a float32 or float64 vector as XLA:CPU computes it (checked against JAX
-// 0.4.35 for every length to 300 and some to 70000): JAX lowers cumsum to a reduce-window,
-// which XLA rewrites, beyond 16 elements, into scans of blocks of 16 plus the scan of the
-// block totals, recursively. parax's cumsum kernel adds in float64 and would differ.
-Array cumsum_xla_cpu(const Array& x) {
-  constexpr int64_t kBase = 16;  // the base length of XLA's ReduceWindowRewriter
-  const DType t = x.dtype();
-  const int64_t n = x.size();
-  if (n <= kBase) return n == 0 ? x : window_sums(x, n, n - 1);
-  const int64_t rows = (n + kBase - 1) / kBase;
-  const Array blocks = lax::reshape(
-      lax::pad(x, frontend::scalar(0.0, t), {{0, rows * kBase - n, 0}}), {rows, kBase});
-  const Array scans = window_sums(blocks, kBase, kBase - 1);
-  const Array totals = lax::reshape(lax::slice(scans, {0, kBase - 1}, {rows, kBase}), {rows});
-  // The sum of all blocks before each one.
-  const Array before = rows <= kBase ? lax::slice(window_sums(totals, rows, rows), {0}, {rows})
-                                     : lax::pad(lax::slice(cumsum_xla_cpu(totals), {0}, {rows - 1}),
-                                                frontend::scalar(0.0, t), {{1, 0, 0}});
-  const Array sums = lax::add(scans, lax::broadcast_in_dim(before, {rows, kBase}, {0}));
-  return lax::slice(lax::reshape(sums, {rows * kBase}), {0}, {n});
-}
-
-// ---- indexing without a gather primitive ----
-
-// jnp.take(x, indices, axis) for indices in range: out[pre, i..., post] =
-// x[pre, indices[i...], post]. parax has no gather primitive yet, so each output element
-// is the max over a one-hot selection (others filled with the lowest value, which max
-// never prefers): exact for every value, -0 and NaN included.
-Array take(const Array& x, const Array& indices, int64_t axis) {
-  const Shape& xs = x.shape();
-  const int64_t k = indices.ndim();
-  Shape full(xs.begin(), xs.begin() + axis);
-  full.insert(full.end(), indices.shape().begin(), indices.shape().end());
-  full.insert(full.end(), xs.begin() + axis, xs.end());
-  const int64_t along = axis + k;  // x's axis in `full`
-  std::vector<int64_t> x_dims, index_dims;
-  for (int64_t d = 0; d < x.ndim(); ++d) x_dims.push_back(d < axis ? d : d + k);
-  for (int64_t d = 0; d < k; ++d) index_dims.push_back(axis + d);
-  const Array hot = lax::eq(lax::broadcast_in_dim(indices, full, index_dims),
-                            lax::broadcasted_iota(indices.dtype(), full, along));
-  const DType t = x.dtype();
-  const int bits = dtype_itemsize(t) * 8;
-  Array lowest;
-  if (t == DType::bool_) {
-    lowest = numpy::array(false);
-  } else if (is_floating(t)) {
-    lowest = frontend::scalar(-INFINITY, t);
-  } else {
-    lowest = frontend::scalar_int(is_unsigned_integer(t) ? 0 : INT64_MIN >> (64 - bits), t);
-  }
-  return lax::reduce_max(lax::select(hot, lax::broadcast_in_dim(x, full, x_dims),
-                                     lax::broadcast_in_dim(lowest, full, {})),
-                         {along});
-}
-
-// jnp.searchsorted(sorted, query) with side='left' and JAX's default method 'scan': a
-// binary search of fixed length ceil(log2(n + 1)), reproduced step for step so that the
-// indices agree with JAX's even for an unsorted `sorted`.
-Array searchsorted(const Array& sorted, const Array& query) {
-  const int64_t n = sorted.size();
-  const DType index = n <= INT32_MAX ? DType::int32 : DType::int64;
-  const int levels = int(std::ceil(std::log2(double(n + 1))));
-  Array low = lax::broadcast_in_dim(frontend::scalar_int(0, index), query.shape(), {});
-  Array high = lax::broadcast_in_dim(frontend::scalar_int(n, index), query.shape(), {});
-  for (int level = 0; level < levels; ++level) {
-    const Array mid = lax::div(lax::add(low, high), frontend::scalar_int(2, index));
-    const Array go_left = lax::le(query, take(sorted, mid, 0));
-    low = lax::select(go_left, low, mid);
-    high = lax::select(go_left, mid, high);
-  }
-  return high;
-}
-
 Array key_words(int64_t seed) {
   const bool x64 = config::read("jax_enable_x64");
   const uint64_t s = uint64_t(seed);
@@ -452,15 +241,6 @@ Array threefry_2x32(const Array& keypair, const Array& count) {
   return jitted(keypair, count);
 }
 
-namespace {
-// XLA's float32 erf_inv as one compiled program per shape: its ~60 elementwise steps then
-// run fused, tile by tile, instead of one pass over the array each when called eagerly.
-Array erf_inv_f32(const Array& x) {
-  static const auto jitted = jit(erf_inv_xla_f32, named("erf_inv"));
-  return jitted(x);
-}
-}  // namespace
-
 Array bits(const Key& key, const Shape& shape, std::optional<DType> dtype) {
   // A given dtype is honoured with x64 off too (README, "dtypes"); the default follows x64.
   const DType t = dtype.value_or(base::default_uint_dtype());
@@ -485,7 +265,7 @@ Array uniform(const Key& key, const Shape& shape, std::optional<DType> dtype,
   // JAX's max(lo, f * (hi - lo) + lo), only a lower clamp. XLA:CPU contracts the multiply
   // and add to an FMA, which for float32 differs in about 30 % of draws over [-5, 5).
   const Array span = lax::sub(hi, lo);
-  const Array r = t == DType::float32 ? fma_f32(f, span, lo) : lax::add(lax::mul(f, span), lo);
+  const Array r = t == DType::float32 ? xla_cpu::fma_f32(f, span, lo) : lax::add(lax::mul(f, span), lo);
   return lax::max(lo, r);
 }
 
@@ -509,7 +289,7 @@ Array normal(const Key& key, const Shape& shape, std::optional<DType> dtype) {
     e = lax::erf_inv(u);  // XLA's erfInv64 is not reproduced (no f64 vectors exist)
   } else {
     // Half types run erf_inv in float32 and round back, as XLA does.
-    e = lax::convert_element_type(erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
+    e = lax::convert_element_type(xla_cpu::erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
   }
   return lax::mul(frontend::scalar(double(std::sqrt(2.0)), t), e);
 }
@@ -586,22 +366,14 @@ Array broadcast_to_shape(const Array& x, const Shape& shape) {
 }
 
 // JAX's _shuffle: ceil(3 ln(size) / ln(2^32 - 1)) rounds, each a stable sort of x along
-// `axis` keyed by fresh random 32-bit words. With `whole_slices`, one word per position
-// along the axis orders every slice alike: the same as JAX's shuffling arange(n) and
-// taking x's slices in that order, without a gather.
-Array shuffle(Key key, Array x, int64_t axis, bool whole_slices) {
-  const int64_t n = x.shape()[size_t(axis)];
-  const int64_t size = whole_slices ? n : x.size();
+// `axis` keyed by fresh random 32-bit words.
+Array shuffle(Key key, Array x, int64_t axis) {
   const double rounds =
-      std::ceil(3.0 * std::log(double(std::max<int64_t>(1, size))) / std::log(4294967295.0));
+      std::ceil(3.0 * std::log(double(std::max<int64_t>(1, x.size()))) / std::log(4294967295.0));
   for (int r = 0; r < int(rounds); ++r) {
     const Key keys = split(key);
     key = keys[0];
-    const Array sub = keys[1].data();
-    const Array sort_keys =
-        whole_slices
-            ? lax::broadcast_in_dim(random_bits(sub, 32, {n}, partitionable()), x.shape(), {axis})
-            : random_bits(sub, 32, x.shape(), partitionable());
+    const Array sort_keys = random_bits(keys[1].data(), 32, x.shape(), partitionable());
     x = lax::sort({sort_keys, x}, axis, true, 1)[1];
   }
   return x;
@@ -633,17 +405,17 @@ Array choice_indices_p(const Key& key, const Array& p, const Shape& shape, bool 
   const DType t = p.dtype();
   const bool xla_cumsum = t == DType::float32 || t == DType::float64;
   if (replace) {
-    const Array cdf = xla_cumsum ? cumsum_xla_cpu(p) : numpy::cumsum(p);
+    const Array cdf = xla_cumsum ? xla_cpu::cumsum(p) : numpy::cumsum(p);
     const int64_t n = cdf.size();
     const Array total = lax::reshape(lax::slice(cdf, {n - 1}, {n}), {});
     const Array r = lax::mul(total, lax::sub(frontend::scalar(1.0, t), uniform(key, shape, t)));
-    return lax::convert_element_type(searchsorted(cdf, r), base::default_int_dtype());
+    return lax::convert_element_type(numpy::searchsorted(cdf, r), base::default_int_dtype());
   }
   // Gumbel top-k: the n_draws smallest of -gumbel - log(p).
   const Array tiny = frontend::scalar(finfo_tiny(t), t);
   const Array u = uniform(key, p.shape(), t, tiny, 1.0);
   const auto log = [t](const Array& v) {
-    return t == DType::float32 ? log_xla_f32(v) : lax::log(v);
+    return t == DType::float32 ? xla_cpu::log_f32(v) : lax::log(v);
   };
   const Array gumbel = lax::neg(log(lax::neg(log(u))));
   const Array g = lax::sub(lax::neg(gumbel), log(p));
@@ -740,9 +512,9 @@ Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& 
   Array a, b, e;
   if (t == DType::float32) {
     // XLA turns the division by the constant sqrt(2) into a multiply by its reciprocal.
-    const Array inv_sqrt2 = f32(double(1.0f / float(sqrt2)));
-    a = erf_xla_f32(lax::mul(lo, inv_sqrt2));
-    b = erf_xla_f32(lax::mul(hi, inv_sqrt2));
+    const Array inv_sqrt2 = frontend::scalar(double(1.0f / float(sqrt2)), DType::float32);
+    a = xla_cpu::erf_f32(lax::mul(lo, inv_sqrt2));
+    b = xla_cpu::erf_f32(lax::mul(hi, inv_sqrt2));
   } else {
     a = lax::erf(lax::div(lo, frontend::scalar(sqrt2, t)));
     b = lax::erf(lax::div(hi, frontend::scalar(sqrt2, t)));
@@ -751,7 +523,7 @@ Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& 
   if (t == DType::float64) {
     e = lax::erf_inv(u);  // XLA's erfInv64 is not reproduced, as in normal
   } else {
-    e = lax::convert_element_type(erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
+    e = lax::convert_element_type(xla_cpu::erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
   }
   const Array out = lax::mul(frontend::scalar(sqrt2, t), e);
   // Clipped into the open interval (lower, upper): rounding, or u = a, may land on a bound.
@@ -769,9 +541,13 @@ Array permutation(const Key& key, const ArrayLike& x, int64_t axis, bool indepen
     if (!is_integer(a.dtype())) {
       throw TypeError("x must be an integer or at least 1-dimensional");
     }
-    return shuffle(key, numpy::arange(a.item<int64_t>(), base::default_int_dtype()), ax, false);
+    return shuffle(key, numpy::arange(a.item<int64_t>(), base::default_int_dtype()), ax);
   }
-  return shuffle(key, a, ax, !independent && a.ndim() > 1);
+  if (independent || a.ndim() == 1) return shuffle(key, a, ax);
+  // Every slice along the axis moves alike: the shuffled positions, then one gather.
+  const Array order =
+      shuffle(key, numpy::arange(a.shape()[size_t(ax)], base::default_int_dtype()), 0);
+  return numpy::take(a, order, ax, std::nullopt, std::nullopt, true);
 }
 
 Array choice(const Key& key, const ArrayLike& a, const Shape& shape, bool replace,
@@ -797,7 +573,7 @@ Array choice(const Key& key, const ArrayLike& a, const Shape& shape, bool replac
   if (!p) {
     if (replace) {
       const Array ind = randint(key, shape, 0, n_inputs, base::default_int_dtype());
-      result = arr.ndim() == 0 ? ind : take(arr, ind, axis);
+      result = arr.ndim() == 0 ? ind : numpy::take(arr, ind, axis);
     } else {
       const Array all =
           arr.ndim() == 0 ? permutation(key, n_inputs, axis) : permutation(key, arr, axis);
@@ -811,7 +587,7 @@ Array choice(const Key& key, const ArrayLike& a, const Shape& shape, bool replac
           shape_str(pa.shape()) + " and a.shape[axis] is " + std::to_string(n_inputs) + ".");
     }
     const Array ind = choice_indices_p(key, pa, shape, replace, n_draws);
-    result = arr.ndim() == 0 ? ind : take(arr, ind, axis);
+    result = arr.ndim() == 0 ? ind : numpy::take(arr, ind, axis);
   }
   if (arr.ndim() == 0) return lax::reshape(result, shape);
   // a's shape with the sampled axis replaced by `shape`.
@@ -830,13 +606,10 @@ const Array& single_key(const Key& key, const char* fun) { return random::single
 void check_shape(const char* name, const Shape& shape, const std::vector<Shape>& params) {
   random::check_shape(name, shape, params);
 }
-Array fma_f32(const Array& a, const Array& b, const Array& c) { return random::fma_f32(a, b, c); }
-Array log_f32(const Array& x) { return random::log_xla_f32(x); }
-Array log1p_f32(const Array& x) { return random::log1p_xla_f32(x); }
 double finfo_tiny(DType t) { return random::finfo_tiny(t); }
 Array normal_erf_inv_f32(const Key& key, const Shape& shape) {
   // normal's uniform over [nextafter(-1, 0), 1), before its scaling by sqrt(2).
   const Array u = uniform(key, shape, DType::float32, double(std::nextafter(-1.0f, 0.0f)), 1.0);
-  return random::erf_inv_f32(u);
+  return xla_cpu::erf_inv_f32(u);
 }
 }  // namespace parax::random::detail

@@ -1,4 +1,6 @@
-# jax.random: keys, bits, samplers and distributions.
+# jax.random: keys, bits, samplers and distributions, and XLA:CPU's float32 arithmetic they
+# reproduce.
 target_sources(parax PRIVATE
   random/distributions.cpp
-  random/random.cpp)
+  random/random.cpp
+  random/xla_cpu_math.cpp)
