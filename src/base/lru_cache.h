@@ -75,11 +75,6 @@ class LruCache {
   }
 
   int64_t size() const { return int64_t(order_.size()); }
-  // Visits the entries, most recent first.
-  template <class Fn>
-  void for_each(Fn fn) const {
-    for (const auto& [k, v] : order_) fn(k, v);
-  }
 
   CacheCounters counters() const { return {hits_, misses_, evictions_, size(), capacity_}; }
 

@@ -65,11 +65,6 @@ int64_t checked_mul(int64_t a, int64_t b, std::string_view api, std::string_view
   throw ValueError(overflow_text(api, what, a, b, '*'));
 }
 
-int64_t checked_add(int64_t a, int64_t b, std::string_view api, std::string_view what) {
-  if (auto r = add_exact(a, b)) return *r;
-  throw ValueError(overflow_text(api, what, a, b, '+'));
-}
-
 void check_array_shape(std::string_view api, const Shape& shape, DType dtype) {
   int64_t bytes = dtype_itemsize(dtype);
   for (int64_t d : shape) {
@@ -87,11 +82,6 @@ void check_array_shape(std::string_view api, const Shape& shape, DType dtype) {
                      " has more elements or bytes than a 64-bit size can count; expected "
                      "size * itemsize (without zero dimensions) at most 2^63 - 1");
   }
-}
-
-int64_t checked_size(std::string_view api, const Shape& shape, DType dtype) {
-  check_array_shape(api, shape, dtype);
-  return shape_size(shape);
 }
 
 uint64_t memory_limit_bytes() {

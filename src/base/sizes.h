@@ -29,17 +29,11 @@ inline std::optional<int64_t> add_exact(int64_t a, int64_t b) {
 
 // Returns a * b. Raises ValueError "[api] <what> overflows ..." when it leaves int64.
 int64_t checked_mul(int64_t a, int64_t b, std::string_view api, std::string_view what);
-// Returns a + b. Raises ValueError as checked_mul.
-int64_t checked_add(int64_t a, int64_t b, std::string_view api, std::string_view what);
 
 // Raises ValueError unless every dimension is nonnegative and the array's byte count
 // (the product of its nonzero dimensions times the itemsize, as numpy counts it, so that
 // every stride and partial product of the shape fits too) fits in int64.
 void check_array_shape(std::string_view api, const Shape& shape, DType dtype);
-
-// Returns the product of the dimensions; raises ValueError (via check_array_shape's
-// text) when it does not fit.
-int64_t checked_size(std::string_view api, const Shape& shape, DType dtype);
 
 // Bytes the machine can back: physical memory plus swap (a cgroup limit when lower).
 uint64_t memory_limit_bytes();

@@ -254,15 +254,6 @@ std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_
   return out;
 }
 
-std::vector<BufferRef> scatter_from_host(const void* host, const core::Aval& aval,
-                                         const Sharding& sharding) {
-  // The host array is one block covering everything: a one-device layout over memory
-  // the buffer does not own.
-  Device any = detail::Topology::get().default_device();
-  std::vector<BufferRef> src = {Buffer::wrap(any, const_cast<void*>(host), aval.nbytes())};
-  return relayout(aval, SingleDeviceSharding(any), src, sharding);
-}
-
 void gather_to_host(const core::Aval& aval, const Sharding& sharding,
                     const std::vector<BufferRef>& buffers, void* host) {
   std::vector<SourceBlock> blocks = distinct_blocks(aval, sharding, buffers);

@@ -10,10 +10,6 @@
 
 namespace parax::runtime {
 
-// Splits a row-major host array into one buffer per addressable device of `sharding`.
-std::vector<BufferRef> scatter_from_host(const void* host, const core::Aval& aval,
-                                         const Sharding& sharding);
-
 // Assembles the global row-major array from the shards of a concrete array.
 void gather_to_host(const core::Aval& aval, const Sharding& sharding,
                     const std::vector<BufferRef>& buffers, void* host);
