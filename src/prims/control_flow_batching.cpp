@@ -11,6 +11,7 @@
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"
 #include "prims/control_flow.h"
+#include "prims/vma.h"
 
 namespace parax::prims {
 namespace {
@@ -355,37 +356,12 @@ Batched checkpoint_batch(std::span<const Array> in, std::span<const int> dims, c
                  dims_of(body.out_batched, 0)};
 }
 
-// check_vma. A sub-program's results vary as its equations make them (the rules of the
-// primitives inside, as shard_map's check reads them); a loop's carry varies over what it
-// enters with and whatever the body adds, to a fixed point.
+// check_vma. A sub-program's results vary as its equations make them (program_vma, as
+// shard_map's check reads them); a loop's carry varies over what it enters with and
+// whatever the body adds, to a fixed point.
 namespace {
 
 using Vma = std::vector<uint64_t>;
-
-Vma program_vma(const Program& p, const Vma& inputs, std::span<const std::string> axes) {
-  Vma v(p.avals.size(), 0);
-  std::vector<int> in_vars(p.constvars);
-  in_vars.insert(in_vars.end(), p.invars.begin(), p.invars.end());
-  for (size_t i = 0; i < in_vars.size(); ++i) v[size_t(in_vars[i])] = inputs[i];
-  for (const core::Eqn& e : p.eqns) {
-    Vma ins;
-    uint64_t any = 0;
-    for (const core::Atom& a : e.inputs) {
-      ins.push_back(a.is_literal() ? 0 : v[size_t(a.var)]);
-      any |= ins.back();
-    }
-    Vma outs(e.outputs.size(), any);
-    if (core::has_trait(e.prim, core::kCall)) {
-      outs = program_vma(*e.params.get<ProgramRef>("jaxpr"), ins, axes);
-    } else if (const auto vma = core::rules(e.prim).vma) {
-      outs = vma(ins, e.params, axes);
-    }
-    for (size_t r = 0; r < e.outputs.size(); ++r) v[size_t(e.outputs[r])] = outs[r];
-  }
-  Vma result;
-  for (const core::Atom& a : p.outvars) result.push_back(a.is_literal() ? 0 : v[size_t(a.var)]);
-  return result;
-}
 
 Vma join(Vma a, const Vma& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -49,6 +49,7 @@ target_sources(parax PRIVATE
   prims/table.cpp
   prims/transpose.cpp
   prims/unary.cpp
+  prims/vma.cpp
   prims/while.cpp
 
   # gather and scatter
