@@ -142,7 +142,6 @@ Array reshape(const ArrayLike& x, Shape shape) {
   return lax::reshape(x, frontend::compute_newshape(x.array(), std::move(shape)));
 }
 
-
 std::vector<Array> meshgrid(const std::vector<Array>& xs, std::string_view indexing) {
   if (indexing != "xy" && indexing != "ij") {
     throw ValueError("Valid values for indexing are 'xy' and 'ij', got " + std::string(indexing));

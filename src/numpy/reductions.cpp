@@ -249,7 +249,8 @@ Array median(const ArrayLike& x, std::optional<int64_t> axis, bool keepdims) {
   Array low = detail::slice_in_dim(sorted, (n - 1) / 2, (n - 1) / 2 + 1, ax);
   Array high = detail::slice_in_dim(sorted, n / 2, n / 2 + 1, ax);
   Array result = lax::mul(lax::add(low, high), frontend::constant_like(low, 0.5));
-  result = where(any(isnan(flat), Axes(ax), true), detail::filled_like(result, std::numeric_limits<double>::quiet_NaN()), result);
+  result = where(any(isnan(flat), Axes(ax), true),
+                 detail::filled_like(result, std::numeric_limits<double>::quiet_NaN()), result);
   if (!axis) {
     return keepdims ? lax::reshape(result, Shape(size_t(ndim), 1)) : lax::reshape(result, Shape{});
   }

@@ -6,8 +6,8 @@
 #include "base/sizes.h"
 #include "core/trace.h"
 #include "lax/promote.h"
-#include "parax/device_put.h"
 #include "numpy/numpy_util.h"
+#include "parax/device_put.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
@@ -306,7 +306,8 @@ Array roll_axis(const Array& a, int64_t shift, int64_t ax) {
   const int64_t n = a.shape()[size_t(ax)];
   if (n == 0) return a;
   const int64_t i = ((-shift) % n + n) % n;
-  return lax::concatenate({detail::slice_in_dim(a, i, n, ax), detail::slice_in_dim(a, 0, i, ax)}, ax);
+  return lax::concatenate({detail::slice_in_dim(a, i, n, ax), detail::slice_in_dim(a, 0, i, ax)},
+                          ax);
 }
 
 }  // namespace
@@ -377,8 +378,8 @@ Array diag(const ArrayLike& v, int64_t k) {
   if (a.ndim() != 1) throw ValueError("diag input must be 1d or 2d");
   // JAX's _diag: v padded to the matrix's width, kept where the mask is true.
   const int64_t n = a.shape()[0] + std::abs(k);
-  Array padded =
-      lax::pad(a, frontend::constant_like(a, 0), {{std::max<int64_t>(0, k), std::max<int64_t>(0, -k), 0}});
+  Array padded = lax::pad(a, frontend::constant_like(a, 0),
+                          {{std::max<int64_t>(0, k), std::max<int64_t>(0, -k), 0}});
   return where(eye(n, n, k, DType::bool_), padded, zeros_like(padded));
 }
 

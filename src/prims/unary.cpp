@@ -412,7 +412,8 @@ extern const PrimRules acosh_rules =
     SleefUnary<core::Prim::acosh, simd::SleefOp::acosh, d_acosh>::rules;
 extern const PrimRules atanh_rules =
     SleefUnary<core::Prim::atanh, simd::SleefOp::atanh, d_atanh>::rules;
-extern const PrimRules erfc_rules = SleefUnary<core::Prim::erfc, simd::SleefOp::erfc, d_erfc>::rules;
+extern const PrimRules erfc_rules =
+    SleefUnary<core::Prim::erfc, simd::SleefOp::erfc, d_erfc>::rules;
 extern const PrimRules round_rules = {.abstract_eval = &round_eval,
                                       .sharding_rule = &elementwise_sharding_rule,
                                       .kernel = &round_kernel,

@@ -20,9 +20,9 @@
 #include "lax/promote.h"
 #include "parax/config.h"
 #include "parax/grad.h"
+#include "parax/indexing.h"
 #include "parax/jit.h"
 #include "parax/lax.h"
-#include "parax/indexing.h"
 #include "parax/numpy.h"
 
 namespace parax::random {
@@ -265,7 +265,8 @@ Array uniform(const Key& key, const Shape& shape, std::optional<DType> dtype,
   // JAX's max(lo, f * (hi - lo) + lo), only a lower clamp. XLA:CPU contracts the multiply
   // and add to an FMA, which for float32 differs in about 30 % of draws over [-5, 5).
   const Array span = lax::sub(hi, lo);
-  const Array r = t == DType::float32 ? xla_cpu::fma_f32(f, span, lo) : lax::add(lax::mul(f, span), lo);
+  const Array r =
+      t == DType::float32 ? xla_cpu::fma_f32(f, span, lo) : lax::add(lax::mul(f, span), lo);
   return lax::max(lo, r);
 }
 
@@ -289,7 +290,8 @@ Array normal(const Key& key, const Shape& shape, std::optional<DType> dtype) {
     e = lax::erf_inv(u);  // XLA's erfInv64 is not reproduced (no f64 vectors exist)
   } else {
     // Half types run erf_inv in float32 and round back, as XLA does.
-    e = lax::convert_element_type(xla_cpu::erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
+    e = lax::convert_element_type(
+        xla_cpu::erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
   }
   return lax::mul(frontend::scalar(double(std::sqrt(2.0)), t), e);
 }
@@ -523,7 +525,8 @@ Array truncated_normal(const Key& key, const ArrayLike& lower, const ArrayLike& 
   if (t == DType::float64) {
     e = lax::erf_inv(u);  // XLA's erfInv64 is not reproduced, as in normal
   } else {
-    e = lax::convert_element_type(xla_cpu::erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
+    e = lax::convert_element_type(
+        xla_cpu::erf_inv_f32(lax::convert_element_type(u, DType::float32)), t);
   }
   const Array out = lax::mul(frontend::scalar(sqrt2, t), e);
   // Clipped into the open interval (lower, upper): rounding, or u = a, may land on a bound.

@@ -24,8 +24,7 @@ struct Region {
 // shard_map. `vma` asks for check_vma's error instead of keeping one instance.
 std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<PartitionSpec> in_specs,
                                const std::vector<core::Aval>& local, const FlatFn& fn,
-                               TreeDef* out_def, const Specs& out_specs_given,
-                               const Region& region, const Mesh* mesh, bool vma,
-                               const std::string& fname);
+                               TreeDef* out_def, const Specs& out_specs_given, const Region& region,
+                               const Mesh* mesh, bool vma, const std::string& fname);
 
 }  // namespace parax::detail

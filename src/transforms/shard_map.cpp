@@ -260,7 +260,6 @@ std::vector<Array> bind_region(const std::vector<Array>& args, std::vector<Parti
   return core::bind(core::Prim::shard_map, std::move(inputs), std::move(params));
 }
 
-
 bool axes_bound() { return !core::bound_axes().empty(); }
 
 std::vector<PartitionSpec> leaf_specs(const Specs& specs, const std::vector<TreeDef>& defs) {

@@ -53,7 +53,7 @@ namespace {
 template <class D>
 using V = hn::Vec<D>;
 
-#define PARAX_SLEEF_UNARY_FN(Name, fn, acc)                \
+#define PARAX_SLEEF_UNARY_FN(Name, fn, acc)          \
   struct Name {                                      \
     template <class D>                               \
     HWY_INLINE V<D> operator()(D d, V<D> x) const {  \
