@@ -1,8 +1,9 @@
-// What distributions.cpp shares with random.cpp: the key check, the threefry mode, the
-// shape check and normal's float32 draws (XLA:CPU's arithmetic: xla_cpu_math.h). Internal
-// to src/random.
+// What keys.cpp, samplers.cpp and distributions.cpp share: the threefry mode, random_bits,
+// the key check, the shape check and normal's float32 draws (XLA:CPU's arithmetic:
+// xla_cpu_math.h). Internal to src/random.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "parax/random.h"
@@ -11,6 +12,8 @@ namespace parax::random::detail {
 
 // The config flag jax_threefry_partitionable, read now.
 bool partitionable();
+// Binds random_bits: the flag is a param, so it is part of every program and cache key.
+Array random_bits(const Array& key, int64_t bit_width, const Shape& shape, bool partitionable);
 // The key's words; throws JAX's ValueError for a key array that is not a single key.
 const Array& single_key(const Key& key, const char* fun);
 // Throws JAX's _check_shape ValueError unless the params broadcast to `shape` exactly.

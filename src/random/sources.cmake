@@ -2,5 +2,6 @@
 # reproduce.
 target_sources(parax PRIVATE
   random/distributions.cpp
-  random/random.cpp
+  random/keys.cpp
+  random/samplers.cpp
   random/xla_cpu_math.cpp)
