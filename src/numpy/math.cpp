@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "core/trace.h"
-#include "lax/promote.h"
+#include "numpy/numpy_internal.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

@@ -1,12 +1,14 @@
 # jax.numpy: compositions over lax with numpy broadcasting and JAX's type promotion, the
 # Array's operators, indexing and x.at[...].
 target_sources(parax PRIVATE
+  numpy/convolution.cpp
   numpy/creation.cpp
   numpy/extra.cpp
   numpy/indexing.cpp
   numpy/linalg.cpp
   numpy/math.cpp
   numpy/operators.cpp
+  numpy/products.cpp
   numpy/reductions.cpp
   numpy/scatter_apply.cpp
   numpy/shape.cpp)
