@@ -264,6 +264,20 @@ FlatFn flat_fn(const F& f, const std::vector<TreeDef>& defs) {
   };
 }
 
+// Calls f through a transform on flat leaves: flattens args, runs
+// `run(leaves, defs, flat f, &out_def)` (which returns the output leaves) and rebuilds f's
+// result type from them. The shape of jit, vmap, pmap, shard_map and checkpoint calls.
+template <class F, class Run, class... Args>
+auto call_flattened(const F& f, Run&& run, const Args&... args) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  flatten_args(leaves, defs, args...);
+  TreeDef out_def;
+  std::vector<Array> outs = run(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def);
+  return tree::unflatten<R>(out_def, outs);
+}
+
 }  // namespace detail
 }  // namespace parax
 
