@@ -25,9 +25,7 @@ bool over_axis(const Eqn& e, const std::string& name) {
   return std::find(axes.begin(), axes.end(), name) != axes.end();
 }
 
-Array squeeze_front(const Array& x) {
-  return lax::squeeze(x, {0});
-}
+Array squeeze_front(const Array& x) { return lax::squeeze(x, {0}); }
 
 Array element(const Array& x, int64_t b) {
   const Shape& shape = x.shape();

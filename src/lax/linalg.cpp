@@ -20,7 +20,8 @@ namespace {
 // (x + x^T) / 2, promoted as jnp's true division promotes (JAX's symmetrize).
 Array symmetrize(const Array& x) {
   const Array two = frontend::scalar(2.0, base::default_float_dtype(), true);
-  const std::vector<Array> args = frontend::promote_args_inexact("div", {lax::add(x, pl::mT(x)), two});
+  const std::vector<Array> args =
+      frontend::promote_args_inexact("div", {lax::add(x, pl::mT(x)), two});
   return lax::div(args[0], args[1]);
 }
 

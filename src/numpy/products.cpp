@@ -1,5 +1,6 @@
-// numpy's products (dot, matmul, einsum, ...) over lax's dot_general, following jax.numpy: every product is one dot_general plus transposes, squeezes and
-// sums, accumulating in the promoted dtype.
+// numpy's products (dot, matmul, einsum, ...) over lax's dot_general, following jax.numpy:
+// every product is one dot_general plus transposes, squeezes and sums, accumulating in the
+// promoted dtype.
 #include <algorithm>
 #include <cmath>
 #include <map>

@@ -312,9 +312,7 @@ Ints vjp_rhs_padding(const Ints& in_shape, const Ints& window, const Ints& strid
   return pads;
 }
 
-Array convert_to(const Array& x, DType dtype) {
-  return x.dtype() == dtype ? x : convert(x, dtype);
-}
+Array convert_to(const Array& x, DType dtype) { return x.dtype() == dtype ? x : convert(x, dtype); }
 
 // JAX's _conv_general_dilated_transpose_lhs.
 Array conv_transpose_lhs(const Array& g, const Array& rhs_in, const Aval& lhs,

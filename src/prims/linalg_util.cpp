@@ -40,9 +40,7 @@ Array below(const Shape& shape, int64_t k) {
 
 }  // namespace
 
-Array tril(const Array& x, int64_t k) {
-  return lax::select(below(x.shape(), k), x, zeros_like(x));
-}
+Array tril(const Array& x, int64_t k) { return lax::select(below(x.shape(), k), x, zeros_like(x)); }
 
 Array triu(const Array& x, int64_t k) {
   return lax::select(below(x.shape(), k - 1), zeros_like(x), x);

@@ -243,9 +243,7 @@ Array slice_dim(const Array& x, int64_t dim, int64_t begin, int64_t end) {
   return lax::slice(x, std::move(start), std::move(limit));
 }
 
-Array reshape(const Array& x, const Shape& shape) {
-  return lax::reshape(x, shape);
-}
+Array reshape(const Array& x, const Shape& shape) { return lax::reshape(x, shape); }
 
 Shape concat_shape(const Shape& a, const Shape& b) {
   Shape out = a;
