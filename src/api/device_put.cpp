@@ -165,5 +165,4 @@ Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
 }
 
 }  // namespace detail
-
 }  // namespace parax

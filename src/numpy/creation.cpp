@@ -2,13 +2,10 @@
 #include <cmath>
 
 #include "api/array_impl.h"
-#include "base/dtype_dispatch.h"
-#include "base/sizes.h"
 #include "numpy/numpy_internal.h"
 #include "parax/device_put.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
-#include "runtime/transfer.h"
 
 namespace parax::numpy {
 namespace detail {
