@@ -243,16 +243,60 @@ TEST(Passes, PlanBuffersLetsAFusionsLastEquationWriteOverAnOperand) {
   // in a reduction, whose result is smaller.
   EXPECT_EQ(planned("{ lambda ; a:f32[8,4]. let\n"
                     "    b:f32[8,4] = sin a\n"
-                    "    c:f32[8,4] d:f32[8,4] = fusion[jaxpr={ lambda ; a:f32[8,4]. let\n"
-                    "          b:f32[8,4] = cos a\n"
-                    "          c:f32[8,4] = exp b\n"
-                    "        in (b, c) }] b\n"
+                    "    c:f32[8,4] d:f32[8,4] = fusion[jaxpr={ lambda ; a:f32[8,4]. let "
+                    "b:f32[8,4] = cos a; c:f32[8,4] = exp b in (b, c) }] b\n"
                     "    e:f32[8] = fusion[jaxpr={ lambda ; a:f32[8,4] b:f32[8,4]. let\n"
                     "          c:f32[8,4] = mul a b\n"
                     "          d:f32[8] = reduce_sum[axes=(1,)] c\n"
                     "        in (d,) }] c d\n"
                     "  in (e,) }"),
-            "");
+            "# buffers\n"
+            "#   0: b new; frees a\n"
+            "#   1: c new, d reuses b; frees b\n"
+            "#   2: e to result 0 else new; frees c d\n");
+}
+
+TEST(Passes, PlanBuffersPlansControlFlowsProgramsToo) {
+  // Each program is planned on its own, named on as it prints: a scan's body writes its
+  // results into the slots the scan lends (the stacked ys'), and never over its inputs
+  // (the carry, the slice of xs), which the scan still holds.
+  EXPECT_EQ(planned("{ lambda ; a:f32[8] b:f32[4,8]. let\n"
+                    "    c:f32[8] d:f32[4,8] = scan[\n"
+                    "      jaxpr={ lambda ; e:f32[8] f:f32[8]. let\n"
+                    "          g:f32[8] = sin f\n"
+                    "          h:f32[8] = add e g\n"
+                    "          i:f32[8] = exp g\n"
+                    "        in (h, i) }\n"
+                    "      length=4\n"
+                    "      num_carry=1\n"
+                    "      num_consts=0\n"
+                    "      reverse=False\n"
+                    "      unroll=1\n"
+                    "    ] a b\n"
+                    "    j:f32[] = reduce_sum[axes=(0,)] c\n"
+                    "    k:bool[] = gt j 0.0\n"
+                    "    l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] k\n"
+                    "    m:f32[8] = cond[\n"
+                    "      branches=(\n"
+                    "        { lambda ; n:f32[8]. let in (n,) }\n"
+                    "        { lambda ; o:f32[8]. let p:f32[8] = cos o; q:f32[8] = neg p in (q,) }\n"
+                    "      )\n"
+                    "    ] l c\n"
+                    "  in (m, d) }"),
+            "# buffers\n"
+            "#   0: c, d from its programs; frees a b\n"
+            "#     jaxpr:\n"
+            "#       0: g new; frees f\n"
+            "#       1: h to result 0 else new; frees e\n"
+            "#       2: i to result 1 else reuses g; frees g\n"
+            "#   1: j new\n"
+            "#   2: k new; frees j\n"
+            "#   3: l new; frees k\n"
+            "#   4: m from its programs; frees c l\n"
+            "#     branches[0]:\n"
+            "#     branches[1]:\n"
+            "#       0: p new; frees o\n"
+            "#       1: q to result 0 else reuses p; frees p\n");
 }
 
 // What the whole list makes of a global program and its arguments' layouts: the
