@@ -238,8 +238,7 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
       }
       if (rb.reuse < 0) continue;
       if (size_t(rb.reuse) >= eqn.inputs.size() || eqn.inputs[size_t(rb.reuse)].is_literal()) {
-        return fail(name(out) + " reuses operand " + std::to_string(rb.reuse) +
-                    ", not a variable");
+        return fail(name(out) + " reuses operand " + std::to_string(rb.reuse) + ", not a variable");
       }
       const int in = eqn.inputs[size_t(rb.reuse)].var;
       const std::string what = name(out) + " reuses " + name(in);

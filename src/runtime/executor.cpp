@@ -103,8 +103,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program,
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     if (!core::has_trait(p.eqns[e].prim, core::kControlFlow)) continue;
     auto add = [&](const std::shared_ptr<const core::Program>& sub) {
-      subs_[e].push_back(std::make_shared<const Executor>(
-          sub, compiler::sub_plan(p, *buffers_, e, *sub), mesh_));
+      subs_[e].push_back(
+          std::make_shared<const Executor>(sub, compiler::sub_plan(p, *buffers_, e, *sub), mesh_));
     };
     const core::Params& params = p.eqns[e].params;
     switch (p.eqns[e].prim) {
