@@ -180,7 +180,8 @@ Names names_of(const Program& p) {
   return names_of(p, next, true);
 }
 
-std::optional<std::string> verify(const Program& p, const BufferPlan& plan, const Names& names) {
+// `names`, when given, names variables in the message (only a failing plan needs them).
+std::optional<std::string> verify(const Program& p, const BufferPlan& plan, const Names* names) {
   if (plan.steps.size() != p.eqns.size()) {
     return "the buffer plan has " + std::to_string(plan.steps.size()) + " steps for " +
            std::to_string(p.eqns.size()) + " equations";
@@ -188,7 +189,8 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
   const std::vector<int> last = last_reads(p);
   const std::vector<bool> shared = caller_values(p);
   auto name = [&](int v) {
-    return v >= 0 && size_t(v) < p.avals.size() ? names.vars[size_t(v)] : "?" + std::to_string(v);
+    return names && v >= 0 && size_t(v) < p.avals.size() ? names->vars[size_t(v)]
+                                                         : "?" + std::to_string(v);
   };
   std::vector<bool> defined(p.avals.size(), false);
   for (int v : p.constvars) defined[size_t(v)] = true;
@@ -197,9 +199,9 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     const Eqn& eqn = p.eqns[e];
     const BufferStep& step = plan.steps[e];
-    std::string made;
-    for (int v : eqn.outputs) made += name(v) + " ";
     auto fail = [&](const std::string& what) {
+      std::string made;
+      for (int v : eqn.outputs) made += name(v) + " ";
       return "equation " + std::to_string(e) + " (" + made + "= " +
              std::string(core::prim_name(eqn.prim)) + "): " + what;
     };
@@ -241,19 +243,19 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
         return fail(name(out) + " reuses operand " + std::to_string(rb.reuse) + ", not a variable");
       }
       const int in = eqn.inputs[size_t(rb.reuse)].var;
-      const std::string what = name(out) + " reuses " + name(in);
+      auto what = [&] { return name(out) + " reuses " + name(in); };
       const core::Aval& a = p.avals[size_t(in)];
       const core::Aval& b = p.avals[size_t(out)];
       if (!kernel_made(eqn) || !may_overwrite_operand(eqn, r)) {
-        return fail(what + ", but its kernel may not write over an operand");
+        return fail(what() + ", but its kernel may not write over an operand");
       }
-      if (shared[size_t(in)]) return fail(what + ", a program input or result");
-      if (freed_at[size_t(in)] != int(e)) return fail(what + ", which is read later");
+      if (shared[size_t(in)]) return fail(what() + ", a program input or result");
+      if (freed_at[size_t(in)] != int(e)) return fail(what() + ", which is read later");
       if (a.shape != b.shape || a.nbytes() != b.nbytes()) {
-        return fail(what + ": " + b.str() + " over " + a.str());
+        return fail(what() + ": " + b.str() + " over " + a.str());
       }
       if (std::find(overwritten.begin(), overwritten.end(), in) != overwritten.end()) {
-        return fail(what + ", which another result reuses");
+        return fail(what() + ", which another result reuses");
       }
       overwritten.push_back(in);
     }
@@ -266,7 +268,7 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
     }
     for (size_t k = 0; k < subs.size(); ++k) {
       if (!step.subs[k]) return fail("no plan for its program " + std::to_string(k));
-      if (auto err = verify(*subs[k], *step.subs[k], names.subs[e][k])) {
+      if (auto err = verify(*subs[k], *step.subs[k], names ? &names->subs[e][k] : nullptr)) {
         return fail("in its program " + std::to_string(k) + ": " + *err);
       }
     }
@@ -329,7 +331,9 @@ void print(const Program& p, const BufferPlan& plan, const Names& names, size_t 
 }  // namespace
 
 std::optional<std::string> verify_buffers(const Program& p, const BufferPlan& plan) {
-  return verify(p, plan, names_of(p));
+  if (!verify(p, plan, nullptr)) return std::nullopt;
+  const Names names = names_of(p);
+  return verify(p, plan, &names);
 }
 
 std::string buffers_text(const Program& p, const BufferPlan& plan) {
