@@ -307,6 +307,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
       }();
   plan->cost = analyze(part.local, mesh);
   plan->local = std::make_shared<const Program>(std::move(part.local));
+  plan->buffers = std::make_shared<const BufferPlan>(std::move(*state.buffers));
   return plan;
 }
 
@@ -318,8 +319,8 @@ std::string Plan::as_text() const {
   text += ")\n# out_layouts (";
   for (size_t i = 0; i < out_layouts.size(); ++i)
     text += (i ? ", " : "") + mesh.spec_str(out_layouts[i]);
-  text += ")\n";
-  return text + program_text(*local, mesh) + "\n";
+  text += ")\n" + program_text(*local, mesh) + "\n";
+  return buffers ? text + buffers_text(*local, *buffers) : text;
 }
 
 namespace {

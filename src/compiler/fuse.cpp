@@ -153,6 +153,11 @@ Program eliminate_dead_code(const Program& p) {
   return out;
 }
 
+const Program* fused_program(const Eqn& e) {
+  if (e.prim != Prim::fusion) return nullptr;
+  return e.params.get<std::shared_ptr<const Program>>("jaxpr").get();
+}
+
 Program fuse_elementwise(const Program& p) {
   // The last equation reading each variable; program outputs read it "at the end".
   std::vector<int> last_use(p.avals.size(), -1);

@@ -85,79 +85,14 @@ bool reads_device(const core::Eqn& e) {
 
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh)
-    : program_(std::move(program)), mesh_(std::move(mesh)) {
+Executor::Executor(std::shared_ptr<const core::Program> program,
+                   std::shared_ptr<const compiler::BufferPlan> buffers, MeshLayout mesh)
+    : program_(std::move(program)), buffers_(std::move(buffers)), mesh_(std::move(mesh)) {
   const core::Program& p = *program_;
-  // Last use of every variable; outputs live to the end.
-  std::vector<int> last(p.avals.size(), -1);
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    for (const core::Atom& a : p.eqns[e].inputs) {
-      if (!a.is_literal()) last[size_t(a.var)] = int(e);
-    }
-  }
-  for (const core::Atom& a : p.outvars) {
-    if (!a.is_literal()) last[size_t(a.var)] = int(p.eqns.size());
-  }
-  release_after_.resize(p.eqns.size());
-  for (size_t v = 0; v < last.size(); ++v) {
-    if (last[v] >= 0 && last[v] < int(p.eqns.size()))
-      release_after_[size_t(last[v])].push_back(int(v));
-  }
-  // Vars never used are released right after they are made (or at entry: see run).
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    for (int v : p.eqns[e].outputs) {
-      if (last[size_t(v)] < 0) release_after_[e].push_back(v);
-    }
-  }
-  // In-place updates: an elementwise result may overwrite an operand of the same size that
-  // dies here and that the program does not hand back to the caller. Kernels read element
-  // i before writing it; in a fusion only the last equation may write the donated buffer,
-  // after every earlier equation of the tile has read it.
-  std::vector<bool> pinned(p.avals.size(), false);
-  for (int v : p.invars) pinned[size_t(v)] = true;
-  for (const core::Atom& a : p.outvars) {
-    if (!a.is_literal()) pinned[size_t(a.var)] = true;
-  }
+  PARAX_CHECK(buffers_ != nullptr && buffers_->steps.size() == p.eqns.size(),
+              "executor: the buffer plan is not the program's");
   shareable_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) shareable_[e] = !reads_device(p.eqns[e]);
-  donor_.resize(p.eqns.size());
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    const core::Eqn& eqn = p.eqns[e];
-    donor_[e].assign(eqn.outputs.size(), -1);
-    const bool elementwise = core::has_trait(eqn.prim, core::kElementwise);
-    const core::Program* body =
-        eqn.prim == core::Prim::fusion
-            ? eqn.params.get<std::shared_ptr<const core::Program>>("jaxpr").get()
-            : nullptr;
-    if (!elementwise && body == nullptr) continue;
-    if (body != nullptr && core::has_trait(body->eqns.back().prim, core::kReduction)) continue;
-    std::vector<bool> taken(eqn.inputs.size(), false);
-    for (size_t r = 0; r < eqn.outputs.size(); ++r) {
-      if (body != nullptr && body->outvars[r].var != body->eqns.back().outputs[0]) continue;
-      const core::Aval& out = p.avals[size_t(eqn.outputs[r])];
-      for (size_t i = 0; i < eqn.inputs.size(); ++i) {
-        const core::Atom& a = eqn.inputs[i];
-        if (taken[i] || a.is_literal() || pinned[size_t(a.var)] || last[size_t(a.var)] != int(e))
-          continue;
-        const core::Aval& in = p.avals[size_t(a.var)];
-        if (in.nbytes() != out.nbytes() || in.shape != out.shape) continue;
-        donor_[e][r] = int(i);
-        taken[i] = true;
-        break;
-      }
-    }
-  }
-  // An output computed by a kernel may be written straight into the caller's buffer,
-  // unless it is an input or appears twice among the outputs.
-  dest_of_.assign(p.avals.size(), -1);
-  for (size_t o = 0; o < p.outvars.size(); ++o) {
-    const core::Atom& a = p.outvars[o];
-    if (a.is_literal()) continue;
-    int& d = dest_of_[size_t(a.var)];
-    d = d == -1 ? int(o) : -2;
-  }
-  for (int v : p.invars) dest_of_[size_t(v)] = -2;
-  for (int v : p.constvars) dest_of_[size_t(v)] = -2;
   in_avals_.resize(p.eqns.size());
   out_avals_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
@@ -168,7 +103,8 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     if (!core::has_trait(p.eqns[e].prim, core::kControlFlow)) continue;
     auto add = [&](const std::shared_ptr<const core::Program>& sub) {
-      subs_[e].push_back(std::make_shared<const Executor>(sub, mesh_));
+      subs_[e].push_back(
+          std::make_shared<const Executor>(sub, compiler::sub_plan(p, *buffers_, e, *sub), mesh_));
     };
     const core::Params& params = p.eqns[e].params;
     switch (p.eqns[e].prim) {
@@ -265,11 +201,12 @@ std::vector<std::vector<BufferRef>> Executor::run(
         }
         std::vector<void*> outs;
         for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+          const compiler::ResultBuffer& where = buffers_->steps[e].results[r];
           BufferRef buf;
-          if (const int o = dest_of_[size_t(eqn.outputs[r])]; dests != nullptr && o >= 0) {
+          if (const int o = where.result; dests != nullptr && o >= 0) {
             buf = (*dests)[size_t(o)][size_t(d)];
           }
-          if (const int i = donor_[e][r]; !buf && i >= 0) {
+          if (const int i = where.reuse; !buf && i >= 0) {
             // Only a buffer nothing else holds (not shared by a collective's group), over
             // memory of its own (not a view into a scan's xs).
             BufferRef& in = env[size_t(eqn.inputs[size_t(i)].var)][size_t(d)];
@@ -291,7 +228,7 @@ std::vector<std::vector<BufferRef>> Executor::run(
       }
     }
     if (profile) profile->add(eqn.prim, std::chrono::steady_clock::now() - start);
-    for (int v : release_after_[e]) env[size_t(v)].clear();
+    for (int v : buffers_->steps[e].frees) env[size_t(v)].clear();
   }
   std::vector<std::vector<BufferRef>> out;
   for (const core::Atom& a : p.outvars) {

@@ -1,13 +1,14 @@
 // Runs a per-device (SPMD) program for all local devices together, equation by equation:
 // kernels of one equation run on all devices in parallel on the shared thread pool,
-// collectives are memory operations, and a buffer is released right after its last use
-// or, for elementwise work, taken over by the output its last reader computes (in place).
+// collectives are memory operations, and buffers are released, written in place or into
+// the caller's result slots as the compiler's buffer plan (compiler/buffers.h) says.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "compiler/buffers.h"
 #include "core/program.h"
 #include "runtime/collectives.h"
 
@@ -15,7 +16,9 @@ namespace parax::runtime {
 
 class Executor {
  public:
-  Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh);
+  // Requires: `buffers` is plan_buffers(*program).
+  Executor(std::shared_ptr<const core::Program> program,
+           std::shared_ptr<const compiler::BufferPlan> buffers, MeshLayout mesh);
   // inputs[i][p] is input i on device position p; returns outputs[o][p]. `dests`, when
   // given, holds per output per position a buffer the output may be written into directly
   // (a slot of a scan's stacked result); the returned buffer is then that one, or another
@@ -39,18 +42,14 @@ class Executor {
   std::vector<std::optional<int64_t>> read_scalars(const std::vector<BufferRef>& value,
                                                    DType dtype) const;
   std::shared_ptr<const core::Program> program_;
+  std::shared_ptr<const compiler::BufferPlan> buffers_;
   MeshLayout mesh_;
-  std::vector<std::vector<int>> release_after_;          // per eqn: vars dead after it
   std::vector<std::vector<BufferRef>> literal_buffers_;  // per eqn, per input (or null)
-  // Per eqn, per output: the input whose buffer the output may take over (-1: none).
-  std::vector<std::vector<int>> donor_;
   // Per eqn: its result depends only on its operands' values, not on which device runs
   // it, so devices given the very same operand buffers can share one computation.
   std::vector<bool> shareable_;
   // Per eqn: its operand and result types (made once: a loop body runs many times).
   std::vector<std::vector<core::Aval>> in_avals_, out_avals_;
-  // Per variable: the output whose destination it may be written into (-1: none).
-  std::vector<int> dest_of_;
   // Per eqn: the executors of a control-flow equation's sub-programs, in param order
   // (cond: its branches; while: cond then body; scan: body).
   std::vector<std::vector<std::shared_ptr<const Executor>>> subs_;
