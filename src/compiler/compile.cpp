@@ -31,7 +31,7 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
     for (const Atom& a : e.inputs) in.push_back(sub(a));
     if (core::has_trait(e.prim, core::kCall)) {
       const auto body = core::program_of(e, core::ProgramRole::call);
-      PARAX_CHECK(body != nullptr, core::prim_name(e.prim) << " is a call with no call program");
+      PARAX_CHECK(body != nullptr, "a call with no call program: " << core::prim_name(e.prim));
       std::vector<Atom> res = inline_into(out, *body, in);
       for (size_t r = 0; r < e.outputs.size(); ++r) map[size_t(e.outputs[r])] = res[r];
       continue;

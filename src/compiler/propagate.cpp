@@ -238,9 +238,9 @@ ControlFlowLayouts propagate_branches(const core::ProgramRoles& roles, const Mes
                                       const Seeds& operands) {
   std::vector<const core::SubProgram*> branches;
   for (const core::SubProgram& s : roles.programs) {
-    PARAX_CHECK(s.role == core::ProgramRole::branch,
-                "propagate: an index picks among branches, not a "
-                    << core::program_role_name(s.role));
+    PARAX_CHECK(
+        s.role == core::ProgramRole::branch,
+        "propagate: an index picks among branches, not a " << core::program_role_name(s.role));
     branches.push_back(&s);
   }
   PARAX_CHECK(!branches.empty(), "propagate: an index with no branches");

@@ -274,7 +274,7 @@ struct SubProgram {
 struct ProgramRoles {
   std::vector<SubProgram> programs;  // in the order of core::sub_programs (param order)
   // The operand (an int32 scalar) that picks the branch that runs, clamped into range.
-  std::optional<size_t> index;
+  std::optional<size_t> index = std::nullopt;
   // A loop's carry: operands [carry_begin, carry_begin + num_carry) on entry, a body's
   // first num_carry outputs after each step.
   size_t carry_begin = 0;

@@ -164,12 +164,11 @@ struct Expected {
   std::string error;
 };
 
-Expected expected_types(const SubProgram& s, const ProgramRoles& roles,
-                        std::span<const Aval> in, std::span<const Aval> out) {
+Expected expected_types(const SubProgram& s, const ProgramRoles& roles, std::span<const Aval> in,
+                        std::span<const Aval> out) {
   Expected x;
   if (s.role == ProgramRole::rule || s.role == ProgramRole::manual) return x;
-  x.in.emplace(in.begin() + long(s.consts_begin),
-               in.begin() + long(s.consts_begin + s.num_consts));
+  x.in.emplace(in.begin() + long(s.consts_begin), in.begin() + long(s.consts_begin + s.num_consts));
   const std::span<const Aval> carry = in.subspan(roles.carry_begin, roles.num_carry);
   switch (s.role) {
     case ProgramRole::predicate:
@@ -252,8 +251,8 @@ std::optional<std::string> check_program_roles(const Program& p, const Eqn& e,
   }
   for (size_t i = 0; i < roles.programs.size(); ++i) {
     const SubProgram& s = roles.programs[i];
-    const std::string what = "the " + std::string(program_role_name(s.role)) + " (program " +
-                             std::to_string(i) + ")";
+    const std::string what =
+        "the " + std::string(program_role_name(s.role)) + " (program " + std::to_string(i) + ")";
     if (auto err = claim(s.consts_begin, s.num_consts, what + "'s consts", false)) return err;
     Expected x = expected_types(s, roles, in, out);
     if (!x.error.empty()) return name + what + ": " + x.error;
@@ -272,8 +271,7 @@ std::optional<std::string> check_program_roles(const Program& p, const Eqn& e,
              types_str(*x.in);
     }
     if (x.out && !same_types(*x.out, got_out)) {
-      return name + what + " gives " + types_str(got_out) + "; its role needs " +
-             types_str(*x.out);
+      return name + what + " gives " + types_str(got_out) + "; its role needs " + types_str(*x.out);
     }
   }
   return std::nullopt;

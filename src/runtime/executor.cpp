@@ -332,7 +332,8 @@ Executor::Values Executor::run_cond(size_t e, const core::ProgramRoles& roles, V
   // The branches share their operands.
   const core::SubProgram& first = roles.programs[0];
   const auto args = in.begin() + long(first.consts_begin);
-  in = Values(std::make_move_iterator(args), std::make_move_iterator(args + long(first.num_consts)));
+  in =
+      Values(std::make_move_iterator(args), std::make_move_iterator(args + long(first.num_consts)));
   if (picked.size() == 1) return branches[picked[0]]->run(std::move(in));
   Values out;
   for (size_t b : picked) {
@@ -350,8 +351,7 @@ Executor::Values Executor::run_cond(size_t e, const core::ProgramRoles& roles, V
 // Inside a shard_map body each device may run its own number of steps: the body runs on
 // all devices while any goes on, and the devices already done keep their carry (as a
 // batched while's select does).
-Executor::Values Executor::run_while(size_t e, const core::ProgramRoles& roles,
-                                     Values in) const {
+Executor::Values Executor::run_while(size_t e, const core::ProgramRoles& roles, Values in) const {
   const core::SubProgram& cond_role = *roles.find(core::ProgramRole::predicate);
   const core::SubProgram& body_role = *roles.find(core::ProgramRole::body);
   const Executor& cond = *subs_[e][size_t(&cond_role - roles.programs.data())];
