@@ -53,14 +53,16 @@ std::map<Prim, ProgramRoles> checked_roles(const core::Program& p) {
   return first;
 }
 
-auto sin_jvp = custom_jvp([](const Array& x) { return jnp::sin(x); },
-                          [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
-                            return std::pair{jnp::sin(std::get<0>(p)),
-                                             jnp::cos(std::get<0>(p)) * std::get<0>(t)};
-                          });
+auto sin_jvp = custom_jvp(
+    [](const Array& x) { return jnp::sin(x); },
+    [](const std::tuple<Array>& p, const std::tuple<Array>& t) {
+      return std::pair{jnp::sin(std::get<0>(p)), jnp::cos(std::get<0>(p)) * std::get<0>(t)};
+    });
 
 auto sin_vjp = custom_vjp([](const Array& x) { return jnp::sin(x); },
-                          [](const Array& x) { return std::pair{jnp::sin(x), jnp::cos(x)}; },
+                          [](const Array& x) {
+                            return std::pair{jnp::sin(x), jnp::cos(x)};
+                          },
                           [](const Array& cos_x, const Array& g) { return cos_x * g; });
 
 // One program with each primitive that holds programs: x is f32[4], xs f32[5,4].
