@@ -154,8 +154,8 @@ Program eliminate_dead_code(const Program& p) {
 }
 
 const Program* fused_program(const Eqn& e) {
-  if (e.prim != Prim::fusion) return nullptr;
-  return e.params.get<std::shared_ptr<const Program>>("jaxpr").get();
+  // The tiles program lives in e's params, so the pointer outlives this call.
+  return core::program_of(e, core::ProgramRole::tiles).get();
 }
 
 Program fuse_elementwise(const Program& p) {

@@ -10,6 +10,7 @@
 
 #include "compiler/buffers.h"
 #include "core/program.h"
+#include "core/rules.h"
 #include "runtime/collectives.h"
 
 namespace parax::runtime {
@@ -30,13 +31,13 @@ class Executor {
 
  private:
   using Values = std::vector<std::vector<BufferRef>>;  // per value, per device position
-  // Control flow: runs the equation's sub-programs (cond's chosen branch, a while's cond
-  // and body until the cond is false, a scan's body once per step) on all devices in
+  // Control flow: runs the equation's sub-programs as their roles say (the branch the index
+  // picks, a body until its predicate is false, a body trip_count times) on all devices in
   // lockstep, each step a run of the sub-program's executor.
   Values run_control_flow(size_t e, Values in) const;
-  Values run_cond(size_t e, Values in) const;
-  Values run_while(size_t e, Values in) const;
-  Values run_scan(size_t e, Values in) const;
+  Values run_cond(size_t e, const core::ProgramRoles& roles, Values in) const;
+  Values run_while(size_t e, const core::ProgramRoles& roles, Values in) const;
+  Values run_scan(size_t e, const core::ProgramRoles& roles, Values in) const;
   // Reads a scalar (a predicate, an index) per device position (nullopt: not local).
   // Outside shard_map bodies the partitioner replicates them, so all agree.
   std::vector<std::optional<int64_t>> read_scalars(const std::vector<BufferRef>& value,
@@ -50,8 +51,8 @@ class Executor {
   std::vector<bool> shareable_;
   // Per eqn: its operand and result types (made once: a loop body runs many times).
   std::vector<std::vector<core::Aval>> in_avals_, out_avals_;
-  // Per eqn: the executors of a control-flow equation's sub-programs, in param order
-  // (cond: its branches; while: cond then body; scan: body).
+  // Per eqn: the executors of a control-flow equation's sub-programs, in the order of its
+  // program roles.
   std::vector<std::vector<std::shared_ptr<const Executor>>> subs_;
 };
 
