@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "parax/parax.h"
 #include "lax/mapped_collectives.h"
+#include "parax/parax.h"
 #include "support/errors.h"
 
 namespace parax {

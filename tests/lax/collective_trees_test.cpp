@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "parax/parax.h"
 #include "lax/mapped_collectives.h"
+#include "parax/parax.h"
 
 namespace parax {
 namespace {

@@ -77,7 +77,7 @@ inline Array run(Map m, const Fn& f, const Array& x) {
 }
 
 inline void expect_rows(const Array& got, const Rows& want, const Shape& instance_shape,
-                 const std::string& what) {
+                        const std::string& what) {
   Shape s = instance_shape;
   s.insert(s.begin(), kN);
   ASSERT_EQ(got.shape(), s) << what;

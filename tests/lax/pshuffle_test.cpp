@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "parax/parax.h"
 #include "lax/mapped_collectives.h"
+#include "parax/parax.h"
 
 namespace parax {
 namespace {

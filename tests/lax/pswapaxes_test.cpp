@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "parax/parax.h"
 #include "lax/mapped_collectives.h"
+#include "parax/parax.h"
 
 namespace parax {
 namespace {
