@@ -45,7 +45,7 @@ inline void expect_record(const std::string& name, const Array& x, const std::st
   const std::vector<std::string> want = split_fields(parts[3], ',');
   const std::vector<double> got = x.to_vector<double>();
   ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
-  const double rtol = x.dtype() == DType::bfloat16 ? tol.bfloat16_rtol
+  const double rtol = x.dtype() == DType::bfloat16  ? tol.bfloat16_rtol
                       : x.dtype() == DType::float16 ? tol.float16_rtol
                                                     : tol.rtol;
   for (size_t k = 0; k < got.size(); ++k) {
