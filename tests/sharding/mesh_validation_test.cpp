@@ -3,6 +3,7 @@
 // sharding; valid ones still work.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "parax/parax.h"
@@ -10,8 +11,6 @@
 
 namespace parax {
 namespace {
-
-namespace jnp = parax::numpy;
 
 constexpr int64_t k31 = int64_t(1) << 31;
 

@@ -15,7 +15,6 @@ namespace parax {
 namespace {
 
 namespace np = numpy;
-namespace jnp = parax::numpy;
 
 Array twice(const Array& x) { return x * 2; }
 
@@ -156,16 +155,16 @@ TEST(TransformChecks, VjpOfIntegerOutputTakesAnyCotangentDtype) {
 
 TEST(SizesGrad, OutputWithNoLeavesRaisesTypeError) {
   auto empty_tuple = [](Array) { return std::tuple<>{}; };
-  EXPECT_THROW_HAS(grad(empty_tuple)(jnp::array(1.0f)), TypeError,
+  EXPECT_THROW_HAS(grad(empty_tuple)(np::array(1.0f)), TypeError,
                    "Gradient only defined for scalar-output functions. Output was ().");
   auto empty_vector = [](Array) { return std::vector<Array>{}; };
-  EXPECT_THROW_HAS(value_and_grad(empty_vector)(jnp::array(1.0f)), TypeError,
+  EXPECT_THROW_HAS(value_and_grad(empty_vector)(np::array(1.0f)), TypeError,
                    "Gradient only defined for scalar-output functions. Output was [].");
-  EXPECT_THROW_HAS(jit(grad(empty_vector))(jnp::array(1.0f)), TypeError,
+  EXPECT_THROW_HAS(jit(grad(empty_vector))(np::array(1.0f)), TypeError,
                    "Gradient only defined for scalar-output functions");
   // One leaf still differentiates.
   auto one = [](Array x) { return std::vector<Array>{x * x}; };
-  EXPECT_FLOAT_EQ(grad(one)(jnp::array(3.0f)).item<float>(), 6.0f);
+  EXPECT_FLOAT_EQ(grad(one)(np::array(3.0f)).item<float>(), 6.0f);
 }
 
 }  // namespace
