@@ -123,7 +123,8 @@ inline constexpr const char* kMlpSingle = "single";
 inline constexpr const char* kMlpDataParallel = "dp8";            // P('batch'), params P()
 inline constexpr const char* kMlpDataTensorParallel = "dp4_tp2";  // mesh (4, 2), W2, W3 split
 
-// Whether parax::grad exists (issue 5); until then the gradient step is reported as skipped.
+// Whether parax::grad is built (PARAX_HAS_GRAD); without it the gradient step is reported as
+// skipped.
 #ifdef PARAX_HAS_GRAD
 inline constexpr bool kHasGrad = true;
 #else

@@ -1,6 +1,6 @@
-// parax_cf_bench: issue 14's control-flow benchmarks, each a ratio of two variants timed in
+// parax_cf_bench: the control-flow benchmarks, each a ratio of two variants timed in
 // the same run (their repetitions interleaved, best of N, so a noisy spell of the shared
-// host hits both alike), printed as a markdown table with the issue's targets:
+// host hits both alike), printed as a markdown table with their targets:
 //   scan vs unrolled: a 10-layer MLP (tanh(h W + b)) written with lax::scan over stacked
 //       weights [10, D, D] against the same MLP unrolled in C++: run time of the jitted
 //       forward pass (target <= 1.05x) and trace + compile time, jit(f).lower(args)
@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     rows.insert(rows.end(), ckpt.begin(), ckpt.end());
   }
   const std::string md =
-      plain_bench::table("Control flow (parax_cf_bench: issue 14)", rows,
+      plain_bench::table("Control flow (parax_cf_bench)", rows,
                          "Best of " + std::to_string(reps) +
                              " wall times, the two variants of each ratio interleaved.");
   return plain_bench::report(*options, md, "parax_cf_bench");

@@ -1,4 +1,4 @@
-// parax_gather_bench: issue 15's embedding-lookup benchmark. A jitted numpy::take of 8192
+// parax_gather_bench: the embedding-lookup benchmark. A jitted numpy::take of 8192
 // rows from a 50k x 1024 float32 table (the lookup of a language model's embedding) moves
 // 32 MiB out of the table and 32 MiB into the result; it is judged against this machine's
 // memory bandwidth, measured in the same run as copies of the same volume (memcpy, and
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
        "(writes the 205 MB table)", ""},
   };
   const std::string md = plain_bench::table(
-      "Embedding gather (parax_gather_bench: issue 15)", rows,
+      "Embedding gather (parax_gather_bench)", rows,
       "Best of " + std::to_string(reps) + " wall times, the variants interleaved.");
   return plain_bench::report(*options, md, "parax_gather_bench");
 }

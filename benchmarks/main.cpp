@@ -1,5 +1,5 @@
 // parax_bench: measures the machine's limits and parax's workloads in one run, then prints
-// a summary with their ratios and issue 4's targets. Usage:
+// a summary with their ratios and the seed workloads' targets. Usage:
 //   parax_bench [--results_md=PATH] [Google Benchmark flags, e.g. --benchmark_filter=dot]
 #include <sched.h>
 
@@ -102,7 +102,7 @@ int main(int argc, char** argv) {
   parax_bench::register_limit_benchmarks(true);
   parax_bench::register_single_core_probe(true);
   if (!parax_bench::kHasGrad) {
-    std::cout << "parax/mlp_grad_step: skipped: needs grad (issue 5)\n";
+    std::cout << "parax/mlp_grad_step: skipped: needs grad (PARAX_HAS_GRAD)\n";
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

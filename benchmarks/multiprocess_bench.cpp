@@ -1,4 +1,4 @@
-// parax_mp_bench: issue 13's multi-process benchmarks. Every process of a launch runs it
+// parax_mp_bench: the multi-process benchmarks. Every process of a launch runs it
 // (parax-run for Gloo, mpirun for MPI; scripts/bench-multiprocess starts it every way) and
 // process 0 prints `RESULT <name> <ms>` lines, best-of-N wall times, each rep started
 // after a barrier so that no process measures its peer's late arrival.

@@ -1,4 +1,4 @@
-// parax_nn_bench: issue 16's benchmark. The torchax tutorial's training step — the MLP
+// parax_nn_bench: the torchax tutorial's training step — the MLP
 // [784, 1024, 1024, 1024, 10] in torch's [out, in] layout, batch 8192, MSELoss, SGD — written
 // with parax::nn (a Module with a ModuleList of Linear, functional_call, nn::MSELoss,
 // optax::sgd and apply_updates) against the same step written directly with numpy functions

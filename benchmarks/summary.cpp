@@ -1,5 +1,5 @@
 // The summary after all benchmarks ran: the limits measured in this run, each workload as
-// time and as a ratio to its limit, sharded/single ratios, and the targets of issue 4.
+// time and as a ratio to its limit, sharded/single ratios, and the seed workloads' targets.
 // Ratios use each measurement's best iteration: noise on a shared machine only ever slows a
 // run down, and the limits are taken the same way.
 #include <algorithm>
@@ -159,7 +159,7 @@ std::string error_text(const std::string& key) {
 
 std::string verdict(bool met) { return met ? " ✓" : " ✗"; }
 
-// Sharded/single time ratio against the issue's 1.05.
+// Sharded/single time ratio against its target, 1.05.
 void fill_sharded(Row& row, const std::string& single_key, const std::string& sharded_key) {
   const Measurement* single = ok_measurement(single_key);
   const Measurement* sharded = ok_measurement(sharded_key);
@@ -216,7 +216,7 @@ Row dot_row(int64_t n, bool sharded, std::optional<double> sgemm, std::optional<
     row.target = n == kBig ? "≥ 90 %" + verdict(r >= 0.9) : "—";
   }
   if (peak) {
-    // The issue's target: the FMA peak of the CPU's widest ISA, not the library's.
+    // The target: the FMA peak of the CPU's widest ISA, not the library's.
     const double r = flops / m->best() / *peak;
     row.limit += fmt("%sFMA peak %.1f GFLOP/s", row.limit.empty() ? "" : "; ", *peak * 1e-9);
     row.of_limit += fmt("%s%.0f %% of peak", row.of_limit.empty() ? "" : "; ", 100 * r);
@@ -257,7 +257,7 @@ Row mlp_row(const std::string& layout, const Limits& l, bool grad) {
   return row;
 }
 
-// Eager grad(jit(loss)) against jit(grad(loss)), timed side by side: the issue's 1.05.
+// Eager grad(jit(loss)) against jit(grad(loss)), timed side by side: target 1.05.
 Row grad_of_jit_row(const std::string& layout) {
   static const char* kNames[] = {"1 device", "8 devices, P('batch'), params P()",
                                  "4×2, P('batch',None), W2 P(None,'model'), W3 P('model',None)"};
@@ -322,7 +322,7 @@ std::string workloads_table(const Limits& l) {
   }
   if (!kHasGrad) {
     Row r("MLP gradient step (jit(grad(loss)))", "1 device, 8-way, 4×2");
-    r.time = "skipped: needs grad (issue 5)";
+    r.time = "skipped: needs grad (PARAX_HAS_GRAD)";
     rows.push_back(r);
   }
   {

@@ -1,4 +1,4 @@
-// parax_transformer_bench: issue 15's training-step benchmark. The tiny transformer of
+// parax_transformer_bench: the training-step benchmark. The tiny transformer of
 // examples/transformer_model.h in the configuration tools/jax_transformer.py holds too
 // (vocab 8192, d_model 256, 8 heads, 4 layers, sequence 128, batch 16): one jitted
 // value_and_grad + SGD step on one device, against the same step in JAX:CPU, which
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     rows.push_back({"JAX:CPU step", "JAX not importable: no same-run comparison", ">= 1.5x", ""});
   }
   const std::string md = plain_bench::table(
-      "Tiny transformer training step (parax_transformer_bench: issue 15)", rows,
+      "Tiny transformer training step (parax_transformer_bench)", rows,
       "Best of " + std::to_string(reps) + " wall times, the variants interleaved. " +
           plain_bench::jax_note(jax));
   return plain_bench::report(*options, md, "parax_transformer_bench");

@@ -1,4 +1,4 @@
-// The workloads of issue 4, through parax's public API on 8 virtual CPU devices: sin, dot,
+// The seed workloads, through parax's public API on 8 virtual CPU devices: sin, dot,
 // a jitted 10-op elementwise chain, the MLP forward+loss step, eager dispatch latency, and
 // the in-cache blocks that give parax's own SIMD-math ceiling (run by the one-CPU probe of
 // single_core.cpp). Every benchmark calls once untimed first, so compilation and the first
@@ -226,7 +226,7 @@ struct Model {
   Batch batch;
 };
 
-// The tutorial's init_model, with host random numbers (JAX's are issue 5).
+// The tutorial's init_model, with host random numbers (not JAX's random streams).
 Model init_model() {
   Model m;
   unsigned seed = 10;
@@ -295,8 +295,8 @@ void bm_mlp_forward(benchmark::State& state) {
 }
 
 #ifdef PARAX_HAS_GRAD
-// The tutorial's training step, jit(grad(loss)). Define PARAX_HAS_GRAD once parax::grad
-// exists (issue 5).
+// The tutorial's training step, jit(grad(loss)), when PARAX_HAS_GRAD says parax::grad is
+// built.
 void bm_mlp_grad(benchmark::State& state) {
   std::vector<Variant> variants = mlp_variants("mlp_grad_step");
   guarded(state, keys_of(variants), [&] {

@@ -63,7 +63,7 @@ def sharding_basics(n=16):
 
 def print_exception(e):
     # The tutorial's print_exception without colour. JAX 0.4.35 names the function behind
-    # `+` `_add`; parax names the primitive, `add` (the text).
+    # `+` `_add`; parax names the primitive, `add`.
     import textwrap
     text = str(e).replace(" of _add ", " of add ")
     print(textwrap.fill(f"{type(e).__name__}: {text}"))

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "parax/array.h"
-#include "parax/jit.h"
 #include "parax/tree.h"
 
 namespace parax {
@@ -41,7 +40,7 @@ inline constexpr CheckpointPolicy checkpoint_dots_with_no_batch_dims =
 
 namespace detail {
 
-// The functions below trace `FlatFn`s (leaves in, leaves out: jit.h) into sub-programs and
+// The functions below trace `FlatFn`s (leaves in, leaves out: tree.h) into sub-programs and
 // bind one control-flow primitive; the templates only flatten and rebuild pytrees.
 std::vector<Array> cond_leaves(const Array& index, const std::vector<FlatFn>& branches,
                                bool is_switch, const std::vector<Array>& operands,

@@ -223,6 +223,62 @@ T map(F&& f, const T& x, const Rest&... rest) {
 }
 
 }  // namespace tree
+
+namespace detail {
+
+// A function over flat leaves, the form transforms trace: called with the arguments'
+// leaves, it returns the outputs' leaves and sets *out_def to their structure.
+using FlatFn = std::function<std::vector<Array>(const std::vector<Array>&, TreeDef*)>;
+
+// Appends the leaves of each argument to `leaves` and its structure to `defs`.
+template <class... Args>
+void flatten_args(std::vector<Array>& leaves, std::vector<TreeDef>& defs, const Args&... args) {
+  (
+      [&] {
+        auto [l, d] = tree::flatten(args);
+        leaves.insert(leaves.end(), l.begin(), l.end());
+        defs.push_back(std::move(d));
+      }(),
+      ...);
+}
+
+// Rebuilds the arguments from traced leaves, calls f, and flattens its result.
+template <class F, class... Args>
+FlatFn flat_fn(const F& f, const std::vector<TreeDef>& defs) {
+  return [&f, &defs](const std::vector<Array>& leaves, TreeDef* out_def) {
+    size_t next = 0;
+    size_t i = 0;
+    [[maybe_unused]] auto take = [&](auto tag) {  // unused for a function of no arguments
+      using T = typename decltype(tag)::type;
+      const TreeDef& def = defs[i++];
+      std::vector<Array> part(leaves.begin() + long(next),
+                              leaves.begin() + long(next + size_t(def.num_leaves())));
+      next += size_t(def.num_leaves());
+      return tree::unflatten<T>(def, part);
+    };
+    std::tuple<std::decay_t<Args>...> rebuilt{take(std::type_identity<std::decay_t<Args>>{})...};
+    auto result = std::apply(f, rebuilt);
+    auto [out, def] = tree::flatten(result);
+    *out_def = def;
+    return out;
+  };
+}
+
+// Calls f through a transform on flat leaves: flattens args, runs
+// `run(leaves, defs, flat f, &out_def)` (which returns the output leaves) and rebuilds f's
+// result type from them. The shape of jit, vmap, pmap, shard_map and checkpoint calls.
+template <class F, class Run, class... Args>
+auto call_flattened(const F& f, Run&& run, const Args&... args) {
+  using R = std::decay_t<std::invoke_result_t<const F&, const std::decay_t<Args>&...>>;
+  std::vector<Array> leaves;
+  std::vector<TreeDef> defs;
+  flatten_args(leaves, defs, args...);
+  TreeDef out_def;
+  std::vector<Array> outs = run(leaves, defs, flat_fn<F, Args...>(f, defs), &out_def);
+  return tree::unflatten<R>(out_def, outs);
+}
+
+}  // namespace detail
 }  // namespace parax
 
 // Registers a struct as a pytree whose children are the listed fields, in order.

@@ -7,6 +7,7 @@
 #include "base/config_internal.h"
 #include "base/dtype_dispatch.h"
 #include "base/promotion.h"
+#include "base/sizes.h"
 #include "core/backend.h"
 #include "parax/device_put.h"
 #include "parax/lax.h"
@@ -19,6 +20,51 @@ namespace detail {
 
 Array array_from_host(const void* data, const core::Aval& aval) {
   return core::backend().from_host(data, aval);
+}
+
+namespace {
+
+// Converts n values of dtype `src` into a new host array of dtype `dst`.
+std::vector<uint8_t> convert(const void* values, int64_t n, DType src, DType dst) {
+  std::vector<uint8_t> out(size_t(n) * size_t(dtype_itemsize(dst)));
+  dispatch_dtype(src, [&](auto s) {
+    using S = decltype(s);
+    const S* in = static_cast<const S*>(values);
+    dispatch_dtype(dst, [&](auto d) {
+      using D = decltype(d);
+      D* o = reinterpret_cast<D*>(out.data());
+      for (int64_t i = 0; i < n; ++i) o[i] = scalar_cast<D>(in[i]);
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+void check_host_array(std::string_view api, const Shape& shape, DType dtype,
+                      int64_t staging_itemsize) {
+  base::check_array_shape(api, shape, dtype);
+  // Staging values, their converted copy and the device buffer are all live at once.
+  const unsigned __int128 bytes =
+      (unsigned __int128)shape_size(shape) * unsigned(staging_itemsize + 2 * dtype_itemsize(dtype));
+  base::check_allocation(api, bytes > UINT64_MAX ? UINT64_MAX : uint64_t(bytes));
+}
+
+Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
+                        std::optional<DType> dtype) {
+  for (int64_t d : shape) {
+    if (d < 0) throw ValueError("[array] negative dimensions are not allowed: " + shape_str(shape));
+  }
+  std::optional<int64_t> size = 1;
+  for (int64_t d : shape) size = size ? base::mul_exact(*size, d) : size;
+  if (size != n) {
+    throw ValueError("[array] cannot reshape " + std::to_string(n) + " values into shape " +
+                     shape_str(shape));
+  }
+  DType dst = dtype ? *dtype : canonicalize_dtype(src);
+  check_host_array("array", shape, dst, dtype_itemsize(src));
+  std::vector<uint8_t> host = convert(values, n, src, dst);
+  return array_from_host(host.data(), core::Aval{std::move(shape), dst, false});
 }
 
 std::optional<Array> pmap_shard(const ArrayImpl& x, int64_t i) {

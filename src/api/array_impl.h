@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/array_value.h"
@@ -12,6 +13,18 @@ namespace parax::detail {
 
 // Makes an uncommitted array on the default device from host data of `dtype`.
 Array array_from_host(const void* data, const core::Aval& aval);
+
+// Raises ValueError for a shape whose size overflows, ResourceExhaustedError when the
+// array (staged on the host as `staging_itemsize`-byte values) cannot fit in memory.
+// `api` names the public function.
+void check_host_array(std::string_view api, const Shape& shape, DType dtype,
+                      int64_t staging_itemsize);
+
+// Makes an uncommitted array on the default device from `n` host values of `src` dtype,
+// shaped `shape`, converted to `dtype` (or the canonical form of `src` when absent).
+// jnp.array's and device_put's host values both come here.
+Array array_from_values(const void* values, int64_t n, DType src, Shape shape,
+                        std::optional<DType> dtype);
 
 // Returns device i's shard of a pmap result (dimension 0 mapped) as an uncommitted array
 // on that device, without its mapped dimension; nullopt if no device holds exactly [i].

@@ -3,7 +3,6 @@
 #include "api/array_impl.h"
 #include "base/sizes.h"
 #include "core/trace.h"
-#include "parax/numpy.h"
 #include "runtime/transfer.h"
 #include "sharding/named_sharding_impl.h"
 #include "sharding/sharding_impl.h"
@@ -92,7 +91,7 @@ namespace detail {
 
 Array host_vector_array(const void* values, int64_t n, DType src, const Shape& block) {
   Shape shape = shape_size(block) == n ? block : Shape{n};
-  return numpy::detail::array_from_values(values, n, src, std::move(shape), std::nullopt);
+  return array_from_values(values, n, src, std::move(shape), std::nullopt);
 }
 
 DType shards_dtype(const std::vector<Array>& pieces, std::optional<DType> dtype,
@@ -166,9 +165,4 @@ Array make_array_from_shards(const Shape& shape, const Sharding& sharding,
 }
 
 }  // namespace detail
-
-namespace numpy::detail {
-Array place(const Array& x, const Sharding& sharding) { return device_put(x, sharding); }
-}  // namespace numpy::detail
-
 }  // namespace parax

@@ -30,8 +30,9 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
     std::vector<Atom> in;
     for (const Atom& a : e.inputs) in.push_back(sub(a));
     if (core::has_trait(e.prim, core::kCall)) {
-      const auto& body = *e.params.get<std::shared_ptr<const Program>>("jaxpr");
-      std::vector<Atom> res = inline_into(out, body, in);
+      const auto body = core::program_of(e, core::ProgramRole::call);
+      PARAX_CHECK(body != nullptr, "a call with no call program: " << core::prim_name(e.prim));
+      std::vector<Atom> res = inline_into(out, *body, in);
       for (size_t r = 0; r < e.outputs.size(); ++r) map[size_t(e.outputs[r])] = res[r];
       continue;
     }
@@ -178,12 +179,8 @@ std::vector<Device> check_devices(std::span<const ArgInfo> args, const CompileOp
     // The code that runs: control flow's branches and bodies, a call's or a shard_map's
     // program (not a custom derivative's rules).
     for (const core::Eqn& e : q.eqns) {
-      if (core::has_trait(e.prim, core::kControlFlow)) {
-        for (const auto& sub : core::sub_programs(e)) self(self, *sub, false);
-      } else if ((core::has_trait(e.prim, core::kHasProgram) ||
-                  core::has_trait(e.prim, core::kCall)) &&
-                 e.params.has("jaxpr")) {
-        self(self, *e.params.get<std::shared_ptr<const Program>>("jaxpr"), false);
+      for (const core::SubProgram& sub : core::program_roles(e).programs) {
+        if (sub.role != core::ProgramRole::rule) self(self, *sub.program, false);
       }
     }
   };
@@ -307,6 +304,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
       }();
   plan->cost = analyze(part.local, mesh);
   plan->local = std::make_shared<const Program>(std::move(part.local));
+  plan->buffers = std::make_shared<const BufferPlan>(std::move(*state.buffers));
   return plan;
 }
 
@@ -318,8 +316,8 @@ std::string Plan::as_text() const {
   text += ")\n# out_layouts (";
   for (size_t i = 0; i < out_layouts.size(); ++i)
     text += (i ? ", " : "") + mesh.spec_str(out_layouts[i]);
-  text += ")\n";
-  return text + program_text(*local, mesh) + "\n";
+  text += ")\n" + program_text(*local, mesh) + "\n";
+  return buffers ? text + buffers_text(*local, *buffers) : text;
 }
 
 namespace {

@@ -1,9 +1,9 @@
 // The compiler's entry point: a global program plus the types and shardings of its
 // arguments in (in_shardings, out_shardings and with_sharding_constraint are all
-// sharding_constraint equations of the program), a Plan out (inline-calls, check-devices,
-// propagate-sharding, partition-spmd). Jit and eager execution both come through here, so they
-// agree. A Plan is plain data: every process compiling the same program for the same
-// arguments gets the same plan (compare fingerprints); the runtime executes it.
+// sharding_constraint equations of the program), a Plan out (passes.h's list). Jit and
+// eager execution both come through here, so they agree. A Plan is plain data: every
+// process compiling the same program for the same arguments gets the same plan (compare
+// fingerprints); the runtime executes it.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/buffers.h"
 #include "compiler/spmd.h"
 #include "core/program.h"
 #include "parax/jit.h"
@@ -40,6 +41,7 @@ struct Plan {
   MeshInfo mesh;
   std::string name;                            // the jit's or operation's name, for errors
   std::shared_ptr<const core::Program> local;  // the per-device program
+  std::shared_ptr<const BufferPlan> buffers;   // where `local`'s values live and die
   std::vector<DimShard> in_layouts, out_layouts;
   // Per argument: the sharding it was compiled for (its buffers' layout when given) and
   // the one the program reads.
@@ -50,7 +52,8 @@ struct Plan {
   bool committed = false;                       // outputs are committed arrays
   CostAnalysis cost;
 
-  // Returns the partitioned per-device program with its mesh and layouts.
+  // Returns the partitioned per-device program with its mesh and layouts, then its buffer
+  // plan (`#` lines).
   std::string as_text() const;
   // Returns as_text() followed by every other field, one `# name value` line each: the
   // whole plan, device ids included.

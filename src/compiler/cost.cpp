@@ -25,22 +25,24 @@ CostAnalysis analyze(const core::Program& local, const MeshInfo& mesh) {
   std::vector<core::Aval> in, out;
   for (const core::Eqn& e : local.eqns) {
     if (core::has_trait(e.prim, core::kControlFlow)) {
-      // A scan's body runs `length` times; a while's trip count is unknown (counted once,
-      // as XLA's cost analysis counts it); a cond's costliest branch.
-      const double times = e.prim == core::Prim::scan ? double(e.params.get<int64_t>("length")) : 1;
-      CostAnalysis most;
-      for (const auto& sub : core::sub_programs(e)) {
-        CostAnalysis s = analyze(*sub, mesh);
-        if (e.prim != core::Prim::cond) {
-          most.flops += s.flops;
-          most.collective_bytes += s.collective_bytes;
-          for (const auto& [k, n] : s.collectives) most.collectives[k] += n;
+      // The programs run trip_count times (a while's trip count is unknown: counted once,
+      // as XLA's cost analysis counts it); of branches, the costliest.
+      const core::ProgramRoles roles = core::program_roles(e);
+      const double times = double(roles.trip_count.value_or(1));
+      CostAnalysis all, most;
+      for (const core::SubProgram& sub : roles.programs) {
+        CostAnalysis s = analyze(*sub.program, mesh);
+        if (sub.role != core::ProgramRole::branch) {
+          all.flops += s.flops;
+          all.collective_bytes += s.collective_bytes;
+          for (const auto& [k, n] : s.collectives) all.collectives[k] += n;
         } else if (s.flops + s.collective_bytes > most.flops + most.collective_bytes) {
           most = s;
         }
       }
-      c.flops += times * most.flops;
-      c.collective_bytes += times * most.collective_bytes;
+      c.flops += times * (all.flops + most.flops);
+      c.collective_bytes += times * (all.collective_bytes + most.collective_bytes);
+      for (const auto& [k, n] : all.collectives) c.collectives[k] += n;
       for (const auto& [k, n] : most.collectives) c.collectives[k] += n;
       continue;
     }

@@ -153,6 +153,11 @@ Program eliminate_dead_code(const Program& p) {
   return out;
 }
 
+const Program* fused_program(const Eqn& e) {
+  // The tiles program lives in e's params, so the pointer outlives this call.
+  return core::program_of(e, core::ProgramRole::tiles).get();
+}
+
 Program fuse_elementwise(const Program& p) {
   // The last equation reading each variable; program outputs read it "at the end".
   std::vector<int> last_use(p.avals.size(), -1);

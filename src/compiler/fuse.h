@@ -10,6 +10,9 @@ namespace parax::compiler {
 
 core::Program fuse_elementwise(const core::Program& p);
 
+// Returns the chain of equations a fusion equation runs, or nullptr for another equation.
+const core::Program* fused_program(const core::Eqn& e);
+
 // Replaces operands of elementwise equations that are a rank-0 value broadcast to the
 // result's shape by that value (elementwise kernels broadcast rank-0 operands), so filled
 // arrays (a jvp's ones and zeros) are not made in memory.

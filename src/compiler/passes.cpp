@@ -62,6 +62,9 @@ void fuse_elementwise_pass(PassState& s) {
   s.partitioned->local = deep(s.partitioned->local, fuse_elementwise);
 }
 
+// Last: it plans the program the executor will run, as it is.
+void plan_buffers_pass(PassState& s) { s.buffers = plan_buffers(s.partitioned->local); }
+
 constexpr Pass kPasses[] = {
     {"inline-calls", inline_calls_pass},
     {"check-devices", check_devices_pass},
@@ -70,6 +73,7 @@ constexpr Pass kPasses[] = {
     {"fold-scalar-broadcasts", fold_scalar_broadcasts_pass},
     {"dce", dce_pass},
     {"fuse-elementwise", fuse_elementwise_pass},
+    {"plan-buffers", plan_buffers_pass},
 };
 
 // Type-checking after every pass costs about a quarter of the compile time of a
@@ -83,8 +87,10 @@ constexpr bool kVerifyByDefault = true;
 // -1: not read yet from PARAX_VERIFY_IR.
 std::atomic<int> g_verify{-1};
 
-// Checks the program the passes hold. A per-device program is typed on its mesh; weak
-// types are compared where they matter, before partitioning (VerifyOptions).
+// Returns what is wrong with the program the passes hold, or with its buffer plan once
+// there is one (a pass after plan-buffers that changed the program would leave it stale).
+// A per-device program is typed on its mesh; weak types are compared where they matter,
+// before partitioning (VerifyOptions).
 std::optional<std::string> check(const PassState& s) {
   core::VerifyOptions options;
   options.types = verify_after_passes();
@@ -92,7 +98,12 @@ std::optional<std::string> check(const PassState& s) {
     options.mesh_axis_sizes = s.mesh->axis_sizes;
     options.weak_types = false;
   }
-  return core::verify(s.program(), options);
+  if (auto err = core::verify(s.program(), options)) return "is ill-typed: " + *err;
+  if (!s.buffers) return std::nullopt;
+  if (auto err = verify_buffers(s.program(), *s.buffers)) {
+    return "has an unsound buffer plan: " + *err;
+  }
+  return std::nullopt;
 }
 
 // Writes the program after each pass to PARAX_DUMP_IR's directory, when it names one.
@@ -119,8 +130,8 @@ class Dumper {
   }
 
  private:
-  // The per-device program with its layouts and mesh axis names, as Executable::as_text
-  // prints it; the global one as a jaxpr.
+  // The per-device program with its layouts and mesh axis names (and its buffer plan once
+  // planned), as Plan::as_text prints it; the global one as a jaxpr.
   static std::string text(const PassState& s) {
     if (!s.per_device()) return core::to_string(s.global) + "\n";
     const Partitioned& part = *s.partitioned;
@@ -130,7 +141,8 @@ class Dumper {
     head += ")\n# out_layouts (";
     for (size_t i = 0; i < part.outputs.size(); ++i)
       head += (i ? ", " : "") + s.mesh->spec_str(part.outputs[i]);
-    return head + ")\n" + program_text(part.local, *s.mesh) + "\n";
+    head += ")\n" + program_text(part.local, *s.mesh) + "\n";
+    return s.buffers ? head + buffers_text(part.local, *s.buffers) : head;
   }
 
   static std::string file_safe(std::string_view name) {
@@ -157,7 +169,7 @@ void run_passes(PassState& state, std::span<const Pass> passes, std::string_view
     passes[i].run(state);
     dump.write(state, i + 1, passes[i].name);
     if (auto err = check(state)) {
-      PARAX_CHECK(false, "the program after " << passes[i].name << " is ill-typed: " << *err
+      PARAX_CHECK(false, "the program after " << passes[i].name << " " << *err
                                               << " (PARAX_DUMP_IR=dir writes it out)");
     }
   }

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/buffers.h"
 #include "compiler/compile.h"
 #include "compiler/partition.h"
 #include "core/program.h"
@@ -30,6 +31,7 @@ struct PassState {
   std::optional<MeshInfo> mesh = {};            // set by check-devices
   std::optional<Propagation> propagation = {};  // set by propagate-sharding
   std::optional<Partitioned> partitioned = {};  // set by partition-spmd
+  std::optional<BufferPlan> buffers = {};       // set by plan-buffers, of partitioned->local
 
   bool per_device() const { return partitioned.has_value(); }
   const core::Program& program() const { return per_device() ? partitioned->local : global; }

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "base/check.h"
+#include "core/rules.h"
 #include "parax/errors.h"
 
 namespace parax::compiler {
@@ -230,25 +231,36 @@ std::vector<DimShard> output_layouts(const core::Program& p, const Propagation& 
 
 using Seeds = std::vector<std::optional<DimShard>>;
 
-// cond: every branch sees its operands as they arrive; the results take branch 0's
-// layouts, and the other branches reshard to them.
-ControlFlowLayouts propagate_cond(const Eqn& e, const core::Program& p, const MeshInfo& mesh,
-                                  const Seeds& operands) {
-  const auto& branches = e.params.get<core::ProgramList>("branches");
-  Seeds seeds(operands.begin() + 1, operands.end());
+// Branches (a cond's): every branch sees its operands as they arrive; the results take
+// the first branch's layouts, and the other branches reshard to them. The index is a
+// replicated scalar.
+ControlFlowLayouts propagate_branches(const core::ProgramRoles& roles, const MeshInfo& mesh,
+                                      const Seeds& operands) {
+  std::vector<const core::SubProgram*> branches;
+  for (const core::SubProgram& s : roles.programs) {
+    PARAX_CHECK(
+        s.role == core::ProgramRole::branch,
+        "propagate: an index picks among branches, not a " << core::program_role_name(s.role));
+    branches.push_back(&s);
+  }
+  PARAX_CHECK(!branches.empty(), "propagate: an index with no branches");
+  const core::SubProgram& first_branch = *branches[0];
+  const auto args = operands.begin() + long(first_branch.consts_begin);
+  Seeds seeds(args, args + long(first_branch.num_consts));
   // Inputs no operand decides take what the first branch's code wants.
-  const Propagation first = propagate(*branches[0], mesh, seeds);
-  const std::vector<DimShard> in = input_layouts(*branches[0], first, mesh);
+  const Propagation first = propagate(*first_branch.program, mesh, seeds);
+  const std::vector<DimShard> in = input_layouts(*first_branch.program, first, mesh);
   ControlFlowLayouts cf;
-  cf.operands.push_back(DimShard::replicated(0));
+  cf.operands.assign(operands.size(), DimShard::replicated(0));
   for (size_t i = 0; i < in.size(); ++i) {
     seeds[i] = in[i];
-    cf.operands.push_back(in[i]);
+    cf.operands[first_branch.consts_begin + i] = in[i];
   }
-  for (const auto& b : branches) cf.programs.push_back(propagate(*b, mesh, seeds));
-  cf.results = output_layouts(*branches[0], cf.programs[0], mesh);
+  for (const core::SubProgram* b : branches) {
+    cf.programs.push_back(propagate(*b->program, mesh, seeds));
+  }
+  cf.results = output_layouts(*first_branch.program, cf.programs[0], mesh);
   cf.program_outputs.assign(branches.size(), cf.results);
-  (void)p;
   return cf;
 }
 
@@ -291,64 +303,73 @@ LoopFixedPoint loop_fixed_point(const core::Program& body, const MeshInfo& mesh,
   return {propagate(body, mesh, seeds), entry};
 }
 
-ControlFlowLayouts propagate_while(const Eqn& e, const MeshInfo& mesh, const Seeds& operands) {
-  const auto& cond = *e.params.get<std::shared_ptr<const core::Program>>("cond_jaxpr");
-  const auto& body = *e.params.get<std::shared_ptr<const core::Program>>("body_jaxpr");
-  const size_t cond_consts = size_t(e.params.get<int64_t>("cond_nconsts"));
-  const size_t body_consts = size_t(e.params.get<int64_t>("body_nconsts"));
-  const size_t carry = operands.size() - cond_consts - body_consts;
-  Seeds body_seeds(operands.begin() + long(cond_consts), operands.end());
-  LoopFixedPoint fp = loop_fixed_point(body, mesh, body_seeds, body_consts, carry);
-  const std::vector<DimShard> body_in = input_layouts(body, fp.body, mesh);
-  Seeds cond_seeds(operands.begin(), operands.begin() + long(cond_consts));
-  cond_seeds.insert(cond_seeds.end(), fp.carry.begin(), fp.carry.end());
-  Propagation cond_prop = propagate(cond, mesh, cond_seeds);
-  const std::vector<DimShard> cond_in = input_layouts(cond, cond_prop, mesh);
-  ControlFlowLayouts cf;
-  cf.operands.assign(cond_in.begin(), cond_in.begin() + long(cond_consts));
-  cf.operands.insert(cf.operands.end(), body_in.begin(), body_in.end());
-  cf.results = fp.carry;
-  cf.programs.push_back(std::move(cond_prop));  // sub_programs' order: body_jaxpr first
-  cf.programs.insert(cf.programs.begin(), std::move(fp.body));
-  cf.program_outputs = {fp.carry, {DimShard::replicated(0)}};
-  return cf;
+// Returns `s` with a leading dimension that stays whole (a stacked xs or ys) or without it.
+DimShard stacked(DimShard s) {
+  s.dims.insert(s.dims.begin(), AxisList{});
+  return s;
 }
 
-ControlFlowLayouts propagate_scan(const Eqn& e, const core::Program& p, const MeshInfo& mesh,
+// A loop (a while's, a scan's): the body's carry takes the layout that is the body's fixed
+// point; a step sees one slice of each xs, laid out as the xs without its scanned
+// dimension, and each ys stacks the layouts of its slices. A predicate sees the carry as
+// the body leaves it.
+ControlFlowLayouts propagate_loop(const core::Eqn& e, const core::Program& p,
+                                  const core::ProgramRoles& roles, const MeshInfo& mesh,
                                   const Seeds& operands) {
-  const auto& body = *e.params.get<std::shared_ptr<const core::Program>>("jaxpr");
-  const size_t consts = size_t(e.params.get<int64_t>("num_consts"));
-  const size_t carry = size_t(e.params.get<int64_t>("num_carry"));
-  Seeds seeds(operands.begin(), operands.end());
-  // A step sees one slice of each xs: its layout without the scanned dimension, which
-  // stays whole.
-  for (size_t i = consts + carry; i < seeds.size(); ++i) {
-    if (!seeds[i]) continue;
-    DimShard s = *seeds[i];
-    s.dims.erase(s.dims.begin());
-    const core::Aval& x = p.aval_of(e.inputs[i]);
-    s = settled(core::Aval{Shape(x.shape.begin() + 1, x.shape.end()), x.dtype, false}, s, mesh);
-    seeds[i] = s;
+  const core::SubProgram* body = roles.find(core::ProgramRole::body);
+  PARAX_CHECK(body != nullptr, "propagate: the compiler inlines " << core::prim_name(e.prim));
+  auto range = [&](size_t begin, size_t n) {
+    return Seeds(operands.begin() + long(begin), operands.begin() + long(begin + n));
+  };
+  Seeds seeds = range(body->consts_begin, body->num_consts);
+  const Seeds carry = range(roles.carry_begin, roles.num_carry);
+  seeds.insert(seeds.end(), carry.begin(), carry.end());
+  for (size_t x = 0; x < roles.num_xs; ++x) {
+    std::optional<DimShard> seed = operands[roles.xs_begin + x];
+    if (seed) {
+      seed->dims.erase(seed->dims.begin());
+      const core::Aval& xs = p.aval_of(e.inputs[roles.xs_begin + x]);
+      seed = settled(core::Aval{Shape(xs.shape.begin() + 1, xs.shape.end()), xs.dtype, false},
+                     *seed, mesh);
+    }
+    seeds.push_back(std::move(seed));
   }
-  LoopFixedPoint fp = loop_fixed_point(body, mesh, seeds, consts, carry);
-  const std::vector<DimShard> in = input_layouts(body, fp.body, mesh);
-  const std::vector<DimShard> out = output_layouts(body, fp.body, mesh);
+  LoopFixedPoint fp =
+      loop_fixed_point(*body->program, mesh, seeds, body->num_consts, roles.num_carry);
+  const std::vector<DimShard> body_in = input_layouts(*body->program, fp.body, mesh);
+  const std::vector<DimShard> body_out = output_layouts(*body->program, fp.body, mesh);
   ControlFlowLayouts cf;
-  for (size_t i = 0; i < in.size(); ++i) {
-    DimShard s = in[i];
-    if (i >= consts + carry) s.dims.insert(s.dims.begin(), AxisList{});
-    cf.operands.push_back(std::move(s));
+  cf.operands.resize(operands.size());
+  for (size_t i = 0; i < body->num_consts; ++i) cf.operands[body->consts_begin + i] = body_in[i];
+  for (size_t c = 0; c < roles.num_carry; ++c) {
+    cf.operands[roles.carry_begin + c] = body_in[body->num_consts + c];
+  }
+  for (size_t x = 0; x < roles.num_xs; ++x) {
+    cf.operands[roles.xs_begin + x] = stacked(body_in[body->num_consts + roles.num_carry + x]);
   }
   cf.results = fp.carry;
-  std::vector<DimShard> body_out = fp.carry;
-  for (size_t y = carry; y < out.size(); ++y) {
-    body_out.push_back(out[y]);
-    DimShard s = out[y];
-    s.dims.insert(s.dims.begin(), AxisList{});
-    cf.results.push_back(std::move(s));
+  std::vector<DimShard> body_results = fp.carry;
+  for (size_t y = roles.num_carry; y < body_out.size(); ++y) {
+    body_results.push_back(body_out[y]);
+    cf.results.push_back(stacked(body_out[y]));
   }
-  cf.programs.push_back(std::move(fp.body));
-  cf.program_outputs = {std::move(body_out)};
+  for (const core::SubProgram& s : roles.programs) {
+    if (&s == body) {
+      cf.programs.push_back(std::move(fp.body));
+      cf.program_outputs.push_back(body_results);
+      continue;
+    }
+    PARAX_CHECK(s.role == core::ProgramRole::predicate,
+                "propagate: a loop holds a body and a predicate, not a "
+                    << core::program_role_name(s.role));
+    Seeds pred_seeds = range(s.consts_begin, s.num_consts);
+    pred_seeds.insert(pred_seeds.end(), fp.carry.begin(), fp.carry.end());
+    Propagation pred = propagate(*s.program, mesh, pred_seeds);
+    const std::vector<DimShard> pred_in = input_layouts(*s.program, pred, mesh);
+    for (size_t i = 0; i < s.num_consts; ++i) cf.operands[s.consts_begin + i] = pred_in[i];
+    cf.programs.push_back(std::move(pred));
+    cf.program_outputs.push_back({DimShard::replicated(0)});
+  }
   return cf;
 }
 
@@ -366,17 +387,9 @@ ControlFlowLayouts propagate_control_flow(const Eqn& e, const core::Program& p,
       seeds.emplace_back();
     }
   }
-  switch (e.prim) {
-    case Prim::cond:
-      return propagate_cond(e, p, mesh, seeds);
-    case Prim::while_:
-      return propagate_while(e, mesh, seeds);
-    case Prim::scan:
-      return propagate_scan(e, p, mesh, seeds);
-    default:
-      PARAX_CHECK(false, "propagate: the compiler inlines " << core::prim_name(e.prim));
-  }
-  PARAX_UNREACHABLE();
+  const core::ProgramRoles roles = core::program_roles(e);
+  if (roles.index) return propagate_branches(roles, mesh, seeds);
+  return propagate_loop(e, p, roles, mesh, seeds);
 }
 
 }  // namespace

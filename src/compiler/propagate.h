@@ -17,9 +17,9 @@ namespace parax::compiler {
 
 struct Propagation;
 
-// The layouts of a control-flow equation (cond, while, scan): its sub-programs are laid
-// out by propagations of their own, seeded with the layouts chosen for their inputs; a
-// loop's carry has one layout on entry, on each step and on exit.
+// The layouts of a control-flow equation (branches or a loop, as its program roles say):
+// its sub-programs are laid out by propagations of their own, seeded with the layouts
+// chosen for their inputs; a loop's carry has one layout on entry, on each step and on exit.
 struct ControlFlowLayouts {
   std::vector<DimShard> operands;  // the layout each operand must arrive in
   std::vector<DimShard> results;

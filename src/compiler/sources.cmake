@@ -1,4 +1,5 @@
 target_sources(parax PRIVATE
+  compiler/buffers.cpp
   compiler/compile.cpp
   compiler/cost.cpp
   compiler/fuse.cpp

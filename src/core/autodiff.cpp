@@ -6,6 +6,7 @@
 #include "core/array_value.h"
 #include "core/backend.h"
 #include "core/rules.h"
+#include "parax/lax.h"
 
 namespace parax::core {
 
@@ -71,7 +72,7 @@ Array value_of(const Atom& a, const std::vector<Array>& values) {
 Array add_any(const Array& a, const Array& b) {
   if (!a.valid()) return b;
   if (!b.valid()) return a;
-  return bind1(Prim::add, {a, b});
+  return lax::add(a, b);
 }
 
 }  // namespace
@@ -80,8 +81,7 @@ namespace {
 Array filled(const Aval& aval, double value) {
   Array z = literal_array(Literal{Aval{{}, aval.dtype, false}, value});
   if (aval.shape.empty()) return z;
-  return bind1(Prim::broadcast_in_dim, {z},
-               {{"shape", aval.shape}, {"broadcast_dimensions", std::vector<int64_t>{}}});
+  return lax::broadcast_in_dim(z, aval.shape, {});
 }
 }  // namespace
 

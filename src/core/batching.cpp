@@ -5,6 +5,7 @@
 #include "base/check.h"
 #include "core/autodiff.h"
 #include "core/trace.h"
+#include "parax/lax.h"
 
 namespace parax::core {
 namespace {
@@ -24,27 +25,23 @@ bool over_axis(const Eqn& e, const std::string& name) {
   return std::find(axes.begin(), axes.end(), name) != axes.end();
 }
 
-Array squeeze_front(const Array& x) {
-  return bind1(Prim::squeeze, {x}, {{"dimensions", std::vector<int64_t>{0}}});
-}
+Array squeeze_front(const Array& x) { return lax::squeeze(x, {0}); }
 
 Array element(const Array& x, int64_t b) {
   const Shape& shape = x.shape();
   std::vector<int64_t> start(shape.size(), 0), limit(shape.begin(), shape.end());
   start[0] = b;
   limit[0] = b + 1;
-  return squeeze_front(bind1(
-      Prim::slice, {x},
-      {{"start_indices", start}, {"limit_indices", limit}, {"strides", std::vector<int64_t>{}}}));
+  return squeeze_front(lax::slice(x, std::move(start), std::move(limit)));
 }
 
 Array stack(const std::vector<Array>& parts) {
   std::vector<Array> expanded;
   for (const Array& p : parts) {
-    expanded.push_back(bind1(Prim::expand_dims, {p}, {{"dimensions", std::vector<int64_t>{0}}}));
+    expanded.push_back(lax::expand_dims(p, {0}));
   }
   if (expanded.size() == 1) return expanded[0];
-  return bind1(Prim::concatenate, expanded, {{"dimension", int64_t{0}}});
+  return lax::concatenate(expanded, 0);
 }
 
 }  // namespace
@@ -58,7 +55,7 @@ Array move_batch_dim(const Array& x, int dim, int to, int64_t size) {
     for (int64_t d = 0; d < int64_t(out.size()); ++d) {
       if (d != to) dims.push_back(d);
     }
-    return bind1(Prim::broadcast_in_dim, {x}, {{"shape", out}, {"broadcast_dimensions", dims}});
+    return lax::broadcast_in_dim(x, std::move(out), std::move(dims));
   }
   if (dim == to) return x;
   std::vector<int64_t> perm;
@@ -66,7 +63,7 @@ Array move_batch_dim(const Array& x, int dim, int to, int64_t size) {
     if (d != dim) perm.push_back(d);
   }
   perm.insert(perm.begin() + to, dim);
-  return bind1(Prim::transpose, {x}, {{"permutation", perm}});
+  return lax::transpose(x, std::move(perm));
 }
 
 Batched batched_at_front(std::vector<Array> outs) {

@@ -25,9 +25,9 @@ enum Trait : uint32_t {
   // relabels a value between its global view and the region's per-device view.
   kRegionEnter = 1u << 12,
   kRegionExit = 1u << 13,
-  // Control flow (cond, while, scan, remat2): runs its sub-programs (params holding
-  // programs) in place of itself; they are partitioned with the program, and print named
-  // on from the enclosing program's names, as JAX prints them.
+  // Control flow (cond, while, scan, remat2): runs its sub-programs (their roles: its rules'
+  // program_roles) in place of itself; they are partitioned with the program, and print
+  // named on from the enclosing program's names, as JAX prints them.
   kControlFlow = 1u << 14,
 };
 
@@ -123,7 +123,7 @@ enum Trait : uint32_t {
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear | kLayout)  \
   X(device_put, "device_put", kLinear | kLayout)                             \
   X(pjit, "pjit", kHasProgram | kCall | kLinear)                             \
-  /* control flow: sub-programs the executor runs (core/control_flow.h) */   \
+  /* control flow: sub-programs the executor runs (their program_roles) */   \
   X(cond, "cond", kControlFlow | kLinear)                                    \
   X(while_, "while", kControlFlow | kLinear)                                 \
   X(scan, "scan", kControlFlow | kLinear)                                    \

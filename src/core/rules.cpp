@@ -58,6 +58,44 @@ int64_t DeviceContext::linear_index(std::span<const int64_t> axes) const {
   return index;
 }
 
+std::string_view program_role_name(ProgramRole role) {
+  switch (role) {
+    case ProgramRole::call:
+      return "call";
+    case ProgramRole::manual:
+      return "manual";
+    case ProgramRole::branch:
+      return "branch";
+    case ProgramRole::body:
+      return "body";
+    case ProgramRole::predicate:
+      return "predicate";
+    case ProgramRole::tiles:
+      return "tiles";
+    case ProgramRole::rule:
+      return "rule";
+  }
+  PARAX_UNREACHABLE();
+}
+
+const SubProgram* ProgramRoles::find(ProgramRole role) const {
+  for (const SubProgram& s : programs) {
+    if (s.role == role) return &s;
+  }
+  return nullptr;
+}
+
+ProgramRoles program_roles(const Eqn& e) {
+  const ProgramRolesFn fn = rules(e.prim).program_roles;
+  return fn == nullptr ? ProgramRoles{} : fn(e.params, e.inputs.size());
+}
+
+std::shared_ptr<const Program> program_of(const Eqn& e, ProgramRole role) {
+  const ProgramRoles roles = program_roles(e);
+  const SubProgram* s = roles.find(role);
+  return s == nullptr ? nullptr : s->program;
+}
+
 std::vector<Aval> abstract_eval(Prim p, std::span<const Aval> in, const Params& params) {
   const PrimRules& r = rules(p);
   PARAX_CHECK(r.abstract_eval != nullptr, "no shape rule for " << prim_name(p));

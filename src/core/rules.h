@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -240,6 +241,59 @@ using PrintParamsFn = std::vector<std::pair<std::string, ParamValue>> (*)(std::s
                                                                           const Params& params);
 using ParseParamsFn = Params (*)(const Params& printed);
 
+// What a sub-program is for, in the primitive that holds it: how its inputs come from the
+// equation's operands and its outputs become the equation's results. Passes and the executor
+// read these roles instead of the primitive or its params (a cond's `branches`, a scan's
+// `num_carry`).
+enum class ProgramRole : uint8_t {
+  call,       // runs once where the equation stands: its operands -> its results (pjit, remat2)
+  manual,     // the same on each device's blocks of the operands (shard_map)
+  branch,     // one of several runs, the one the index operand picks (cond)
+  body,       // a loop's step: (consts, carry, a slice of each xs) -> (carry, a slice of each ys)
+  predicate,  // (consts, carry) -> a bool scalar: whether the loop runs its body again (while)
+  tiles,      // runs on each tile of the results (fusion's elementwise chain)
+  rule,       // a derivative rule, run by autodiff only (custom_jvp's jvp, custom_vjp's fwd, bwd)
+};
+std::string_view program_role_name(ProgramRole role);
+
+struct SubProgram {
+  std::shared_ptr<const Program> program;
+  ProgramRole role = ProgramRole::call;
+  // The operands it takes first, as they are: [consts_begin, consts_begin + num_consts). A
+  // call's, a branch's or a fusion's are all it takes; a predicate then takes the carry, a
+  // body the carry and a slice of each xs. A rule's inputs are not the equation's operands.
+  size_t consts_begin = 0;
+  size_t num_consts = 0;
+};
+
+// The roles of a primitive's sub-programs and of the operands and results they share. The
+// index, the carry and the xs are disjoint, and no program's consts are among them (the
+// branches of a cond share theirs). Results [0, num_carry) are the carry's final value;
+// those after it are a call's or a branch's results as they are, or the ys a body makes,
+// stacked along a new leading dimension of trip_count.
+struct ProgramRoles {
+  std::vector<SubProgram> programs;  // in the order of core::sub_programs (param order)
+  // The operand (an int32 scalar) that picks the branch that runs, clamped into range.
+  std::optional<size_t> index = std::nullopt;
+  // A loop's carry: operands [carry_begin, carry_begin + num_carry) on entry, a body's
+  // first num_carry outputs after each step.
+  size_t carry_begin = 0;
+  size_t num_carry = 0;
+  // Operands a body sees one slice of per step, slices along their leading dimension.
+  size_t xs_begin = 0;
+  size_t num_xs = 0;
+  // How many times the programs run: a scan's length; nullopt where only running tells (a
+  // while: cost analysis counts it once, as XLA's does).
+  std::optional<int64_t> trip_count = 1;
+  bool reverse = false;  // a body steps through the xs and ys from last to first
+
+  // Returns the first program of `role`, or null.
+  const SubProgram* find(ProgramRole role) const;
+};
+
+// program_roles: the roles, given the equation's params and operand count.
+using ProgramRolesFn = ProgramRoles (*)(const Params& params, size_t num_operands);
+
 struct PrimRules {
   // Checks operand types (throwing TypeError/ValueError with the api's message) and
   // returns the result types.
@@ -272,6 +326,9 @@ struct PrimRules {
   // Null: the params print sorted by name, and parse as they print.
   PrintParamsFn print_params = nullptr;
   ParseParamsFn parse_params = nullptr;
+  // Null: the primitive holds no programs. Every primitive that holds one declares what
+  // each is for (the verifier checks the roles against the programs' types).
+  ProgramRolesFn program_roles = nullptr;
 };
 
 // Returns the rules of `p`.
@@ -279,6 +336,11 @@ const PrimRules& rules(Prim p);
 
 // Returns the result types of applying `p`; throws the primitive's error for bad operands.
 std::vector<Aval> abstract_eval(Prim p, std::span<const Aval> in, const Params& params);
+
+// Returns the roles of the programs `e` holds (none when its primitive holds none).
+ProgramRoles program_roles(const Eqn& e);
+// Returns the first program of `role` that `e` holds, or null.
+std::shared_ptr<const Program> program_of(const Eqn& e, ProgramRole role);
 
 // Returns the primitive's sharding rule, or the all-replicated default.
 ShardingRule sharding_rule(Prim p, std::span<const Aval> in, std::span<const Aval> out,

@@ -1,5 +1,6 @@
 #include "core/verify.h"
 
+#include <algorithm>
 #include <exception>
 #include <vector>
 
@@ -80,6 +81,7 @@ class Verifier {
              "), in its program: " + *err;
     }
     if (auto err = check_types(eqn)) return where(e) + ": " + *err;
+    if (auto err = check_program_roles(p_, eqn, program_roles(eqn))) return where(e) + ": " + *err;
     return std::nullopt;
   }
 
@@ -144,7 +146,136 @@ class Verifier {
   std::vector<bool> defined_;
 };
 
+std::string types_str(std::span<const Aval> avals) {
+  std::string s = "(";
+  for (size_t i = 0; i < avals.size(); ++i) s += (i ? ", " : "") + avals[i].short_str();
+  return s + ")";
+}
+
+bool same_types(std::span<const Aval> a, std::span<const Aval> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Aval& x, const Aval& y) { return same_type(x, y, false); });
+}
+
+// What a program of `role` takes and gives, from the operands and results: nullopt where
+// its role says nothing of its types (a rule's, a manual program's blocks).
+struct Expected {
+  std::optional<std::vector<Aval>> in, out;
+  std::string error;
+};
+
+Expected expected_types(const SubProgram& s, const ProgramRoles& roles, std::span<const Aval> in,
+                        std::span<const Aval> out) {
+  Expected x;
+  if (s.role == ProgramRole::rule || s.role == ProgramRole::manual) return x;
+  x.in.emplace(in.begin() + long(s.consts_begin), in.begin() + long(s.consts_begin + s.num_consts));
+  const std::span<const Aval> carry = in.subspan(roles.carry_begin, roles.num_carry);
+  switch (s.role) {
+    case ProgramRole::predicate:
+      x.in->insert(x.in->end(), carry.begin(), carry.end());
+      x.out.emplace(1, Aval{Shape{}, DType::bool_, false});
+      return x;
+    case ProgramRole::body:
+      x.in->insert(x.in->end(), carry.begin(), carry.end());
+      for (const Aval& a : in.subspan(roles.xs_begin, roles.num_xs)) {
+        if (a.shape.empty() || (roles.trip_count && a.shape[0] != *roles.trip_count)) {
+          x.error = "xs operand " + a.short_str() + " has no leading dimension of the trip count";
+          return x;
+        }
+        x.in->push_back(Aval{Shape(a.shape.begin() + 1, a.shape.end()), a.dtype, false});
+      }
+      x.out.emplace(carry.begin(), carry.end());
+      for (const Aval& a : out.subspan(roles.num_carry)) {
+        if (!roles.trip_count || a.shape.empty() || a.shape[0] != *roles.trip_count) {
+          x.error = "result " + a.short_str() + " is no ys stacked along the trip count";
+          return x;
+        }
+        x.out->push_back(Aval{Shape(a.shape.begin() + 1, a.shape.end()), a.dtype, false});
+      }
+      return x;
+    default:
+      x.out.emplace(out.begin(), out.end());
+      return x;
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> check_program_roles(const Program& p, const Eqn& e,
+                                               const ProgramRoles& roles) {
+  const std::string name = std::string(prim_name(e.prim)) + "'s program roles: ";
+  const std::vector<std::shared_ptr<const Program>> held = sub_programs(e);
+  if (held.size() != roles.programs.size()) {
+    return name + "they name " + std::to_string(roles.programs.size()) +
+           " programs; the equation holds " + std::to_string(held.size());
+  }
+  for (size_t i = 0; i < held.size(); ++i) {
+    if (held[i] != roles.programs[i].program) {
+      return name + "program " + std::to_string(i) + " is not the one held in that place";
+    }
+  }
+  std::vector<Aval> in, out;
+  for (const Atom& a : e.inputs) in.push_back(p.aval_of(a));
+  for (int v : e.outputs) out.push_back(p.avals[size_t(v)]);
+  // The index, the carry and the xs are disjoint; a program's consts are none of them.
+  std::vector<bool> taken(in.size(), false);
+  auto claim = [&](size_t begin, size_t count, const std::string& what,
+                   bool mark) -> std::optional<std::string> {
+    if (begin + count > in.size()) {
+      return name + what + " [" + std::to_string(begin) + ", " + std::to_string(begin + count) +
+             ") is beyond the " + std::to_string(in.size()) + " operands";
+    }
+    for (size_t i = begin; i < begin + count; ++i) {
+      if (taken[i]) return name + what + " takes operand " + std::to_string(i) + " twice";
+      if (mark) taken[i] = true;
+    }
+    return std::nullopt;
+  };
+  if (roles.index) {
+    if (auto err = claim(*roles.index, 1, "the index", true)) return err;
+    const Aval& index = in[*roles.index];
+    if (!index.shape.empty() || index.dtype != DType::int32) {
+      return name + "the index is " + index.short_str() + ", not an int32 scalar";
+    }
+  }
+  if (auto err = claim(roles.carry_begin, roles.num_carry, "the carry", true)) return err;
+  if (auto err = claim(roles.xs_begin, roles.num_xs, "the xs", true)) return err;
+  if (roles.num_carry > out.size()) {
+    return name + "a carry of " + std::to_string(roles.num_carry) + " for " +
+           std::to_string(out.size()) + " results";
+  }
+  const std::span<const Aval> carry_in(in.data() + roles.carry_begin, roles.num_carry);
+  if (!same_types(carry_in, std::span<const Aval>(out).first(roles.num_carry))) {
+    return name + "the carry " + types_str(carry_in) + " does not come back as the results " +
+           types_str(std::span<const Aval>(out).first(roles.num_carry));
+  }
+  for (size_t i = 0; i < roles.programs.size(); ++i) {
+    const SubProgram& s = roles.programs[i];
+    const std::string what =
+        "the " + std::string(program_role_name(s.role)) + " (program " + std::to_string(i) + ")";
+    if (auto err = claim(s.consts_begin, s.num_consts, what + "'s consts", false)) return err;
+    Expected x = expected_types(s, roles, in, out);
+    if (!x.error.empty()) return name + what + ": " + x.error;
+    std::vector<Aval> got_in, got_out;
+    for (int v : s.program->constvars) got_in.push_back(s.program->avals[size_t(v)]);
+    for (int v : s.program->invars) got_in.push_back(s.program->avals[size_t(v)]);
+    for (const Atom& a : s.program->outvars) got_out.push_back(s.program->aval_of(a));
+    if (s.role == ProgramRole::manual &&
+        (got_in.size() != s.num_consts || got_out.size() != out.size())) {
+      return name + what + " takes " + std::to_string(got_in.size()) + " inputs and gives " +
+             std::to_string(got_out.size()) + " results, for " + std::to_string(s.num_consts) +
+             " operands and " + std::to_string(out.size()) + " results";
+    }
+    if (x.in && !same_types(*x.in, got_in)) {
+      return name + what + " takes " + types_str(got_in) + "; its role gives it " +
+             types_str(*x.in);
+    }
+    if (x.out && !same_types(*x.out, got_out)) {
+      return name + what + " gives " + types_str(got_out) + "; its role needs " + types_str(*x.out);
+    }
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> verify(const Program& p, const VerifyOptions& options) {
   std::optional<MeshAxesScope> mesh;

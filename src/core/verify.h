@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/program.h"
+#include "core/rules.h"
 
 namespace parax::core {
 
@@ -30,6 +31,14 @@ struct VerifyOptions {
 // Returns the first violation, naming the equation by index and printed form (`equation 1
 // (c:f32[4] = sin b): sin gives f32[8], the program says f32[4]`), or nullopt.
 std::optional<std::string> verify(const Program& p, const VerifyOptions& options);
+
+// Checks that `roles` say what the programs `e` (an equation of `p`) holds are for: one
+// entry per program, in sub_programs' order; operand ranges within its operands; and each
+// program's input and output types as its role makes them of the operands' and results'
+// (shapes and dtypes; a manual program's, which sees blocks, by count). The verifier checks
+// every equation against its primitive's roles. Returns the first mismatch, or nullopt.
+std::optional<std::string> check_program_roles(const Program& p, const Eqn& e,
+                                               const ProgramRoles& roles);
 
 // Binds the mesh axis sizes of the per-device program being checked, for the scope's
 // lifetime (the verifier binds them; shape rules read them through mesh_group_size).

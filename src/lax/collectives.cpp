@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <set>
 
+#include "core/backend.h"
 #include "core/batching.h"
 #include "lax/promote.h"
 #include "parax/collectives.h"
 #include "parax/lax.h"
-#include "parax/numpy.h"
 
 namespace parax::lax {
 namespace {
@@ -93,11 +93,11 @@ Groups check_groups(const AxisIndexGroups& groups, const AxisNames& axes) {
   return out;
 }
 
-Array index_scalar(int64_t v) { return numpy::array(int32_t(v)); }
+Array index_scalar(int64_t v) { return frontend::scalar_int(v, DType::int32); }
 
 // Looks up this instance's entry of a per-instance table of int32 (its first dimension).
 Array row_of(const std::vector<int32_t>& flat, int64_t n, int64_t width, const Array& me) {
-  Array table = numpy::array(flat, Shape{n, width});
+  Array table = core::backend().from_host(flat.data(), core::Aval{{n, width}, DType::int32, false});
   return reshape(dynamic_slice(table, {me, index_scalar(0)}, {1, width}), {width});
 }
 
@@ -173,7 +173,9 @@ Array pmean(const ArrayLike& x, const AxisNames& axis_name, const AxisIndexGroup
   Array s = psum(x, axis_name, groups);
   // An integer count, as JAX divides by psum(1): an int array's mean is then a strong float.
   const int64_t n = groups.empty() ? axis_size(axis_name) : int64_t(groups[0].size());
-  return numpy::divide(s, n);
+  const Array count = frontend::scalar_int(n, base::default_int_dtype(), true);
+  const std::vector<Array> args = frontend::promote_args_inexact("div", {s, count});
+  return div(args[0], args[1]);
 }
 
 Array pmax(const ArrayLike& x, const AxisNames& axis_name, const AxisIndexGroups& groups) {

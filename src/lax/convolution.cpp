@@ -1,6 +1,7 @@
-// lax's convolution and windowed reductions, numpy's convolve/correlate and flax-style
-// pooling: argument handling as jax/_src/lax/convolution.py, windowed_reductions.py and
-// jax/_src/numpy/lax_numpy.py do it, then one primitive each.
+// lax's convolution and windowed reductions: argument handling as
+// jax/_src/lax/convolution.py and windowed_reductions.py do it, then one primitive each.
+// numpy's convolve/correlate (src/numpy/convolution.cpp) and flax-style pooling
+// (src/nn/pooling.cpp) compose them.
 #include "parax/convolution.h"
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include "core/trace.h"
 #include "lax/promote.h"
 #include "parax/lax.h"
-#include "parax/numpy.h"
 
 namespace parax::lax {
 namespace {
@@ -384,126 +384,3 @@ Array reduce_window_min(const ArrayLike& operand, Ints window_dimensions, Ints w
 }
 
 }  // namespace parax::lax
-
-namespace parax::numpy {
-namespace {
-
-// JAX's jnp._conv.
-Array conv_1d(const ArrayLike& a, const ArrayLike& v, const std::string& mode, const char* op,
-              std::optional<DType> preferred_element_type) {
-  if (a.array().ndim() != 1 || v.array().ndim() != 1) {
-    throw ValueError(std::string(op) + "() only support 1-dimensional inputs.");
-  }
-  std::vector<Array> xy = preferred_element_type
-                              ? frontend::promote_dtypes({a.array(), v.array()})
-                              : frontend::promote_dtypes_inexact({a.array(), v.array()});
-  Array x = xy[0], y = xy[1];
-  if (x.shape()[0] == 0 || y.shape()[0] == 0) {
-    throw ValueError(std::string(op) + ": inputs cannot be empty, got shapes " +
-                     shape_str(x.shape()) + " and " + shape_str(y.shape()) + ".");
-  }
-  bool reverse = false;
-  if (x.shape()[0] < y.shape()[0]) {
-    std::swap(x, y);
-    reverse = std::string(op) == "correlate";
-  }
-  if (std::string(op) == "convolve") y = lax::rev(y, {0});
-  const int64_t k = y.shape()[0];
-  std::pair<int64_t, int64_t> pad;
-  if (mode == "valid") {
-    pad = {0, 0};
-  } else if (mode == "same") {
-    pad = {k / 2, k - k / 2 - 1};
-  } else if (mode == "full") {
-    pad = {k - 1, k - 1};
-  } else {
-    throw ValueError("mode must be one of ['full', 'same', 'valid']");
-  }
-  const Array r =
-      lax::conv_general_dilated(lax::reshape(x, {1, 1, x.shape()[0]}), lax::reshape(y, {1, 1, k}),
-                                {1}, lax::Padding(std::vector<std::pair<int64_t, int64_t>>{pad}),
-                                {}, {}, {}, 1, 1, std::nullopt, preferred_element_type);
-  Array out = lax::reshape(r, {r.shape()[2]});
-  return reverse ? lax::rev(out, {0}) : out;
-}
-
-}  // namespace
-
-Array convolve(const ArrayLike& a, const ArrayLike& v, const std::string& mode,
-               std::optional<DType> preferred_element_type) {
-  return conv_1d(a, v, mode, "convolve", preferred_element_type);
-}
-
-Array correlate(const ArrayLike& a, const ArrayLike& v, const std::string& mode,
-                std::optional<DType> preferred_element_type) {
-  return conv_1d(a, v, mode, "correlate", preferred_element_type);
-}
-
-}  // namespace parax::numpy
-
-namespace parax::nn {
-namespace {
-
-using Ints = std::vector<int64_t>;
-
-// Flax's pool: windows over the spatial dimensions; a batch dimension is added when the
-// inputs have none.
-Array pool(const Array& inputs, const ArrayLike& init, lax::WindowComputation fn, Ints window,
-           Ints strides, const lax::Padding& padding) {
-  const int64_t batch_dims = inputs.ndim() - int64_t(window.size()) - 1;
-  if (batch_dims < 0) {
-    throw ValueError("pooling needs inputs of rank at least " + std::to_string(window.size() + 1) +
-                     " (spatial dimensions and features), got shape " + shape_str(inputs.shape()) +
-                     ".");
-  }
-  if (strides.empty()) strides = Ints(window.size(), 1);
-  if (strides.size() != window.size()) {
-    throw ValueError("pooling strides " + shape_str(Shape(strides.begin(), strides.end())) +
-                     " must have one entry per window dimension " +
-                     shape_str(Shape(window.begin(), window.end())) + ".");
-  }
-  const bool single = batch_dims == 0;
-  const int64_t lead = single ? 1 : batch_dims;
-  Array x = single ? lax::expand_dims(inputs, {0}) : inputs;
-  Ints dims(size_t(lead), 1), step(size_t(lead), 1);
-  dims.insert(dims.end(), window.begin(), window.end());
-  step.insert(step.end(), strides.begin(), strides.end());
-  dims.push_back(1);
-  step.push_back(1);
-  lax::Padding pads = padding;
-  if (padding.mode.empty()) {
-    std::vector<std::pair<int64_t, int64_t>> p(size_t(lead), {0, 0});
-    p.insert(p.end(), padding.pairs.begin(), padding.pairs.end());
-    p.emplace_back(0, 0);
-    pads = lax::Padding(p);
-  }
-  Array y = lax::reduce_window(x, init, fn, dims, step, pads);
-  return single ? lax::squeeze(y, {0}) : y;
-}
-
-}  // namespace
-
-Array max_pool(const ArrayLike& inputs, Ints window_shape, Ints strides,
-               const lax::Padding& padding) {
-  return pool(inputs.array(), -std::numeric_limits<double>::infinity(), &lax::max, window_shape,
-              strides, padding);
-}
-
-Array avg_pool(const ArrayLike& inputs, Ints window_shape, Ints strides,
-               const lax::Padding& padding, bool count_include_pad) {
-  const Array& x = inputs.array();
-  const Array y = pool(x, 0.0, &lax::add, window_shape, strides, padding);
-  if (count_include_pad) {
-    int64_t size = 1;
-    for (int64_t w : window_shape) size *= w;
-    return y / double(size);
-  }
-  Shape div_shape(x.shape().begin(), x.shape().end() - 1);
-  div_shape.push_back(1);
-  if (div_shape.size() - 2 == window_shape.size()) div_shape[0] = 1;
-  const Array counts =
-      pool(numpy::ones(div_shape, x.dtype()), 0.0, &lax::add, window_shape, strides, padding);
-  return y / counts;
-}
-
-}  // namespace parax::nn

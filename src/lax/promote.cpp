@@ -4,9 +4,9 @@
 #include <limits>
 #include <set>
 
-#include "api/array_impl.h"
 #include "base/dtype_dispatch.h"
 #include "base/sizes.h"
+#include "core/backend.h"
 #include "core/trace.h"
 #include "parax/lax.h"
 
@@ -21,7 +21,7 @@ Array host_scalar(V value, DType dtype, bool weak) {
     T v = scalar_cast<T>(value);
     std::memcpy(bytes.data(), &v, sizeof(T));
   });
-  return detail::array_from_host(bytes.data(), core::Aval{{}, dtype, weak});
+  return core::backend().from_host(bytes.data(), core::Aval{{}, dtype, weak});
 }
 
 std::string shapes_str(std::span<const Shape> shapes, const char* sep) {
@@ -182,61 +182,6 @@ int64_t canonicalize_axis(int64_t axis, int64_t ndim) {
                      std::to_string(ndim));
   }
   return axis < 0 ? axis + ndim : axis;
-}
-
-std::vector<int64_t> reduction_axes(const numpy::Axes& axes, int64_t ndim) {
-  std::vector<int64_t> out;
-  if (axes.all()) {
-    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
-    return out;
-  }
-  for (int64_t a : axes.list()) out.push_back(canonicalize_axis(a, ndim));
-  std::set<int64_t> seen(out.begin(), out.end());
-  if (seen.size() != out.size()) {
-    throw ValueError("duplicate value in 'axis': " + shape_str(axes.list()));
-  }
-  return out;
-}
-
-Shape compute_newshape(const Array& a, Shape shape) {
-  const int64_t size = a.size();
-  std::vector<size_t> unknown;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == -1) unknown.push_back(d);
-  }
-  if (unknown.size() > 1) {
-    throw TypeError("can only specify one unknown axis size with a `-1` value, got " +
-                    shape_str(shape));
-  }
-  // The product of the given sizes, or nothing when it overflows (then it cannot match).
-  auto product = [&](std::optional<size_t> skip) {
-    std::optional<int64_t> n = 1;
-    for (size_t d = 0; d < shape.size() && n; ++d) {
-      if (d != skip) n = base::mul_exact(*n, shape[d]);
-    }
-    return n;
-  };
-  if (!unknown.empty()) {
-    const std::optional<int64_t> known = product(unknown[0]);
-    if (!known) {
-      throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
-                      std::to_string(size) + ") into shape " + shape_str(shape) +
-                      " because the product of specified axis sizes overflows a 64-bit size");
-    }
-    const int64_t others = *known;
-    if (others == 0 || size % others != 0) {
-      throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
-                      std::to_string(size) + ") into shape " + shape_str(shape) +
-                      " because the product of specified axis sizes (" + std::to_string(others) +
-                      ") does not evenly divide " + std::to_string(size));
-    }
-    shape[unknown[0]] = size / others;
-  } else if (const auto n = product(std::nullopt); n != size) {
-    throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
-                    std::to_string(size) + ") into shape " + shape_str(shape) + " (size " +
-                    (n ? std::to_string(*n) : std::string("beyond 2^63 - 1")) + ")");
-  }
-  return shape;
 }
 
 }  // namespace parax::frontend

@@ -1,6 +1,8 @@
-// Helpers shared by the lax and numpy front ends: JAX's argument promotion (dtypes with weak
-// types, numpy broadcasting), axis handling, and host-made constants. Everything here
-// composes lax functions; nothing binds a primitive of its own.
+// Helpers shared by lax and the front ends above it: JAX's argument promotion (dtypes with
+// weak types, numpy broadcasting), axis handling, and host-made constants. Everything here
+// composes lax functions; nothing binds a primitive of its own. What only numpy needs
+// (staged broadcasting binaries, numpy's axis and reshape arguments) is in
+// numpy/numpy_internal.h.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +14,6 @@
 #include "base/promotion.h"
 #include "core/trace.h"
 #include "parax/array.h"
-#include "parax/jit.h"
-#include "parax/numpy.h"
 
 namespace parax::lax::internal {
 // JAX's lax._convert_element_type: binds convert_element_type with an explicit weak flag
@@ -24,24 +24,6 @@ Array convert_element_type(const Array& x, DType new_dtype, bool weak_type);
 namespace parax::frontend {
 
 using base::TypedDType;
-
-// Runs a numpy binary function whose operands broadcast against each other as one staged
-// program, as JAX's jitted jnp functions do, so sharding propagation sees the broadcast
-// and the operation together (a broadcast operand then yields to the other's layout).
-// Inside a trace, or without broadcasting, it just calls f.
-template <class F>
-Array staged_binary(const char* name, const ArrayLike& x, const ArrayLike& y, F f) {
-  const Array& a = x.array();
-  const Array& b = y.array();
-  const bool broadcasts = a.ndim() != 0 && b.ndim() != 0 && a.shape() != b.shape();
-  if (!broadcasts || core::current_trace() != nullptr || core::tracer_of(a) != nullptr ||
-      core::tracer_of(b) != nullptr) {
-    return f(x, y);
-  }
-  static const auto jitted =
-      jit([f](const Array& p, const Array& q) { return f(p, q); }, JitOptions{.name = name});
-  return jitted(a, b);
-}
 
 inline TypedDType typed(const Array& x) { return {x.dtype(), x.weak_type()}; }
 std::vector<TypedDType> typed(std::span<const Array> xs);
@@ -93,12 +75,5 @@ std::vector<Array> promote_args_numeric(std::string_view lax_name, std::vector<A
 // Returns axis in [0, ndim); throws ValueError "axis 3 is out of bounds for array of
 // dimension 2" otherwise.
 int64_t canonicalize_axis(int64_t axis, int64_t ndim);
-// Returns the reduction axes of `axes` for a rank-`ndim` operand, canonical and in the
-// given order; throws ValueError for duplicates.
-std::vector<int64_t> reduction_axes(const numpy::Axes& axes, int64_t ndim);
-
-// Returns `shape` with its -1 (at most one) resolved for reshaping `a`; throws JAX's
-// TypeError when the sizes do not match.
-Shape compute_newshape(const Array& a, Shape shape);
 
 }  // namespace parax::frontend

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "lax/promote.h"
+#include "numpy/numpy_internal.h"
 #include "parax/grad.h"
 #include "parax/lax.h"
 

@@ -1,4 +1,5 @@
-# parax::nn: jax.nn's functions and the torch-style modules.
+# parax::nn: jax.nn's functions, the torch-style modules and flax's pooling.
 target_sources(parax PRIVATE
   nn/functions.cpp
-  nn/module.cpp)
+  nn/module.cpp
+  nn/pooling.cpp)

@@ -16,7 +16,6 @@
 #include "lax/promote.h"
 #include "numpy/scatter_apply.h"
 #include "parax/lax.h"
-#include "parax/nn.h"
 #include "parax/numpy.h"
 
 namespace parax {
@@ -873,6 +872,15 @@ Array take(const ArrayLike& a_in, const ArrayLike& indices_in, std::optional<int
 
 namespace {
 
+// nn.one_hot(x, n, dtype): x's one-hot encoding along a new last dimension.
+Array one_hot_last(const Array& x, int64_t n, DType dtype) {
+  const Array lhs = lax::expand_dims(x, {x.ndim()});
+  Shape rhs_shape(size_t(x.ndim()), 1);
+  rhs_shape.push_back(n);
+  const Array rhs = lax::broadcasted_iota(x.dtype(), rhs_shape, x.ndim());
+  return astype(equal(lhs, rhs), dtype);
+}
+
 // take_along_axis(..., mode="one_hot"), as JAX computes it: the indices' one-hot encoding
 // (all zeros out of bounds) contracted with a along `ax` by one dot_general, the other
 // dimensions broadcast against each other and batched.
@@ -882,7 +890,7 @@ Array one_hot_take(const Array& a, const Array& indices, int64_t ax, const Shape
   Shape a_shape = out_shape;
   a_shape[size_t(ax)] = size;
   const Array operand = broadcast_to(a, a_shape);
-  const Array hot = nn::one_hot(broadcast_to(indices, out_shape), size, a.dtype());
+  const Array hot = one_hot_last(broadcast_to(indices, out_shape), size, a.dtype());
   lax::DotDimensionNumbers dims;
   dims.lhs_contracting = {rank};
   dims.rhs_contracting = {ax};

@@ -5,7 +5,7 @@
 #include <numbers>
 
 #include "core/trace.h"
-#include "lax/promote.h"
+#include "numpy/numpy_internal.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

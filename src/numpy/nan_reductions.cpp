@@ -3,8 +3,7 @@
 // reduction's identity, and an all-NaN slice giving NaN (or -1 for the arg reductions).
 #include <limits>
 
-#include "lax/promote.h"
-#include "numpy/numpy_util.h"
+#include "numpy/numpy_internal.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

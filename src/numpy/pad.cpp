@@ -4,8 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "lax/promote.h"
-#include "numpy/numpy_util.h"
+#include "numpy/numpy_internal.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 

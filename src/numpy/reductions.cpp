@@ -4,10 +4,10 @@
 // the same errors.
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "core/trace.h"
-#include "lax/promote.h"
-#include "numpy/numpy_util.h"
+#include "numpy/numpy_internal.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
 
@@ -258,3 +258,21 @@ Array median(const ArrayLike& x, std::optional<int64_t> axis, bool keepdims) {
 }
 
 }  // namespace parax::numpy
+
+namespace parax::frontend {
+
+std::vector<int64_t> reduction_axes(const numpy::Axes& axes, int64_t ndim) {
+  std::vector<int64_t> out;
+  if (axes.all()) {
+    for (int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t a : axes.list()) out.push_back(canonicalize_axis(a, ndim));
+  std::set<int64_t> seen(out.begin(), out.end());
+  if (seen.size() != out.size()) {
+    throw ValueError("duplicate value in 'axis': " + shape_str(axes.list()));
+  }
+  return out;
+}
+
+}  // namespace parax::frontend

@@ -2,11 +2,11 @@
 // triangles and diagonals), following jax.numpy's lax_numpy.py.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "base/sizes.h"
 #include "core/trace.h"
-#include "lax/promote.h"
-#include "numpy/numpy_util.h"
+#include "numpy/numpy_internal.h"
 #include "parax/device_put.h"
 #include "parax/lax.h"
 #include "parax/numpy.h"
@@ -391,3 +391,48 @@ Array trace(const ArrayLike& x, int64_t offset, int64_t axis1, int64_t axis2,
 }
 
 }  // namespace parax::numpy
+
+namespace parax::frontend {
+
+Shape compute_newshape(const Array& a, Shape shape) {
+  const int64_t size = a.size();
+  std::vector<size_t> unknown;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) unknown.push_back(d);
+  }
+  if (unknown.size() > 1) {
+    throw TypeError("can only specify one unknown axis size with a `-1` value, got " +
+                    shape_str(shape));
+  }
+  // The product of the given sizes, or nothing when it overflows (then it cannot match).
+  auto product = [&](std::optional<size_t> skip) {
+    std::optional<int64_t> n = 1;
+    for (size_t d = 0; d < shape.size() && n; ++d) {
+      if (d != skip) n = base::mul_exact(*n, shape[d]);
+    }
+    return n;
+  };
+  if (!unknown.empty()) {
+    const std::optional<int64_t> known = product(unknown[0]);
+    if (!known) {
+      throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
+                      std::to_string(size) + ") into shape " + shape_str(shape) +
+                      " because the product of specified axis sizes overflows a 64-bit size");
+    }
+    const int64_t others = *known;
+    if (others == 0 || size % others != 0) {
+      throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
+                      std::to_string(size) + ") into shape " + shape_str(shape) +
+                      " because the product of specified axis sizes (" + std::to_string(others) +
+                      ") does not evenly divide " + std::to_string(size));
+    }
+    shape[unknown[0]] = size / others;
+  } else if (const auto n = product(std::nullopt); n != size) {
+    throw TypeError("cannot reshape array of shape " + shape_str(a.shape()) + " (size " +
+                    std::to_string(size) + ") into shape " + shape_str(shape) + " (size " +
+                    (n ? std::to_string(*n) : std::string("beyond 2^63 - 1")) + ")");
+  }
+  return shape;
+}
+
+}  // namespace parax::frontend

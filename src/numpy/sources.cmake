@@ -1,6 +1,7 @@
 # jax.numpy: compositions over lax with numpy broadcasting and JAX's type promotion, the
 # Array's operators, indexing and x.at[...].
 target_sources(parax PRIVATE
+  numpy/convolution.cpp
   numpy/creation.cpp
   numpy/indexing.cpp
   numpy/linalg.cpp
@@ -8,6 +9,7 @@ target_sources(parax PRIVATE
   numpy/nan_reductions.cpp
   numpy/operators.cpp
   numpy/pad.cpp
+  numpy/products.cpp
   numpy/reductions.cpp
   numpy/scatter_apply.cpp
   numpy/searchsorted.cpp

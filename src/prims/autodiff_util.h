@@ -15,8 +15,21 @@ namespace parax::prims {
 // bool values are always zero.
 bool has_tangent(DType dtype);
 
-// Returns a strong rank-0 constant `value` of `dtype` (JAX's _const).
-Array constant(double value, DType dtype);
+// Returns a rank-0 constant `value` of `dtype` (JAX's _const), made on the host: strong
+// unless `weak`.
+Array constant(double value, DType dtype, bool weak = false);
+
+// Returns x as (dtype, weak) (JAX's lax._convert_element_type): x itself when its type
+// matches, a host constant for a concrete weak rank-0 x (a C++ scalar), else a
+// convert_element_type.
+Array convert(const Array& x, DType dtype, bool weak = false);
+
+// Returns an array of x's shape and type filled with `value` (lax.full_like, as jnp's
+// zeros_like and ones_like make it): weak for a weak x, and laid out as x when x is a
+// concrete committed array.
+Array full_like(const Array& x, double value);
+inline Array zeros_like(const Array& x) { return full_like(x, 0); }
+inline Array ones_like(const Array& x) { return full_like(x, 1); }
 
 // Returns zeros of `aval`'s shape and dtype.
 Array zeros_like_aval(const core::Aval& aval);

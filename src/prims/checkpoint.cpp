@@ -155,12 +155,17 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   return result;
 }
 
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  return {.programs = {{body_of(params), core::ProgramRole::call, 0, num_operands}}};
+}
+
 }  // namespace
 
 extern const PrimRules checkpoint_rules = {.abstract_eval = shape_rule,
                                            .transpose = transpose,
                                            .batch = checkpoint_batch,
                                            .joint_jvp = jvp,
-                                           .partial_eval = partial_eval};
+                                           .partial_eval = partial_eval,
+                                           .program_roles = roles};
 
 }  // namespace parax::prims

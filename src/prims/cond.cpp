@@ -351,6 +351,17 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   return result;
 }
 
+// Operand 0 picks the branch; every branch takes all the others.
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  core::ProgramRoles r;
+  r.index = 0;
+  const size_t args = num_operands > 0 ? num_operands - 1 : 0;
+  for (const ProgramRef& b : branches_of(params)) {
+    r.programs.push_back({b, core::ProgramRole::branch, 1, args});
+  }
+  return r;
+}
+
 }  // namespace
 
 extern const PrimRules cond_rules = {.abstract_eval = shape_rule,
@@ -358,6 +369,7 @@ extern const PrimRules cond_rules = {.abstract_eval = shape_rule,
                                      .batch = cond_batch,
                                      .vma = cond_vma,
                                      .joint_jvp = jvp,
-                                     .partial_eval = partial_eval};
+                                     .partial_eval = partial_eval,
+                                     .program_roles = roles};
 
 }  // namespace parax::prims

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "lax/promote.h"
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"
@@ -43,27 +42,6 @@ std::string pads_str(const ConvParams& p) {
     s += (i ? ", (" : "(") + std::to_string(p.pad_lo[i]) + ", " + std::to_string(p.pad_hi[i]) + ")";
   }
   return s + (p.pad_lo.size() == 1 ? ",)" : ")");
-}
-
-// JAX's rule for preferred_element_type (lax._validate_preferred_element_type).
-void check_preferred(DType input, DType preferred) {
-  if (input == preferred) return;
-  const bool compatible =
-      (is_integer(input) && (is_integer(preferred) || is_floating(preferred))) ||
-      (is_floating(input) && is_floating(preferred));
-  if (!compatible) {
-    throw TypeError(
-        "Input type is incompatible with `preferred_element_type`. The compatible "
-        "combinations of (input_type, preferred_element_type) are (integral, "
-        "integral), (integral, floating), (floating, floating), (complex, complex.");
-  }
-  if (is_integer(preferred) && dtype_itemsize(preferred) < dtype_itemsize(input)) {
-    throw TypeError(
-        "`preferred_element_type` must not be narrower than the original type, got "
-        "preferred_element_type of " +
-        std::string(dtype_name(preferred)) + " for result type of " +
-        std::string(dtype_name(input)) + ".");
-  }
 }
 
 // JAX's _conv_general_dilated_shape_rule, its checks in its order and words.
@@ -334,9 +312,7 @@ Ints vjp_rhs_padding(const Ints& in_shape, const Ints& window, const Ints& strid
   return pads;
 }
 
-Array convert_to(const Array& x, DType dtype) {
-  return x.dtype() == dtype ? x : frontend::convert(x, dtype);
-}
+Array convert_to(const Array& x, DType dtype) { return x.dtype() == dtype ? x : convert(x, dtype); }
 
 // JAX's _conv_general_dilated_transpose_lhs.
 Array conv_transpose_lhs(const Array& g, const Array& rhs_in, const Aval& lhs,
@@ -362,7 +338,7 @@ Array conv_transpose_lhs(const Array& g, const Array& rhs_in, const Aval& lhs,
   Array out = bind_conv(g, revd,
                         with_conv(params, p.lhs_dilation, pads, p.strides, p.rhs_dilation,
                                   p.out_spec, spec_transpose(p.rhs_spec), p.lhs_spec, fgc, 1));
-  if (out.dtype() != lhs.dtype) out = frontend::convert(out, lhs.dtype, lhs.weak_type);
+  if (out.dtype() != lhs.dtype) out = convert(out, lhs.dtype, lhs.weak_type);
   if (bgc > 1) {
     out = reshape_axis_out_of(p.lhs_spec[1], bgc, out);
     out = reshape_axis_into(p.lhs_spec[1], p.lhs_spec[0], out);
@@ -391,7 +367,7 @@ Array conv_transpose_rhs(const Array& g, const Array& lhs_in, const Aval& rhs,
       lhs, g,
       with_conv(params, p.rhs_dilation, pads, p.lhs_dilation, p.strides, spec_transpose(p.lhs_spec),
                 spec_transpose(p.out_spec), spec_transpose(p.rhs_spec), fgc, bgc));
-  if (out.dtype() != rhs.dtype) out = frontend::convert(out, rhs.dtype, rhs.weak_type);
+  if (out.dtype() != rhs.dtype) out = convert(out, rhs.dtype, rhs.weak_type);
   return out;
 }
 

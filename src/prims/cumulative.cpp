@@ -9,7 +9,6 @@
 #include <cmath>
 
 #include "parax/lax.h"
-#include "parax/numpy.h"
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"
 #include "prims/kernels/cumulative.h"
@@ -107,9 +106,9 @@ Dual combine_mul(const Dual& a, const Dual& b) {
 // lax.max's and lax.min's jvp: the tangent of the operand that is the result, halved
 // between equal operands (_balanced_eq).
 Array balanced_eq(const Array& x, const Array& z, const Array& y) {
-  const Array zeros = numpy::zeros_like(z);
-  const Array ones = numpy::ones_like(z);
-  const Array twos = numpy::full_like(z, 2);
+  const Array zeros = zeros_like(z);
+  const Array ones = ones_like(z);
+  const Array twos = full_like(z, 2);
   return lax::div(lax::select(lax::eq(x, z), ones, zeros), lax::select(lax::eq(y, z), twos, ones));
 }
 template <bool kMax>
@@ -122,7 +121,7 @@ Dual combine_extremum(const Dual& a, const Dual& b) {
 
 // JAX's logaddexp and its custom jvp (_replace_inf keeps exp(inf - inf) out).
 Array replace_inf(const Array& x) {
-  return lax::select(lax::eq(x, c(x, HUGE_VAL)), numpy::zeros_like(x), x);
+  return lax::select(lax::eq(x, c(x, HUGE_VAL)), zeros_like(x), x);
 }
 Dual combine_logaddexp(const Dual& a, const Dual& b) {
   Array amax = lax::max(a.v, b.v);

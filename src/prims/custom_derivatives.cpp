@@ -456,21 +456,40 @@ std::vector<Array> lin_transpose(std::span<const Array> cts, std::span<const Arr
   return out;
 }
 
+// The user's function runs where the call stands; its derivative rules only under autodiff.
+core::ProgramRoles jvp_call_roles(const Params& params, size_t num_operands) {
+  return {.programs = {{prog(params, "jaxpr"), core::ProgramRole::call, 0, num_operands},
+                       {prog(params, "jvp_jaxpr_fun"), core::ProgramRole::rule}}};
+}
+
+core::ProgramRoles vjp_call_roles(const Params& params, size_t num_operands) {
+  return {.programs = {{prog(params, "bwd_jaxpr_fun"), core::ProgramRole::rule},
+                       {prog(params, "fwd_jaxpr_thunk"), core::ProgramRole::rule},
+                       {prog(params, "jaxpr"), core::ProgramRole::call, 0, num_operands}}};
+}
+
+core::ProgramRoles lin_roles(const Params& params, size_t) {
+  return {.programs = {{prog(params, "bwd"), core::ProgramRole::rule}}};
+}
+
 }  // namespace
 
 extern const PrimRules custom_jvp_call_rules = {.abstract_eval = call_shape_rule,
                                                 .eager = jvp_call_eager,
                                                 .batch = jvp_call_batch,
-                                                .joint_jvp = jvp_call_jvp};
+                                                .joint_jvp = jvp_call_jvp,
+                                                .program_roles = jvp_call_roles};
 extern const PrimRules custom_vjp_call_rules = {.abstract_eval = call_shape_rule,
                                                 .eager = jvp_call_eager,
                                                 .batch = vjp_call_batch,
-                                                .joint_jvp = vjp_call_jvp};
+                                                .joint_jvp = vjp_call_jvp,
+                                                .program_roles = vjp_call_roles};
 extern const PrimRules custom_lin_rules = {.abstract_eval = lin_shape_rule,
                                            .sharding_rule = lin_sharding_rule,
                                            .eager = lin_eager,
                                            .transpose = lin_transpose,
                                            .batch = lin_batch,
-                                           .joint_jvp = lin_jvp};
+                                           .joint_jvp = lin_jvp,
+                                           .program_roles = lin_roles};
 
 }  // namespace parax::prims

@@ -3,7 +3,6 @@
 // stack of matrices.
 #include <algorithm>
 
-#include "lax/promote.h"
 #include "prims/batching_util.h"
 #include "prims/kernels/dot.h"
 #include "prims/prim_util.h"
@@ -88,28 +87,6 @@ void check_disjoint(const std::string& side, const std::vector<int64_t>& contrac
     throw TypeError("dot_general requires " + side + " batch dimensions to be disjoint from " +
                     "contracting dimensions, got " + side + "_batch " + shape_str(batch) + " and " +
                     side + "_contracting " + shape_str(contract) + ".");
-  }
-}
-
-// JAX's rule for preferred_element_type (lax._validate_preferred_element_type): integers
-// may widen or become floats, floats stay floats, bool stays bool.
-void check_preferred(DType input, DType preferred) {
-  if (input == preferred) return;
-  const bool compatible =
-      (is_integer(input) && (is_integer(preferred) || is_floating(preferred))) ||
-      (is_floating(input) && is_floating(preferred));
-  if (!compatible) {
-    throw TypeError(
-        "Input type is incompatible with `preferred_element_type`. The compatible "
-        "combinations of (input_type, preferred_element_type) are (integral, "
-        "integral), (integral, floating), (floating, floating).");
-  }
-  if (is_integer(preferred) && dtype_itemsize(preferred) < dtype_itemsize(input)) {
-    throw TypeError(
-        "`preferred_element_type` must not be narrower than the original type, got "
-        "preferred_element_type of " +
-        std::string(dtype_name(preferred)) + " for result type of " +
-        std::string(dtype_name(input)) + ".");
   }
 }
 
@@ -262,7 +239,7 @@ Array dot_transpose_lhs(const Array& g, const Array& y, const Aval& x, const Int
   for (size_t i = 0; i < produced.size(); ++i) out_axes[size_t(produced[i])] = int64_t(i);
   // parax's dot_general takes one operand dtype, so y meets g's (preferred) dtype; the
   // result goes back to x's dtype as JAX converts it.
-  const Array yy = y.dtype() == g.dtype() ? y : frontend::convert(y, g.dtype());
+  const Array yy = y.dtype() == g.dtype() ? y : convert(y, g.dtype());
   // Without batch dimensions, y·g (instead of g·y) yields (x's contracting dimensions, x's
   // kept ones): when that is x's own order, as for a weight gradient Xᵀ·G, it needs no
   // transpose, which would cost a pass over the result (per device, after an all-reduce).
@@ -271,12 +248,12 @@ Array dot_transpose_lhs(const Array& g, const Array& y, const Aval& x, const Int
   swapped.insert(swapped.end(), x_kept.begin(), x_kept.end());
   if (x_batch.empty() && swapped == range_from(0, swapped.size())) {
     Array x_bar = lax::dot_general(yy, g, {y_kept, ans_y, {}, {}});
-    if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);
+    if (x_bar.dtype() != x.dtype) x_bar = convert(x_bar, x.dtype, x.weak_type);
     return x_bar;
   }
   Array x_bar =
       lax::transpose(lax::dot_general(g, yy, {ans_y, y_kept, ans_batch, y_batch}), out_axes);
-  if (x_bar.dtype() != x.dtype) x_bar = frontend::convert(x_bar, x.dtype, x.weak_type);
+  if (x_bar.dtype() != x.dtype) x_bar = convert(x_bar, x.dtype, x.weak_type);
   return x_bar;
 }
 

@@ -28,9 +28,14 @@ core::Cost cost(std::span<const Aval>, std::span<const Aval> out, const Params& 
   return {.flops = double(out[0].size()) * double(body.eqns.size())};
 }
 
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  return {.programs = {{params.get<std::shared_ptr<const core::Program>>("jaxpr"),
+                        core::ProgramRole::tiles, 0, num_operands}}};
+}
+
 }  // namespace
 
 extern const PrimRules fusion_rules = {
-    .abstract_eval = shape_rule, .kernel = kernels::fusion, .cost = cost};
+    .abstract_eval = shape_rule, .kernel = kernels::fusion, .cost = cost, .program_roles = roles};
 
 }  // namespace parax::prims

@@ -4,9 +4,8 @@
 
 #include "core/batching.h"
 #include "core/trace.h"
-#include "lax/promote.h"
 #include "parax/lax.h"
-#include "parax/numpy.h"
+#include "prims/autodiff_util.h"
 
 namespace parax::prims::linalg {
 
@@ -36,17 +35,15 @@ Array below(const Shape& shape, int64_t k) {
   const int64_t r = int64_t(shape.size());
   Array rows = lax::broadcasted_iota(DType::int32, shape, r - 2);
   Array cols = lax::broadcasted_iota(DType::int32, shape, r - 1);
-  return lax::le(lax::sub(cols, rows), frontend::scalar_int(k, DType::int32));
+  return lax::le(lax::sub(cols, rows), constant(double(k), DType::int32));
 }
 
 }  // namespace
 
-Array tril(const Array& x, int64_t k) {
-  return lax::select(below(x.shape(), k), x, numpy::zeros_like(x));
-}
+Array tril(const Array& x, int64_t k) { return lax::select(below(x.shape(), k), x, zeros_like(x)); }
 
 Array triu(const Array& x, int64_t k) {
-  return lax::select(below(x.shape(), k - 1), numpy::zeros_like(x), x);
+  return lax::select(below(x.shape(), k - 1), zeros_like(x), x);
 }
 
 Array eye(int64_t n, int64_t m, DType dtype, const Shape& batch) {
@@ -122,7 +119,7 @@ Array pad_to(const Array& x, int64_t rows, int64_t cols) {
   std::vector<lax::PadConfig> config(r);
   config[r - 2].high = rows - x.shape()[r - 2];
   config[r - 1].high = cols - x.shape()[r - 1];
-  return lax::pad(x, frontend::scalar(0, x.dtype()), config);
+  return lax::pad(x, constant(0, x.dtype()), config);
 }
 
 Array unpermute_rows(const Array& x, const Array& permutation) {

@@ -7,9 +7,9 @@
 // shard_map's check_vma.
 #include <algorithm>
 
+#include "core/backend.h"
 #include "core/batching.h"
 #include "core/program_trace.h"
-#include "parax/numpy.h"
 #include "prims/structural_grad.h"
 
 namespace parax::prims {
@@ -346,7 +346,7 @@ Array composed(Prim prim, const Array& x, const Params& p) {
       for (const std::string& a : names) n *= core::find_axis(a).size;
       std::vector<int32_t> dest(static_cast<size_t>(n), static_cast<int32_t>(n));
       for (size_t k = 0; k + 1 < perm.size(); k += 2) dest[size_t(perm[k])] = int32_t(perm[k + 1]);
-      Array table = numpy::array(dest);
+      Array table = core::backend().from_host(dest.data(), Aval{{n}, DType::int32, false});
       Array to = lax::reshape(lax::dynamic_slice(table, {me}, {1}), {});
       Shape slots = x.shape();
       slots.insert(slots.begin(), n + 1);

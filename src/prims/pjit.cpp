@@ -214,12 +214,17 @@ Batched batch(std::span<const Array> in, std::span<const int> dims, const Params
   return Batched{std::move(outs), call->out_dims};
 }
 
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  return {.programs = {{body_of(params), core::ProgramRole::call, 0, num_operands}}};
+}
+
 }  // namespace
 
 extern const PrimRules pjit_rules = {.abstract_eval = shape_rule,
                                      .transpose = transpose,
                                      .batch = batch,
                                      .joint_jvp = jvp,
-                                     .partial_eval = partial_eval};
+                                     .partial_eval = partial_eval,
+                                     .program_roles = roles};
 
 }  // namespace parax::prims

@@ -76,4 +76,24 @@ void parallel_chunks_split(int64_t n, int64_t grain,
   });
 }
 
+void check_preferred(DType input, DType preferred) {
+  if (input == preferred) return;
+  const bool compatible =
+      (is_integer(input) && (is_integer(preferred) || is_floating(preferred))) ||
+      (is_floating(input) && is_floating(preferred));
+  if (!compatible) {
+    throw TypeError(
+        "Input type is incompatible with `preferred_element_type`. The compatible "
+        "combinations of (input_type, preferred_element_type) are (integral, "
+        "integral), (integral, floating), (floating, floating), (complex, complex.");
+  }
+  if (is_integer(preferred) && dtype_itemsize(preferred) < dtype_itemsize(input)) {
+    throw TypeError(
+        "`preferred_element_type` must not be narrower than the original type, got "
+        "preferred_element_type of " +
+        std::string(dtype_name(preferred)) + " for result type of " +
+        std::string(dtype_name(input)) + ".");
+  }
+}
+
 }  // namespace parax::prims

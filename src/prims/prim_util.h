@@ -35,6 +35,11 @@ void check_same_dtypes(std::string_view name, std::span<const Aval> in);
 void check_body_inputs(std::string_view name, std::span<const Aval> in,
                        std::span<const Aval> expected);
 
+// Throws JAX's TypeErrors unless `preferred` is a preferred_element_type that dot_general
+// and conv_general_dilated accept for operands of `input` (lax._validate_preferred_element_type):
+// integers may widen or become floats, floats stay floats.
+void check_preferred(DType input, DType preferred);
+
 // Sharding rule of elementwise primitives: every non-scalar operand and the result share
 // one factor per dimension.
 ShardingRule elementwise_sharding_rule(std::span<const Aval> in, std::span<const Aval> out,

@@ -5,7 +5,6 @@
 #include <limits>
 #include <memory>
 
-#include "lax/promote.h"
 #include "prims/batching_util.h"
 #include "prims/kernels/reduce.h"
 #include "prims/prim_util.h"
@@ -119,7 +118,7 @@ std::vector<Array> reduce_chooser_jvp(std::span<const Array> primals,
   const Array& x = primals[0];
   const std::vector<int64_t>& axes = reduce_axes(params);
   const Array ans = lax::broadcast_in_dim(outs[0], x.shape(), kept_axes(x.ndim(), axes));
-  const Array location = frontend::convert(lax::eq(x, ans), t.dtype());
+  const Array location = convert(lax::eq(x, ans), t.dtype());
   const Array counts = lax::reduce_sum(location, axes);
   return {lax::div(lax::reduce_sum(lax::mul(t, location), axes), counts)};
 }

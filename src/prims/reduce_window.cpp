@@ -7,7 +7,6 @@
 // select_and_scatter_add and back.
 #include <cmath>
 
-#include "lax/promote.h"
 #include "parax/lax.h"
 #include "prims/autodiff_util.h"
 #include "prims/batching_util.h"
@@ -203,7 +202,7 @@ std::vector<Array> reduce_window_sum_transpose(std::span<const Array> cts,
     const int64_t after = lhs_d + rhs_d - 1 - out_d - before;
     config.push_back({before, after, strides[d] - 1});
   }
-  const Array padded = lax::pad(ct, frontend::constant_like(ct, 0), config);
+  const Array padded = lax::pad(ct, constant(0, ct.dtype()), config);
   Array out = core::bind1(Prim::reduce_window_sum, {padded},
                           window_params(params, win, bdil, Ints(2 * n, 0), ones(n), wdil));
   return {out};
@@ -272,7 +271,7 @@ std::vector<Array> gather_add_transpose(std::span<const Array> cts, std::span<co
   if (dilated) {
     std::vector<lax::PadConfig> config;
     for (int64_t d : bdil) config.push_back({0, 0, d - 1});
-    x = lax::pad(x, frontend::constant_like(x, ge ? -INFINITY : INFINITY), config);
+    x = lax::pad(x, constant(ge ? -INFINITY : INFINITY, x.dtype()), config);
   }
   Params q;
   q.set("select_prim", params.get<std::string>("select_prim"));

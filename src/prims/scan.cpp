@@ -537,6 +537,21 @@ std::vector<Array> transpose(std::span<const Array> cts, std::span<const Array> 
   return result;
 }
 
+// Consts, the carry, then the xs; the body runs `length` times.
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  const ScanShape s(params);
+  const size_t fixed = size_t(s.num_consts + s.num_carry);
+  core::ProgramRoles r;
+  r.programs = {{s.body, core::ProgramRole::body, 0, size_t(s.num_consts)}};
+  r.carry_begin = size_t(s.num_consts);
+  r.num_carry = size_t(s.num_carry);
+  r.xs_begin = fixed;
+  r.num_xs = num_operands > fixed ? num_operands - fixed : 0;
+  r.trip_count = s.length;
+  r.reverse = s.reverse;
+  return r;
+}
+
 }  // namespace
 
 extern const PrimRules scan_rules = {.abstract_eval = shape_rule,
@@ -544,6 +559,7 @@ extern const PrimRules scan_rules = {.abstract_eval = shape_rule,
                                      .batch = scan_batch,
                                      .vma = scan_vma,
                                      .joint_jvp = jvp,
-                                     .partial_eval = partial_eval};
+                                     .partial_eval = partial_eval,
+                                     .program_roles = roles};
 
 }  // namespace parax::prims

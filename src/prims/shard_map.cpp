@@ -328,10 +328,18 @@ std::vector<Aval> exit_rule(std::span<const Aval> in, const Params& params) {
   return {out};
 }
 
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  return {.programs = {{params.get<std::shared_ptr<const Program>>("jaxpr"),
+                        core::ProgramRole::manual, 0, num_operands}}};
+}
+
 }  // namespace
 
-extern const PrimRules shard_map_rules = {
-    .abstract_eval = shape_rule, .jvp = jvp, .transpose = transpose, .batch = batch};
+extern const PrimRules shard_map_rules = {.abstract_eval = shape_rule,
+                                          .jvp = jvp,
+                                          .transpose = transpose,
+                                          .batch = batch,
+                                          .program_roles = roles};
 // Compiler-internal: they never reach a kernel (the partitioner maps them to layouts).
 extern const PrimRules manual_enter_rules = {.abstract_eval = enter_rule};
 extern const PrimRules manual_exit_rules = {.abstract_eval = exit_rule};

@@ -245,6 +245,20 @@ std::optional<core::PartialEval> partial_eval(std::span<const bool> unknown, con
   return pe;
 }
 
+// The cond's constants, the body's, then the carry; the trip count is known only when
+// it runs.
+core::ProgramRoles roles(const Params& params, size_t num_operands) {
+  const WhileShape w(params);
+  const size_t consts = size_t(w.cond_nconsts + w.body_nconsts);
+  core::ProgramRoles r;
+  r.programs = {{w.body, core::ProgramRole::body, size_t(w.cond_nconsts), size_t(w.body_nconsts)},
+                {w.cond, core::ProgramRole::predicate, 0, size_t(w.cond_nconsts)}};
+  r.carry_begin = consts;
+  r.num_carry = num_operands > consts ? num_operands - consts : 0;
+  r.trip_count = std::nullopt;
+  return r;
+}
+
 }  // namespace
 
 extern const PrimRules while__rules = {.abstract_eval = shape_rule,
@@ -252,6 +266,7 @@ extern const PrimRules while__rules = {.abstract_eval = shape_rule,
                                        .batch = while_batch,
                                        .vma = while_vma,
                                        .joint_jvp = jvp,
-                                       .partial_eval = partial_eval};
+                                       .partial_eval = partial_eval,
+                                       .program_roles = roles};
 
 }  // namespace parax::prims

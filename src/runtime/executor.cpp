@@ -85,79 +85,14 @@ bool reads_device(const core::Eqn& e) {
 
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh)
-    : program_(std::move(program)), mesh_(std::move(mesh)) {
+Executor::Executor(std::shared_ptr<const core::Program> program,
+                   std::shared_ptr<const compiler::BufferPlan> buffers, MeshLayout mesh)
+    : program_(std::move(program)), buffers_(std::move(buffers)), mesh_(std::move(mesh)) {
   const core::Program& p = *program_;
-  // Last use of every variable; outputs live to the end.
-  std::vector<int> last(p.avals.size(), -1);
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    for (const core::Atom& a : p.eqns[e].inputs) {
-      if (!a.is_literal()) last[size_t(a.var)] = int(e);
-    }
-  }
-  for (const core::Atom& a : p.outvars) {
-    if (!a.is_literal()) last[size_t(a.var)] = int(p.eqns.size());
-  }
-  release_after_.resize(p.eqns.size());
-  for (size_t v = 0; v < last.size(); ++v) {
-    if (last[v] >= 0 && last[v] < int(p.eqns.size()))
-      release_after_[size_t(last[v])].push_back(int(v));
-  }
-  // Vars never used are released right after they are made (or at entry: see run).
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    for (int v : p.eqns[e].outputs) {
-      if (last[size_t(v)] < 0) release_after_[e].push_back(v);
-    }
-  }
-  // In-place updates: an elementwise result may overwrite an operand of the same size that
-  // dies here and that the program does not hand back to the caller. Kernels read element
-  // i before writing it; in a fusion only the last equation may write the donated buffer,
-  // after every earlier equation of the tile has read it.
-  std::vector<bool> pinned(p.avals.size(), false);
-  for (int v : p.invars) pinned[size_t(v)] = true;
-  for (const core::Atom& a : p.outvars) {
-    if (!a.is_literal()) pinned[size_t(a.var)] = true;
-  }
+  PARAX_CHECK(buffers_ != nullptr && buffers_->steps.size() == p.eqns.size(),
+              "executor: the buffer plan is not the program's");
   shareable_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) shareable_[e] = !reads_device(p.eqns[e]);
-  donor_.resize(p.eqns.size());
-  for (size_t e = 0; e < p.eqns.size(); ++e) {
-    const core::Eqn& eqn = p.eqns[e];
-    donor_[e].assign(eqn.outputs.size(), -1);
-    const bool elementwise = core::has_trait(eqn.prim, core::kElementwise);
-    const core::Program* body =
-        eqn.prim == core::Prim::fusion
-            ? eqn.params.get<std::shared_ptr<const core::Program>>("jaxpr").get()
-            : nullptr;
-    if (!elementwise && body == nullptr) continue;
-    if (body != nullptr && core::has_trait(body->eqns.back().prim, core::kReduction)) continue;
-    std::vector<bool> taken(eqn.inputs.size(), false);
-    for (size_t r = 0; r < eqn.outputs.size(); ++r) {
-      if (body != nullptr && body->outvars[r].var != body->eqns.back().outputs[0]) continue;
-      const core::Aval& out = p.avals[size_t(eqn.outputs[r])];
-      for (size_t i = 0; i < eqn.inputs.size(); ++i) {
-        const core::Atom& a = eqn.inputs[i];
-        if (taken[i] || a.is_literal() || pinned[size_t(a.var)] || last[size_t(a.var)] != int(e))
-          continue;
-        const core::Aval& in = p.avals[size_t(a.var)];
-        if (in.nbytes() != out.nbytes() || in.shape != out.shape) continue;
-        donor_[e][r] = int(i);
-        taken[i] = true;
-        break;
-      }
-    }
-  }
-  // An output computed by a kernel may be written straight into the caller's buffer,
-  // unless it is an input or appears twice among the outputs.
-  dest_of_.assign(p.avals.size(), -1);
-  for (size_t o = 0; o < p.outvars.size(); ++o) {
-    const core::Atom& a = p.outvars[o];
-    if (a.is_literal()) continue;
-    int& d = dest_of_[size_t(a.var)];
-    d = d == -1 ? int(o) : -2;
-  }
-  for (int v : p.invars) dest_of_[size_t(v)] = -2;
-  for (int v : p.constvars) dest_of_[size_t(v)] = -2;
   in_avals_.resize(p.eqns.size());
   out_avals_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
@@ -167,23 +102,9 @@ Executor::Executor(std::shared_ptr<const core::Program> program, MeshLayout mesh
   subs_.resize(p.eqns.size());
   for (size_t e = 0; e < p.eqns.size(); ++e) {
     if (!core::has_trait(p.eqns[e].prim, core::kControlFlow)) continue;
-    auto add = [&](const std::shared_ptr<const core::Program>& sub) {
-      subs_[e].push_back(std::make_shared<const Executor>(sub, mesh_));
-    };
-    const core::Params& params = p.eqns[e].params;
-    switch (p.eqns[e].prim) {
-      case core::Prim::cond:
-        for (const auto& b : params.get<core::ProgramList>("branches")) add(b);
-        break;
-      case core::Prim::while_:
-        add(params.get<std::shared_ptr<const core::Program>>("cond_jaxpr"));
-        add(params.get<std::shared_ptr<const core::Program>>("body_jaxpr"));
-        break;
-      case core::Prim::scan:
-        add(params.get<std::shared_ptr<const core::Program>>("jaxpr"));
-        break;
-      default:
-        PARAX_CHECK(false, "the compiler inlines " << core::prim_name(p.eqns[e].prim));
+    for (const core::SubProgram& sub : core::program_roles(p.eqns[e]).programs) {
+      subs_[e].push_back(std::make_shared<const Executor>(
+          sub.program, compiler::sub_plan(p, *buffers_, e, *sub.program), mesh_));
     }
   }
   literal_buffers_.resize(p.eqns.size());
@@ -265,11 +186,12 @@ std::vector<std::vector<BufferRef>> Executor::run(
         }
         std::vector<void*> outs;
         for (size_t r = 0; r < eqn.outputs.size(); ++r) {
+          const compiler::ResultBuffer& where = buffers_->steps[e].results[r];
           BufferRef buf;
-          if (const int o = dest_of_[size_t(eqn.outputs[r])]; dests != nullptr && o >= 0) {
+          if (const int o = where.result; dests != nullptr && o >= 0) {
             buf = (*dests)[size_t(o)][size_t(d)];
           }
-          if (const int i = donor_[e][r]; !buf && i >= 0) {
+          if (const int i = where.reuse; !buf && i >= 0) {
             // Only a buffer nothing else holds (not shared by a collective's group), over
             // memory of its own (not a view into a scan's xs).
             BufferRef& in = env[size_t(eqn.inputs[size_t(i)].var)][size_t(d)];
@@ -291,7 +213,7 @@ std::vector<std::vector<BufferRef>> Executor::run(
       }
     }
     if (profile) profile->add(eqn.prim, std::chrono::steady_clock::now() - start);
-    for (int v : release_after_[e]) env[size_t(v)].clear();
+    for (int v : buffers_->steps[e].frees) env[size_t(v)].clear();
   }
   std::vector<std::vector<BufferRef>> out;
   for (const core::Atom& a : p.outvars) {
@@ -302,16 +224,13 @@ std::vector<std::vector<BufferRef>> Executor::run(
 }
 
 Executor::Values Executor::run_control_flow(size_t e, Values in) const {
-  switch (program_->eqns[e].prim) {
-    case core::Prim::cond:
-      return run_cond(e, std::move(in));
-    case core::Prim::while_:
-      return run_while(e, std::move(in));
-    case core::Prim::scan:
-      return run_scan(e, std::move(in));
-    default:
-      PARAX_CHECK(false, "not control flow: " << core::prim_name(program_->eqns[e].prim));
-  }
+  const core::ProgramRoles roles = core::program_roles(program_->eqns[e]);
+  const core::SubProgram* body = roles.find(core::ProgramRole::body);
+  const core::SubProgram* predicate = roles.find(core::ProgramRole::predicate);
+  if (roles.index) return run_cond(e, roles, std::move(in));
+  if (body != nullptr && predicate != nullptr) return run_while(e, roles, std::move(in));
+  if (body != nullptr && roles.trip_count) return run_scan(e, roles, std::move(in));
+  PARAX_CHECK(false, "the compiler inlines " << core::prim_name(program_->eqns[e].prim));
   PARAX_UNREACHABLE();
 }
 
@@ -335,10 +254,10 @@ std::vector<std::optional<int64_t>> Executor::read_scalars(const std::vector<Buf
 // Inside a shard_map body each device may pick its own branch: every branch some device
 // picks runs on all of them (in lockstep, as collectives inside need), and each device
 // keeps the results of its own.
-Executor::Values Executor::run_cond(size_t e, Values in) const {
+Executor::Values Executor::run_cond(size_t e, const core::ProgramRoles& roles, Values in) const {
   const auto& branches = subs_[e];
   const int64_t last = int64_t(branches.size()) - 1;
-  std::vector<std::optional<int64_t>> index = read_scalars(in[0], DType::int32);
+  std::vector<std::optional<int64_t>> index = read_scalars(in[*roles.index], DType::int32);
   std::vector<size_t> picked;  // each branch some local device takes, once
   for (auto& i : index) {
     if (!i) continue;
@@ -348,7 +267,11 @@ Executor::Values Executor::run_cond(size_t e, Values in) const {
     }
   }
   PARAX_CHECK(!picked.empty(), "no local device holds the cond index");
-  in.erase(in.begin());
+  // The branches share their operands.
+  const core::SubProgram& first = roles.programs[0];
+  const auto args = in.begin() + long(first.consts_begin);
+  in =
+      Values(std::make_move_iterator(args), std::make_move_iterator(args + long(first.num_consts)));
   if (picked.size() == 1) return branches[picked[0]]->run(std::move(in));
   Values out;
   for (size_t b : picked) {
@@ -366,22 +289,24 @@ Executor::Values Executor::run_cond(size_t e, Values in) const {
 // Inside a shard_map body each device may run its own number of steps: the body runs on
 // all devices while any goes on, and the devices already done keep their carry (as a
 // batched while's select does).
-Executor::Values Executor::run_while(size_t e, Values in) const {
-  const core::Params& params = program_->eqns[e].params;
-  const size_t cond_consts = size_t(params.get<int64_t>("cond_nconsts"));
-  const size_t body_consts = size_t(params.get<int64_t>("body_nconsts"));
-  const Executor& cond = *subs_[e][0];
-  const Executor& body = *subs_[e][1];
-  Values carry(std::make_move_iterator(in.begin() + long(cond_consts + body_consts)),
-               std::make_move_iterator(in.end()));
+Executor::Values Executor::run_while(size_t e, const core::ProgramRoles& roles, Values in) const {
+  const core::SubProgram& cond_role = *roles.find(core::ProgramRole::predicate);
+  const core::SubProgram& body_role = *roles.find(core::ProgramRole::body);
+  const Executor& cond = *subs_[e][size_t(&cond_role - roles.programs.data())];
+  const Executor& body = *subs_[e][size_t(&body_role - roles.programs.data())];
+  const auto cond_consts = in.begin() + long(cond_role.consts_begin);
+  const auto body_consts = in.begin() + long(body_role.consts_begin);
+  const auto carry_in = in.begin() + long(roles.carry_begin);
+  Values carry(std::make_move_iterator(carry_in),
+               std::make_move_iterator(carry_in + long(roles.num_carry)));
   for (;;) {
-    Values cond_in(in.begin(), in.begin() + long(cond_consts));
+    Values cond_in(cond_consts, cond_consts + long(cond_role.num_consts));
     cond_in.insert(cond_in.end(), carry.begin(), carry.end());
     const auto go = read_scalars(cond.run(std::move(cond_in))[0], DType::bool_);
     const bool any = std::count(go.begin(), go.end(), std::optional<int64_t>(1)) > 0;
     const bool all = std::count(go.begin(), go.end(), std::optional<int64_t>(0)) == 0;
     if (!any) break;
-    Values body_in(in.begin() + long(cond_consts), in.begin() + long(cond_consts + body_consts));
+    Values body_in(body_consts, body_consts + long(body_role.num_consts));
     if (all) {
       body_in.insert(body_in.end(), std::make_move_iterator(carry.begin()),
                      std::make_move_iterator(carry.end()));
@@ -400,16 +325,18 @@ Executor::Values Executor::run_while(size_t e, Values in) const {
   return carry;
 }
 
-Executor::Values Executor::run_scan(size_t e, Values in) const {
+Executor::Values Executor::run_scan(size_t e, const core::ProgramRoles& roles, Values in) const {
   const core::Eqn& eqn = program_->eqns[e];
   const core::Program& p = *program_;
-  const size_t num_consts = size_t(eqn.params.get<int64_t>("num_consts"));
-  const size_t num_carry = size_t(eqn.params.get<int64_t>("num_carry"));
-  const int64_t length = eqn.params.get<int64_t>("length");
-  const bool reverse = eqn.params.get<bool>("reverse");
-  const Executor& body = *subs_[e][0];
+  const core::SubProgram& body_role = *roles.find(core::ProgramRole::body);
+  const size_t consts_begin = body_role.consts_begin;
+  const size_t num_consts = body_role.num_consts;
+  const size_t num_carry = roles.num_carry;
+  const int64_t length = *roles.trip_count;
+  const bool reverse = roles.reverse;
+  const Executor& body = *subs_[e][size_t(&body_role - roles.programs.data())];
   const size_t n = in.empty() ? size_t(mesh_.size()) : in[0].size();
-  const size_t num_xs = in.size() - num_consts - num_carry;
+  const size_t num_xs = roles.num_xs;
   const size_t num_ys = eqn.outputs.size() - num_carry;
   // The stacked results, written step by step.
   Values ys(num_ys, std::vector<BufferRef>(n));
@@ -423,18 +350,18 @@ Executor::Values Executor::run_scan(size_t e, Values in) const {
   }
   std::vector<size_t> x_bytes(num_xs);
   for (size_t x = 0; x < num_xs; ++x) {
-    const core::Atom& a = eqn.inputs[num_consts + num_carry + x];
+    const core::Atom& a = eqn.inputs[roles.xs_begin + x];
     x_bytes[x] = length == 0 ? 0 : p.aval_of(a).nbytes() / size_t(length);
   }
-  Values carry(std::make_move_iterator(in.begin() + long(num_consts)),
-               std::make_move_iterator(in.begin() + long(num_consts + num_carry)));
+  Values carry(std::make_move_iterator(in.begin() + long(roles.carry_begin)),
+               std::make_move_iterator(in.begin() + long(roles.carry_begin + num_carry)));
   for (int64_t step = 0; step < length; ++step) {
     const size_t t = size_t(reverse ? length - 1 - step : step);
-    Values body_in(in.begin(), in.begin() + long(num_consts));
+    Values body_in(in.begin() + long(consts_begin), in.begin() + long(consts_begin + num_consts));
     body_in.insert(body_in.end(), std::make_move_iterator(carry.begin()),
                    std::make_move_iterator(carry.end()));
     for (size_t x = 0; x < num_xs; ++x) {
-      const auto& xs = in[num_consts + num_carry + x];
+      const auto& xs = in[roles.xs_begin + x];
       std::vector<BufferRef> slice(n);
       for (size_t d = 0; d < n; ++d) {
         if (mesh_.local[d]) slice[d] = Buffer::view(xs[d], t * x_bytes[x], x_bytes[x]);

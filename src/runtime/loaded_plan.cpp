@@ -43,7 +43,7 @@ LoadedPlan::LoadedPlan(std::shared_ptr<const compiler::Plan> plan) : plan_(std::
     }
     out_order_.push_back(std::move(order));
   }
-  executor_ = std::make_shared<const Executor>(plan_->local,
+  executor_ = std::make_shared<const Executor>(plan_->local, plan_->buffers,
                                                MeshLayout(mesh.axis_sizes, mesh.mesh.devices()));
 }
 

@@ -12,6 +12,7 @@
 #include "core/autodiff.h"
 #include "core/program_trace.h"
 #include "core/trace.h"
+#include "parax/lax.h"
 #include "prims/program_rules.h"
 
 namespace parax::detail {
@@ -149,8 +150,7 @@ std::vector<Array> concat(std::vector<Array> a, const std::vector<Array>& b) {
 Array zeros_of(const Aval& a) {
   Array z = core::literal_array(core::Literal{Aval{{}, a.dtype, false}, 0.0});
   if (a.shape.empty()) return z;
-  return core::bind1(Prim::broadcast_in_dim, {z},
-                     {{"shape", a.shape}, {"broadcast_dimensions", std::vector<int64_t>{}}});
+  return lax::broadcast_in_dim(z, a.shape, {});
 }
 
 // How deep the rules of one custom function are being traced on this thread: a rule that

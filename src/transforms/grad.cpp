@@ -6,6 +6,7 @@
 
 #include "core/array_value.h"
 #include "core/autodiff.h"
+#include "parax/lax.h"
 
 namespace parax::detail {
 
@@ -216,8 +217,7 @@ using core::Aval;
 using core::Prim;
 
 Array iota(const Shape& shape, int64_t dimension) {
-  return core::bind1(Prim::iota, {},
-                     {{"dtype", DType::int32}, {"shape", shape}, {"dimension", dimension}});
+  return lax::broadcasted_iota(DType::int32, shape, dimension);
 }
 
 // Rows [offset, offset + size) of the n x n identity, as an array [n, *shape] of `dtype`
@@ -228,28 +228,22 @@ Array basis_block(int64_t n, int64_t offset, const Shape& shape, DType dtype) {
   Array col = iota(flat, 1);
   if (offset != 0) {
     Array off = core::literal_array(core::Literal{Aval{{}, DType::int32, false}, double(offset)});
-    col = core::bind1(Prim::add, {col, off});
+    col = lax::add(col, off);
   }
-  Array eye = core::bind1(Prim::eq, {iota(flat, 0), col});
-  eye =
-      core::bind1(Prim::convert_element_type, {eye}, {{"new_dtype", dtype}, {"weak_type", false}});
+  const Array eye = lax::convert_element_type(lax::eq(iota(flat, 0), col), dtype);
   Shape full{n};
   full.insert(full.end(), shape.begin(), shape.end());
-  return core::bind1(Prim::reshape, {eye}, {{"new_sizes", full}});
+  return lax::reshape(eye, std::move(full));
 }
 
 Array slice_dim(const Array& x, int64_t dim, int64_t begin, int64_t end) {
   std::vector<int64_t> start(x.shape().size(), 0), limit(x.shape().begin(), x.shape().end());
   start[size_t(dim)] = begin;
   limit[size_t(dim)] = end;
-  return core::bind1(
-      Prim::slice, {x},
-      {{"start_indices", start}, {"limit_indices", limit}, {"strides", std::vector<int64_t>{}}});
+  return lax::slice(x, std::move(start), std::move(limit));
 }
 
-Array reshape(const Array& x, const Shape& shape) {
-  return core::bind1(Prim::reshape, {x}, {{"new_sizes", shape}});
-}
+Array reshape(const Array& x, const Shape& shape) { return lax::reshape(x, shape); }
 
 Shape concat_shape(const Shape& a, const Shape& b) {
   Shape out = a;
@@ -348,7 +342,7 @@ std::vector<Array> jacfwd_flat(const std::vector<Array>& leaves, const std::vect
     std::vector<int64_t> perm;
     for (size_t d = 1; d <= out_shape.size(); ++d) perm.push_back(int64_t(d));
     perm.push_back(0);
-    const Array moved = core::bind1(Prim::transpose, {t}, {{"permutation", perm}});
+    const Array moved = lax::transpose(t, std::move(perm));
     for (size_t j = 0; j < num; ++j) {
       if (!wrt[j]) continue;
       const Array cols =

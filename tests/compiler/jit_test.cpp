@@ -337,9 +337,56 @@ TEST(Runtime, ElementwiseResultsReuseABufferThatDiesThere) {
   f(x);
   const int64_t before = runtime::memory_stats().allocations;
   Array y = f(x);
-  // flip makes one buffer; the fusion after it writes into that buffer in place.
-  EXPECT_EQ(runtime::memory_stats().allocations - before, 1) << f.lower(x).compile().as_text();
+  // flip makes one buffer; the fusion after it writes into that buffer in place, as the
+  // plan says.
+  const std::string text = f.lower(x).compile().as_text();
+  EXPECT_EQ(runtime::memory_stats().allocations - before, 1) << text;
   EXPECT_EQ(y.to_vector<float>(), want);
+  EXPECT_EQ(text.substr(text.find("# buffers")),
+            "# buffers\n"
+            "#   0: b new; frees a\n"
+            "#   1: c to result 0 else reuses b; frees b\n");
+}
+
+TEST(Runtime, AResultReadLaterIsNotWrittenOver) {
+  auto x = device_put(iota_f32({64, 64}) / 4096.0f, devices()[0]);
+  auto f = jit([](const Array& v) {
+    Array y = jnp::exp(v);
+    return std::vector<Array>{y, jnp::flip(y, 0) + y};
+  });
+  const std::string text = f.lower(x).compile().as_text();
+  // The add may write over the flip's buffer, never over y, which the caller receives.
+  EXPECT_EQ(text.substr(text.find("# buffers")),
+            "# buffers\n"
+            "#   0: b to result 0 else new; frees a\n"
+            "#   1: c new\n"
+            "#   2: d to result 1 else reuses c; frees c\n");
+  std::vector<Array> r = f(x);
+  EXPECT_EQ(r[0].to_vector<float>(), jnp::exp(x).to_vector<float>());
+  EXPECT_EQ(r[1].to_vector<float>(), (jnp::flip(jnp::exp(x), 0) + jnp::exp(x)).to_vector<float>());
+}
+
+TEST(Runtime, AScanBodyWritesItsYsIntoTheStackedResult) {
+  const int64_t length = 16;
+  auto xs = device_put(iota_f32({length, 256}), devices()[0]);
+  auto c0 = device_put(jnp::zeros({256}), devices()[0]);
+  auto g = jit([](const Array& c, const Array& xs) {
+    auto [carry, ys] = lax::scan(
+        [](const Array& c, const Array& x) {
+          return std::pair{c + x, jnp::sin(x) * 2.0f};
+        },
+        c, xs);
+    return std::vector<Array>{carry, ys};
+  });
+  g(c0, xs);
+  const int64_t before = runtime::memory_stats().allocations;
+  std::vector<Array> r = g(c0, xs);
+  // The stacked ys once, and a carry per step: each step's y goes straight into its slot
+  // (the body's plan sends it to its result 1).
+  EXPECT_EQ(runtime::memory_stats().allocations - before, 1 + length)
+      << g.lower(c0, xs).compile().as_text();
+  EXPECT_EQ(r[1].to_vector<float>(), (jnp::sin(xs) * 2.0f).to_vector<float>());
+  EXPECT_EQ(r[0].to_vector<float>(), jnp::sum(xs, 0).to_vector<float>());
 }
 
 TEST(Runtime, BuffersAreFreedAfterTheirLastUse) {

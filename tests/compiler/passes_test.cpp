@@ -45,12 +45,30 @@ std::string after_local_pass(std::string_view name, const std::string& text) {
   return core::to_string(state.partitioned->local);
 }
 
+// Runs plan-buffers on the per-device program `text` and returns the program with its
+// buffer plan under it, as Plan::as_text prints them (the pass leaves the program as is).
+std::string with_plan(const std::string& text) {
+  PassState state;
+  state.mesh.emplace(make_mesh({1}, {"x"}));
+  state.partitioned = Partitioned{core::parse_program(text), {}, {}};
+  run_passes(state, {&pass_named("plan-buffers"), 1}, "test");
+  const core::Program& local = state.partitioned->local;
+  return core::to_string(local) + "\n" + buffers_text(local, *state.buffers);
+}
+
+// The buffer plan alone, of a program written as it prints (so the names match).
+std::string planned(const std::string& text) {
+  std::string all = with_plan(text);
+  EXPECT_EQ(all.rfind(text + "\n", 0), 0u) << "not as it prints:\n" << all;
+  return all.substr(all.find("# buffers"));
+}
+
 TEST(Passes, TheListIsThePipelineInOrder) {
   std::vector<std::string_view> names;
   for (const Pass& p : pass_list()) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string_view>{
                        "inline-calls", "check-devices", "propagate-sharding", "partition-spmd",
-                       "fold-scalar-broadcasts", "dce", "fuse-elementwise"}));
+                       "fold-scalar-broadcasts", "dce", "fuse-elementwise", "plan-buffers"}));
 }
 
 TEST(Passes, InlineCallsSplicesPjitBodies) {
@@ -156,6 +174,132 @@ TEST(Passes, FuseElementwiseTakesInATrailingReduction) {
             "  in (c,) }");
 }
 
+TEST(Passes, PlanBuffersFreesValuesAfterTheirLastReadAndWritesOverDeadOperands) {
+  // c dies at the cos, which writes over it; a program input (a, b) is freed but never
+  // written over: the caller still holds it.
+  EXPECT_EQ(planned("{ lambda ; a:f32[8] b:f32[8]. let\n"
+                    "    c:f32[8] = sin a\n"
+                    "    d:f32[8] = cos c\n"
+                    "    e:f32[8] = mul d b\n"
+                    "    f:f32[] = reduce_sum[axes=(0,)] e\n"
+                    "  in (f,) }"),
+            "# buffers\n"
+            "#   0: c new; frees a\n"
+            "#   1: d reuses c; frees c\n"
+            "#   2: e reuses d; frees b d\n"
+            "#   3: f to result 0 else new; frees e\n");
+}
+
+TEST(Passes, PlanBuffersWritesOverNoOperandStillReadOrOfAnotherShapeOrSize) {
+  EXPECT_EQ(planned("{ lambda ; a:f32[8] b:f32[]. let\n"
+                    "    c:f32[] = exp b\n"
+                    "    d:f32[8] = sin a\n"
+                    "    e:f32[8] = cos d\n"
+                    "    f:f32[8] = mul c d\n"
+                    "    g:f16[8] = convert_element_type[new_dtype=float16 weak_type=False] f\n"
+                    "    h:i32[8] = convert_element_type[new_dtype=int32 weak_type=False] e\n"
+                    "  in (g, h) }"),
+            // e: d is read later. f: c dies there but is f32[], d is f32[8]. g: f's 32
+            // bytes are not g's 16. h: e's f32[8] has h's shape and size (the dtype
+            // may differ).
+            "# buffers\n"
+            "#   0: c new; frees b\n"
+            "#   1: d new; frees a\n"
+            "#   2: e new\n"
+            "#   3: f reuses d; frees c d\n"
+            "#   4: g to result 0 else new; frees f\n"
+            "#   5: h to result 1 else reuses e; frees e\n");
+}
+
+TEST(Passes, PlanBuffersKeepsResultsAndInputsTheCallerHolds) {
+  // a is an input and a result: never freed. c and d are results read later: kept, not
+  // written over. f is a result twice: no slot of its own. The tanh's result nothing
+  // reads (`_`) is freed at once.
+  EXPECT_EQ(with_plan("{ lambda ; a:f32[8] b:f32[8]. let\n"
+                      "    c:f32[8] = sin a\n"
+                      "    d:f32[8] = cos c\n"
+                      "    g:f32[8] = tanh d\n"
+                      "    e:f32[8] = neg b\n"
+                      "    f:f32[8] = exp e\n"
+                      "  in (a, c, d, f, f) }"),
+            "{ lambda ; a:f32[8] b:f32[8]. let\n"
+            "    c:f32[8] = sin a\n"
+            "    d:f32[8] = cos c\n"
+            "    _:f32[8] = tanh d\n"
+            "    e:f32[8] = neg b\n"
+            "    f:f32[8] = exp e\n"
+            "  in (a, c, d, f, f) }\n"
+            "# buffers\n"
+            "#   0: c to result 1 else new\n"
+            "#   1: d to result 2 else new\n"
+            "#   2: _ new; frees _\n"
+            "#   3: e new; frees b\n"
+            "#   4: f reuses e; frees e\n");
+}
+
+TEST(Passes, PlanBuffersLetsAFusionsLastEquationWriteOverAnOperand) {
+  // The first fusion's c is its chain's first result: written while the chain still
+  // reads b's tile, it gets its own buffer; d, the last, writes over b. The second ends
+  // in a reduction, whose result is smaller.
+  EXPECT_EQ(planned("{ lambda ; a:f32[8,4]. let\n"
+                    "    b:f32[8,4] = sin a\n"
+                    "    c:f32[8,4] d:f32[8,4] = fusion[jaxpr={ lambda ; a:f32[8,4]. let "
+                    "b:f32[8,4] = cos a; c:f32[8,4] = exp b in (b, c) }] b\n"
+                    "    e:f32[8] = fusion[jaxpr={ lambda ; a:f32[8,4] b:f32[8,4]. let\n"
+                    "          c:f32[8,4] = mul a b\n"
+                    "          d:f32[8] = reduce_sum[axes=(1,)] c\n"
+                    "        in (d,) }] c d\n"
+                    "  in (e,) }"),
+            "# buffers\n"
+            "#   0: b new; frees a\n"
+            "#   1: c new, d reuses b; frees b\n"
+            "#   2: e to result 0 else new; frees c d\n");
+}
+
+TEST(Passes, PlanBuffersPlansControlFlowsProgramsToo) {
+  // Each program is planned on its own, named on as it prints: a scan's body writes its
+  // results into the slots the scan lends (the stacked ys'), and never over its inputs
+  // (the carry, the slice of xs), which the scan still holds.
+  EXPECT_EQ(
+      planned("{ lambda ; a:f32[8] b:f32[4,8]. let\n"
+              "    c:f32[8] d:f32[4,8] = scan[\n"
+              "      jaxpr={ lambda ; e:f32[8] f:f32[8]. let\n"
+              "          g:f32[8] = sin f\n"
+              "          h:f32[8] = add e g\n"
+              "          i:f32[8] = exp g\n"
+              "        in (h, i) }\n"
+              "      length=4\n"
+              "      num_carry=1\n"
+              "      num_consts=0\n"
+              "      reverse=False\n"
+              "      unroll=1\n"
+              "    ] a b\n"
+              "    j:f32[] = reduce_sum[axes=(0,)] c\n"
+              "    k:bool[] = gt j 0.0\n"
+              "    l:i32[] = convert_element_type[new_dtype=int32 weak_type=False] k\n"
+              "    m:f32[8] = cond[\n"
+              "      branches=(\n"
+              "        { lambda ; n:f32[8]. let in (n,) }\n"
+              "        { lambda ; o:f32[8]. let p:f32[8] = cos o; q:f32[8] = neg p in (q,) }\n"
+              "      )\n"
+              "    ] l c\n"
+              "  in (m, d) }"),
+      "# buffers\n"
+      "#   0: c, d from its programs; frees a b\n"
+      "#     jaxpr:\n"
+      "#       0: g new; frees f\n"
+      "#       1: h to result 0 else new; frees e\n"
+      "#       2: i to result 1 else reuses g; frees g\n"
+      "#   1: j new\n"
+      "#   2: k new; frees j\n"
+      "#   3: l new; frees k\n"
+      "#   4: m from its programs; frees c l\n"
+      "#     branches[0]:\n"
+      "#     branches[1]:\n"
+      "#       0: p new; frees o\n"
+      "#       1: q to result 0 else reuses p; frees p\n");
+}
+
 // What the whole list makes of a global program and its arguments' layouts: the
 // per-device program, as Executable::as_text prints it.
 std::string compiled(const std::string& text, const Mesh& mesh,
@@ -234,6 +378,28 @@ TEST(Passes, AnIllTypedResultIsCaughtAfterThePassThatMadeIt) {
                "sin gives f32.8., the program says f32.3.");
 }
 
+// A pass that breaks the buffer plan: the value the last equation reads is freed a step
+// too early.
+void free_early(PassState& s) {
+  std::vector<BufferStep>& steps = s.buffers->steps;
+  steps[0].frees.push_back(steps[1].frees.front());
+  steps[1].frees.erase(steps[1].frees.begin());
+}
+
+TEST(Passes, ABufferPlanThatFreesALiveValueIsCaught) {
+  PassState state;
+  state.mesh.emplace(make_mesh({1}, {"x"}));
+  state.partitioned = Partitioned{
+      core::parse_program("{ lambda ; a:f32[8]. let b:f32[8] = sin a; c:f32[8] = cos b in (c,) }"),
+      {},
+      {}};
+  const Pass broken[] = {pass_named("plan-buffers"), Pass{"free-early", free_early}};
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(run_passes(state, broken, "test"),
+               "the program after free-early has an unsound buffer plan: equation 0 .b = sin.: "
+               "frees b, which equation 1 reads");
+}
+
 TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("parax_dump_" + std::to_string(::getpid()));
@@ -253,7 +419,7 @@ TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
                        "test.00-input.txt", "test.01-inline-calls.txt", "test.02-check-devices.txt",
                        "test.03-propagate-sharding.txt", "test.04-partition-spmd.txt",
                        "test.05-fold-scalar-broadcasts.txt", "test.06-dce.txt",
-                       "test.07-fuse-elementwise.txt"}));
+                       "test.07-fuse-elementwise.txt", "test.08-plan-buffers.txt"}));
   auto read = [&](const std::string& suffix) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       const std::string name = entry.path().filename().string();
@@ -269,6 +435,13 @@ TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
   };
   EXPECT_EQ(read("00-input.txt"), std::string(kShardedMatmul) + "\n");
   EXPECT_EQ(read("07-fuse-elementwise.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text + "\n");
+  // The last adds the buffer plan.
+  EXPECT_EQ(read("08-plan-buffers.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text +
+                                             "\n"
+                                             "# buffers\n"
+                                             "#   0: c new; frees a b\n"
+                                             "#   1: d new; frees c\n"
+                                             "#   2: e to result 0 else reuses d; frees d\n");
   std::filesystem::remove_all(dir);
 }
 

@@ -1,4 +1,4 @@
-// The multi-process conformance cases (issue 13): the tutorial's sharding examples, dots
+// The multi-process conformance cases: the tutorial's sharding examples, dots
 // over every layout, with_sharding_constraint, the MLP's data- and tensor-parallel
 // gradient steps, the pmap tutorial's training step, shard_map with every collective and
 // random draws into sharded outputs. Run as one process of 8 devices or as several

@@ -1,4 +1,4 @@
-// Multi-process failures that must become errors, never hangs (issue 13): run by
+// Multi-process failures that must become errors, never hangs: run by
 // multiprocess_test.cpp through parax-run as 2 processes of 2 devices, with a short
 // distributed timeout. argv[1] names the case; each process prints `caught <type>: <what>`
 // for the error it raised, or `ok`. A process that caught what the case expects exits 3

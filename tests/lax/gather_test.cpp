@@ -380,7 +380,7 @@ TEST(GatherSharding, MatchesJaxLayoutsAndCollectives) {
   EXPECT_EQ(checked, 15);
 }
 
-// The case: an embedding table split on its vocabulary ('model') looked up with
+// An embedding table split on its vocabulary ('model') looked up with
 // batch-split indices ('data') gathers locally and adds the partial rows with exactly one
 // all-reduce; the table is never gathered.
 TEST(GatherSharding, VocabularySplitTableIsOneAllReduce) {

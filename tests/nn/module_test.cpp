@@ -427,7 +427,7 @@ TEST(Training, DataAndTensorParallelMatchSingleDevice) {
 
 namespace {
 
-// The fixed spellings, as a user program writes them.
+// The spellings a user program writes to build, train and shard a Sequential.
 TEST(Spellings, TrainAndShardASequential) {
   nn::manual_seed(42);
   nn::Sequential model;

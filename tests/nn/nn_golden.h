@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -16,6 +15,7 @@
 #include "core/program_trace.h"
 #include "parax/parax.h"
 #include "support/golden.h"
+#include "support/golden_record.h"
 
 namespace parax::nn_testing {
 
@@ -82,40 +82,15 @@ struct Case {
     name, [=]() -> ::parax::nn_testing::Outputs { return __VA_ARGS__; } \
   }
 
+// Floats within 2e-5 (halves: their precision) plus a small absolute slack: JAX's kernels
+// are XLA's, parax's SLEEF's.
+inline constexpr testing::RecordTolerance kTolerance{
+    .rtol = 2e-5, .atol = 1e-6, .float16_rtol = 2e-3, .bfloat16_rtol = 1e-2};
+
 inline const std::map<std::string, std::string>& goldens() {
   static const auto* records =
       new std::map<std::string, std::string>(testing::read_golden("nn_cases.txt"));
   return *records;
-}
-
-// Compares x with a `dtype|weak|shape|values` record. Floats within `rtol` (halves: their
-// precision) plus a small absolute slack; NaN and infinities exactly.
-inline void expect_record(const std::string& name, const Array& x, const std::string& record,
-                          double rtol = 2e-5) {
-  std::vector<std::string> parts = testing::split_fields(record, '|');
-  ASSERT_EQ(parts.size(), 4u) << name;
-  EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
-  EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
-  std::string shape;
-  for (size_t d = 0; d < x.shape().size(); ++d) {
-    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
-  }
-  ASSERT_EQ(shape, parts[2]) << name;
-  std::vector<std::string> want = testing::split_fields(parts[3], ',');
-  std::vector<double> got = x.to_vector<double>();
-  ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
-  const bool half = x.dtype() == DType::float16 || x.dtype() == DType::bfloat16;
-  const double tol = x.dtype() == DType::bfloat16 ? 1e-2 : half ? 2e-3 : rtol;
-  for (size_t k = 0; k < got.size(); ++k) {
-    const double expected = std::stod(want[k]);
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(got[k])) << name << "[" << k << "] = " << got[k];
-    } else if (std::isinf(expected) || !is_floating(x.dtype())) {
-      EXPECT_EQ(got[k], expected) << name << "[" << k << "]";
-    } else {
-      EXPECT_NEAR(got[k], expected, tol * std::abs(expected) + 1e-6) << name << "[" << k << "]";
-    }
-  }
 }
 
 // Runs every case: a case that JAX rejects must raise JAX's error; otherwise `check(name,
@@ -168,7 +143,7 @@ int run_cases(const std::vector<Case>& cases, const char* context, bool require_
 inline int check_cases(const std::vector<Case>& cases) {
   return run_cases(cases, "", true,
                    [](const std::string& name, const Array& out, const std::string& record) {
-                     expect_record(name, out, record);
+                     testing::expect_record(name, out, record, kTolerance);
                    });
 }
 
@@ -182,19 +157,15 @@ int check_traced_types(MakeCases make_cases) {
   for (Array* x : in.all()) *x = trace.new_arg(core::aval_of(*x));
   const std::vector<Case> cases = make_cases(in);
   core::TraceScope scope(trace);
-  return run_cases(
-      cases, " when traced", false,
-      [](const std::string& name, const Array& out, const std::string& record) {
-        std::vector<std::string> parts = testing::split_fields(record, '|');
-        const core::Aval& a = core::aval_of(out);
-        std::string shape;
-        for (size_t d = 0; d < a.shape.size(); ++d) {
-          shape += (d ? "," : "") + std::to_string(a.shape[d]);
-        }
-        EXPECT_EQ(std::string(dtype_name(a.dtype)) + "|" + (a.weak_type ? "w" : "s") + "|" + shape,
-                  parts[0] + "|" + parts[1] + "|" + parts[2])
-            << name;
-      });
+  return run_cases(cases, " when traced", false,
+                   [](const std::string& name, const Array& out, const std::string& record) {
+                     std::vector<std::string> parts = testing::split_fields(record, '|');
+                     const core::Aval& a = core::aval_of(out);
+                     EXPECT_EQ(std::string(dtype_name(a.dtype)) + "|" + (a.weak_type ? "w" : "s") +
+                                   "|" + testing::shape_field(a.shape),
+                               parts[0] + "|" + parts[1] + "|" + parts[2])
+                         << name;
+                   });
 }
 
 // Returns sum(f(x) * w), the scalar whose gradient the golden script takes.

@@ -15,6 +15,7 @@
 #include "parax/lax.h"
 #include "parax/parax.h"
 #include "support/golden.h"
+#include "support/golden_record.h"
 
 namespace parax {
 namespace {
@@ -468,39 +469,16 @@ std::vector<Case> cases(const Inputs& in) {
 
 #undef CASE
 
-void expect_close(const std::string& name, const Array& x, const std::string& record) {
-  std::vector<std::string> parts = testing::split_fields(record, '|');
-  ASSERT_EQ(parts.size(), 4u) << name;
-  EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
-  EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
-  std::string shape;
-  for (size_t d = 0; d < x.shape().size(); ++d) {
-    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
-  }
-  EXPECT_EQ(shape, parts[2]) << name;
-  std::vector<std::string> want = testing::split_fields(parts[3], ',');
-  std::vector<double> got = x.to_vector<double>();
-  ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
-  const bool half = x.dtype() == DType::float16 || x.dtype() == DType::bfloat16;
-  const double rtol = half ? 1e-2 : 4e-6;
-  for (size_t k = 0; k < got.size(); ++k) {
-    const double expected = std::stod(want[k]);
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(got[k])) << name << "[" << k << "]";
-    } else if (std::isinf(expected)) {
-      EXPECT_EQ(got[k], expected) << name << "[" << k << "]";
-    } else {
-      EXPECT_NEAR(got[k], expected, rtol * std::abs(expected) + 1e-6) << name << "[" << k << "]";
-    }
-  }
-}
+// Floats within 4e-6 (halves 1e-2) plus 1e-6.
+constexpr testing::RecordTolerance kTolerance{
+    .rtol = 4e-6, .atol = 1e-6, .float16_rtol = 1e-2, .bfloat16_rtol = 1e-2};
 
 void check_array(const std::string& name, const Array& x) {
   const auto& g = goldens();
   auto it = g.find(name);
   ASSERT_NE(it, g.end()) << "no golden for " << name;
   if (g.count(name + "#approx")) {
-    expect_close(name, x, g.at(name + "#v"));
+    testing::expect_record(name, x, g.at(name + "#v"), kTolerance);
   } else {
     EXPECT_EQ(x.to_string(), it->second) << name;
   }

@@ -407,7 +407,8 @@ TEST(ContractionAbstractEval, Errors) {
   expect_error<TypeError>(Prim::dot_general, {f, Aval{{3, 2}, DType::float32, false}}, to_int,
                           "Input type is incompatible with `preferred_element_type`. The "
                           "compatible combinations of (input_type, preferred_element_type) are "
-                          "(integral, integral), (integral, floating), (floating, floating).");
+                          "(integral, integral), (integral, floating), (floating, floating), "
+                          "(complex, complex.");
 
   expect_error<TypeError>(Prim::reduce_sum, {bits}, {{"axes", Ints{0}}},
                           "reduce_sum does not accept dtype bool. Accepted dtypes are subtypes "

@@ -1,4 +1,4 @@
-// Issue 11: caches and memory under long runs. The eager executable cache, jit's trace
+// Caches and memory under long runs. The eager executable cache, jit's trace
 // caches and the executables of jit programs are bounded (least recently used evicted,
 // sizes set through config), a jit object's programs die with it, and freed device
 // buffers go back to the system: 10,000 eager ops on distinct shapes stay under 300 MiB.
@@ -53,10 +53,10 @@ class SettingGuard {
   int64_t old_;
 };
 
-// The issue's workload with the default settings: every op has a new shape (from 256 B to
-// 1.6 MB, so both malloc's sizes and mapped blocks churn), so every one compiles. Before,
-// the eager cache kept all 20,000 executables and freed blocks of every size stayed
-// cached or stranded in the heap: RSS reached 14 GB.
+// A long run with the default settings: every op has a new shape (from 256 B to 1.6 MB, so
+// both malloc's sizes and mapped blocks churn), so every one compiles. Unbounded, the eager
+// cache would keep all 20,000 executables and freed blocks of every size would stay cached
+// or stranded in the heap, taking RSS to 14 GB.
 TEST(Caches, TenThousandEagerOpsOnDistinctShapesStayUnder300MiB) {
   const int64_t capacity = config::read_int("parax_eager_cache_size");
   ASSERT_EQ(capacity, 4096);

@@ -288,7 +288,7 @@ std::pair<std::string, Unary> unary(Fuzz& f, int64_t rank, bool traced = false) 
       return {"index", [a](const Array& x) { return x[a]; }};
     case 26:
       return {"var", [a](const Array& x) { return jnp::var(x, a); }};
-    // Issue 15's indexing, nn, cumulative, padding, linear algebra, convolution and
+    // Indexing, nn, cumulative, padding, linear algebra, convolution and
     // pooling: out-of-range indices, odd shapes and dtypes must give results or errors.
     case 27:
       return {"take", [a](const Array& x) {

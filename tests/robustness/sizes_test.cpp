@@ -1,16 +1,17 @@
-// Issue 11, sizes and crashes: shapes whose element or byte count overflows 64 bits,
-// meshes of no devices or negative axis sizes, grad of an output with no leaves,
-// absurd allocations (ResourceExhaustedError, fast) and reductions over empty axes
-// (fused, unfused, eager, jitted, sharded).
+// Sizes too large to count or to hold. Shapes whose element or byte count overflows 64 bits
+// raise a ValueError naming the shape, eagerly and under jit and vmap, and huge strides,
+// interiors and empty dimensions do not overflow or loop; sizes that fit in 64 bits but not
+// in memory raise ResourceExhaustedError naming the bytes, fast, before anything is
+// filled.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <sstream>
 #include <string>
-#include <tuple>
-#include <typeinfo>
+#include <type_traits>
 #include <vector>
 
 #include "parax/parax.h"
@@ -158,65 +159,7 @@ TEST(SizesOverflow, EmptyArraysWithHugeDimensionsAreCheap) {
 }
 
 // ---------------------------------------------------------------------------------------
-// 2. Meshes of no devices and negative axis sizes.
-
-TEST(SizesMesh, EmptyMeshIsRejected) {
-  EXPECT_THROW_HAS(Mesh(std::vector<Device>{}, "a"), ValueError,
-                   "[Mesh] a mesh needs at least one device; got an empty device grid of "
-                   "shape (0,) for axis_names ('a',)");
-  EXPECT_THROW_HAS(Mesh(DeviceGrid({}, {0, 4}), {"a", "b"}), ValueError,
-                   "[Mesh] a mesh needs at least one device; got an empty device grid of "
-                   "shape (0, 4) for axis_names ('a', 'b')");
-  EXPECT_THROW_HAS(make_mesh({0}, {"a"}), ValueError,
-                   "[make_mesh] mesh axis sizes must be positive; got axis_shapes (0,)");
-  EXPECT_THROW_HAS(PositionalSharding(std::vector<Device>{}), ValueError,
-                   "requires at least one device");
-}
-
-TEST(SizesMesh, NegativeAxisSizesAreRejected) {
-  EXPECT_THROW_HAS(make_mesh({-2, -4}, {"a", "b"}), ValueError,
-                   "[make_mesh] mesh axis sizes must be positive; got axis_shapes (-2, -4)");
-  EXPECT_THROW_HAS(make_mesh({8, -1}, {"a", "b"}), ValueError,
-                   "[make_mesh] mesh axis sizes must be positive; got axis_shapes (8, -1)");
-  EXPECT_THROW_HAS(mesh_utils::create_device_mesh({-2, -4}), ValueError,
-                   "[create_device_mesh] mesh axis sizes must be positive; got mesh_shape "
-                   "(-2, -4)");
-  EXPECT_THROW_HAS(DeviceGrid(devices(), {-2, -4}), ValueError,
-                   "[DeviceGrid] mesh axis sizes must be nonnegative; got shape (-2, -4)");
-  EXPECT_THROW_HAS(DeviceGrid(devices()).reshape({-2, -4}), ValueError,
-                   "[DeviceGrid.reshape] mesh axis sizes must be nonnegative");
-  EXPECT_THROW_HAS(PositionalSharding(devices()).reshape({-2, -4}), ValueError,
-                   "cannot reshape array of size 8 into shape (-2, -4): sizes must be "
-                   "nonnegative, with at most one -1");
-  EXPECT_THROW_HAS(PositionalSharding(devices()).reshape({k31 * k31, 4, 0}), ValueError,
-                   "cannot reshape array of size 8");
-  EXPECT_THROW_HAS(make_mesh({k31 * 2, k31 * 2, 2}, {"a", "b", "c"}), ValueError,
-                   "[make_mesh] the product of axis_shapes");
-  // Valid ones still work, -1 included where numpy allows it.
-  EXPECT_EQ(PositionalSharding(devices()).reshape({-1, 2}).shape(), (Shape{4, 2}));
-  EXPECT_EQ(make_mesh({4, 2}, {"a", "b"}).size(), 8);
-  EXPECT_EQ(make_mesh({2}, {"a"}).size(), 2);
-}
-
-// ---------------------------------------------------------------------------------------
-// 3. grad of a function whose output has no leaves.
-
-TEST(SizesGrad, OutputWithNoLeavesRaisesTypeError) {
-  auto empty_tuple = [](Array) { return std::tuple<>{}; };
-  EXPECT_THROW_HAS(grad(empty_tuple)(jnp::array(1.0f)), TypeError,
-                   "Gradient only defined for scalar-output functions. Output was ().");
-  auto empty_vector = [](Array) { return std::vector<Array>{}; };
-  EXPECT_THROW_HAS(value_and_grad(empty_vector)(jnp::array(1.0f)), TypeError,
-                   "Gradient only defined for scalar-output functions. Output was [].");
-  EXPECT_THROW_HAS(jit(grad(empty_vector))(jnp::array(1.0f)), TypeError,
-                   "Gradient only defined for scalar-output functions");
-  // One leaf still differentiates.
-  auto one = [](Array x) { return std::vector<Array>{x * x}; };
-  EXPECT_FLOAT_EQ(grad(one)(jnp::array(3.0f)).item<float>(), 6.0f);
-}
-
-// ---------------------------------------------------------------------------------------
-// 4. Absurd sizes that fit in 64 bits but not in memory: ResourceExhaustedError naming
+// 2. Absurd sizes that fit in 64 bits but not in memory: ResourceExhaustedError naming
 // the bytes, raised before anything is filled.
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -278,82 +221,6 @@ TEST(SizesMemory, VisualizeHugeScale) {
   std::ostringstream text;
   debug::visualize_array_sharding(x, text, plain);
   EXPECT_NE(text.str().find("CPU 7"), std::string::npos) << text.str();
-}
-
-// ---------------------------------------------------------------------------------------
-// 5. Reductions over empty axes: identities (sum 0, prod 1, all true, any false), mean
-// nan, and max/min/argmax errors; eager, jitted (fused with an elementwise producer),
-// and sharded.
-
-std::vector<float> fvec(const Array& a) { return a.astype(DType::float32).to_vector<float>(); }
-
-TEST(SizesEmptyReduce, FusedProdAndSumWriteTheIdentity) {
-  const Array z = jnp::zeros({2, 0});
-  auto prod = jit([](Array a) { return jnp::prod(a * 2, 1); });
-  auto sum = jit([](Array a) { return jnp::sum(a * 2 + 1, 1); });
-  auto all = jit([](Array a) { return jnp::all(a > 1, 1); });
-  auto any = jit([](Array a) { return jnp::any(a > 1, 1); });
-  auto prod3 = jit([](Array a) { return jnp::prod(a * 2, 2); });
-  EXPECT_EQ(fvec(prod(z)), (std::vector<float>{1, 1}));
-  EXPECT_EQ(fvec(sum(z)), (std::vector<float>{0, 0}));
-  EXPECT_EQ(fvec(all(z)), (std::vector<float>{1, 1}));
-  EXPECT_EQ(fvec(any(z)), (std::vector<float>{0, 0}));
-  // Run twice more: uninitialised memory differs from call to call.
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(fvec(prod(jnp::zeros({5, 0}))), (std::vector<float>(5, 1.0f)));
-    EXPECT_EQ(fvec(prod3(jnp::zeros({5, 3, 0}))), (std::vector<float>(15, 1.0f)));
-    EXPECT_EQ(fvec(sum(jnp::ones({7, 0}))), (std::vector<float>(7, 0.0f)));
-  }
-  // Several reduced axes, one of them empty.
-  auto sum2 = jit([](Array a) { return jnp::sum(jnp::exp(a), {1, 2}); });
-  EXPECT_EQ(fvec(sum2(jnp::zeros({3, 0, 4}))), (std::vector<float>(3, 0.0f)));
-  EXPECT_EQ(fvec(sum2(jnp::zeros({3, 4, 0}))), (std::vector<float>(3, 0.0f)));
-}
-
-TEST(SizesEmptyReduce, EagerAndUnfused) {
-  const Array z = jnp::zeros({2, 0});
-  EXPECT_EQ(fvec(jnp::prod(z, 1)), (std::vector<float>{1, 1}));
-  EXPECT_EQ(fvec(jnp::sum(z, 1)), (std::vector<float>{0, 0}));
-  EXPECT_EQ(fvec(jnp::sum(z, 0)), (std::vector<float>{}));
-  EXPECT_EQ(jnp::sum(z).item<float>(), 0.0f);
-  EXPECT_EQ(jnp::prod(z).item<float>(), 1.0f);
-  for (float v : fvec(jnp::mean(z, 1))) EXPECT_TRUE(std::isnan(v));
-  EXPECT_TRUE(
-      std::isnan(jit([](Array a) { return jnp::mean(a * 3, 1); })(z).to_vector<float>()[0]));
-  EXPECT_EQ(fvec(jnp::all(z, 1)), (std::vector<float>{1, 1}));
-  EXPECT_EQ(fvec(jnp::any(z, 1)), (std::vector<float>{0, 0}));
-  EXPECT_EQ(fvec(jnp::sum(jnp::zeros({2, 0}, DType::int32), 1)), (std::vector<float>{0, 0}));
-}
-
-TEST(SizesEmptyReduce, MaxMinArgmaxOfEmptyRaise) {
-  const Array z = jnp::zeros({2, 0});
-  EXPECT_THROW_HAS(jnp::max(z, 1), ValueError,
-                   "zero-size array to reduction operation max which has no identity");
-  EXPECT_THROW_HAS(jnp::min(z, 1), ValueError,
-                   "zero-size array to reduction operation min which has no identity");
-  EXPECT_THROW_HAS(jit([](Array a) { return jnp::max(a * 2, 1); })(z), ValueError,
-                   "zero-size array to reduction operation max which has no identity");
-  EXPECT_THROW_HAS(jnp::argmax(z, 1), ValueError, "attempt to get argmax of an empty sequence");
-  EXPECT_THROW_HAS(jnp::argmin(z, 1), ValueError, "attempt to get argmin of an empty sequence");
-  // Reducing a nonempty axis of an empty array is fine: the result is empty.
-  EXPECT_EQ(jnp::max(z, 0).shape(), (Shape{0}));
-  EXPECT_EQ(jnp::argmax(z, 0).shape(), (Shape{0}));
-}
-
-TEST(SizesEmptyReduce, Sharded) {
-  auto m = make_mesh({8}, {"x"});
-  const Array z = device_put(jnp::zeros({8, 0}), NamedSharding(m, P("x")));
-  auto prod = jit([](Array a) { return jnp::prod(a * 2, 1); });
-  auto sum = jit([](Array a) { return jnp::sum(a + 1, 1); });
-  EXPECT_EQ(fvec(prod(z)), (std::vector<float>(8, 1.0f)));
-  EXPECT_EQ(fvec(sum(z)), (std::vector<float>(8, 0.0f)));
-  EXPECT_EQ(fvec(jnp::prod(z, 1)), (std::vector<float>(8, 1.0f)));
-  EXPECT_EQ(jnp::sum(z).item<float>(), 0.0f);
-  // The empty axis sharded: every shard is empty, the reduction still has its identity.
-  const Array zt = device_put(jnp::zeros({0, 8}), NamedSharding(m, P(None, "x")));
-  EXPECT_EQ(fvec(jit([](Array a) { return jnp::prod(a * 2, 0); })(zt)),
-            (std::vector<float>(8, 1.0f)));
-  EXPECT_EQ(fvec(jnp::sum(zt, 0)), (std::vector<float>(8, 0.0f)));
 }
 
 }  // namespace

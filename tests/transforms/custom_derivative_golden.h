@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -16,6 +15,7 @@
 #include <parax/parax.h>
 
 #include "support/golden.h"
+#include "support/golden_record.h"
 
 namespace parax::custom_derivative_golden {
 
@@ -29,28 +29,9 @@ inline const std::map<std::string, std::string>& goldens() {
   return *g;
 }
 
-inline void expect_leaf(const std::string& name, const Array& x, const std::string& record) {
-  std::vector<std::string> parts = testing::split_fields(record, '|');
-  ASSERT_EQ(parts.size(), 4u) << name;
-  EXPECT_EQ(std::string(dtype_name(x.dtype())), parts[0]) << name;
-  EXPECT_EQ(x.weak_type() ? "w" : "s", parts[1]) << name;
-  std::string shape;
-  for (size_t d = 0; d < x.shape().size(); ++d) {
-    shape += (d ? "," : "") + std::to_string(x.shape()[d]);
-  }
-  EXPECT_EQ(shape, parts[2]) << name;
-  std::vector<std::string> want = testing::split_fields(parts[3], ',');
-  std::vector<double> got = x.to_vector<double>();
-  ASSERT_EQ(got.size(), parts[3].empty() ? 0 : want.size()) << name;
-  for (size_t k = 0; k < got.size(); ++k) {
-    const double expected = std::stod(want[k]);
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(got[k])) << name << "[" << k << "]";
-    } else {
-      EXPECT_NEAR(got[k], expected, 2e-5 * std::abs(expected) + 2e-6) << name << "[" << k << "]";
-    }
-  }
-}
+// Every dtype's floats within 2e-5 plus 2e-6.
+inline constexpr testing::RecordTolerance kTolerance{
+    .rtol = 2e-5, .atol = 2e-6, .float16_rtol = 2e-5, .bfloat16_rtol = 2e-5};
 
 // Runs `fn` and compares with the golden records of `name`.
 inline void check(const std::string& name, const Case& fn) {
@@ -72,7 +53,7 @@ inline void check(const std::string& name, const Case& fn) {
   ASSERT_EQ(std::to_string(out.size()), g.at(name + "#n"));
   for (size_t k = 0; k < out.size(); ++k) {
     const std::string key = name + "[" + std::to_string(k) + "]";
-    expect_leaf(key, out[k], g.at(key));
+    testing::expect_record(key, out[k], g.at(key), kTolerance);
   }
 }
 

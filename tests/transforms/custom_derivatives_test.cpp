@@ -378,7 +378,7 @@ std::map<std::string, Case> vjp_cases() {
   };
   c["vjp/two/jacrev"] = [=] { return L(jacrev(vmul, argnums<0, 1>)(xv, 2.0f * xv)); };
 
-  // clip_gradient (JAX issue 2784): invalid Arrays are JAX's None cotangents.
+  // clip_gradient, whose bounds get no cotangent: invalid Arrays are JAX's None cotangents.
   using T3 = std::tuple<Array, Array, Array>;
   auto clip_g = custom_vjp([](const Array&, const Array&, const Array& x) { return x; },
                            [](const Array& lo, const Array& hi, const Array& x) {

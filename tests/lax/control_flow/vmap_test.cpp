@@ -647,7 +647,7 @@ TEST(JaxLaxControlFlowTest, ForiLoopBatched) {
 }
 
 // The counter stays unbatched: the while keeps an unbatched predicate.
-TEST(JaxLaxControlFlowTest, ForiLoopBatchedIssue1190) {
+TEST(JaxLaxControlFlowTest, ForiLoopBatchedKeepsTheCounterUnbatched) {
   using C = std::pair<Array, Array>;
   auto f = [](const Array& x) {
     return lax::while_loop([](const C& c) { return c.first < 4; },

@@ -1,4 +1,4 @@
-// Issue 11: the dtype rule (README, "Decisions worth knowing"). Dtypes inferred from C++
+// The dtype rule (README, "Decisions worth knowing"). Dtypes inferred from C++
 // types and the defaults of creation functions follow jax_enable_x64; an explicitly
 // requested 64-bit dtype is honoured by every op family in both modes, the result being
 // what JAX computes with x64 on. Each test runs with x64 off and on.

@@ -1,98 +1,25 @@
-// Issue 11: the collectives JAX users reach for that parax lacked. axis_index_groups on
-// psum, pmean, pmax, pmin, all_gather, psum_scatter and all_to_all; pswapaxes; pshuffle;
-// pytrees in ppermute and all_to_all. Each runs under pmap, vmap (with an axis name) and
-// shard_map over an 8-device mesh, against host loops; gradients of the grouped forms
-// against their closed forms; JAX's errors.
+// axis_index_groups on psum, pmean, pmax, pmin, all_gather, psum_scatter and all_to_all: each
+// under pmap, vmap (with an axis name), shard_map and pmap inside jit over 8 instances,
+// against host loops; their gradients against closed forms; groups over several axis names;
+// JAX's errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
+#include <cstdint>
 #include <functional>
-#include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "lax/mapped_collectives.h"
 #include "parax/parax.h"
 #include "support/errors.h"
 
 namespace parax {
 namespace {
 
-namespace jnp = numpy;
-using lax::AxisIndexGroups;
-
-constexpr int64_t kN = 8;
-using Fn = std::function<Array(const Array&)>;
-
-// Per instance, its values (row-major) in double.
-using Rows = std::vector<std::vector<double>>;
-
-// Distinct values, multiples of 1/8, so sums of a few are exact in float32.
-Array input(const Shape& per_instance, int64_t seed = 0) {
-  Shape s = per_instance;
-  s.insert(s.begin(), kN);
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    v[size_t(i)] = float((i * 389 + 17 + seed * 101) % 1009 - 504) / 8;
-  }
-  return jnp::array(v, s);
-}
-
-Rows rows(const Array& a) {
-  std::vector<double> v = a.to_vector<double>();
-  const size_t per = v.size() / size_t(a.shape()[0]);
-  Rows r;
-  for (size_t i = 0; i < size_t(a.shape()[0]); ++i) {
-    r.emplace_back(v.begin() + long(i * per), v.begin() + long((i + 1) * per));
-  }
-  return r;
-}
-
-enum class Map { pmap, vmap, shard_map, pmap_in_jit };
-const char* name(Map m) {
-  return m == Map::pmap        ? "pmap"
-         : m == Map::vmap      ? "vmap"
-         : m == Map::shard_map ? "shard_map"
-                               : "pmap in jit";
-}
-constexpr Map kMaps[] = {Map::pmap, Map::vmap, Map::shard_map, Map::pmap_in_jit};
-
-// Runs f per instance of x's leading axis "i" (size 8).
-Array run(Map m, const Fn& f, const Array& x) {
-  switch (m) {
-    case Map::pmap:
-      return pmap(f, {.axis_name = "i"})(x);
-    case Map::vmap:
-      return vmap(f, {.axis_name = "i"})(x);
-    case Map::shard_map: {
-      Mesh mesh = make_mesh({kN}, {"i"});
-      return shard_map(
-          [f](const Array& b) { return jnp::expand_dims(f(jnp::squeeze(b, {0})), {0}); }, mesh,
-          P("i"), P("i"))(x);
-    }
-    case Map::pmap_in_jit:
-      return jit([f](const Array& a) { return pmap(f, {.axis_name = "i"})(a); })(x);
-  }
-  return Array();
-}
-
-void expect_rows(const Array& got, const Rows& want, const Shape& instance_shape,
-                 const std::string& what) {
-  Shape s = instance_shape;
-  s.insert(s.begin(), kN);
-  ASSERT_EQ(got.shape(), s) << what;
-  const Rows g = rows(got);
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(g[i].size(), want[i].size()) << what;
-    for (size_t e = 0; e < want[i].size(); ++e) {
-      ASSERT_NEAR(g[i][e], want[i][e], 1e-5 * (1 + std::abs(want[i][e])))
-          << what << ": instance " << i << " element " << e;
-    }
-  }
-}
+using namespace collectives_testing;
 
 // Groups used throughout: contiguous, interleaved, and out of order (JAX's example order).
 const std::vector<AxisIndexGroups>& all_groups() {
@@ -373,178 +300,6 @@ TEST(AxisIndexGroups, AllToAllWithinGroups) {
 }
 
 // ---------------------------------------------------------------------------------------
-// pswapaxes and pshuffle.
-
-TEST(Pswapaxes, SwapsTheMappedAxisWithADimension) {
-  // x per instance [8, 3]: result[i][j] = x[j][i] (the mapped and the first axis swap).
-  Array x = input({kN, 3}, 4);
-  const Rows xs = rows(x);
-  Rows want(kN);
-  for (size_t i = 0; i < kN; ++i) {
-    for (size_t j = 0; j < kN; ++j) {
-      for (size_t c = 0; c < 3; ++c) want[i].push_back(xs[j][i * 3 + c]);
-    }
-  }
-  for (Map m : kMaps) {
-    expect_rows(run(
-                    m, [](const Array& a) { return lax::pswapaxes(a, "i", 0); }, x),
-                want, {kN, 3}, std::string(name(m)) + " pswapaxes axis 0");
-  }
-  // Axis 1 of a [3, 8] block, and -1 for the same.
-  Array y = input({3, kN}, 5);
-  const Rows ys = rows(y);
-  Rows want1(kN);
-  for (size_t i = 0; i < kN; ++i) {
-    for (size_t r = 0; r < 3; ++r) {
-      for (size_t j = 0; j < kN; ++j) want1[i].push_back(ys[j][r * kN + i]);
-    }
-  }
-  for (Map m : kMaps) {
-    expect_rows(run(
-                    m, [](const Array& a) { return lax::pswapaxes(a, "i", -1); }, y),
-                want1, {3, kN}, std::string(name(m)) + " pswapaxes axis -1");
-  }
-  // Within groups of 4 the axis must have the group's size.
-  const AxisIndexGroups groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
-  Array z = input({4, 2}, 6);
-  const Rows zs = rows(z);
-  Rows want2(kN);
-  for (size_t i = 0; i < kN; ++i) {
-    const size_t base = i / 4 * 4, me = i % 4;
-    for (size_t j = 0; j < 4; ++j) {
-      for (size_t c = 0; c < 2; ++c) want2[i].push_back(zs[base + j][me * 2 + c]);
-    }
-  }
-  for (Map m : kMaps) {
-    expect_rows(run(
-                    m, [&](const Array& a) { return lax::pswapaxes(a, "i", 0, groups); }, z),
-                want2, {4, 2}, std::string(name(m)) + " pswapaxes in groups");
-  }
-}
-
-TEST(Pshuffle, InstanceIReceivesPermI) {
-  const std::vector<int64_t> perm = {3, 0, 1, 2, 7, 4, 6, 5};
-  Array x = input({2}, 7);
-  const Rows xs = rows(x);
-  Rows want(kN);
-  for (size_t i = 0; i < kN; ++i) want[i] = xs[size_t(perm[i])];
-  for (Map m : kMaps) {
-    expect_rows(run(
-                    m, [&](const Array& a) { return lax::pshuffle(a, "i", perm); }, x),
-                want, {2}, std::string(name(m)) + " pshuffle");
-  }
-  // Its gradient runs the permutation backwards.
-  Array w = input({2}, 8);
-  const Rows ws = rows(w);
-  Rows gwant(kN);
-  for (size_t i = 0; i < kN; ++i) gwant[size_t(perm[i])] = ws[i];
-  for (Map m : {Map::pmap, Map::vmap}) {
-    Array g = grad([&](const Array& a) {
-      return jnp::sum(run(
-                          m, [&](const Array& b) { return lax::pshuffle(b, "i", perm); }, a) *
-                      w);
-    })(x);
-    expect_rows(g, gwant, {2}, std::string(name(m)) + " grad of pshuffle");
-  }
-}
-
-// ---------------------------------------------------------------------------------------
-// Pytrees in ppermute and all_to_all (and the other collectives' tree forms).
-
-TEST(CollectiveTrees, PpermuteAndAllToAllMapOverLeaves) {
-  Array a = input({kN}, 9);
-  Array b = jnp::arange(kN * kN * 2, DType::int32).reshape({kN, kN, 2});
-  const std::vector<std::pair<int64_t, int64_t>> ring = {{0, 1}, {1, 2}, {2, 3}, {3, 4},
-                                                         {4, 5}, {5, 6}, {6, 7}, {7, 0}};
-  const Rows as = rows(a), bs = rows(b);
-  for (Map m : kMaps) {
-    // A vector of leaves, a tuple and a dict, each leaf as the single-array form gives.
-    auto pair_fn = [&](const Array& x, const Array& y) {
-      auto tree = lax::ppermute(std::vector<Array>{x, y}, "i", ring);
-      auto tup = lax::all_to_all(std::tuple<Array, Array>{x, y}, "i", 0, 0);
-      std::map<std::string, Array> d = {{"p", x}, {"q", y}};
-      auto shuffled = lax::pshuffle(d, "i", {1, 2, 3, 4, 5, 6, 7, 0});
-      auto swapped = lax::pswapaxes(std::vector<Array>{y}, "i", 0);
-      return std::vector<Array>{tree[0],       tree[1],       std::get<0>(tup), std::get<1>(tup),
-                                shuffled["p"], shuffled["q"], swapped[0]};
-    };
-    std::vector<Array> outs;
-    if (m == Map::pmap) {
-      outs = pmap(pair_fn, {.axis_name = "i"})(a, b);
-    } else if (m == Map::vmap) {
-      outs = vmap(pair_fn, {.axis_name = "i"})(a, b);
-    } else {
-      Mesh mesh = make_mesh({kN}, {"i"});
-      outs = shard_map(
-          [&](const Array& x, const Array& y) {
-            std::vector<Array> o = pair_fn(jnp::squeeze(x, {0}), jnp::squeeze(y, {0}));
-            for (Array& e : o) e = jnp::expand_dims(e, {0});
-            return o;
-          },
-          mesh, std::vector<PartitionSpec>{P("i"), P("i")}, P("i"))(a, b);
-    }
-    ASSERT_EQ(outs.size(), 7u);
-    const std::vector<Array> single = {
-        run(
-            m, [&](const Array& x) { return lax::ppermute(x, "i", ring); }, a),
-        run(
-            m, [&](const Array& x) { return lax::ppermute(x, "i", ring); }, b),
-        run(
-            m, [&](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, a),
-        run(
-            m, [&](const Array& x) { return lax::all_to_all(x, "i", 0, 0); }, b),
-    };
-    for (size_t k = 0; k < single.size(); ++k) {
-      EXPECT_EQ(outs[k].dtype(), single[k].dtype());
-      expect_rows(outs[k], rows(single[k]),
-                  Shape(single[k].shape().begin() + 1, single[k].shape().end()),
-                  std::string(name(m)) + " tree leaf " + std::to_string(k));
-    }
-    // The ring moves instance i's value to i + 1; pshuffle by {1, .., 7, 0} takes i + 1's.
-    Rows ring_want(kN), shuffle_want(kN);
-    for (size_t i = 0; i < kN; ++i) {
-      ring_want[(i + 1) % kN] = as[i];
-      shuffle_want[i] = as[(i + 1) % kN];
-    }
-    expect_rows(outs[0], ring_want, {kN}, std::string(name(m)) + " ppermute tree");
-    expect_rows(outs[4], shuffle_want, {kN}, std::string(name(m)) + " pshuffle tree");
-    EXPECT_EQ(outs[5].dtype(), DType::int32);
-    Rows swap_want(kN);
-    for (size_t i = 0; i < kN; ++i) {
-      for (size_t j = 0; j < kN; ++j) {
-        for (size_t c = 0; c < 2; ++c) swap_want[i].push_back(bs[j][i * 2 + c]);
-      }
-    }
-    expect_rows(outs[6], swap_want, {kN, 2}, std::string(name(m)) + " pswapaxes tree");
-  }
-}
-
-TEST(CollectiveTrees, GroupedReductionsOverATree) {
-  const AxisIndexGroups groups = {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
-  Array a = input({3}, 10);
-  const Rows as = rows(a);
-  auto f = [&](const Array& x) {
-    auto s = lax::psum(std::pair<Array, Array>{x, x * 2}, "i", groups);
-    auto g = lax::all_gather(std::vector<Array>{x}, "i", 0, false, groups);
-    return std::vector<Array>{s.first, s.second, g[0]};
-  };
-  std::vector<Array> outs = pmap(f, {.axis_name = "i"})(a);
-  Rows s1(kN), s2(kN), g(kN);
-  for (size_t i = 0; i < kN; ++i) {
-    const size_t p = i / 2 * 2;
-    for (size_t e = 0; e < 3; ++e) {
-      s1[i].push_back(as[p][e] + as[p + 1][e]);
-      s2[i].push_back(2 * (as[p][e] + as[p + 1][e]));
-    }
-    g[i] = as[p];
-    g[i].insert(g[i].end(), as[p + 1].begin(), as[p + 1].end());
-  }
-  expect_rows(outs[0], s1, {3}, "psum tree first");
-  expect_rows(outs[1], s2, {3}, "psum tree second");
-  expect_rows(outs[2], g, {2, 3}, "all_gather tree");
-}
-
-// ---------------------------------------------------------------------------------------
 // Gradients of the grouped forms (of the mapped function: total = sum(mapped(x) * w)).
 
 TEST(AxisIndexGroups, Gradients) {
@@ -762,21 +517,6 @@ TEST(AxisIndexGroups, Errors) {
                    ValueError, "ppermute pair (8, 8) is out of range for axis size 8");
   // Unbound names are still NameErrors.
   EXPECT_THROW(under_pmap([](const Array& a) { return lax::psum(a, "j", {{0}}); }), NameError);
-}
-
-// A shorter pshuffle leaves the instances it does not name with zeros, as ppermute does.
-TEST(Pshuffle, ShorterPermutationZerosTheRest) {
-  Array x = input({1}, 14);
-  const Rows xs = rows(x);
-  Array got = pmap(
-      [](const Array& a) {
-        return lax::pshuffle(a, "i", {1, 0});
-      },
-      {.axis_name = "i"})(x);
-  Rows want(kN, {0.0});
-  want[0] = xs[1];
-  want[1] = xs[0];
-  expect_rows(got, want, {1}, "pshuffle {1, 0}");
 }
 
 }  // namespace
