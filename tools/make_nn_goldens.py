@@ -1,5 +1,5 @@
 """Writes tests/golden/nn_cases.txt: what JAX gives for parax::nn (jax.nn's functions),
-numpy's extra functions (tests/numpy/extra_test.cpp) and the cumulative and inverse
+numpy functions beyond the core set (tests/numpy/functions_test.cpp) and the cumulative and inverse
 hyperbolic primitives (lax.cumprod/cummax/cummin/cumlogsumexp, lax.asinh/...), with their
 gradients and vmaps. tests/nn/*_test.cpp compute the same cases with parax.
 

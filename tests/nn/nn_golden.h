@@ -174,7 +174,7 @@ auto weighted_sum(F f, Array w) {
   return [f, w](const Array& x) { return jnp::sum(f(x) * w); };
 }
 
-// The cases of nn_test.cpp and numpy_extra_test.cpp.
+// The cases of nn_test.cpp and numpy/functions_test.cpp.
 std::vector<Case> nn_cases(const Inputs& in);
 std::vector<Case> numpy_cases(const Inputs& in);
 

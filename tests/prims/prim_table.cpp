@@ -1928,8 +1928,8 @@ std::vector<double> naive_cumulative(const Case& c, const std::vector<std::vecto
   return want;
 }
 
-// numpy's extra elementwise and cumulative primitives.
-void numpy_extra_rows(Rows& r) {
+// The inverse hyperbolic functions, erfc and the cumulative reductions.
+void hyperbolic_and_cumulative_rows(Rows& r) {
   struct Unary {
     Prim prim;
     double lo, hi;  // inside the domain, away from singular derivatives
@@ -2571,7 +2571,7 @@ const std::vector<Case>& cases() {
     layout_rows(r);
     gather_rows(r);
 
-    numpy_extra_rows(r);
+    hyperbolic_and_cumulative_rows(r);
 
     special_rows(r);
 

@@ -1,4 +1,4 @@
-// numpy's extra functions and the primitives under them (asinh, acosh, atanh, erfc,
+// numpy functions beyond the core set, and the primitives under them (asinh, acosh, atanh, erfc,
 // cumprod, cummax, cummin, cumlogsumexp) against JAX: the cases of
 // tools/make_nn_goldens.py's second part (values, dtypes and weak types, gradients, vmaps,
 // errors, ported from JAX's lax_numpy_test.py and lax_test.py where they apply), then the
@@ -299,19 +299,19 @@ std::vector<nn_testing::Case> nn_testing::numpy_cases(const Inputs& in) {
 
 namespace {
 
-TEST(NumpyExtra, MatchesJax) {
+TEST(NumpyFunctions, MatchesJax) {
   Inputs in;
   const auto cases = nn_testing::numpy_cases(in);
   EXPECT_EQ(check_cases(cases), int(cases.size()));
 }
 
-TEST(NumpyExtra, TracedCasesHaveJaxTypes) {
+TEST(NumpyFunctions, TracedCasesHaveJaxTypes) {
   const int n = int(nn_testing::numpy_cases(Inputs()).size());
   EXPECT_EQ(nn_testing::check_traced_types(nn_testing::numpy_cases), n);
 }
 
 // Every golden record has a case in one of the two files.
-TEST(NumpyExtra, EveryGoldenIsChecked) {
+TEST(NumpyFunctions, EveryGoldenIsChecked) {
   Inputs in;
   std::set<std::string> names;
   for (const auto& c : nn_testing::nn_cases(in)) names.insert(c.name);
@@ -339,7 +339,7 @@ std::string collectives_in(const std::string& text) {
 
 // Over a batch sharded across devices, every family works along unsharded axes without
 // moving data (as JAX's sharding rules keep them local), and gives the unsharded values.
-TEST(NumpyExtra, ShardedBatchStaysLocal) {
+TEST(NumpyFunctions, ShardedBatchStaysLocal) {
   auto mesh = make_mesh({4}, {"b"});
   Array x = jnp::arange(8 * 6, DType::float32).reshape({8, 6}) / 7 - 3;
   x = jnp::where(jnp::remainder(jnp::arange(48).reshape({8, 6}), 5) == 0, kNan, x);
@@ -392,7 +392,7 @@ TEST(NumpyExtra, ShardedBatchStaysLocal) {
 
 // The cumulative primitives keep the operand's layout, as JAX's sharding rule does; a
 // sharded scanned axis is gathered first (the rule needs it whole).
-TEST(NumpyExtra, CumulativeOverShardedAxisIsGathered) {
+TEST(NumpyFunctions, CumulativeOverShardedAxisIsGathered) {
   auto mesh = make_mesh({4}, {"b"});
   Array x = jnp::arange(8 * 6, DType::float32).reshape({8, 6}) / 40 + 0.5;
   Array xs = device_put(x, NamedSharding(mesh, P("b", None)));
