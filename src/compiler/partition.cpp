@@ -19,13 +19,6 @@ bool is_prefix(const AxisList& a, const AxisList& b) {
   return a.size() <= b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
-bool appears_in_results(const core::ShardingRule& rule, int f) {
-  for (const auto& r : rule.results) {
-    if (std::find(r.begin(), r.end(), f) != r.end()) return true;
-  }
-  return false;
-}
-
 bool contains(const AxisList& axes, int64_t a) {
   return std::find(axes.begin(), axes.end(), a) != axes.end();
 }
@@ -457,7 +450,7 @@ void Partitioner::partition_eqn(size_t e) {
     const core::ShardingRule& rule = prop_.rules[e];
     for (size_t d = 0; d < need.dims.size(); ++d) {
       const int f = rule.operands[i][d];
-      if (need.dims[d].empty() || !padded(g, need, d) || appears_in_results(rule, f)) continue;
+      if (need.dims[d].empty() || !padded(g, need, d) || rule.in_results(f)) continue;
       if (i < 32 && (rule.masked_operands >> i & 1u) == 0) continue;
       in = mask_padding(in, local, g, need, d, identity_of(rule.reduction, g.dtype));
     }

@@ -14,13 +14,6 @@ using core::Eqn;
 using core::Prim;
 using core::ShardingRule;
 
-bool appears_in_results(const ShardingRule& rule, int f) {
-  for (const auto& r : rule.results) {
-    if (std::find(r.begin(), r.end(), f) != r.end()) return true;
-  }
-  return false;
-}
-
 DimShard constraint_of(const Eqn& e, const core::Program& p, const MeshInfo& mesh,
                        const DimShard* operand) {
   const auto& sharding = e.params.get<std::shared_ptr<const Sharding>>("sharding");
@@ -89,7 +82,7 @@ std::vector<AxisList> choose_factors(core::Prim prim, const ShardingRule& rule,
         const int f = rule.operands[i][d];
         const AxisList& axes = s.dims[d];
         if (f == ShardingRule::kNone || axes.empty() || !fa[size_t(f)].empty()) continue;
-        if (appears_in_results(rule, f) == contracted) continue;
+        if (rule.in_results(f) == contracted) continue;
         if (contracted && rule.reduction == core::ReduceOp::none) continue;
         const bool divides = rule.factor_sizes[size_t(f)] % mesh.size_of(axes) == 0;
         if (!divides && !runs_padded(prim, rule)) continue;
@@ -140,7 +133,7 @@ DimShard result_of(const ShardingRule& rule, const std::vector<AxisList>& fa, si
     if (f != ShardingRule::kNone) s.dims[d] = fa[size_t(f)];
   }
   for (int f = 0; f < rule.num_factors(); ++f) {
-    if (fa[size_t(f)].empty() || appears_in_results(rule, f)) continue;
+    if (fa[size_t(f)].empty() || rule.in_results(f)) continue;
     s.unreduced.insert(s.unreduced.end(), fa[size_t(f)].begin(), fa[size_t(f)].end());
     s.op = rule.reduction;
   }

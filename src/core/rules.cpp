@@ -1,5 +1,7 @@
 #include "core/rules.h"
 
+#include <algorithm>
+
 #include "base/check.h"
 #include "base/sizes.h"
 
@@ -45,6 +47,13 @@ std::string dims_str(const std::vector<std::vector<int>>& arrays) {
 }
 
 }  // namespace
+
+bool ShardingRule::in_results(int f) const {
+  for (const auto& r : results) {
+    if (std::find(r.begin(), r.end(), f) != r.end()) return true;
+  }
+  return false;
+}
 
 std::string ShardingRule::str() const {
   std::string s = dims_str(operands) + " -> " + dims_str(results);

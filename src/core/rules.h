@@ -50,6 +50,8 @@ struct ShardingRule {
   uint32_t masked_operands = ~0u;
 
   int num_factors() const { return int(factor_sizes.size()); }
+  // True when factor f names a dimension of some result (else the primitive reduces it).
+  bool in_results(int f) const;
   // Returns the rule in Shardy's notation, e.g. `([i, k], [k, j]) -> ([i, j]) {k: sum}`.
   std::string str() const;
 };

@@ -22,11 +22,6 @@ using core::Prim;
 using Ints = std::vector<int64_t>;
 using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 
-std::string tuple_str(const Ints& v) {
-  if (v.size() == 1) return "(" + std::to_string(v[0]) + ",)";
-  return shape_str(Shape(v.begin(), v.end()));
-}
-
 // JAX's conv_general_permutations.
 ConvDimensionNumbers conv_general_permutations(const std::vector<std::string>& specs) {
   const std::pair<char, char> charpairs[] = {{'N', 'C'}, {'O', 'I'}, {'N', 'C'}};

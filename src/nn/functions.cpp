@@ -21,8 +21,6 @@ using frontend::constant_like;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Array inexact(const ArrayLike& x) { return frontend::promote_dtypes_inexact({x.array()})[0]; }
-
 // The canonical axes of `axis` for x, as a list (all of them for parax::None).
 std::vector<int64_t> axes_of(const Array& x, const numpy::Axes& axis) {
   return frontend::reduction_axes(axis, x.ndim());

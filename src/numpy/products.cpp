@@ -409,7 +409,8 @@ Array tensordot(const ArrayLike& a, const ArrayLike& b,
   std::vector<int64_t> ca, cb;
   for (int64_t d : axes.first) ca.push_back(frontend::canonicalize_axis(d, x.ndim()));
   for (int64_t d : axes.second) cb.push_back(frontend::canonicalize_axis(d, y.ndim()));
-  return lax::dot_general(x, y, {.lhs_contracting = ca, .rhs_contracting = cb});
+  return lax::dot_general(
+      x, y, {.lhs_contracting = ca, .rhs_contracting = cb, .lhs_batch = {}, .rhs_batch = {}});
 }
 
 Array kron(const ArrayLike& a, const ArrayLike& b) {

@@ -27,7 +27,7 @@ bool better(K x, K best) {
   }
 }
 
-constexpr int64_t kColumns = 2048;
+constexpr int64_t kArgColumns = 2048;
 constexpr int kLanes = 8;
 
 // Returns the index of one contiguous row's extreme in two passes that vectorize: the
@@ -71,15 +71,16 @@ void arg_typed(const T* x, Index* out, int64_t p_size, int64_t r_size, int64_t i
                     });
     return;
   }
-  const int64_t blocks = (i_size + kColumns - 1) / kColumns;
-  const int64_t grain = std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kColumns)));
+  const int64_t blocks = (i_size + kArgColumns - 1) / kArgColumns;
+  const int64_t grain =
+      std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kArgColumns)));
   parallel_chunks(p_size * blocks, grain, [&](int64_t begin, int64_t end) {
-    K best[kColumns];
-    int64_t index[kColumns];
+    K best[kArgColumns];
+    int64_t index[kArgColumns];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t p = t / blocks;
-      const int64_t c0 = (t % blocks) * kColumns;
-      const int64_t w = std::min(kColumns, i_size - c0);
+      const int64_t c0 = (t % blocks) * kArgColumns;
+      const int64_t w = std::min(kArgColumns, i_size - c0);
       const T* block = x + p * r_size * i_size + c0;
       for (int64_t j = 0; j < w; ++j) {
         best[j] = scalar_cast<K>(block[j]);

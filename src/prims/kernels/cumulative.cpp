@@ -1,5 +1,5 @@
 // The kernels of the cumulative reductions: the operand seen as [P, R, I] (before, along and
-// after the axis), each task scanning a block of up to kColumns columns of one P. Floats
+// after the axis), each task scanning a block of up to kScanColumns columns of one P. Floats
 // accumulate in double (float32 too: a serial float32 running sum loses ~n ulps over long
 // axes, and the wider add costs nothing next to memory traffic; products and logaddexp
 // round once into the result's type, as a reduce_window in a wider type would), integers
@@ -15,7 +15,7 @@
 namespace parax::prims::kernels {
 namespace {
 
-constexpr int64_t kColumns = 2048;
+constexpr int64_t kScanColumns = 2048;
 
 template <class T>
 constexpr auto cumsum_acc_tag() {
@@ -28,7 +28,7 @@ constexpr auto cumsum_acc_tag() {
   }
 }
 
-// x and out are [P, R, I]; each task scans one block of up to kColumns columns.
+// x and out are [P, R, I]; each task scans one block of up to kScanColumns columns.
 template <class T>
 void cumsum_typed(const T* x, T* out, int64_t p_size, int64_t r_size, int64_t i_size,
                   bool reverse) {
@@ -49,14 +49,15 @@ void cumsum_typed(const T* x, T* out, int64_t p_size, int64_t r_size, int64_t i_
                     });
     return;
   }
-  const int64_t blocks = (i_size + kColumns - 1) / kColumns;
-  const int64_t grain = std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kColumns)));
+  const int64_t blocks = (i_size + kScanColumns - 1) / kScanColumns;
+  const int64_t grain =
+      std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kScanColumns)));
   parallel_chunks(p_size * blocks, grain, [&](int64_t begin, int64_t end) {
-    A acc[kColumns];
+    A acc[kScanColumns];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t p = t / blocks;
-      const int64_t c0 = (t % blocks) * kColumns;
-      const int64_t w = std::min(kColumns, i_size - c0);
+      const int64_t c0 = (t % blocks) * kScanColumns;
+      const int64_t w = std::min(kScanColumns, i_size - c0);
       const int64_t offset = p * r_size * i_size + c0;
       std::fill_n(acc, w, A(0));
       for (int64_t step = 0; step < r_size; ++step) {
@@ -142,14 +143,15 @@ T from_acc(A a) {
 template <class Op, class T>
 void scan_typed(const T* x, T* out, int64_t p_size, int64_t r_size, int64_t i_size, bool reverse) {
   using A = typename Op::template Acc<T>;
-  const int64_t blocks = (i_size + kColumns - 1) / kColumns;
-  const int64_t grain = std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kColumns)));
+  const int64_t blocks = (i_size + kScanColumns - 1) / kScanColumns;
+  const int64_t grain =
+      std::max<int64_t>(1, kElementGrain / (r_size * std::min(i_size, kScanColumns)));
   parallel_chunks(p_size * blocks, grain, [&](int64_t begin, int64_t end) {
-    A acc[kColumns];
+    A acc[kScanColumns];
     for (int64_t t = begin; t < end; ++t) {
       const int64_t p = t / blocks;
-      const int64_t c0 = (t % blocks) * kColumns;
-      const int64_t w = std::min(kColumns, i_size - c0);
+      const int64_t c0 = (t % blocks) * kScanColumns;
+      const int64_t w = std::min(kScanColumns, i_size - c0);
       const int64_t offset = p * r_size * i_size + c0;
       for (int64_t step = 0; step < r_size; ++step) {
         const int64_t r = reverse ? r_size - 1 - step : step;
