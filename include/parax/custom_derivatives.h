@@ -104,24 +104,6 @@ std::vector<Array> custom_vjp_flat(const std::vector<Array>& leaves,
                                    const CustomOptions& options, const void* id);
 [[noreturn]] void throw_no_rule(const char* kind, const CustomOptions& options);
 
-// Rebuilds the tuple of arguments `Tuple` from its leaves.
-template <class Tuple>
-Tuple unflatten_args(const std::vector<TreeDef>& defs, const std::vector<Array>& leaves) {
-  size_t next = 0;
-  size_t i = 0;
-  auto take = [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const TreeDef& def = defs[i++];
-    std::vector<Array> part(leaves.begin() + long(next),
-                            leaves.begin() + long(next + size_t(def.num_leaves())));
-    next += size_t(def.num_leaves());
-    return tree::unflatten<T>(def, part);
-  };
-  return [&]<class... T>(std::type_identity<std::tuple<T...>>) {
-    return Tuple{take(std::type_identity<T>{})...};
-  }(std::type_identity<Tuple>{});
-}
-
 template <class P>
 FlatPair flatten_pair(const P& pair) {
   auto [a, ad] = tree::flatten(std::get<0>(pair));

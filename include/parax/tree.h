@@ -242,21 +242,29 @@ void flatten_args(std::vector<Array>& leaves, std::vector<TreeDef>& defs, const 
       ...);
 }
 
+// Rebuilds the tuple of arguments `Tuple` from its leaves.
+template <class Tuple>
+Tuple unflatten_args(const std::vector<TreeDef>& defs, const std::vector<Array>& leaves) {
+  size_t next = 0;
+  size_t i = 0;
+  [[maybe_unused]] auto take = [&](auto tag) {  // unused for a function of no arguments
+    using T = typename decltype(tag)::type;
+    const TreeDef& def = defs[i++];
+    std::vector<Array> part(leaves.begin() + long(next),
+                            leaves.begin() + long(next + size_t(def.num_leaves())));
+    next += size_t(def.num_leaves());
+    return tree::unflatten<T>(def, part);
+  };
+  return [&]<class... T>(std::type_identity<std::tuple<T...>>) {
+    return Tuple{take(std::type_identity<T>{})...};
+  }(std::type_identity<Tuple>{});
+}
+
 // Rebuilds the arguments from traced leaves, calls f, and flattens its result.
 template <class F, class... Args>
 FlatFn flat_fn(const F& f, const std::vector<TreeDef>& defs) {
   return [&f, &defs](const std::vector<Array>& leaves, TreeDef* out_def) {
-    size_t next = 0;
-    size_t i = 0;
-    [[maybe_unused]] auto take = [&](auto tag) {  // unused for a function of no arguments
-      using T = typename decltype(tag)::type;
-      const TreeDef& def = defs[i++];
-      std::vector<Array> part(leaves.begin() + long(next),
-                              leaves.begin() + long(next + size_t(def.num_leaves())));
-      next += size_t(def.num_leaves());
-      return tree::unflatten<T>(def, part);
-    };
-    std::tuple<std::decay_t<Args>...> rebuilt{take(std::type_identity<std::decay_t<Args>>{})...};
+    auto rebuilt = unflatten_args<std::tuple<std::decay_t<Args>...>>(defs, leaves);
     auto result = std::apply(f, rebuilt);
     auto [out, def] = tree::flatten(result);
     *out_def = def;

@@ -30,6 +30,13 @@ const Tracer* tracer_of(const Array& x) { return detail::impl_of(x).tracer.get()
 
 const Aval& aval_of(const Array& x) { return detail::impl_of(x).aval; }
 
+std::vector<Aval> avals_of(std::span<const Array> xs) {
+  std::vector<Aval> out;
+  out.reserve(xs.size());
+  for (const Array& x : xs) out.push_back(aval_of(x));
+  return out;
+}
+
 Array make_tracer(Aval aval, Tracer tracer) {
   auto impl = std::make_shared<detail::ArrayImpl>();
   impl->aval = std::move(aval);

@@ -58,8 +58,9 @@ Trace* current_trace();
 const Tracer* tracer_of(const Array& x);
 // Returns an abstract Array of type `aval` owned by `tracer`'s interpreter.
 Array make_tracer(Aval aval, Tracer tracer);
-// Returns x's type.
+// Returns x's type, and those of xs.
 const Aval& aval_of(const Array& x);
+std::vector<Aval> avals_of(std::span<const Array> xs);
 
 // Returns a concrete rank-0 array holding a literal's value.
 Array literal_array(const Literal& l);

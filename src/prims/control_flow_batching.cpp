@@ -17,6 +17,7 @@ namespace parax::prims {
 namespace {
 
 using core::Aval;
+using core::avals_of;
 using core::ClosedProgram;
 using core::Params;
 using core::Prim;
@@ -96,12 +97,6 @@ BatchedProgram batch_program(const Program& p, const Mask& in, const Mask& force
 // Returns which outputs of `p` come out batched when the inputs in `in` are.
 Mask batched_outputs(const Program& p, const Mask& in, const core::BatchAxis& axis) {
   return batch_program(p, in, {}, axis).out_batched;
-}
-
-std::vector<Aval> avals_of(const std::vector<Array>& xs) {
-  std::vector<Aval> out;
-  for (const Array& x : xs) out.push_back(core::aval_of(x));
-  return out;
 }
 
 // Returns `p` (its leading inputs: `own` lifted constants) taking `before` unused inputs

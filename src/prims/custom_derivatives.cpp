@@ -33,6 +33,7 @@
 namespace parax::prims {
 namespace {
 
+using core::avals_of;
 using core::BatchAxis;
 using core::Batched;
 using core::Program;
@@ -108,12 +109,6 @@ std::vector<Array> drop_integer_tangents(std::vector<Array> touts, std::span<con
     if (!has_tangent(outs[o].dtype())) touts[o] = Array();
   }
   return touts;
-}
-
-std::vector<Aval> avals_of(std::span<const Array> xs) {
-  std::vector<Aval> out;
-  for (const Array& x : xs) out.push_back(core::aval_of(x));
-  return out;
 }
 
 // ---- custom_jvp_call ----

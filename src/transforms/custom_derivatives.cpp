@@ -19,17 +19,12 @@ namespace parax::detail {
 namespace {
 
 using core::Aval;
+using core::avals_of;
 using core::ClosedProgram;
 using core::Params;
 using core::Prim;
 using core::Program;
 using ProgramRef = std::shared_ptr<const Program>;
-
-std::vector<Aval> avals_of(const std::vector<Array>& xs) {
-  std::vector<Aval> out;
-  for (const Array& x : xs) out.push_back(core::aval_of(x));
-  return out;
-}
 
 Aval strip_weak(Aval a) {
   a.weak_type = false;
