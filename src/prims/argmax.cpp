@@ -9,6 +9,7 @@
 
 namespace parax::prims {
 namespace {
+namespace argmax_impl {
 
 int64_t arg_axis(const Params& params, std::string_view name) {
   const std::vector<int64_t>& axes = param_ints(params, "axes");
@@ -71,22 +72,23 @@ Batched arg_batch(std::span<const Array> in, std::span<const int> dims, const Pa
   return Batched{{core::bind1(P, {in[0]}, p)}, {batch_dim_without(dims[0], axes)}};
 }
 
+}  // namespace argmax_impl
 }  // namespace
 
 extern const core::PrimRules argmax_rules = {
-    .abstract_eval = arg_abstract_eval<true>,
-    .sharding_rule = arg_sharding_rule,
+    .abstract_eval = argmax_impl::arg_abstract_eval<true>,
+    .sharding_rule = argmax_impl::arg_sharding_rule,
     .kernel = kernels::argmax,
     .jvp = zero_jvp,
-    .batch = arg_batch<core::Prim::argmax>,
+    .batch = argmax_impl::arg_batch<core::Prim::argmax>,
 };
 
 extern const core::PrimRules argmin_rules = {
-    .abstract_eval = arg_abstract_eval<false>,
-    .sharding_rule = arg_sharding_rule,
+    .abstract_eval = argmax_impl::arg_abstract_eval<false>,
+    .sharding_rule = argmax_impl::arg_sharding_rule,
     .kernel = kernels::argmin,
     .jvp = zero_jvp,
-    .batch = arg_batch<core::Prim::argmin>,
+    .batch = argmax_impl::arg_batch<core::Prim::argmin>,
 };
 
 }  // namespace parax::prims

@@ -8,6 +8,7 @@
 
 namespace parax::prims {
 namespace {
+namespace broadcast_in_dim_impl {
 
 std::vector<Aval> broadcast_in_dim_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "broadcast_in_dim got " << in.size() << " operands");
@@ -140,16 +141,17 @@ Batched broadcast_in_dim_batch(std::span<const Array> in, std::span<const int> d
   return Batched{{core::bind1(core::Prim::broadcast_in_dim, {in[0]}, p)}, {int(at)}};
 }
 
+}  // namespace broadcast_in_dim_impl
 }  // namespace
 
 extern const core::PrimRules broadcast_in_dim_rules = {
-    .abstract_eval = broadcast_in_dim_abstract_eval,
-    .sharding_rule = broadcast_in_dim_sharding_rule,
-    .kernel = broadcast_in_dim_kernel,
-    .localize = broadcast_in_dim_localize,
+    .abstract_eval = broadcast_in_dim_impl::broadcast_in_dim_abstract_eval,
+    .sharding_rule = broadcast_in_dim_impl::broadcast_in_dim_sharding_rule,
+    .kernel = broadcast_in_dim_impl::broadcast_in_dim_kernel,
+    .localize = broadcast_in_dim_impl::broadcast_in_dim_localize,
     .jvp = unary_linear_jvp<core::Prim::broadcast_in_dim>,
-    .transpose = broadcast_in_dim_transpose,
-    .batch = broadcast_in_dim_batch,
+    .transpose = broadcast_in_dim_impl::broadcast_in_dim_transpose,
+    .batch = broadcast_in_dim_impl::broadcast_in_dim_batch,
     .tile_kernel = kernels::broadcast_tile,
 };
 

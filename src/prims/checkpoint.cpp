@@ -18,6 +18,7 @@
 
 namespace parax::prims {
 namespace {
+namespace checkpoint_impl {
 
 using core::Program;
 
@@ -159,13 +160,14 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
   return {.programs = {{body_of(params), core::ProgramRole::call, 0, num_operands}}};
 }
 
+}  // namespace checkpoint_impl
 }  // namespace
 
-extern const PrimRules checkpoint_rules = {.abstract_eval = shape_rule,
-                                           .transpose = transpose,
+extern const PrimRules checkpoint_rules = {.abstract_eval = checkpoint_impl::shape_rule,
+                                           .transpose = checkpoint_impl::transpose,
                                            .batch = checkpoint_batch,
-                                           .joint_jvp = jvp,
-                                           .partial_eval = partial_eval,
-                                           .program_roles = roles};
+                                           .joint_jvp = checkpoint_impl::jvp,
+                                           .partial_eval = checkpoint_impl::partial_eval,
+                                           .program_roles = checkpoint_impl::roles};
 
 }  // namespace parax::prims

@@ -8,6 +8,7 @@
 
 namespace parax::prims {
 namespace {
+namespace clamp_impl {
 
 void check_bound_shape(std::string_view which, const Aval& bound, const Aval& x) {
   if (bound.shape.empty() || bound.shape == x.shape) return;
@@ -46,12 +47,13 @@ std::vector<Array> clamp_jvp(std::span<const Array> primals, std::span<const Arr
   return {t};
 }
 
+}  // namespace clamp_impl
 }  // namespace
 
-extern const PrimRules clamp_rules = {.abstract_eval = &clamp_eval,
+extern const PrimRules clamp_rules = {.abstract_eval = &clamp_impl::clamp_eval,
                                       .sharding_rule = &elementwise_sharding_rule,
                                       .kernel = kernels::clamp,
-                                      .jvp = &clamp_jvp,
+                                      .jvp = &clamp_impl::clamp_jvp,
                                       .batch = &elementwise_batch<core::Prim::clamp>};
 
 }  // namespace parax::prims

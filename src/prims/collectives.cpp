@@ -10,6 +10,7 @@
 
 namespace parax::prims {
 namespace {
+namespace collectives_impl {
 
 // Returns the group size of a collective equation over its `mesh_axes`.
 int64_t group_size(const Params& p, std::string_view prim) {
@@ -102,16 +103,19 @@ core::Cost all_to_all_cost(std::span<const Aval> in, std::span<const Aval>, cons
   return {.collective_bytes = double(in[0].nbytes()) * (n - 1) / n};
 }
 
+}  // namespace collectives_impl
 }  // namespace
 
-extern const PrimRules all_gather_rules = {.abstract_eval = all_gather_eval,
-                                           .cost = all_gather_cost};
-extern const PrimRules all_reduce_rules = {.abstract_eval = all_reduce_eval,
-                                           .cost = all_reduce_cost};
-extern const PrimRules reduce_scatter_rules = {.abstract_eval = reduce_scatter_eval,
-                                               .cost = reduce_scatter_cost};
-extern const PrimRules all_to_all_rules = {.abstract_eval = all_to_all_eval,
-                                           .cost = all_to_all_cost};
-extern const PrimRules collective_permute_rules = {.abstract_eval = collective_permute_eval};
+extern const PrimRules all_gather_rules = {.abstract_eval = collectives_impl::all_gather_eval,
+                                           .cost = collectives_impl::all_gather_cost};
+extern const PrimRules all_reduce_rules = {.abstract_eval = collectives_impl::all_reduce_eval,
+                                           .cost = collectives_impl::all_reduce_cost};
+extern const PrimRules reduce_scatter_rules = {
+    .abstract_eval = collectives_impl::reduce_scatter_eval,
+    .cost = collectives_impl::reduce_scatter_cost};
+extern const PrimRules all_to_all_rules = {.abstract_eval = collectives_impl::all_to_all_eval,
+                                           .cost = collectives_impl::all_to_all_cost};
+extern const PrimRules collective_permute_rules = {.abstract_eval =
+                                                       collectives_impl::collective_permute_eval};
 
 }  // namespace parax::prims

@@ -6,6 +6,7 @@
 
 namespace parax::prims {
 namespace {
+namespace concatenate_impl {
 
 std::string shapes_str(std::span<const Aval> in) {
   std::string s;
@@ -107,15 +108,16 @@ Batched concatenate_batch(std::span<const Array> in, std::span<const int> dims,
                  {to}};
 }
 
+}  // namespace concatenate_impl
 }  // namespace
 
 extern const core::PrimRules concatenate_rules = {
-    .abstract_eval = concatenate_abstract_eval,
-    .sharding_rule = concatenate_sharding_rule,
+    .abstract_eval = concatenate_impl::concatenate_abstract_eval,
+    .sharding_rule = concatenate_impl::concatenate_sharding_rule,
     .kernel = kernels::concatenate,
-    .jvp = concatenate_jvp,
-    .transpose = concatenate_transpose,
-    .batch = concatenate_batch,
+    .jvp = concatenate_impl::concatenate_jvp,
+    .transpose = concatenate_impl::concatenate_transpose,
+    .batch = concatenate_impl::concatenate_batch,
 };
 
 }  // namespace parax::prims

@@ -12,6 +12,7 @@
 
 namespace parax::prims {
 namespace {
+namespace cond_impl {
 
 using core::ClosedProgram;
 using core::Program;
@@ -362,14 +363,15 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
   return r;
 }
 
+}  // namespace cond_impl
 }  // namespace
 
-extern const PrimRules cond_rules = {.abstract_eval = shape_rule,
-                                     .transpose = transpose,
+extern const PrimRules cond_rules = {.abstract_eval = cond_impl::shape_rule,
+                                     .transpose = cond_impl::transpose,
                                      .batch = cond_batch,
                                      .vma = cond_vma,
-                                     .joint_jvp = jvp,
-                                     .partial_eval = partial_eval,
-                                     .program_roles = roles};
+                                     .joint_jvp = cond_impl::jvp,
+                                     .partial_eval = cond_impl::partial_eval,
+                                     .program_roles = cond_impl::roles};
 
 }  // namespace parax::prims

@@ -14,6 +14,7 @@
 
 namespace parax::prims {
 namespace {
+namespace conv_impl {
 
 using Ints = std::vector<int64_t>;
 using kernels::conv_params;
@@ -455,16 +456,17 @@ Batched conv_batch(std::span<const Array> in, std::span<const int> dims, const P
   return Batched{{out}, {int(p.out_spec[1])}};
 }
 
+}  // namespace conv_impl
 }  // namespace
 
 extern const core::PrimRules conv_general_dilated_rules = {
-    .abstract_eval = conv_abstract_eval,
-    .sharding_rule = conv_sharding_rule,
+    .abstract_eval = conv_impl::conv_abstract_eval,
+    .sharding_rule = conv_impl::conv_sharding_rule,
     .kernel = kernels::conv,
-    .jvp = conv_jvp,
-    .transpose = conv_transpose,
-    .batch = conv_batch,
-    .cost = conv_cost,
+    .jvp = conv_impl::conv_jvp,
+    .transpose = conv_impl::conv_transpose,
+    .batch = conv_impl::conv_batch,
+    .cost = conv_impl::conv_cost,
 };
 
 }  // namespace parax::prims

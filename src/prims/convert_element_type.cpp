@@ -11,6 +11,7 @@
 
 namespace parax::prims {
 namespace {
+namespace convert_element_type_impl {
 
 std::vector<Aval> convert_element_type_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "operands of convert_element_type");
@@ -42,14 +43,15 @@ std::vector<Array> convert_element_type_transpose(std::span<const Array> cts,
                       {{"new_dtype", old.dtype}, {"weak_type", old.weak_type}})};
 }
 
+}  // namespace convert_element_type_impl
 }  // namespace
 
 extern const PrimRules convert_element_type_rules = {
-    .abstract_eval = &convert_element_type_eval,
+    .abstract_eval = &convert_element_type_impl::convert_element_type_eval,
     .sharding_rule = &elementwise_sharding_rule,
     .kernel = kernels::convert_element_type,
-    .jvp = &convert_element_type_jvp,
-    .transpose = &convert_element_type_transpose,
+    .jvp = &convert_element_type_impl::convert_element_type_jvp,
+    .transpose = &convert_element_type_impl::convert_element_type_transpose,
     .batch = &elementwise_batch<core::Prim::convert_element_type>};
 
 }  // namespace parax::prims

@@ -17,6 +17,7 @@
 
 namespace parax::prims {
 namespace {
+namespace cumulative_impl {
 
 using core::Prim;
 
@@ -195,22 +196,28 @@ constexpr PrimRules cumulative_rules{.abstract_eval = &cumulative_eval<P>,
                                      .batch = &cumulative_batch<P>,
                                      .cost = &cumulative_cost};
 
+}  // namespace cumulative_impl
 }  // namespace
 
-extern const PrimRules cumsum_rules = {.abstract_eval = &cumulative_eval<Prim::cumsum>,
-                                       .sharding_rule = &cumulative_sharding_rule,
-                                       .kernel = kernels::cumsum,
-                                       .jvp = &unary_linear_jvp<Prim::cumsum>,
-                                       .transpose = &cumsum_transpose,
-                                       .batch = &cumulative_batch<Prim::cumsum>,
-                                       .cost = &cumulative_cost};
+extern const PrimRules cumsum_rules = {
+    .abstract_eval = &cumulative_impl::cumulative_eval<core::Prim::cumsum>,
+    .sharding_rule = &cumulative_impl::cumulative_sharding_rule,
+    .kernel = kernels::cumsum,
+    .jvp = &unary_linear_jvp<core::Prim::cumsum>,
+    .transpose = &cumulative_impl::cumsum_transpose,
+    .batch = &cumulative_impl::cumulative_batch<core::Prim::cumsum>,
+    .cost = &cumulative_impl::cumulative_cost};
 extern const PrimRules cumprod_rules =
-    cumulative_rules<Prim::cumprod, kernels::cumprod, combine_mul>;
+    cumulative_impl::cumulative_rules<core::Prim::cumprod, kernels::cumprod,
+                                      cumulative_impl::combine_mul>;
 extern const PrimRules cummax_rules =
-    cumulative_rules<Prim::cummax, kernels::cummax, combine_extremum<true>>;
+    cumulative_impl::cumulative_rules<core::Prim::cummax, kernels::cummax,
+                                      cumulative_impl::combine_extremum<true>>;
 extern const PrimRules cummin_rules =
-    cumulative_rules<Prim::cummin, kernels::cummin, combine_extremum<false>>;
+    cumulative_impl::cumulative_rules<core::Prim::cummin, kernels::cummin,
+                                      cumulative_impl::combine_extremum<false>>;
 extern const PrimRules cumlogsumexp_rules =
-    cumulative_rules<Prim::cumlogsumexp, kernels::cumlogsumexp, combine_logaddexp>;
+    cumulative_impl::cumulative_rules<core::Prim::cumlogsumexp, kernels::cumlogsumexp,
+                                      cumulative_impl::combine_logaddexp>;
 
 }  // namespace parax::prims

@@ -32,6 +32,7 @@
 
 namespace parax::prims {
 namespace {
+namespace custom_derivatives_impl {
 
 using core::avals_of;
 using core::BatchAxis;
@@ -467,24 +468,28 @@ core::ProgramRoles lin_roles(const Params& params, size_t) {
   return {.programs = {{prog(params, "bwd"), core::ProgramRole::rule}}};
 }
 
+}  // namespace custom_derivatives_impl
 }  // namespace
 
-extern const PrimRules custom_jvp_call_rules = {.abstract_eval = call_shape_rule,
-                                                .eager = jvp_call_eager,
-                                                .batch = jvp_call_batch,
-                                                .joint_jvp = jvp_call_jvp,
-                                                .program_roles = jvp_call_roles};
-extern const PrimRules custom_vjp_call_rules = {.abstract_eval = call_shape_rule,
-                                                .eager = jvp_call_eager,
-                                                .batch = vjp_call_batch,
-                                                .joint_jvp = vjp_call_jvp,
-                                                .program_roles = vjp_call_roles};
-extern const PrimRules custom_lin_rules = {.abstract_eval = lin_shape_rule,
-                                           .sharding_rule = lin_sharding_rule,
-                                           .eager = lin_eager,
-                                           .transpose = lin_transpose,
-                                           .batch = lin_batch,
-                                           .joint_jvp = lin_jvp,
-                                           .program_roles = lin_roles};
+extern const PrimRules custom_jvp_call_rules = {
+    .abstract_eval = custom_derivatives_impl::call_shape_rule,
+    .eager = custom_derivatives_impl::jvp_call_eager,
+    .batch = custom_derivatives_impl::jvp_call_batch,
+    .joint_jvp = custom_derivatives_impl::jvp_call_jvp,
+    .program_roles = custom_derivatives_impl::jvp_call_roles};
+extern const PrimRules custom_vjp_call_rules = {
+    .abstract_eval = custom_derivatives_impl::call_shape_rule,
+    .eager = custom_derivatives_impl::jvp_call_eager,
+    .batch = custom_derivatives_impl::vjp_call_batch,
+    .joint_jvp = custom_derivatives_impl::vjp_call_jvp,
+    .program_roles = custom_derivatives_impl::vjp_call_roles};
+extern const PrimRules custom_lin_rules = {
+    .abstract_eval = custom_derivatives_impl::lin_shape_rule,
+    .sharding_rule = custom_derivatives_impl::lin_sharding_rule,
+    .eager = custom_derivatives_impl::lin_eager,
+    .transpose = custom_derivatives_impl::lin_transpose,
+    .batch = custom_derivatives_impl::lin_batch,
+    .joint_jvp = custom_derivatives_impl::lin_jvp,
+    .program_roles = custom_derivatives_impl::lin_roles};
 
 }  // namespace parax::prims

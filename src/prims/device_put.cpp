@@ -13,6 +13,7 @@
 
 namespace parax::prims {
 namespace {
+namespace device_put_impl {
 
 using core::Prim;
 
@@ -76,15 +77,16 @@ Batched batch(std::span<const Array> in, std::span<const int> dims, const Params
   return Batched{{core::bind1(Prim::device_put, {x}, p)}, {d}};
 }
 
+}  // namespace device_put_impl
 }  // namespace
 
 extern const PrimRules device_put_rules = {
-    .abstract_eval = shape_rule,
+    .abstract_eval = device_put_impl::shape_rule,
     .sharding_rule = elementwise_sharding_rule,
-    .eager = eager,
-    .jvp = jvp,
-    .transpose = transpose,
-    .batch = batch,
+    .eager = device_put_impl::eager,
+    .jvp = device_put_impl::jvp,
+    .transpose = device_put_impl::transpose,
+    .batch = device_put_impl::batch,
 };
 
 }  // namespace parax::prims

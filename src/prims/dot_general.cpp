@@ -10,6 +10,7 @@
 
 namespace parax::prims {
 namespace {
+namespace dot_general_impl {
 
 using kernels::DotDims;
 
@@ -319,16 +320,17 @@ Batched dot_general_batch(std::span<const Array> in, std::span<const int> dims,
   return Batched{{core::bind1(core::Prim::dot_general, {in[0], in[1]}, p)}, {out_dim}};
 }
 
+}  // namespace dot_general_impl
 }  // namespace
 
 extern const core::PrimRules dot_general_rules = {
-    .abstract_eval = dot_general_abstract_eval,
-    .sharding_rule = dot_general_sharding_rule,
-    .kernel = dot_general_kernel,
-    .jvp = dot_general_jvp,
-    .transpose = dot_general_transpose,
-    .batch = dot_general_batch,
-    .cost = dot_general_cost,
+    .abstract_eval = dot_general_impl::dot_general_abstract_eval,
+    .sharding_rule = dot_general_impl::dot_general_sharding_rule,
+    .kernel = dot_general_impl::dot_general_kernel,
+    .jvp = dot_general_impl::dot_general_jvp,
+    .transpose = dot_general_impl::dot_general_transpose,
+    .batch = dot_general_impl::dot_general_batch,
+    .cost = dot_general_impl::dot_general_cost,
 };
 
 }  // namespace parax::prims

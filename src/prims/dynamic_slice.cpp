@@ -7,6 +7,7 @@
 
 namespace parax::prims {
 namespace {
+namespace dynamic_slice_impl {
 
 std::vector<Aval> dynamic_slice_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(!in.empty(), "dynamic_slice got " << in.size() << " operands");
@@ -166,16 +167,17 @@ Batched dynamic_slice_batch(std::span<const Array> in, std::span<const int> dims
   return Batched{{y}, {yd}};
 }
 
+}  // namespace dynamic_slice_impl
 }  // namespace
 
 extern const core::PrimRules dynamic_slice_rules = {
-    .abstract_eval = dynamic_slice_abstract_eval,
-    .sharding_rule = dynamic_slice_sharding_rule,
+    .abstract_eval = dynamic_slice_impl::dynamic_slice_abstract_eval,
+    .sharding_rule = dynamic_slice_impl::dynamic_slice_sharding_rule,
     .kernel = kernels::dynamic_slice,
-    .localize = dynamic_slice_localize,
-    .jvp = dynamic_slice_jvp,
-    .transpose = dynamic_slice_transpose,
-    .batch = dynamic_slice_batch,
+    .localize = dynamic_slice_impl::dynamic_slice_localize,
+    .jvp = dynamic_slice_impl::dynamic_slice_jvp,
+    .transpose = dynamic_slice_impl::dynamic_slice_transpose,
+    .batch = dynamic_slice_impl::dynamic_slice_batch,
 };
 
 }  // namespace parax::prims

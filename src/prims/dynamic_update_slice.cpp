@@ -8,6 +8,7 @@
 
 namespace parax::prims {
 namespace {
+namespace dynamic_update_slice_impl {
 
 std::vector<Aval> dynamic_update_slice_abstract_eval(std::span<const Aval> in, const Params&) {
   PARAX_CHECK(in.size() >= 2, "dynamic_update_slice got " << in.size() << " operands");
@@ -187,15 +188,16 @@ Batched dynamic_update_slice_batch(std::span<const Array> in, std::span<const in
                            std::vector<int>{md, dims[0], zd}, {}, axis);
 }
 
+}  // namespace dynamic_update_slice_impl
 }  // namespace
 
 extern const core::PrimRules dynamic_update_slice_rules = {
-    .abstract_eval = dynamic_update_slice_abstract_eval,
-    .sharding_rule = dynamic_update_slice_sharding_rule,
+    .abstract_eval = dynamic_update_slice_impl::dynamic_update_slice_abstract_eval,
+    .sharding_rule = dynamic_update_slice_impl::dynamic_update_slice_sharding_rule,
     .kernel = kernels::dynamic_update_slice,
-    .jvp = dynamic_update_slice_jvp,
-    .transpose = dynamic_update_slice_transpose,
-    .batch = dynamic_update_slice_batch,
+    .jvp = dynamic_update_slice_impl::dynamic_update_slice_jvp,
+    .transpose = dynamic_update_slice_impl::dynamic_update_slice_transpose,
+    .batch = dynamic_update_slice_impl::dynamic_update_slice_batch,
 };
 
 }  // namespace parax::prims

@@ -7,6 +7,7 @@
 
 namespace parax::prims {
 namespace {
+namespace expand_dims_impl {
 
 std::vector<Aval> expand_dims_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "expand_dims got " << in.size() << " operands");
@@ -75,15 +76,16 @@ Batched expand_dims_batch(std::span<const Array> in, std::span<const int> dims,
   return Batched{{out}, {at}};
 }
 
+}  // namespace expand_dims_impl
 }  // namespace
 
 extern const core::PrimRules expand_dims_rules = {
-    .abstract_eval = expand_dims_abstract_eval,
-    .sharding_rule = expand_dims_sharding_rule,
-    .kernel = expand_dims_kernel,
+    .abstract_eval = expand_dims_impl::expand_dims_abstract_eval,
+    .sharding_rule = expand_dims_impl::expand_dims_sharding_rule,
+    .kernel = expand_dims_impl::expand_dims_kernel,
     .jvp = unary_linear_jvp<core::Prim::expand_dims>,
-    .transpose = expand_dims_transpose,
-    .batch = expand_dims_batch,
+    .transpose = expand_dims_impl::expand_dims_transpose,
+    .batch = expand_dims_impl::expand_dims_batch,
 };
 
 }  // namespace parax::prims

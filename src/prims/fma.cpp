@@ -11,6 +11,7 @@
 
 namespace parax::prims {
 namespace {
+namespace fma_impl {
 
 std::vector<Aval> fma_eval(std::span<const Aval> in, const Params&) {
   PARAX_CHECK(in.size() == 3, "operands of fma");
@@ -35,12 +36,13 @@ std::vector<Array> fma_jvp(std::span<const Array> primals, std::span<const Array
   return {t};
 }
 
+}  // namespace fma_impl
 }  // namespace
 
-extern const PrimRules fma_rules = {.abstract_eval = &fma_eval,
+extern const PrimRules fma_rules = {.abstract_eval = &fma_impl::fma_eval,
                                     .sharding_rule = &elementwise_sharding_rule,
                                     .kernel = kernels::fma,
-                                    .jvp = &fma_jvp,
+                                    .jvp = &fma_impl::fma_jvp,
                                     .batch = &elementwise_batch<core::Prim::fma>};
 
 }  // namespace parax::prims

@@ -10,6 +10,7 @@
 
 namespace parax::prims {
 namespace {
+namespace fusion_impl {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const auto& p = *params.get<std::shared_ptr<const core::Program>>("jaxpr");
@@ -33,9 +34,12 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
                         core::ProgramRole::tiles, 0, num_operands}}};
 }
 
+}  // namespace fusion_impl
 }  // namespace
 
-extern const PrimRules fusion_rules = {
-    .abstract_eval = shape_rule, .kernel = kernels::fusion, .cost = cost, .program_roles = roles};
+extern const PrimRules fusion_rules = {.abstract_eval = fusion_impl::shape_rule,
+                                       .kernel = kernels::fusion,
+                                       .cost = fusion_impl::cost,
+                                       .program_roles = fusion_impl::roles};
 
 }  // namespace parax::prims

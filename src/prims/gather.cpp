@@ -12,6 +12,7 @@
 
 namespace parax::prims {
 namespace {
+namespace gather_impl {
 
 using Ints = std::vector<int64_t>;
 
@@ -345,16 +346,17 @@ Batched gather_batch(std::span<const Array> in, std::span<const int> dims, const
   return Batched{{core::bind1(core::Prim::gather, {operand, indices}, p)}, {0}};
 }
 
+}  // namespace gather_impl
 }  // namespace
 
 extern const core::PrimRules gather_rules = {
-    .abstract_eval = gather_abstract_eval,
-    .sharding_rule = gather_sharding_rule,
-    .kernel = gather_kernel,
-    .lower_local = gather_lower_local,
-    .jvp = gather_jvp,
-    .transpose = gather_transpose,
-    .batch = gather_batch,
+    .abstract_eval = gather_impl::gather_abstract_eval,
+    .sharding_rule = gather_impl::gather_sharding_rule,
+    .kernel = gather_impl::gather_kernel,
+    .lower_local = gather_impl::gather_lower_local,
+    .jvp = gather_impl::gather_jvp,
+    .transpose = gather_impl::gather_transpose,
+    .batch = gather_impl::gather_batch,
     .print_params = gather_print_params,
     .parse_params = gather_parse_params,
 };

@@ -7,6 +7,7 @@
 
 namespace parax::prims {
 namespace {
+namespace iota_impl {
 
 std::vector<Aval> iota_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.empty(), "iota got " << in.size() << " operands");
@@ -44,13 +45,14 @@ Params iota_localize(const Params& params, const core::LocalizeInfo& info) {
   return local;
 }
 
+}  // namespace iota_impl
 }  // namespace
 
 extern const core::PrimRules iota_rules = {
-    .abstract_eval = iota_abstract_eval,
-    .sharding_rule = iota_sharding_rule,
+    .abstract_eval = iota_impl::iota_abstract_eval,
+    .sharding_rule = iota_impl::iota_sharding_rule,
     .kernel = kernels::iota,
-    .localize = iota_localize,
+    .localize = iota_impl::iota_localize,
     .jvp = zero_jvp,
     // No batching rule: with no operands, iota is never batched.
 };

@@ -12,6 +12,7 @@
 
 namespace parax::prims {
 namespace {
+namespace linalg_impl {
 
 using linalg::core_shape;
 using linalg::leading;
@@ -266,42 +267,43 @@ core::Cost triangular_solve_cost(std::span<const Aval> in, std::span<const Aval>
   return linalg::cost(core::Prim::triangular_solve, in, params);
 }
 
+}  // namespace linalg_impl
 }  // namespace
 
 extern const core::PrimRules cholesky_rules = {
-    .abstract_eval = cholesky_abstract_eval,
-    .sharding_rule = cholesky_sharding_rule,
+    .abstract_eval = linalg_impl::cholesky_abstract_eval,
+    .sharding_rule = linalg_impl::cholesky_sharding_rule,
     .kernel = kernels::cholesky,
-    .jvp = cholesky_jvp,
-    .batch = cholesky_batch,
-    .cost = cholesky_cost,
+    .jvp = linalg_impl::cholesky_jvp,
+    .batch = linalg_impl::cholesky_batch,
+    .cost = linalg_impl::cholesky_cost,
 };
 
 extern const core::PrimRules lu_rules = {
-    .abstract_eval = lu_abstract_eval,
-    .sharding_rule = lu_sharding_rule,
+    .abstract_eval = linalg_impl::lu_abstract_eval,
+    .sharding_rule = linalg_impl::lu_sharding_rule,
     .kernel = kernels::lu,
-    .jvp = lu_jvp,
-    .batch = lu_batch,
-    .cost = lu_cost,
+    .jvp = linalg_impl::lu_jvp,
+    .batch = linalg_impl::lu_batch,
+    .cost = linalg_impl::lu_cost,
 };
 
 extern const core::PrimRules lu_pivots_to_permutation_rules = {
-    .abstract_eval = pivots_abstract_eval,
-    .sharding_rule = pivots_sharding_rule,
+    .abstract_eval = linalg_impl::pivots_abstract_eval,
+    .sharding_rule = linalg_impl::pivots_sharding_rule,
     .kernel = kernels::lu_pivots_to_permutation,
     .jvp = zero_jvp,
-    .batch = pivots_batch,
+    .batch = linalg_impl::pivots_batch,
 };
 
 extern const core::PrimRules triangular_solve_rules = {
-    .abstract_eval = triangular_solve_abstract_eval,
-    .sharding_rule = triangular_solve_sharding_rule,
+    .abstract_eval = linalg_impl::triangular_solve_abstract_eval,
+    .sharding_rule = linalg_impl::triangular_solve_sharding_rule,
     .kernel = kernels::triangular_solve,
-    .jvp = triangular_solve_jvp,
-    .transpose = triangular_solve_transpose,
-    .batch = triangular_solve_batch,
-    .cost = triangular_solve_cost,
+    .jvp = linalg_impl::triangular_solve_jvp,
+    .transpose = linalg_impl::triangular_solve_transpose,
+    .batch = linalg_impl::triangular_solve_batch,
+    .cost = linalg_impl::triangular_solve_cost,
 };
 
 }  // namespace parax::prims

@@ -10,6 +10,7 @@
 
 namespace parax::prims {
 namespace {
+namespace linalg_spectral_impl {
 
 using linalg::block;
 using linalg::core_shape;
@@ -238,33 +239,34 @@ core::Cost eigh_cost(std::span<const Aval> in, std::span<const Aval>, const Para
   return linalg::cost(core::Prim::eigh, in, params);
 }
 
+}  // namespace linalg_spectral_impl
 }  // namespace
 
 extern const core::PrimRules qr_rules = {
-    .abstract_eval = qr_abstract_eval,
-    .sharding_rule = qr_sharding_rule,
+    .abstract_eval = linalg_spectral_impl::qr_abstract_eval,
+    .sharding_rule = linalg_spectral_impl::qr_sharding_rule,
     .kernel = kernels::qr,
-    .jvp = qr_jvp,
-    .batch = qr_batch,
-    .cost = qr_cost,
+    .jvp = linalg_spectral_impl::qr_jvp,
+    .batch = linalg_spectral_impl::qr_batch,
+    .cost = linalg_spectral_impl::qr_cost,
 };
 
 extern const core::PrimRules svd_rules = {
-    .abstract_eval = svd_abstract_eval,
-    .sharding_rule = svd_sharding_rule,
+    .abstract_eval = linalg_spectral_impl::svd_abstract_eval,
+    .sharding_rule = linalg_spectral_impl::svd_sharding_rule,
     .kernel = kernels::svd,
-    .jvp = svd_jvp,
-    .batch = svd_batch,
-    .cost = svd_cost,
+    .jvp = linalg_spectral_impl::svd_jvp,
+    .batch = linalg_spectral_impl::svd_batch,
+    .cost = linalg_spectral_impl::svd_cost,
 };
 
 extern const core::PrimRules eigh_rules = {
-    .abstract_eval = eigh_abstract_eval,
-    .sharding_rule = eigh_sharding_rule,
+    .abstract_eval = linalg_spectral_impl::eigh_abstract_eval,
+    .sharding_rule = linalg_spectral_impl::eigh_sharding_rule,
     .kernel = kernels::eigh,
-    .jvp = eigh_jvp,
-    .batch = eigh_batch,
-    .cost = eigh_cost,
+    .jvp = linalg_spectral_impl::eigh_jvp,
+    .batch = linalg_spectral_impl::eigh_batch,
+    .cost = linalg_spectral_impl::eigh_cost,
 };
 
 }  // namespace parax::prims

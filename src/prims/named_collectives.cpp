@@ -14,6 +14,7 @@
 
 namespace parax::prims {
 namespace {
+namespace named_collectives_impl {
 
 using core::BatchAxis;
 using core::Batched;
@@ -688,59 +689,66 @@ std::vector<uint64_t> varying_vma(std::span<const uint64_t> in, const Params& p,
   return {any_of(in) | mask_of(p, axis_names)};
 }
 
+}  // namespace named_collectives_impl
 }  // namespace
 
-extern const PrimRules psum_rules = {.abstract_eval = same_eval,
-                                     .sharding_rule = elementwise_sharding_rule,
-                                     .lower_local = all_reduce_lower<core::ReduceOp::sum>,
-                                     .jvp = unary_linear_jvp<Prim::psum>,
-                                     .transpose = psum_transpose,
-                                     .batch = reduce_batch<Prim::psum>,
-                                     .vma = invariant_vma};
-extern const PrimRules pmax_rules = {.abstract_eval = same_eval,
-                                     .sharding_rule = elementwise_sharding_rule,
-                                     .lower_local = all_reduce_lower<core::ReduceOp::max>,
-                                     .jvp = extreme_jvp<Prim::pmax>,
-                                     .batch = reduce_batch<Prim::pmax>,
-                                     .vma = invariant_vma};
-extern const PrimRules pmin_rules = {.abstract_eval = same_eval,
-                                     .sharding_rule = elementwise_sharding_rule,
-                                     .lower_local = all_reduce_lower<core::ReduceOp::min>,
-                                     .jvp = extreme_jvp<Prim::pmin>,
-                                     .batch = reduce_batch<Prim::pmin>,
-                                     .vma = invariant_vma};
-extern const PrimRules pall_gather_rules = {.abstract_eval = all_gather_eval,
-                                            .sharding_rule = all_gather_sharding,
-                                            .lower_local = all_gather_lower,
-                                            .jvp = unary_linear_jvp<Prim::pall_gather>,
-                                            .transpose = all_gather_transpose,
-                                            .batch = all_gather_batch,
-                                            .vma = invariant_vma};
-extern const PrimRules psum_scatter_rules = {.abstract_eval = reduce_scatter_eval,
-                                             .sharding_rule = reduce_scatter_sharding,
-                                             .lower_local = reduce_scatter_lower,
-                                             .jvp = unary_linear_jvp<Prim::psum_scatter>,
-                                             .transpose = reduce_scatter_transpose,
-                                             .batch = reduce_scatter_batch,
-                                             .vma = varying_vma};
-extern const PrimRules ppermute_rules = {.abstract_eval = same_eval,
+extern const PrimRules psum_rules = {
+    .abstract_eval = named_collectives_impl::same_eval,
+    .sharding_rule = elementwise_sharding_rule,
+    .lower_local = named_collectives_impl::all_reduce_lower<core::ReduceOp::sum>,
+    .jvp = unary_linear_jvp<core::Prim::psum>,
+    .transpose = named_collectives_impl::psum_transpose,
+    .batch = named_collectives_impl::reduce_batch<core::Prim::psum>,
+    .vma = named_collectives_impl::invariant_vma};
+extern const PrimRules pmax_rules = {
+    .abstract_eval = named_collectives_impl::same_eval,
+    .sharding_rule = elementwise_sharding_rule,
+    .lower_local = named_collectives_impl::all_reduce_lower<core::ReduceOp::max>,
+    .jvp = named_collectives_impl::extreme_jvp<core::Prim::pmax>,
+    .batch = named_collectives_impl::reduce_batch<core::Prim::pmax>,
+    .vma = named_collectives_impl::invariant_vma};
+extern const PrimRules pmin_rules = {
+    .abstract_eval = named_collectives_impl::same_eval,
+    .sharding_rule = elementwise_sharding_rule,
+    .lower_local = named_collectives_impl::all_reduce_lower<core::ReduceOp::min>,
+    .jvp = named_collectives_impl::extreme_jvp<core::Prim::pmin>,
+    .batch = named_collectives_impl::reduce_batch<core::Prim::pmin>,
+    .vma = named_collectives_impl::invariant_vma};
+extern const PrimRules pall_gather_rules = {
+    .abstract_eval = named_collectives_impl::all_gather_eval,
+    .sharding_rule = named_collectives_impl::all_gather_sharding,
+    .lower_local = named_collectives_impl::all_gather_lower,
+    .jvp = unary_linear_jvp<core::Prim::pall_gather>,
+    .transpose = named_collectives_impl::all_gather_transpose,
+    .batch = named_collectives_impl::all_gather_batch,
+    .vma = named_collectives_impl::invariant_vma};
+extern const PrimRules psum_scatter_rules = {
+    .abstract_eval = named_collectives_impl::reduce_scatter_eval,
+    .sharding_rule = named_collectives_impl::reduce_scatter_sharding,
+    .lower_local = named_collectives_impl::reduce_scatter_lower,
+    .jvp = unary_linear_jvp<core::Prim::psum_scatter>,
+    .transpose = named_collectives_impl::reduce_scatter_transpose,
+    .batch = named_collectives_impl::reduce_scatter_batch,
+    .vma = named_collectives_impl::varying_vma};
+extern const PrimRules ppermute_rules = {.abstract_eval = named_collectives_impl::same_eval,
                                          .sharding_rule = elementwise_sharding_rule,
-                                         .lower_local = ppermute_lower,
-                                         .jvp = unary_linear_jvp<Prim::ppermute>,
-                                         .transpose = ppermute_transpose,
-                                         .batch = ppermute_batch,
-                                         .vma = varying_vma};
-extern const PrimRules pall_to_all_rules = {.abstract_eval = all_to_all_eval,
-                                            .sharding_rule = all_to_all_sharding,
-                                            .lower_local = all_to_all_lower,
-                                            .jvp = unary_linear_jvp<Prim::pall_to_all>,
-                                            .transpose = all_to_all_transpose,
-                                            .batch = all_to_all_batch,
-                                            .vma = varying_vma};
-extern const PrimRules axis_index_rules = {.abstract_eval = axis_index_eval,
-                                           .kernel = axis_index_kernel,
-                                           .lower_local = axis_index_lower,
-                                           .batch = axis_index_batch,
-                                           .vma = varying_vma};
+                                         .lower_local = named_collectives_impl::ppermute_lower,
+                                         .jvp = unary_linear_jvp<core::Prim::ppermute>,
+                                         .transpose = named_collectives_impl::ppermute_transpose,
+                                         .batch = named_collectives_impl::ppermute_batch,
+                                         .vma = named_collectives_impl::varying_vma};
+extern const PrimRules pall_to_all_rules = {
+    .abstract_eval = named_collectives_impl::all_to_all_eval,
+    .sharding_rule = named_collectives_impl::all_to_all_sharding,
+    .lower_local = named_collectives_impl::all_to_all_lower,
+    .jvp = unary_linear_jvp<core::Prim::pall_to_all>,
+    .transpose = named_collectives_impl::all_to_all_transpose,
+    .batch = named_collectives_impl::all_to_all_batch,
+    .vma = named_collectives_impl::varying_vma};
+extern const PrimRules axis_index_rules = {.abstract_eval = named_collectives_impl::axis_index_eval,
+                                           .kernel = named_collectives_impl::axis_index_kernel,
+                                           .lower_local = named_collectives_impl::axis_index_lower,
+                                           .batch = named_collectives_impl::axis_index_batch,
+                                           .vma = named_collectives_impl::varying_vma};
 
 }  // namespace parax::prims

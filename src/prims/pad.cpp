@@ -12,6 +12,7 @@
 
 namespace parax::prims {
 namespace {
+namespace pad_impl {
 
 // Renders the config as lax.pad receives it: `((1, 2, 0), (0, 0, 1))`.
 std::string config_str(const std::vector<int64_t>& config) {
@@ -154,15 +155,16 @@ Batched pad_batch(std::span<const Array> in, std::span<const int> dims, const Pa
   return Batched{{lax::select_n(mask, {value, padded})}, {d}};
 }
 
+}  // namespace pad_impl
 }  // namespace
 
 extern const core::PrimRules pad_rules = {
-    .abstract_eval = pad_abstract_eval,
-    .sharding_rule = pad_sharding_rule,
+    .abstract_eval = pad_impl::pad_abstract_eval,
+    .sharding_rule = pad_impl::pad_sharding_rule,
     .kernel = kernels::pad,
-    .jvp = pad_jvp,
-    .transpose = pad_transpose,
-    .batch = pad_batch,
+    .jvp = pad_impl::pad_jvp,
+    .transpose = pad_impl::pad_transpose,
+    .batch = pad_impl::pad_batch,
 };
 
 }  // namespace parax::prims

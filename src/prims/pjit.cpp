@@ -17,6 +17,7 @@
 
 namespace parax::prims {
 namespace {
+namespace pjit_impl {
 
 using core::BatchAxis;
 using core::Batched;
@@ -218,13 +219,14 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
   return {.programs = {{body_of(params), core::ProgramRole::call, 0, num_operands}}};
 }
 
+}  // namespace pjit_impl
 }  // namespace
 
-extern const PrimRules pjit_rules = {.abstract_eval = shape_rule,
-                                     .transpose = transpose,
-                                     .batch = batch,
-                                     .joint_jvp = jvp,
-                                     .partial_eval = partial_eval,
-                                     .program_roles = roles};
+extern const PrimRules pjit_rules = {.abstract_eval = pjit_impl::shape_rule,
+                                     .transpose = pjit_impl::transpose,
+                                     .batch = pjit_impl::batch,
+                                     .joint_jvp = pjit_impl::jvp,
+                                     .partial_eval = pjit_impl::partial_eval,
+                                     .program_roles = pjit_impl::roles};
 
 }  // namespace parax::prims

@@ -13,6 +13,7 @@
 
 namespace parax::prims {
 namespace {
+namespace random_bits_impl {
 
 DType uint_dtype(int64_t bit_width) {
   switch (bit_width) {
@@ -93,15 +94,16 @@ core::Batched random_bits_batch(std::span<const Array> in, std::span<const int> 
       core::Prim::random_bits, {core::batch_first(in[0], dims[0], axis.size)}, params)});
 }
 
+}  // namespace random_bits_impl
 }  // namespace
 
 extern const core::PrimRules random_bits_rules = {
-    .abstract_eval = random_bits_abstract_eval,
-    .sharding_rule = random_bits_sharding_rule,
+    .abstract_eval = random_bits_impl::random_bits_abstract_eval,
+    .sharding_rule = random_bits_impl::random_bits_sharding_rule,
     .kernel = kernels::random_bits,
-    .localize = random_bits_localize,
+    .localize = random_bits_impl::random_bits_localize,
     .jvp = zero_jvp,
-    .batch = random_bits_batch,
+    .batch = random_bits_impl::random_bits_batch,
 };
 
 }  // namespace parax::prims

@@ -12,6 +12,7 @@
 
 namespace parax::prims {
 namespace {
+namespace reduce_impl {
 
 // ---------------------------------------------------------------------------------------
 // Shape, dtype and sharding rules.
@@ -181,55 +182,56 @@ Batched reduce_batch(std::span<const Array> in, std::span<const int> dims, const
   return Batched{{core::bind1(P, {in[0]}, p)}, {batch_dim_without(dims[0], axes)}};
 }
 
+}  // namespace reduce_impl
 }  // namespace
 
 extern const core::PrimRules reduce_sum_rules = {
-    .abstract_eval = number_reduce_eval<kReduceSum>,
-    .sharding_rule = reduce_sharding_rule<core::ReduceOp::sum>,
+    .abstract_eval = reduce_impl::number_reduce_eval<reduce_impl::kReduceSum>,
+    .sharding_rule = reduce_impl::reduce_sharding_rule<core::ReduceOp::sum>,
     .kernel = kernels::reduce_sum,
     .jvp = unary_linear_jvp<core::Prim::reduce_sum>,
-    .transpose = reduce_sum_transpose,
-    .batch = reduce_batch<core::Prim::reduce_sum>,
+    .transpose = reduce_impl::reduce_sum_transpose,
+    .batch = reduce_impl::reduce_batch<core::Prim::reduce_sum>,
 };
 
 extern const core::PrimRules reduce_prod_rules = {
-    .abstract_eval = number_reduce_eval<kReduceProd>,
-    .sharding_rule = reduce_sharding_rule<core::ReduceOp::prod>,
+    .abstract_eval = reduce_impl::number_reduce_eval<reduce_impl::kReduceProd>,
+    .sharding_rule = reduce_impl::reduce_sharding_rule<core::ReduceOp::prod>,
     .kernel = kernels::reduce_prod,
-    .jvp = reduce_prod_jvp,
-    .batch = reduce_batch<core::Prim::reduce_prod>,
+    .jvp = reduce_impl::reduce_prod_jvp,
+    .batch = reduce_impl::reduce_batch<core::Prim::reduce_prod>,
 };
 
 extern const core::PrimRules reduce_max_rules = {
-    .abstract_eval = any_reduce_eval,
-    .sharding_rule = reduce_sharding_rule<core::ReduceOp::max>,
+    .abstract_eval = reduce_impl::any_reduce_eval,
+    .sharding_rule = reduce_impl::reduce_sharding_rule<core::ReduceOp::max>,
     .kernel = kernels::reduce_max,
-    .jvp = reduce_chooser_jvp,
-    .batch = reduce_batch<core::Prim::reduce_max>,
+    .jvp = reduce_impl::reduce_chooser_jvp,
+    .batch = reduce_impl::reduce_batch<core::Prim::reduce_max>,
 };
 
 extern const core::PrimRules reduce_min_rules = {
-    .abstract_eval = any_reduce_eval,
-    .sharding_rule = reduce_sharding_rule<core::ReduceOp::min>,
+    .abstract_eval = reduce_impl::any_reduce_eval,
+    .sharding_rule = reduce_impl::reduce_sharding_rule<core::ReduceOp::min>,
     .kernel = kernels::reduce_min,
-    .jvp = reduce_chooser_jvp,
-    .batch = reduce_batch<core::Prim::reduce_min>,
+    .jvp = reduce_impl::reduce_chooser_jvp,
+    .batch = reduce_impl::reduce_batch<core::Prim::reduce_min>,
 };
 
 extern const core::PrimRules reduce_and_rules = {
-    .abstract_eval = logical_reduce_eval,
-    .sharding_rule = reduce_sharding_rule<core::ReduceOp::and_>,
+    .abstract_eval = reduce_impl::logical_reduce_eval,
+    .sharding_rule = reduce_impl::reduce_sharding_rule<core::ReduceOp::and_>,
     .kernel = kernels::reduce_and,
     .jvp = zero_jvp,
-    .batch = reduce_batch<core::Prim::reduce_and>,
+    .batch = reduce_impl::reduce_batch<core::Prim::reduce_and>,
 };
 
 extern const core::PrimRules reduce_or_rules = {
-    .abstract_eval = logical_reduce_eval,
-    .sharding_rule = reduce_sharding_rule<core::ReduceOp::or_>,
+    .abstract_eval = reduce_impl::logical_reduce_eval,
+    .sharding_rule = reduce_impl::reduce_sharding_rule<core::ReduceOp::or_>,
     .kernel = kernels::reduce_or,
     .jvp = zero_jvp,
-    .batch = reduce_batch<core::Prim::reduce_or>,
+    .batch = reduce_impl::reduce_batch<core::Prim::reduce_or>,
 };
 
 }  // namespace parax::prims

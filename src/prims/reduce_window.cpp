@@ -16,6 +16,7 @@
 
 namespace parax::prims {
 namespace {
+namespace reduce_window_impl {
 
 using Ints = std::vector<int64_t>;
 using core::Prim;
@@ -321,45 +322,46 @@ Batched selection_batch(std::span<const Array> in, std::span<const int> dims, co
   return Batched{{core::bind1(P, {a, b}, q)}, {0}};
 }
 
+}  // namespace reduce_window_impl
 }  // namespace
 
 extern const core::PrimRules reduce_window_sum_rules = {
-    .abstract_eval = reduce_window_sum_abstract_eval,
-    .sharding_rule = window_sharding_rule,
+    .abstract_eval = reduce_window_impl::reduce_window_sum_abstract_eval,
+    .sharding_rule = reduce_window_impl::window_sharding_rule,
     .kernel = kernels::reduce_window_sum,
-    .jvp = unary_linear_jvp<Prim::reduce_window_sum>,
-    .transpose = reduce_window_sum_transpose,
-    .batch = reduce_window_batch<Prim::reduce_window_sum>,
+    .jvp = unary_linear_jvp<core::Prim::reduce_window_sum>,
+    .transpose = reduce_window_impl::reduce_window_sum_transpose,
+    .batch = reduce_window_impl::reduce_window_batch<core::Prim::reduce_window_sum>,
 };
 extern const core::PrimRules reduce_window_max_rules = {
-    .abstract_eval = reduce_window_abstract_eval,
-    .sharding_rule = window_sharding_rule,
+    .abstract_eval = reduce_window_impl::reduce_window_abstract_eval,
+    .sharding_rule = reduce_window_impl::window_sharding_rule,
     .kernel = kernels::reduce_window_max,
-    .jvp = chooser_jvp<true>,
-    .batch = reduce_window_batch<Prim::reduce_window_max>,
+    .jvp = reduce_window_impl::chooser_jvp<true>,
+    .batch = reduce_window_impl::reduce_window_batch<core::Prim::reduce_window_max>,
 };
 extern const core::PrimRules reduce_window_min_rules = {
-    .abstract_eval = reduce_window_abstract_eval,
-    .sharding_rule = window_sharding_rule,
+    .abstract_eval = reduce_window_impl::reduce_window_abstract_eval,
+    .sharding_rule = reduce_window_impl::window_sharding_rule,
     .kernel = kernels::reduce_window_min,
-    .jvp = chooser_jvp<false>,
-    .batch = reduce_window_batch<Prim::reduce_window_min>,
+    .jvp = reduce_window_impl::chooser_jvp<false>,
+    .batch = reduce_window_impl::reduce_window_batch<core::Prim::reduce_window_min>,
 };
 extern const core::PrimRules select_and_scatter_add_rules = {
-    .abstract_eval = scatter_add_abstract_eval,
-    .sharding_rule = window_sharding_rule,
+    .abstract_eval = reduce_window_impl::scatter_add_abstract_eval,
+    .sharding_rule = reduce_window_impl::window_sharding_rule,
     .kernel = kernels::select_and_scatter_add,
-    .jvp = selection_jvp<Prim::select_and_scatter_add>,
-    .transpose = scatter_add_transpose,
-    .batch = selection_batch<Prim::select_and_scatter_add>,
+    .jvp = reduce_window_impl::selection_jvp<core::Prim::select_and_scatter_add>,
+    .transpose = reduce_window_impl::scatter_add_transpose,
+    .batch = reduce_window_impl::selection_batch<core::Prim::select_and_scatter_add>,
 };
 extern const core::PrimRules select_and_gather_add_rules = {
-    .abstract_eval = gather_add_abstract_eval,
-    .sharding_rule = window_sharding_rule,
+    .abstract_eval = reduce_window_impl::gather_add_abstract_eval,
+    .sharding_rule = reduce_window_impl::window_sharding_rule,
     .kernel = kernels::select_and_gather_add,
-    .jvp = selection_jvp<Prim::select_and_gather_add>,
-    .transpose = gather_add_transpose,
-    .batch = selection_batch<Prim::select_and_gather_add>,
+    .jvp = reduce_window_impl::selection_jvp<core::Prim::select_and_gather_add>,
+    .transpose = reduce_window_impl::gather_add_transpose,
+    .batch = reduce_window_impl::selection_batch<core::Prim::select_and_gather_add>,
 };
 
 }  // namespace parax::prims

@@ -5,6 +5,7 @@
 
 namespace parax::prims {
 namespace {
+namespace reshape_impl {
 
 std::vector<Aval> reshape_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "reshape got " << in.size() << " operands");
@@ -95,16 +96,17 @@ Batched reshape_batch(std::span<const Array> in, std::span<const int> dims, cons
   return Batched{{core::bind1(core::Prim::reshape, {x}, p)}, {0}};
 }
 
+}  // namespace reshape_impl
 }  // namespace
 
 extern const core::PrimRules reshape_rules = {
-    .abstract_eval = reshape_abstract_eval,
-    .sharding_rule = reshape_sharding_rule,
-    .kernel = reshape_kernel,
-    .localize = reshape_localize,
+    .abstract_eval = reshape_impl::reshape_abstract_eval,
+    .sharding_rule = reshape_impl::reshape_sharding_rule,
+    .kernel = reshape_impl::reshape_kernel,
+    .localize = reshape_impl::reshape_localize,
     .jvp = unary_linear_jvp<core::Prim::reshape>,
-    .transpose = reshape_transpose,
-    .batch = reshape_batch,
+    .transpose = reshape_impl::reshape_transpose,
+    .batch = reshape_impl::reshape_batch,
 };
 
 }  // namespace parax::prims

@@ -8,6 +8,7 @@
 
 namespace parax::prims {
 namespace {
+namespace rev_impl {
 
 std::vector<Aval> rev_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "rev got " << in.size() << " operands");
@@ -101,16 +102,17 @@ Batched rev_batch(std::span<const Array> in, std::span<const int> dims, const Pa
   return Batched{{core::bind1(core::Prim::rev, {in[0]}, {{"dimensions", reversed}})}, {dims[0]}};
 }
 
+}  // namespace rev_impl
 }  // namespace
 
 extern const core::PrimRules rev_rules = {
-    .abstract_eval = rev_abstract_eval,
-    .sharding_rule = rev_sharding_rule,
+    .abstract_eval = rev_impl::rev_abstract_eval,
+    .sharding_rule = rev_impl::rev_sharding_rule,
     .kernel = kernels::rev,
-    .lower_local = rev_lower_local,
+    .lower_local = rev_impl::rev_lower_local,
     .jvp = unary_linear_jvp<core::Prim::rev>,
-    .transpose = rev_transpose,
-    .batch = rev_batch,
+    .transpose = rev_impl::rev_transpose,
+    .batch = rev_impl::rev_batch,
 };
 
 }  // namespace parax::prims

@@ -12,6 +12,7 @@
 
 namespace parax::prims {
 namespace {
+namespace scan_impl {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const ScanShape s(params);
@@ -552,14 +553,15 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
   return r;
 }
 
+}  // namespace scan_impl
 }  // namespace
 
-extern const PrimRules scan_rules = {.abstract_eval = shape_rule,
-                                     .transpose = transpose,
+extern const PrimRules scan_rules = {.abstract_eval = scan_impl::shape_rule,
+                                     .transpose = scan_impl::transpose,
                                      .batch = scan_batch,
                                      .vma = scan_vma,
-                                     .joint_jvp = jvp,
-                                     .partial_eval = partial_eval,
-                                     .program_roles = roles};
+                                     .joint_jvp = scan_impl::jvp,
+                                     .partial_eval = scan_impl::partial_eval,
+                                     .program_roles = scan_impl::roles};
 
 }  // namespace parax::prims

@@ -11,6 +11,7 @@
 
 namespace parax::prims {
 namespace {
+namespace scatter_impl {
 
 using core::Prim;
 using Ints = std::vector<int64_t>;
@@ -556,59 +557,60 @@ std::vector<std::pair<std::string, core::ParamValue>> scatter_printed(std::span<
   return scatter_print_params(P, in, params);
 }
 
+}  // namespace scatter_impl
 }  // namespace
 
 extern const core::PrimRules scatter_rules = {
-    .abstract_eval = scatter_abstract_eval,
-    .sharding_rule = scatter_sharding_rule<Prim::scatter>,
-    .kernel = scatter_kernel<kernels::Combine::replace>,
-    .lower_local = scatter_lower<Prim::scatter>,
-    .jvp = scatter_jvp,
-    .transpose = scatter_transpose,
-    .batch = scatter_batch<Prim::scatter>,
-    .print_params = scatter_printed<Prim::scatter>,
+    .abstract_eval = scatter_impl::scatter_abstract_eval,
+    .sharding_rule = scatter_impl::scatter_sharding_rule<core::Prim::scatter>,
+    .kernel = scatter_impl::scatter_kernel<kernels::Combine::replace>,
+    .lower_local = scatter_impl::scatter_lower<core::Prim::scatter>,
+    .jvp = scatter_impl::scatter_jvp,
+    .transpose = scatter_impl::scatter_transpose,
+    .batch = scatter_impl::scatter_batch<core::Prim::scatter>,
+    .print_params = scatter_impl::scatter_printed<core::Prim::scatter>,
     .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_add_rules = {
-    .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_add>,
-    .sharding_rule = scatter_sharding_rule<Prim::scatter_add>,
-    .kernel = scatter_kernel<kernels::Combine::add>,
-    .lower_local = scatter_lower<Prim::scatter_add>,
-    .jvp = scatter_add_jvp,
-    .transpose = scatter_add_transpose,
-    .batch = scatter_batch<Prim::scatter_add>,
-    .print_params = scatter_printed<Prim::scatter_add>,
+    .abstract_eval = scatter_impl::arithmetic_scatter_abstract_eval<core::Prim::scatter_add>,
+    .sharding_rule = scatter_impl::scatter_sharding_rule<core::Prim::scatter_add>,
+    .kernel = scatter_impl::scatter_kernel<kernels::Combine::add>,
+    .lower_local = scatter_impl::scatter_lower<core::Prim::scatter_add>,
+    .jvp = scatter_impl::scatter_add_jvp,
+    .transpose = scatter_impl::scatter_add_transpose,
+    .batch = scatter_impl::scatter_batch<core::Prim::scatter_add>,
+    .print_params = scatter_impl::scatter_printed<core::Prim::scatter_add>,
     .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_mul_rules = {
-    .abstract_eval = arithmetic_scatter_abstract_eval<Prim::scatter_mul>,
-    .sharding_rule = scatter_sharding_rule<Prim::scatter_mul>,
-    .kernel = scatter_kernel<kernels::Combine::mul>,
-    .lower_local = scatter_lower<Prim::scatter_mul>,
-    .jvp = scatter_mul_jvp,
-    .transpose = scatter_mul_transpose,
-    .batch = scatter_batch<Prim::scatter_mul>,
-    .print_params = scatter_printed<Prim::scatter_mul>,
+    .abstract_eval = scatter_impl::arithmetic_scatter_abstract_eval<core::Prim::scatter_mul>,
+    .sharding_rule = scatter_impl::scatter_sharding_rule<core::Prim::scatter_mul>,
+    .kernel = scatter_impl::scatter_kernel<kernels::Combine::mul>,
+    .lower_local = scatter_impl::scatter_lower<core::Prim::scatter_mul>,
+    .jvp = scatter_impl::scatter_mul_jvp,
+    .transpose = scatter_impl::scatter_mul_transpose,
+    .batch = scatter_impl::scatter_batch<core::Prim::scatter_mul>,
+    .print_params = scatter_impl::scatter_printed<core::Prim::scatter_mul>,
     .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_min_rules = {
-    .abstract_eval = scatter_abstract_eval,
-    .sharding_rule = scatter_sharding_rule<Prim::scatter_min>,
-    .kernel = scatter_kernel<kernels::Combine::min>,
-    .lower_local = scatter_lower<Prim::scatter_min>,
-    .jvp = scatter_extremal_jvp<Prim::scatter_min>,
-    .batch = scatter_batch<Prim::scatter_min>,
-    .print_params = scatter_printed<Prim::scatter_min>,
+    .abstract_eval = scatter_impl::scatter_abstract_eval,
+    .sharding_rule = scatter_impl::scatter_sharding_rule<core::Prim::scatter_min>,
+    .kernel = scatter_impl::scatter_kernel<kernels::Combine::min>,
+    .lower_local = scatter_impl::scatter_lower<core::Prim::scatter_min>,
+    .jvp = scatter_impl::scatter_extremal_jvp<core::Prim::scatter_min>,
+    .batch = scatter_impl::scatter_batch<core::Prim::scatter_min>,
+    .print_params = scatter_impl::scatter_printed<core::Prim::scatter_min>,
     .parse_params = scatter_parse_params,
 };
 extern const core::PrimRules scatter_max_rules = {
-    .abstract_eval = scatter_abstract_eval,
-    .sharding_rule = scatter_sharding_rule<Prim::scatter_max>,
-    .kernel = scatter_kernel<kernels::Combine::max>,
-    .lower_local = scatter_lower<Prim::scatter_max>,
-    .jvp = scatter_extremal_jvp<Prim::scatter_max>,
-    .batch = scatter_batch<Prim::scatter_max>,
-    .print_params = scatter_printed<Prim::scatter_max>,
+    .abstract_eval = scatter_impl::scatter_abstract_eval,
+    .sharding_rule = scatter_impl::scatter_sharding_rule<core::Prim::scatter_max>,
+    .kernel = scatter_impl::scatter_kernel<kernels::Combine::max>,
+    .lower_local = scatter_impl::scatter_lower<core::Prim::scatter_max>,
+    .jvp = scatter_impl::scatter_extremal_jvp<core::Prim::scatter_max>,
+    .batch = scatter_impl::scatter_batch<core::Prim::scatter_max>,
+    .print_params = scatter_impl::scatter_printed<core::Prim::scatter_max>,
     .parse_params = scatter_parse_params,
 };
 

@@ -11,6 +11,7 @@
 
 namespace parax::prims {
 namespace {
+namespace select_n_impl {
 
 std::string shapes_str(std::span<const Aval> avals) {
   std::string s = "[";
@@ -125,13 +126,14 @@ Batched select_n_batch(std::span<const Array> in, std::span<const int> dims, con
   return Batched{core::bind(core::Prim::select_n, std::move(args), params), {0}};
 }
 
+}  // namespace select_n_impl
 }  // namespace
 
-extern const PrimRules select_n_rules = {.abstract_eval = &select_n_eval,
+extern const PrimRules select_n_rules = {.abstract_eval = &select_n_impl::select_n_eval,
                                          .sharding_rule = &elementwise_sharding_rule,
                                          .kernel = kernels::select_n,
-                                         .jvp = &select_n_jvp,
-                                         .transpose = &select_n_transpose,
-                                         .batch = &select_n_batch};
+                                         .jvp = &select_n_impl::select_n_jvp,
+                                         .transpose = &select_n_impl::select_n_transpose,
+                                         .batch = &select_n_impl::select_n_batch};
 
 }  // namespace parax::prims

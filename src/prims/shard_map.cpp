@@ -13,6 +13,7 @@
 
 namespace parax::prims {
 namespace {
+namespace shard_map_impl {
 
 using core::BatchAxis;
 using core::Batched;
@@ -333,15 +334,16 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
                         core::ProgramRole::manual, 0, num_operands}}};
 }
 
+}  // namespace shard_map_impl
 }  // namespace
 
-extern const PrimRules shard_map_rules = {.abstract_eval = shape_rule,
-                                          .jvp = jvp,
-                                          .transpose = transpose,
-                                          .batch = batch,
-                                          .program_roles = roles};
+extern const PrimRules shard_map_rules = {.abstract_eval = shard_map_impl::shape_rule,
+                                          .jvp = shard_map_impl::jvp,
+                                          .transpose = shard_map_impl::transpose,
+                                          .batch = shard_map_impl::batch,
+                                          .program_roles = shard_map_impl::roles};
 // Compiler-internal: they never reach a kernel (the partitioner maps them to layouts).
-extern const PrimRules manual_enter_rules = {.abstract_eval = enter_rule};
-extern const PrimRules manual_exit_rules = {.abstract_eval = exit_rule};
+extern const PrimRules manual_enter_rules = {.abstract_eval = shard_map_impl::enter_rule};
+extern const PrimRules manual_exit_rules = {.abstract_eval = shard_map_impl::exit_rule};
 
 }  // namespace parax::prims

@@ -7,6 +7,7 @@
 
 namespace parax::prims {
 namespace {
+namespace shard_slice_impl {
 
 // The block of `dimension` that one device of a group over `mesh_axes` keeps (the group
 // size comes from the program's mesh, core/verify.h).
@@ -34,8 +35,10 @@ void kernel(const KernelCall& c) {
                  size_t(dtype_itemsize(c.in_avals[0].dtype)));
 }
 
+}  // namespace shard_slice_impl
 }  // namespace
 
-extern const PrimRules shard_slice_rules = {.abstract_eval = shape_rule, .kernel = kernel};
+extern const PrimRules shard_slice_rules = {.abstract_eval = shard_slice_impl::shape_rule,
+                                            .kernel = shard_slice_impl::kernel};
 
 }  // namespace parax::prims

@@ -7,6 +7,7 @@
 
 namespace parax::prims {
 namespace {
+namespace sharding_constraint_impl {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const auto& s = params.get<std::shared_ptr<const Sharding>>("sharding");
@@ -38,14 +39,15 @@ Batched sharding_constraint_batch(std::span<const Array> in, std::span<const int
   return Batched{{core::bind1(core::Prim::sharding_constraint, {in[0]}, p)}, {d}};
 }
 
+}  // namespace sharding_constraint_impl
 }  // namespace
 
 extern const PrimRules sharding_constraint_rules = {
-    .abstract_eval = shape_rule,
+    .abstract_eval = sharding_constraint_impl::shape_rule,
     .sharding_rule = elementwise_sharding_rule,
     .jvp = unary_linear_jvp<core::Prim::sharding_constraint>,
-    .transpose = sharding_constraint_transpose,
-    .batch = sharding_constraint_batch,
+    .transpose = sharding_constraint_impl::sharding_constraint_transpose,
+    .batch = sharding_constraint_impl::sharding_constraint_batch,
 };
 
 }  // namespace parax::prims

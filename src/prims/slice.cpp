@@ -6,6 +6,7 @@
 
 namespace parax::prims {
 namespace {
+namespace slice_impl {
 
 // Elements a positive stride picks from `len` (>= 0) consecutive ones: ceil(len / stride),
 // written so that a huge user stride cannot overflow.
@@ -161,16 +162,17 @@ Batched slice_batch(std::span<const Array> in, std::span<const int> dims, const 
   return Batched{{core::bind1(core::Prim::slice, {in[0]}, p)}, {d}};
 }
 
+}  // namespace slice_impl
 }  // namespace
 
 extern const core::PrimRules slice_rules = {
-    .abstract_eval = slice_abstract_eval,
-    .sharding_rule = slice_sharding_rule,
-    .kernel = slice_kernel,
-    .localize = slice_localize,
+    .abstract_eval = slice_impl::slice_abstract_eval,
+    .sharding_rule = slice_impl::slice_sharding_rule,
+    .kernel = slice_impl::slice_kernel,
+    .localize = slice_impl::slice_localize,
     .jvp = unary_linear_jvp<core::Prim::slice>,
-    .transpose = slice_transpose,
-    .batch = slice_batch,
+    .transpose = slice_impl::slice_transpose,
+    .batch = slice_impl::slice_batch,
 };
 
 }  // namespace parax::prims

@@ -11,6 +11,7 @@
 
 namespace parax::prims {
 namespace {
+namespace sort_impl {
 
 std::vector<Aval> sort_abstract_eval(std::span<const Aval> in, const Params& params) {
   if (in.empty()) throw TypeError("[sort] operands: got none; expected at least one");
@@ -118,15 +119,16 @@ Batched sort_batch(std::span<const Array> in, std::span<const int> dims, const P
   return Batched{std::move(outs), std::vector<int>(in.size(), to)};
 }
 
+}  // namespace sort_impl
 }  // namespace
 
 extern const core::PrimRules sort_rules = {
-    .abstract_eval = sort_abstract_eval,
-    .sharding_rule = sort_sharding_rule,
+    .abstract_eval = sort_impl::sort_abstract_eval,
+    .sharding_rule = sort_impl::sort_sharding_rule,
     .kernel = kernels::sort,
-    .jvp = sort_jvp,
-    .transpose = sort_transpose,
-    .batch = sort_batch,
+    .jvp = sort_impl::sort_jvp,
+    .transpose = sort_impl::sort_transpose,
+    .batch = sort_impl::sort_batch,
 };
 
 }  // namespace parax::prims

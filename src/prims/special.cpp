@@ -13,6 +13,7 @@
 
 namespace parax::prims {
 namespace {
+namespace special_impl {
 
 namespace k = kernels;
 
@@ -144,17 +145,23 @@ constexpr PrimRules rules(core::AbstractEvalFn eval, core::KernelFn kernel, core
           .batch = &elementwise_batch<P>};
 }
 
+}  // namespace special_impl
 }  // namespace
 
-extern const PrimRules lgamma_rules =
-    rules<core::Prim::lgamma>(&unary_eval<core::Prim::lgamma>, &lgamma_kernel, &lgamma_jvp);
-extern const PrimRules digamma_rules =
-    rules<core::Prim::digamma>(&unary_eval<core::Prim::digamma>, &digamma_kernel, &digamma_jvp);
-extern const PrimRules polygamma_rules = rules<core::Prim::polygamma>(
-    &binary_eval<core::Prim::polygamma>, &polygamma_kernel, &polygamma_jvp);
-extern const PrimRules igamma_rules =
-    rules<core::Prim::igamma>(&binary_eval<core::Prim::igamma>, &igamma_kernel, &igamma_jvp);
-extern const PrimRules random_gamma_grad_rules = rules<core::Prim::random_gamma_grad>(
-    &binary_eval<core::Prim::random_gamma_grad>, &random_gamma_grad_kernel, &random_gamma_grad_jvp);
+extern const PrimRules lgamma_rules = special_impl::rules<core::Prim::lgamma>(
+    &special_impl::unary_eval<core::Prim::lgamma>, &special_impl::lgamma_kernel,
+    &special_impl::lgamma_jvp);
+extern const PrimRules digamma_rules = special_impl::rules<core::Prim::digamma>(
+    &special_impl::unary_eval<core::Prim::digamma>, &special_impl::digamma_kernel,
+    &special_impl::digamma_jvp);
+extern const PrimRules polygamma_rules = special_impl::rules<core::Prim::polygamma>(
+    &special_impl::binary_eval<core::Prim::polygamma>, &special_impl::polygamma_kernel,
+    &special_impl::polygamma_jvp);
+extern const PrimRules igamma_rules = special_impl::rules<core::Prim::igamma>(
+    &special_impl::binary_eval<core::Prim::igamma>, &special_impl::igamma_kernel,
+    &special_impl::igamma_jvp);
+extern const PrimRules random_gamma_grad_rules = special_impl::rules<core::Prim::random_gamma_grad>(
+    &special_impl::binary_eval<core::Prim::random_gamma_grad>,
+    &special_impl::random_gamma_grad_kernel, &special_impl::random_gamma_grad_jvp);
 
 }  // namespace parax::prims

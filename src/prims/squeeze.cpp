@@ -7,6 +7,7 @@
 
 namespace parax::prims {
 namespace {
+namespace squeeze_impl {
 
 std::vector<Aval> squeeze_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "squeeze got " << in.size() << " operands");
@@ -71,15 +72,16 @@ Batched squeeze_batch(std::span<const Array> in, std::span<const int> dims, cons
   return Batched{{out}, {batch_dim_without(dims[0], removed)}};
 }
 
+}  // namespace squeeze_impl
 }  // namespace
 
 extern const core::PrimRules squeeze_rules = {
-    .abstract_eval = squeeze_abstract_eval,
-    .sharding_rule = squeeze_sharding_rule,
-    .kernel = squeeze_kernel,
+    .abstract_eval = squeeze_impl::squeeze_abstract_eval,
+    .sharding_rule = squeeze_impl::squeeze_sharding_rule,
+    .kernel = squeeze_impl::squeeze_kernel,
     .jvp = unary_linear_jvp<core::Prim::squeeze>,
-    .transpose = squeeze_transpose,
-    .batch = squeeze_batch,
+    .transpose = squeeze_impl::squeeze_transpose,
+    .batch = squeeze_impl::squeeze_batch,
 };
 
 }  // namespace parax::prims

@@ -6,6 +6,7 @@
 
 namespace parax::prims {
 namespace {
+namespace stop_gradient_impl {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params&) { return {in[0]}; }
 
@@ -20,13 +21,14 @@ std::vector<Array> jvp(std::span<const Array>, std::span<const Array>, std::span
   return std::vector<Array>(outs.size());  // symbolic zeros
 }
 
+}  // namespace stop_gradient_impl
 }  // namespace
 
 extern const PrimRules stop_gradient_rules = {
-    .abstract_eval = shape_rule,
+    .abstract_eval = stop_gradient_impl::shape_rule,
     .sharding_rule = elementwise_sharding_rule,
-    .kernel = kernel,
-    .jvp = jvp,
+    .kernel = stop_gradient_impl::kernel,
+    .jvp = stop_gradient_impl::jvp,
     .batch = elementwise_batch<core::Prim::stop_gradient>,
 };
 

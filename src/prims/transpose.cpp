@@ -6,6 +6,7 @@
 
 namespace parax::prims {
 namespace {
+namespace transpose_impl {
 
 std::vector<Aval> transpose_abstract_eval(std::span<const Aval> in, const Params& params) {
   PARAX_CHECK(in.size() == 1, "transpose got " << in.size() << " operands");
@@ -59,15 +60,16 @@ Batched transpose_batch(std::span<const Array> in, std::span<const int> dims, co
   return Batched{{core::bind1(core::Prim::transpose, {in[0]}, {{"permutation", perm}})}, {d}};
 }
 
+}  // namespace transpose_impl
 }  // namespace
 
 extern const core::PrimRules transpose_rules = {
-    .abstract_eval = transpose_abstract_eval,
-    .sharding_rule = transpose_sharding_rule,
+    .abstract_eval = transpose_impl::transpose_abstract_eval,
+    .sharding_rule = transpose_impl::transpose_sharding_rule,
     .kernel = kernels::transpose,
     .jvp = unary_linear_jvp<core::Prim::transpose>,
-    .transpose = transpose_transpose,
-    .batch = transpose_batch,
+    .transpose = transpose_impl::transpose_transpose,
+    .batch = transpose_impl::transpose_batch,
 };
 
 }  // namespace parax::prims

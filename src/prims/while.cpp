@@ -11,6 +11,7 @@
 
 namespace parax::prims {
 namespace {
+namespace while_impl {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params& params) {
   const WhileShape w(params);
@@ -259,14 +260,15 @@ core::ProgramRoles roles(const Params& params, size_t num_operands) {
   return r;
 }
 
+}  // namespace while_impl
 }  // namespace
 
-extern const PrimRules while__rules = {.abstract_eval = shape_rule,
-                                       .transpose = transpose,
+extern const PrimRules while__rules = {.abstract_eval = while_impl::shape_rule,
+                                       .transpose = while_impl::transpose,
                                        .batch = while_batch,
                                        .vma = while_vma,
-                                       .joint_jvp = jvp,
-                                       .partial_eval = partial_eval,
-                                       .program_roles = roles};
+                                       .joint_jvp = while_impl::jvp,
+                                       .partial_eval = while_impl::partial_eval,
+                                       .program_roles = while_impl::roles};
 
 }  // namespace parax::prims
