@@ -31,7 +31,23 @@ struct TreeDef {
   bool operator==(const TreeDef&) const = default;
 };
 
+// One step from a pytree's root towards a leaf (JAX's DictKey, SequenceKey, GetAttrKey).
+struct PathEntry {
+  enum class Kind { dict, sequence, attr };
+  Kind kind = Kind::dict;
+  std::string key;    // a dict's key or a registered struct's field name
+  int64_t index = 0;  // a sequence's index
+  bool operator==(const PathEntry&) const = default;
+};
+using KeyPath = std::vector<PathEntry>;
+
+// Returns JAX's keystr of a path: `['params']['w']`, `[0]`, `.weight`.
+std::string keystr(const KeyPath& path);
+
 namespace detail {
+
+// Returns the field names PARAX_REGISTER_PYTREE listed, in order.
+std::vector<std::string> split_field_names(const char* names);
 
 template <class T>
 struct is_std_vector : std::false_type {};
@@ -82,6 +98,44 @@ void for_each_leaf(T& x, F&& f) {
     static_assert(sizeof(U) == 0,
                   "not a pytree: use Array, std::vector, std::array, std::pair, std::tuple, "
                   "std::map<std::string, T> or a struct registered with PARAX_REGISTER_PYTREE");
+  }
+}
+
+// Calls f(path, leaf) for every leaf in order, `path` leading from x to the leaf.
+template <class T, class F>
+void for_each_leaf_with_path(const T& x, KeyPath& path, F&& f) {
+  using U = std::remove_cv_t<T>;
+  auto child = [&](PathEntry e, const auto& c) {
+    path.push_back(std::move(e));
+    for_each_leaf_with_path(c, path, f);
+    path.pop_back();
+  };
+  if constexpr (std::is_same_v<U, Array>) {
+    f(static_cast<const KeyPath&>(path), x);
+  } else if constexpr (is_std_vector<U>::value || is_std_array<U>::value) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      child(PathEntry{PathEntry::Kind::sequence, {}, int64_t(i)}, x[i]);
+    }
+  } else if constexpr (is_string_map<U>::value) {
+    for (const auto& [key, c] : x) child(PathEntry{PathEntry::Kind::dict, key, 0}, c);
+  } else if constexpr (is_tuple_like<U>::value) {
+    int64_t i = 0;
+    std::apply(
+        [&](const auto&... c) {
+          (child(PathEntry{PathEntry::Kind::sequence, {}, i++}, c), ...);
+        },
+        x);
+  } else if constexpr (RegisteredStruct<U>) {
+    const std::vector<std::string> names =
+        split_field_names(parax_pytree_field_names(static_cast<const U*>(nullptr)));
+    size_t i = 0;
+    std::apply(
+        [&](const auto&... c) {
+          (child(PathEntry{PathEntry::Kind::attr, names.at(i++), 0}, c), ...);
+        },
+        parax_pytree_fields(x));
+  } else {
+    static_assert(sizeof(U) == 0, "not a pytree");
   }
 }
 
@@ -175,6 +229,17 @@ std::vector<Array> leaves(const T& x) {
 template <class T>
 TreeDef structure(const T& x) {
   return detail::tree_structure(x);
+}
+
+// Returns every leaf with the path leading to it, in leaves() order (JAX's
+// tree_flatten_with_path's leaves).
+template <class T>
+std::vector<std::pair<KeyPath, Array>> leaves_with_path(const T& x) {
+  std::vector<std::pair<KeyPath, Array>> out;
+  KeyPath path;
+  detail::for_each_leaf_with_path(
+      x, path, [&](const KeyPath& p, const Array& a) { out.emplace_back(p, a); });
+  return out;
 }
 
 // Returns the leaves and the structure.
@@ -291,14 +356,15 @@ auto call_flattened(const F& f, Run&& run, const Args&... args) {
 
 // Registers a struct as a pytree whose children are the listed fields, in order.
 // Use at namespace scope, in the struct's namespace: PARAX_REGISTER_PYTREE(Layer, w, b).
-#define PARAX_REGISTER_PYTREE(Type, ...)                      \
-  inline auto parax_pytree_fields(Type& parax_x_) {           \
-    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__)); \
-  }                                                           \
-  inline auto parax_pytree_fields(const Type& parax_x_) {     \
-    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__)); \
-  }                                                           \
-  inline const char* parax_pytree_name(const Type*) { return #Type; }
+#define PARAX_REGISTER_PYTREE(Type, ...)                              \
+  inline auto parax_pytree_fields(Type& parax_x_) {                   \
+    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__));         \
+  }                                                                   \
+  inline auto parax_pytree_fields(const Type& parax_x_) {             \
+    return std::tie(PARAX_PP_FIELDS_(parax_x_, __VA_ARGS__));         \
+  }                                                                   \
+  inline const char* parax_pytree_name(const Type*) { return #Type; } \
+  inline const char* parax_pytree_field_names(const Type*) { return #__VA_ARGS__; }
 
 // Expands `obj, a, b, c` to `obj.a, obj.b, obj.c` (up to 16 fields).
 #define PARAX_PP_FIELDS_(o, ...) \

@@ -53,6 +53,40 @@ void throw_tree_mismatch(const TreeDef& expected, const std::string& what) {
   throw ValueError("[tree::unflatten] the tree structure " + expected.to_string() +
                    " does not match the C++ type: expected " + what);
 }
+
+std::vector<std::string> split_field_names(const char* names) {
+  std::vector<std::string> out;
+  std::string name;
+  for (const char* c = names;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      out.push_back(name);
+      name.clear();
+      if (*c == '\0') break;
+    } else if (*c != ' ' && *c != '\t' && *c != '\n') {
+      name += *c;
+    }
+  }
+  return out;
+}
+
 }  // namespace detail
+
+std::string keystr(const KeyPath& path) {
+  std::string s;
+  for (const PathEntry& e : path) {
+    switch (e.kind) {
+      case PathEntry::Kind::dict:
+        s += "['" + e.key + "']";
+        break;
+      case PathEntry::Kind::sequence:
+        s += "[" + std::to_string(e.index) + "]";
+        break;
+      case PathEntry::Kind::attr:
+        s += "." + e.key;
+        break;
+    }
+  }
+  return s;
+}
 
 }  // namespace parax
