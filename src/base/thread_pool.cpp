@@ -25,6 +25,13 @@ tbb::task_arena& arena() {
   return a;
 }
 
+// Work that waits on the disk: its own arena, so that a thread waiting in parallel_for
+// (a training step) never picks up one of its tasks and waits on the disk too.
+tbb::task_arena& io_arena() {
+  static tbb::task_arena a(cores());
+  return a;
+}
+
 std::atomic<int> g_threads_used{0};
 
 // Counts each thread the first time it runs work (one thread_local test per task).
@@ -54,6 +61,11 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
       body(i);
     });
   });
+}
+
+void parallel_for_io(int64_t n, const std::function<void(int64_t)>& body) {
+  if (n <= 0) return;
+  io_arena().execute([&] { tbb::parallel_for(int64_t(0), n, [&](int64_t i) { body(i); }); });
 }
 
 }  // namespace parax::base

@@ -15,5 +15,8 @@ int threads_used();
 // Runs body(i) for i in [0, n), in parallel on the pool; returns when all are done.
 // Exceptions from body propagate to the caller.
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
+// As parallel_for, for work that waits on the disk (checkpoints): its tasks run apart from
+// parallel_for's, so that a computation running alongside never waits on them.
+void parallel_for_io(int64_t n, const std::function<void(int64_t)>& body);
 
 }  // namespace parax::base
