@@ -76,5 +76,13 @@ void sync_global_devices(const std::string& name);
 // (for an array spanning processes: unless its first local shard equals the global value).
 void assert_equal(const Array& x, const std::string& fail_message = "");
 
+// Returns true on every process at the same step once any process has been sent SIGTERM
+// (a preemption notice), false before and after that step (JAX's
+// reached_preemption_sync_point): save a checkpoint there and stop. Every process calls it
+// at every step with the same `step`; from the first call on, SIGTERM no longer ends the
+// process. Each call is one small all-gather; in a run of one process, none. Raises
+// DistributedError when the processes pass different steps.
+bool reached_preemption_sync_point(int64_t step);
+
 }  // namespace multihost_utils
 }  // namespace parax

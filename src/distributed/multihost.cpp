@@ -4,6 +4,8 @@
 #include "parax/multihost.h"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstring>
 #include <map>
 #include <set>
@@ -469,6 +471,53 @@ void assert_equal(const Array& x, const std::string& fail_message) {
   if (same) return;
   throw DistributedError(fail_message + ". Expected: " + gathered.str() + "; got: " + x.str() +
                          ".");
+}
+
+}  // namespace multihost_utils
+namespace {
+
+std::atomic<bool> preempted{false};  // set by the SIGTERM handler
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_preemption_notice(int) { preempted.store(true); }
+
+}  // namespace
+
+namespace multihost_utils {
+
+bool reached_preemption_sync_point(int64_t step) {
+  static const bool installed = [] {
+    struct sigaction action = {};
+    action.sa_handler = on_preemption_notice;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(SIGTERM, &action, nullptr) == 0;
+  }();
+  static bool reported = false;  // the sync point comes once
+  if (!installed) throw RuntimeError("reached_preemption_sync_point: cannot handle SIGTERM");
+  if (reported) return false;
+  bool reached = preempted.load();
+  if (process_count() > 1) {
+    const std::string api = "reached_preemption_sync_point(" + std::to_string(step) + ")";
+    const int64_t mine[2] = {step, reached ? 1 : 0};
+    const std::vector<uint8_t> all = all_gather(mine, sizeof mine, api);
+    std::vector<int> others;
+    reached = false;
+    for (int p = 0; p < process_count(); ++p) {
+      int64_t theirs[2];
+      std::memcpy(theirs, all.data() + size_t(p) * sizeof mine, sizeof mine);
+      if (theirs[0] != step) others.push_back(p);
+      reached = reached || theirs[1] != 0;
+    }
+    if (!others.empty()) {
+      throw DistributedError("reached_preemption_sync_point: process " +
+                             std::to_string(process_index()) + " is at step " +
+                             std::to_string(step) + ", processes " + python_list(others) +
+                             " at another");
+    }
+  }
+  reported = reached;
+  return reached;
 }
 
 }  // namespace multihost_utils
