@@ -3,6 +3,7 @@
 #pragma once
 
 #include "parax/array.h"
+#include "parax/checkpointing.h"
 #include "parax/collectives.h"
 #include "parax/config.h"
 #include "parax/control_flow.h"

@@ -6,7 +6,7 @@
 # no exceptions: code that needs a layer above moves to that layer.
 cmake_minimum_required(VERSION 3.20)
 set(LAYERS base sharding core prims lax transforms compiler runtime api
-           numpy random nn optax distributed interop)
+           numpy random nn optax distributed checkpointing interop)
 
 # The layer of each public header (include/parax/): the lowest layer that may call what it
 # declares, which is the layer that defines it except for lax's typed functions. Those are
@@ -28,6 +28,7 @@ set(PUBLIC_random random.h)
 set(PUBLIC_nn nn.h module.h)
 set(PUBLIC_optax optax.h)
 set(PUBLIC_distributed multihost.h)
+set(PUBLIC_checkpointing checkpointing.h)
 set(PUBLIC_interop torch.h parax.h)
 
 if(NOT ROOT)

@@ -1,0 +1,14 @@
+// CRC-32C (Castagnoli), the checksum of zarr v3's crc32c codec and of sharded chunk
+// indexes. No Debian library exports it, so it is here: SSE4.2's crc32 instruction where
+// the CPU has it, a table otherwise; both give the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace parax::checkpointing {
+
+// Returns the CRC-32C of `n` bytes at `data`, continuing from `crc` (0 to start).
+uint32_t crc32c(const void* data, size_t n, uint32_t crc = 0);
+
+}  // namespace parax::checkpointing
