@@ -115,7 +115,8 @@ class CheckpointManager {
   // Returns step `step` laid out as `target` says (as checkpointing::restore).
   template <class T>
   T restore(int64_t step, const T& target) const {
-    std::vector<Array> leaves = detail::restore_leaves(item_directory(step), tree::leaves_with_path(target));
+    std::vector<Array> leaves =
+        detail::restore_leaves(item_directory(step), tree::leaves_with_path(target));
     return tree::unflatten<T>(tree::structure(target), leaves);
   }
   const std::string& directory() const;

@@ -21,7 +21,6 @@ namespace fs = std::filesystem;
   throw RuntimeError(what + " " + path + ": " + std::strerror(err));
 }
 
-
 }  // namespace
 
 void make_dirs(const std::string& path) {

@@ -50,7 +50,8 @@ struct CheckpointManager::State {
     std::vector<int64_t> steps;
     if (!files::is_dir(directory)) return steps;
     for (const std::string& name : files::list_dir(directory)) {
-      if (is_step_name(name) && files::is_dir(directory + "/" + name)) steps.push_back(std::stoll(name));
+      if (is_step_name(name) && files::is_dir(directory + "/" + name))
+        steps.push_back(std::stoll(name));
     }
     std::sort(steps.begin(), steps.end());
     return steps;
@@ -123,7 +124,8 @@ bool CheckpointManager::should_save(int64_t step) const {
 void CheckpointManager::save_leaves(int64_t step, const detail::Leaves& leaves) {
   State& s = *state_;
   s.finish();
-  if (step < 0) throw ValueError("CheckpointManager::save: step " + std::to_string(step) + " is negative");
+  if (step < 0)
+    throw ValueError("CheckpointManager::save: step " + std::to_string(step) + " is negative");
   const std::string dir = s.step_dir(step);
   std::shared_ptr<Save> save =
       prepare_save(dir, kItem, leaves, s.options.save_options, "CheckpointManager::save");

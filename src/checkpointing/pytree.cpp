@@ -75,7 +75,8 @@ std::string param_name(const KeyPath& path) {
 
 // Python's repr of a str, as Orbax writes _METADATA's keys.
 std::string py_repr(const std::string& s) {
-  const char quote = s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
+  const char quote =
+      s.find('\'') != std::string::npos && s.find('"') == std::string::npos ? '"' : '\'';
   std::string out(1, quote);
   for (unsigned char c : s) {
     if (c == '\\' || c == quote) {
@@ -124,8 +125,9 @@ void agree(bool ok, const std::string& step, const std::string& dir) {
   }
   runtime::Engine* engine = runtime::engine();
   if (engine == nullptr) {
-    throw RuntimeError("checkpointing: this process is one of " + std::to_string(process_count()) +
-                       " but has no collective engine; call parax::distributed::initialize() first");
+    throw RuntimeError(
+        "checkpointing: this process is one of " + std::to_string(process_count()) +
+        " but has no collective engine; call parax::distributed::initialize() first");
   }
   const uint8_t mine = ok ? 1 : 0;
   std::vector<uint8_t> all(static_cast<size_t>(process_count()));
@@ -209,18 +211,20 @@ struct SaveItem {
   zarr::ArrayMetadata meta;
 };
 
-
 json metadata_json(const std::vector<SaveItem>& items) {
   json tree = json::object();
   for (const SaveItem& it : items) {
     json keys = json::array();
     for (const PathEntry& e : it.path) {
-      keys.push_back({{"key", entry_key(e)}, {"key_type", e.kind == PathEntry::Kind::sequence ? 1 : 2}});
+      keys.push_back(
+          {{"key", entry_key(e)}, {"key_type", e.kind == PathEntry::Kind::sequence ? 1 : 2}});
     }
     tree[it.path.empty() ? "('array',)" : tuple_repr(it.path)] = {
         {"key_metadata", keys},
         {"value_metadata",
-         {{"value_type", "jax.Array"}, {"skip_deserialize", false}, {"write_shape", it.meta.chunk_shape}}}};
+         {{"value_type", "jax.Array"},
+          {"skip_deserialize", false},
+          {"write_shape", it.meta.chunk_shape}}}};
   }
   return {{"tree_metadata", tree},
           {"use_ocdbt", false},
@@ -268,7 +272,8 @@ SaveItem save_item(std::string name, KeyPath path, const Array& array, const Sav
                    const char* api) {
   const parax::detail::ArrayImpl& impl = parax::detail::impl_of(array);
   if (impl.tracer || impl.abstract || !impl.sharding) {
-    throw ValueError(std::string(api) + ": the " + (path.empty() ? "array" : "leaf at " + keystr(path)) +
+    throw ValueError(std::string(api) + ": the " +
+                     (path.empty() ? "array" : "leaf at " + keystr(path)) +
                      " is not a concrete array (" +
                      (impl.tracer ? "a traced value" : "a ShapeDtypeStruct") + ")");
   }
@@ -285,8 +290,8 @@ std::vector<SaveItem> save_items_of(const detail::Leaves& leaves, const SaveOpti
   for (const auto& [path, array] : leaves) {
     const std::string name = param_name(path);
     if (auto [it, fresh] = seen.emplace(name, keystr(path)); !fresh) {
-      throw ValueError(std::string(api) + ": the leaves at " + it->second + " and " +
-                       keystr(path) + " would both be saved as '" + name + "'");
+      throw ValueError(std::string(api) + ": the leaves at " + it->second + " and " + keystr(path) +
+                       " would both be saved as '" + name + "'");
     }
     items.push_back(save_item(name, path, array, options, api));
   }
@@ -311,7 +316,7 @@ void check_options(const SaveOptions& options, const char* api) {
 class CommitSave final : public Save {
  public:
   CommitSave(std::string dir, std::string item, std::vector<SaveItem> items, SaveOptions options,
-       bool tree, const char* api)
+             bool tree, const char* api)
       : dir_(std::move(dir)),
         tmp_(dir_ + kTmpSuffix),
         item_(std::move(item)),
@@ -399,7 +404,8 @@ class CommitSave final : public Save {
     for (const Task& t : tasks) {
       const std::string path =
           array_dir(root(), t.item->name) + "/" + zarr::chunk_key(t.item->meta, t.coords);
-      for (size_t slash = path.rfind('/'); slash > tmp_.size(); slash = path.rfind('/', slash - 1)) {
+      for (size_t slash = path.rfind('/'); slash > tmp_.size();
+           slash = path.rfind('/', slash - 1)) {
         dirs.insert(path.substr(0, slash));
       }
     }
@@ -503,7 +509,7 @@ std::shared_ptr<Save> prepare_save(const std::string& dir, const std::string& it
                                    const char* api) {
   check_options(options, api);
   auto save = std::make_shared<CommitSave>(dir, item, save_items_of(leaves, options, api), options,
-                                     /*tree=*/true, api);
+                                           /*tree=*/true, api);
   save->prepare();
   return save;
 }
@@ -574,8 +580,8 @@ Stored open_checkpoint(const std::string& dir) {
     if (value.value("skip_deserialize", false)) continue;
     std::string name;
     for (const json& k : leaf.value("key_metadata", json::array())) {
-      name += (name.empty() ? "" : ".") + (k.at("key").is_string() ? k.at("key").get<std::string>()
-                                                                    : k.at("key").dump());
+      name += (name.empty() ? "" : ".") +
+              (k.at("key").is_string() ? k.at("key").get<std::string>() : k.at("key").dump());
     }
     out.names.insert(name.empty() ? "array" : name);
   }
@@ -614,7 +620,8 @@ std::string join(const std::vector<std::string>& names) {
 
 // Reads the box of `t` into `out` (row-major, t.size), chunk by chunk.
 void read_box(const ReadTask& t, const std::string& array_dir, bool strict, std::byte* out,
-              zarr::Scratch& scratch, std::vector<std::byte>& chunk, int64_t& bytes, int64_t& nfiles) {
+              zarr::Scratch& scratch, std::vector<std::byte>& chunk, int64_t& bytes,
+              int64_t& nfiles) {
   const zarr::ArrayMetadata& m = t.item->meta;
   const Shape grid = m.read_shape();
   const size_t ndim = grid.size();
@@ -682,7 +689,8 @@ ReadItem read_item(std::string name, const Array& target, const std::string& whe
   if (sharding) {
     sharding = parax::detail::try_resolve_spec(*sharding);
     if (!sharding) {
-      throw ValueError(where + " has a bare PartitionSpec and there is no enclosing "
+      throw ValueError(where +
+                       " has a bare PartitionSpec and there is no enclosing "
                        "parax::sharding::use_mesh scope");
     }
   }
@@ -731,8 +739,8 @@ std::vector<Array> read_items(std::vector<ReadItem>& items, const std::string& r
       zarr::Scratch scratch;
       std::vector<std::byte> chunk;
       int64_t b = 0, f = 0;
-      read_box(t, array_dir(root, it.name), strict, static_cast<std::byte*>(first->data()),
-               scratch, chunk, b, f);
+      read_box(t, array_dir(root, it.name), strict, static_cast<std::byte*>(first->data()), scratch,
+               chunk, b, f);
       bytes += b;
       nfiles += f;
       const int64_t held = int64_t(scratch.peak + chunk.capacity());
@@ -761,10 +769,10 @@ zarr::ArrayMetadata read_metadata(const std::string& array, const std::string& n
                                   const char* api) {
   const std::string path = array + "/zarr.json";
   if (!files::exists(path)) {
-    throw ValueError(std::string(api) + ": " +
-                     (name.empty() ? array + " is not a zarr array"
-                                   : "array '" + name + "' has no metadata") +
-                     ": " + path + " is missing");
+    throw ValueError(
+        std::string(api) + ": " +
+        (name.empty() ? array + " is not a zarr array" : "array '" + name + "' has no metadata") +
+        ": " + path + " is missing");
   }
   return zarr::parse_metadata(files::read_text(path), path);
 }

@@ -36,10 +36,10 @@ struct Code {
   int rank;  // the Python writer orders tensors by this, largest first
 };
 constexpr Code kCodes[] = {
-    {DType::bool_, "BOOL", 0},    {DType::uint8, "U8", 1},       {DType::int8, "I8", 2},
-    {DType::int16, "I16", 3},     {DType::uint16, "U16", 4},     {DType::float16, "F16", 5},
-    {DType::bfloat16, "BF16", 6}, {DType::int32, "I32", 7},      {DType::uint32, "U32", 8},
-    {DType::float32, "F32", 9},   {DType::float64, "F64", 10},   {DType::int64, "I64", 11},
+    {DType::bool_, "BOOL", 0},    {DType::uint8, "U8", 1},     {DType::int8, "I8", 2},
+    {DType::int16, "I16", 3},     {DType::uint16, "U16", 4},   {DType::float16, "F16", 5},
+    {DType::bfloat16, "BF16", 6}, {DType::int32, "I32", 7},    {DType::uint32, "U32", 8},
+    {DType::float32, "F32", 9},   {DType::float64, "F64", 10}, {DType::int64, "I64", 11},
     {DType::uint64, "U64", 12},
 };
 
@@ -183,7 +183,8 @@ void save_safetensors(const std::string& path, const nn::StateDict& state,
         boxes.push_back(all[i]);
         boxes.back().data = e.impl->buffers.at(i)->data();
       }
-      if (std::all_of(boxes.begin(), boxes.end(), [&](const Box& b) { return whole_rows(shape, b); })) {
+      if (std::all_of(boxes.begin(), boxes.end(),
+                      [&](const Box& b) { return whole_rows(shape, b); })) {
         for (Box& b : boxes) tasks.push_back({&e, std::move(b), {}});
         continue;
       }
@@ -203,7 +204,9 @@ void save_safetensors(const std::string& path, const nn::StateDict& state,
       const Task& t = tasks[size_t(i)];
       const Shape& shape = t.entry->impl->aval.shape;
       const int itemsize = dtype_itemsize(t.entry->impl->aval.dtype);
-      const int64_t row = shape_size(Shape(shape.begin() + std::min<size_t>(1, shape.size()), shape.end())) * itemsize;
+      const int64_t row =
+          shape_size(Shape(shape.begin() + std::min<size_t>(1, shape.size()), shape.end())) *
+          itemsize;
       const int64_t at = data_start + t.entry->begin + (shape.empty() ? 0 : t.box.lo[0] * row);
       const size_t nbytes = size_t(shape_size(t.box.size) * itemsize);
       if (t.sources.empty()) {
@@ -219,7 +222,8 @@ void save_safetensors(const std::string& path, const nn::StateDict& state,
         src_off[0] = r0 - b.lo[0];
         dst_off[0] = r0 - t.box.lo[0];
         isect[0] = r1 - r0;
-        base::copy_box(b.data, b.size, src_off, slab.data(), t.box.size, dst_off, isect, size_t(itemsize));
+        base::copy_box(b.data, b.size, src_off, slab.data(), t.box.size, dst_off, isect,
+                       size_t(itemsize));
       }
       pwrite_all(fd, slab.data(), nbytes, at, tmp);
     });
@@ -274,7 +278,8 @@ std::vector<Tensor> read_header(const files::Reader& file, int64_t& data_start) 
       fail("needs dtype, shape and data_offsets");
     }
     Tensor s{name, DType::float32, {}, 0, 0};
-    const std::string code = entry.at("dtype").is_string() ? entry.at("dtype").get<std::string>() : "";
+    const std::string code =
+        entry.at("dtype").is_string() ? entry.at("dtype").get<std::string>() : "";
     const Code* c = std::find_if(std::begin(kCodes), std::end(kCodes),
                                  [&](const Code& k) { return code == k.name; });
     if (c == std::end(kCodes)) fail("dtype '" + code + "' is not one parax has");
@@ -329,8 +334,8 @@ nn::StateDict load_safetensors(const std::string& path,
   int64_t data_start = 0;
   const std::vector<Tensor> stored = read_header(file, data_start);
   for (const auto& [name, sharding] : shardings) {
-    const bool known = std::any_of(stored.begin(), stored.end(),
-                                   [&](const Tensor& s) { return s.name == name; });
+    const bool known =
+        std::any_of(stored.begin(), stored.end(), [&](const Tensor& s) { return s.name == name; });
     if (!known) {
       throw ValueError("load_safetensors: a sharding is given for '" + name + "', which " + path +
                        " does not hold");
@@ -390,9 +395,12 @@ nn::StateDict load_safetensors(const std::string& path,
     const Tensor& s = *t.item->stored;
     const int itemsize = dtype_itemsize(s.dtype);
     const size_t nbytes = size_t(shape_size(t.box.size) * itemsize);
-    runtime::BufferRef buffer = runtime::Buffer::allocate(t.item->devices[size_t(t.box.locals[0])], nbytes);
+    runtime::BufferRef buffer =
+        runtime::Buffer::allocate(t.item->devices[size_t(t.box.locals[0])], nbytes);
     auto* out = static_cast<std::byte*>(buffer->data());
-    const int64_t row = shape_size(Shape(s.shape.begin() + std::min<size_t>(1, s.shape.size()), s.shape.end())) * itemsize;
+    const int64_t row =
+        shape_size(Shape(s.shape.begin() + std::min<size_t>(1, s.shape.size()), s.shape.end())) *
+        itemsize;
     const int64_t base = data_start + s.begin;
     if (nbytes == 0) {
     } else if (whole_rows(s.shape, t.box)) {
@@ -403,26 +411,30 @@ nn::StateDict load_safetensors(const std::string& path,
         slab.resize(size_t((r.r1 - r.r0) * row));
         note_peak(peak, int64_t(slab.capacity()));
         file.read_at(base + r.r0 * row, slab.size(), slab.data());
-        Shape slab_shape = s.shape, src_off = t.box.lo, dst_off(s.shape.size(), 0), isect = t.box.size;
+        Shape slab_shape = s.shape, src_off = t.box.lo, dst_off(s.shape.size(), 0),
+              isect = t.box.size;
         slab_shape[0] = r.r1 - r.r0;
         src_off[0] = 0;
         dst_off[0] = r.r0 - t.box.lo[0];
         isect[0] = r.r1 - r.r0;
-        base::copy_box(slab.data(), slab_shape, src_off, out, t.box.size, dst_off, isect, size_t(itemsize));
+        base::copy_box(slab.data(), slab_shape, src_off, out, t.box.size, dst_off, isect,
+                       size_t(itemsize));
       }
     }
     t.item->buffers[size_t(t.box.locals[0])] = buffer;
     for (size_t k = 1; k < t.box.locals.size(); ++k) {
-      runtime::BufferRef copy = runtime::Buffer::allocate(t.item->devices[size_t(t.box.locals[k])], nbytes);
+      runtime::BufferRef copy =
+          runtime::Buffer::allocate(t.item->devices[size_t(t.box.locals[k])], nbytes);
       if (nbytes > 0) std::memcpy(copy->data(), buffer->data(), nbytes);
       t.item->buffers[size_t(t.box.locals[k])] = copy;
     }
   });
   nn::StateDict out;
   for (Item& item : items) {
-    out.insert_or_assign(item.stored->name,
-                         parax::detail::make_array(core::Aval{item.stored->shape, item.stored->dtype, false},
-                                                   item.sharding, item.committed, std::move(item.buffers)));
+    out.insert_or_assign(
+        item.stored->name,
+        parax::detail::make_array(core::Aval{item.stored->shape, item.stored->dtype, false},
+                                  item.sharding, item.committed, std::move(item.buffers)));
   }
   record_io({file.size() - data_start, int64_t(stored.size()), peak.load(), 0.0});
   return out;

@@ -26,7 +26,8 @@ using nlohmann::json;
 
 json fill_json(DType t, const std::array<std::byte, 8>& fill) {
   switch (t) {
-    case DType::bool_: return bool(fill[0] != std::byte{0});
+    case DType::bool_:
+      return bool(fill[0] != std::byte{0});
     case DType::float16:
     case DType::bfloat16:
     case DType::float32:
@@ -102,10 +103,18 @@ std::array<std::byte, 8> parse_fill(const json& j, DType t, const std::string& p
     bad(path, "fill_value of a floating array must be a number or a string");
   }
   switch (t) {
-    case DType::float64: put(v); break;
-    case DType::float32: put(float(v)); break;
-    case DType::float16: put(float16_t::from_float(float(v))); break;
-    default: put(bfloat16_t::from_float(float(v))); break;
+    case DType::float64:
+      put(v);
+      break;
+    case DType::float32:
+      put(float(v));
+      break;
+    case DType::float16:
+      put(float16_t::from_float(float(v)));
+      break;
+    default:
+      put(bfloat16_t::from_float(float(v)));
+      break;
   }
   return out;
 }
@@ -116,16 +125,18 @@ json codecs_json(const std::vector<Codec>& codecs, int itemsize) {
     switch (c.kind) {
       case Codec::Kind::bytes:
         // tensorstore leaves out the byte order of one-byte elements
-        out.push_back(itemsize == 1 ? json{{"name", "bytes"}}
-                                    : json{{"name", "bytes"},
-                                           {"configuration",
-                                            {{"endian", c.big_endian ? "big" : "little"}}}});
+        out.push_back(itemsize == 1
+                          ? json{{"name", "bytes"}}
+                          : json{{"name", "bytes"},
+                                 {"configuration", {{"endian", c.big_endian ? "big" : "little"}}}});
         break;
       case Codec::Kind::zstd:
         out.push_back(
             {{"name", "zstd"}, {"configuration", {{"level", c.level}, {"checksum", false}}}});
         break;
-      case Codec::Kind::crc32c: out.push_back({{"name", "crc32c"}}); break;
+      case Codec::Kind::crc32c:
+        out.push_back({{"name", "crc32c"}});
+        break;
       case Codec::Kind::sharding_indexed:
         out.push_back({{"name", "sharding_indexed"},
                        {"configuration",
@@ -162,10 +173,13 @@ std::vector<Codec> parse_codecs(const json& list, const std::string& path, size_
     } else if (name == "sharding_indexed" && !is_index) {
       c.kind = Codec::Kind::sharding_indexed;
       c.inner_shape = config.at("chunk_shape").get<Shape>();
-      if (c.inner_shape.size() != ndim) bad(path, "sharding_indexed chunk_shape has the wrong rank");
+      if (c.inner_shape.size() != ndim)
+        bad(path, "sharding_indexed chunk_shape has the wrong rank");
       c.inner = parse_codecs(config.at("codecs"), path, ndim, false);
-      c.index_codecs = parse_codecs(config.value("index_codecs", json::array({json{{"name", "bytes"}}, json{{"name", "crc32c"}}})),
-                                    path, 1, true);
+      c.index_codecs = parse_codecs(
+          config.value("index_codecs",
+                       json::array({json{{"name", "bytes"}}, json{{"name", "crc32c"}}})),
+          path, 1, true);
       const std::string where = config.value("index_location", "end");
       if (where != "end" && where != "start") bad(path, "index_location '" + where + "'");
       c.index_at_end = where == "end";
@@ -173,14 +187,16 @@ std::vector<Codec> parse_codecs(const json& list, const std::string& path, size_
       // the identity order changes nothing; another is a layout parax does not read
       const auto order = config.at("order").get<std::vector<int64_t>>();
       for (size_t i = 0; i < order.size(); ++i) {
-        if (order[i] != int64_t(i)) bad(path, "the transpose codec (order not the identity) is not supported");
+        if (order[i] != int64_t(i))
+          bad(path, "the transpose codec (order not the identity) is not supported");
       }
       continue;
     } else {
       bad(path, "codec '" + name +
                     "' is not supported (parax reads bytes, zstd, crc32c and sharding_indexed)");
     }
-    const bool array_to_bytes = c.kind == Codec::Kind::bytes || c.kind == Codec::Kind::sharding_indexed;
+    const bool array_to_bytes =
+        c.kind == Codec::Kind::bytes || c.kind == Codec::Kind::sharding_indexed;
     if (array_to_bytes == seen_array_to_bytes) {
       bad(path, array_to_bytes ? "codecs name more than one array-to-bytes codec"
                                : "codec '" + name + "' comes before the array-to-bytes codec");
@@ -251,7 +267,8 @@ void read_encoded(const files::Reader& file, int64_t offset, size_t nbytes,
     // uncompressed: the chunk's bytes go straight to `out`, the checksums after them
     const size_t trailer = 4 * (codecs.size() - 1);  // crc32c codecs only
     if (nbytes != out_size + trailer) {
-      throw ValueError(file.path() + (nbytes < out_size + trailer ? " is truncated" : " is corrupt") +
+      throw ValueError(file.path() +
+                       (nbytes < out_size + trailer ? " is truncated" : " is corrupt") +
                        ": it holds " + std::to_string(nbytes) + " bytes of a chunk encoded in " +
                        std::to_string(out_size + trailer));
     }
@@ -274,7 +291,8 @@ void read_encoded(const files::Reader& file, int64_t offset, size_t nbytes,
     scratch.packed.resize(nbytes);
     scratch.note();
     file.read_at(offset, nbytes, scratch.packed.data());
-    std::tie(data, n) = decode_bytes(codecs, scratch.packed.data(), nbytes, out, out_size, file.path());
+    std::tie(data, n) =
+        decode_bytes(codecs, scratch.packed.data(), nbytes, out, out_size, file.path());
     if (n != out_size) {
       throw ValueError(file.path() + " is truncated: it holds " + std::to_string(n) +
                        " bytes of a " + std::to_string(out_size) + "-byte chunk");
@@ -288,7 +306,7 @@ void read_encoded(const files::Reader& file, int64_t offset, size_t nbytes,
 
 Shape ArrayMetadata::read_shape() const {
   return codecs.front().kind == Codec::Kind::sharding_indexed ? codecs.front().inner_shape
-                                                               : chunk_shape;
+                                                              : chunk_shape;
 }
 
 std::string ArrayMetadata::to_json() const {
@@ -345,14 +363,17 @@ ArrayMetadata parse_metadata(const std::string& text, const std::string& path) {
     if (j.value("node_type", "") != "array") bad(path, "node_type is not 'array'");
     ArrayMetadata m;
     m.shape = j.at("shape").get<Shape>();
-    const std::string type = j.at("data_type").is_string() ? j.at("data_type").get<std::string>() : j.at("data_type").dump();
+    const std::string type = j.at("data_type").is_string() ? j.at("data_type").get<std::string>()
+                                                           : j.at("data_type").dump();
     try {
       m.dtype = dtype_from_name(type);
     } catch (const TypeError&) {
       bad(path, "data_type '" + type + "' is not supported");
     }
     const json& grid = j.at("chunk_grid");
-    if (grid.value("name", "") != "regular") bad(path, "chunk_grid '" + grid.value("name", "") + "' is not supported (parax reads regular)");
+    if (grid.value("name", "") != "regular")
+      bad(path,
+          "chunk_grid '" + grid.value("name", "") + "' is not supported (parax reads regular)");
     m.chunk_shape = grid.at("configuration").at("chunk_shape").get<Shape>();
     if (m.chunk_shape.size() != m.shape.size()) bad(path, "chunk_shape and shape differ in rank");
     for (int64_t c : m.chunk_shape) {
@@ -360,9 +381,11 @@ ArrayMetadata parse_metadata(const std::string& text, const std::string& path) {
     }
     const json enc = j.value("chunk_key_encoding", json{{"name", "default"}});
     const std::string enc_name = enc.value("name", "");
-    if (enc_name != "default" && enc_name != "v2") bad(path, "chunk_key_encoding '" + enc_name + "'");
+    if (enc_name != "default" && enc_name != "v2")
+      bad(path, "chunk_key_encoding '" + enc_name + "'");
     m.v2_keys = enc_name == "v2";
-    const std::string sep = enc.value("configuration", json::object()).value("separator", m.v2_keys ? "." : "/");
+    const std::string sep =
+        enc.value("configuration", json::object()).value("separator", m.v2_keys ? "." : "/");
     if (sep != "/" && sep != ".") bad(path, "chunk key separator '" + sep + "'");
     m.separator = sep[0];
     m.codecs = parse_codecs(j.at("codecs"), path, m.shape.size(), false);
@@ -391,15 +414,16 @@ std::string chunk_key(const ArrayMetadata& m, std::span<const int64_t> coords) {
   return key;
 }
 
-void write_chunk(const std::string& dir, const ArrayMetadata& m,
-                 std::span<const int64_t> coords, const void* data, Scratch& scratch) {
+void write_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const int64_t> coords,
+                 const void* data, Scratch& scratch) {
   const size_t raw = size_t(shape_size(m.chunk_shape)) * size_t(dtype_itemsize(m.dtype));
   std::span<const std::byte> body(static_cast<const std::byte*>(data), raw);
   for (const Codec& c : m.codecs) {
     if (c.kind != Codec::Kind::zstd) continue;
     scratch.packed.resize(ZSTD_compressBound(raw));
     scratch.note();
-    const size_t n = ZSTD_compress(scratch.packed.data(), scratch.packed.size(), data, raw, c.level);
+    const size_t n =
+        ZSTD_compress(scratch.packed.data(), scratch.packed.size(), data, raw, c.level);
     if (ZSTD_isError(n)) throw RuntimeError(std::string("zstd: ") + ZSTD_getErrorName(n));
     body = std::span<const std::byte>(scratch.packed.data(), n);
   }
@@ -419,7 +443,8 @@ bool read_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const 
   if (first.kind != Codec::Kind::sharding_indexed) {
     files::Reader file(dir + "/" + chunk_key(m, coords), /*missing_ok=*/true);
     if (!file.valid()) return false;
-    read_encoded(file, 0, size_t(file.size()), m.codecs, out, shape_size(m.chunk_shape), itemsize, scratch);
+    read_encoded(file, 0, size_t(file.size()), m.codecs, out, shape_size(m.chunk_shape), itemsize,
+                 scratch);
     return true;
   }
   // The chunk file holding this inner chunk, and the inner chunk's slot in its index.
@@ -451,8 +476,8 @@ bool read_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const 
   if (offset > uint64_t(file.size()) || nbytes > uint64_t(file.size()) - offset) {
     throw ValueError(file.path() + " is truncated: its index points past its end");
   }
-  read_encoded(file, int64_t(offset), size_t(nbytes), first.inner, out, shape_size(first.inner_shape),
-               itemsize, scratch);
+  read_encoded(file, int64_t(offset), size_t(nbytes), first.inner, out,
+               shape_size(first.inner_shape), itemsize, scratch);
   return true;
 }
 

@@ -36,8 +36,8 @@ struct Codec {
 struct ArrayMetadata {
   Shape shape;
   DType dtype = DType::float32;
-  Shape chunk_shape;      // the regular grid of chunk files
-  char separator = '/';   // chunk keys "c/0/1" (default encoding) or "0.1" (v2)
+  Shape chunk_shape;     // the regular grid of chunk files
+  char separator = '/';  // chunk keys "c/0/1" (default encoding) or "0.1" (v2)
   bool v2_keys = false;
   std::vector<Codec> codecs;
   std::array<std::byte, 8> fill{};  // one element, native byte order
@@ -70,8 +70,8 @@ struct Scratch {
 
 // Encodes the chunk at `coords` (`data`: chunk_shape elements, row-major, little-endian)
 // and writes it to its file under `dir`, flushed. Requires: m as metadata_for made it.
-void write_chunk(const std::string& dir, const ArrayMetadata& m,
-                 std::span<const int64_t> coords, const void* data, Scratch& scratch);
+void write_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const int64_t> coords,
+                 const void* data, Scratch& scratch);
 
 // Reads the chunk of the read grid at `coords` into `out` (read_shape() elements,
 // row-major). Returns false, leaving `out` untouched, when it was never written (no file,

@@ -6,6 +6,9 @@
 //     under parax-run: every process saves the tutorial's (8, 4) array laid out P('a','b')
 //     on a 4x2 mesh, or restores it onto <rows>x(8/rows) as <spec> ("ab", "ba", "a-",
 //     "-a", "r") and prints each addressable shard's index and values;
+//   checkpoint_child mp-die <dir>
+//     under parax-run: process 1 dies (SIGKILL) while writing its first chunk; process 0
+//     prints the error its save raised;
 //   checkpoint_child preempt <step>
 //     under parax-run: steps until reached_preemption_sync_point, process 1 sending itself
 //     SIGTERM at <step>; prints the step where the processes stopped.
@@ -26,10 +29,11 @@ namespace jnp = numpy;
 
 std::map<std::string, Array> state(int version) {
   const Mesh mesh = make_mesh({4, 2}, {"a", "b"});
-  return {{"w", device_put(jnp::arange(64.0).astype(DType::float32).reshape({16, 4}) + float(version),
-                           NamedSharding(mesh, P("a", "b")))},
-          {"b", device_put(jnp::full({8}, version), NamedSharding(mesh, P("a")))},
-          {"step", jnp::asarray(version)}};
+  return {
+      {"w", device_put(jnp::arange(64.0).astype(DType::float32).reshape({16, 4}) + float(version),
+                       NamedSharding(mesh, P("a", "b")))},
+      {"b", device_put(jnp::full({8}, version), NamedSharding(mesh, P("a")))},
+      {"step", jnp::asarray(version)}};
 }
 
 PartitionSpec spec_of(const std::string& s) {
@@ -56,10 +60,12 @@ int main_(int argc, char** argv) {
   if (mode == "mp-save" && argc == 3) {
     distributed::initialize();
     const Array x = make_array_from_callback(
-        Shape{8, 4}, NamedSharding(make_mesh({4, 2}, {"a", "b"}), P("a", "b")), [](const Index& index) {
+        Shape{8, 4}, NamedSharding(make_mesh({4, 2}, {"a", "b"}), P("a", "b")),
+        [](const Index& index) {
           std::vector<float> v;
           for (int64_t i = index[0].begin(8); i < index[0].end(8); ++i) {
-            for (int64_t j = index[1].begin(4); j < index[1].end(4); ++j) v.push_back(float(i * 4 + j));
+            for (int64_t j = index[1].begin(4); j < index[1].end(4); ++j)
+              v.push_back(float(i * 4 + j));
           }
           return v;
         });
@@ -71,15 +77,34 @@ int main_(int argc, char** argv) {
     distributed::initialize();
     const int64_t rows = std::atoll(argv[3]);
     const NamedSharding s(make_mesh({rows, 8 / rows}, {"a", "b"}), spec_of(argv[4]));
-    const Array x = checkpointing::restore(
-                        argv[2], std::map<std::string, Array>{{"x", ShapeDtypeStruct({8, 4}, DType::float32, s)}})
-                        .at("x");
+    const Array x =
+        checkpointing::restore(
+            argv[2],
+            std::map<std::string, Array>{{"x", ShapeDtypeStruct({8, 4}, DType::float32, s)}})
+            .at("x");
     for (const Shard& shard : x.addressable_shards()) {
       std::cout << "shard " << index_str(shard.index) << " ";
       for (float v : shard.data.to_vector<float>()) std::cout << v << ",";
       std::cout << "\n";
     }
     distributed::shutdown();
+    return 0;
+  }
+  if (mode == "mp-die" && argc == 3) {
+    distributed::initialize();
+    checkpointing::set_save_observer([](std::string_view stage) {
+      if (stage == "chunk" && process_index() == 1) std::raise(SIGKILL);
+    });
+    const Mesh mesh = make_mesh({4, 2}, {"a", "b"});
+    const Array x =
+        make_array_from_callback(Shape{8, 4}, NamedSharding(mesh, P("a", "b")),
+                                 [](const Index&) { return std::vector<float>(4, 1.0f); });
+    try {
+      checkpointing::save(argv[2], std::map<std::string, Array>{{"x", x}});
+      std::cout << "saved\n";
+    } catch (const DistributedError& e) {
+      std::cout << "caught DistributedError: " << e.what() << "\n";
+    }
     return 0;
   }
   if (mode == "preempt" && argc == 3) {

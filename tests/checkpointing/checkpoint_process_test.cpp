@@ -4,6 +4,7 @@
 // 4 x 2 (through parax-run), the same values in every shard.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -36,7 +37,9 @@ Outcome run(const std::string& command) {
   return r;
 }
 
-std::string child(const std::string& args) { return std::string(PARAX_CHECKPOINT_CHILD) + " " + args; }
+std::string child(const std::string& args) {
+  return std::string(PARAX_CHECKPOINT_CHILD) + " " + args;
+}
 
 std::map<std::string, Array> target() {
   return {{"w", ShapeDtypeStruct({16, 4}, DType::float32)},
@@ -54,7 +57,8 @@ int restored_version(const std::string& dir) {
 }
 
 TEST(CheckpointCrash, KilledSaveLeavesTheLastCommittedCheckpoint) {
-  const fs::path root = fs::temp_directory_path() / ("parax-ckpt-crash-" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("parax-ckpt-crash-" + std::to_string(::getpid()));
   fs::remove_all(root);
   const std::string dir = (root / "ckpt").string();
   ASSERT_EQ(run(child("save " + dir + " 1")).status, 0);
@@ -69,7 +73,7 @@ TEST(CheckpointCrash, KilledSaveLeavesTheLastCommittedCheckpoint) {
                        Kill{"committed", 1, true}}) {
     const int next = version + 1;
     const Outcome r = run(child("save " + dir + " " + std::to_string(next) + " " + k.stage + " " +
-                            std::to_string(k.n)));
+                                std::to_string(k.n)));
     EXPECT_NE(r.status, 0) << k.stage << ": the child was not killed\n" << r.out;
     if (k.committed) version = next;
     EXPECT_EQ(restored_version(dir), version) << "killed at " << k.stage << " " << k.n;
@@ -98,9 +102,10 @@ TEST(CheckpointProcesses, TwoByFourRestoresOntoOneByEightAndFourByTwo) {
                             : std::string(spec) == "a-" ? P("a", None)
                             : std::string(spec) == "-a" ? P(None, "a")
                                                         : P());
-      const Array x = checkpointing::restore(
-                          dir, std::map<std::string, Array>{{"x", ShapeDtypeStruct({8, 4}, DType::float32, s)}})
-                          .at("x");
+      const Array x =
+          checkpointing::restore(
+              dir, std::map<std::string, Array>{{"x", ShapeDtypeStruct({8, 4}, DType::float32, s)}})
+              .at("x");
       EXPECT_EQ(x.to_vector<float>(), want.to_vector<float>()) << spec;
       std::set<std::string> local;
       for (const Shard& shard : x.addressable_shards()) {
@@ -111,7 +116,7 @@ TEST(CheckpointProcesses, TwoByFourRestoresOntoOneByEightAndFourByTwo) {
       }
       // there: 4 processes of 2 devices, each printing its shards
       const Outcome r = run(launch + " -n 4 --devices-per-process 2 " +
-                        child("mp-restore " + dir + " " + std::to_string(rows) + " " + spec));
+                            child("mp-restore " + dir + " " + std::to_string(rows) + " " + spec));
       ASSERT_EQ(r.status, 0) << r.out;
       std::set<std::string> remote;
       std::istringstream lines(r.out);
@@ -131,6 +136,26 @@ TEST(CheckpointProcesses, PreemptionNoticeStopsEveryProcessAtTheSameStep) {
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("[0] preempted at step 5"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[1] preempted at step 5"), std::string::npos) << r.out;
+}
+
+// A process that dies mid-save makes the others raise DistributedError within the
+// distributed timeout (3 s here), and nothing is committed.
+TEST(CheckpointProcesses, AProcessDyingMidSaveMakesTheOthersRaise) {
+  const fs::path root =
+      fs::temp_directory_path() / ("parax-ckpt-die-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const std::string dir = (root / "ckpt").string();
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome r =
+      run(std::string("env PARAX_DISTRIBUTED_TIMEOUT=3 ") + PARAX_RUN +
+          " -n 2 --devices-per-process 4 --grace-seconds 30 " + child("mp-die " + dir));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(r.status, 0) << r.out;  // process 1 was killed
+  EXPECT_NE(r.out.find("[0] caught DistributedError: "), std::string::npos) << r.out;
+  EXPECT_LT(seconds, 25.0) << r.out;
+  EXPECT_FALSE(fs::exists(dir));
+  fs::remove_all(root);
 }
 
 }  // namespace

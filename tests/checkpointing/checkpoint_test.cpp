@@ -72,7 +72,9 @@ Array arange_f32(const Shape& shape) {
   return jnp::arange(double(n)).astype(DType::float32).reshape(shape);
 }
 
-NamedSharding named(const Mesh& mesh, const PartitionSpec& spec) { return NamedSharding(mesh, spec); }
+NamedSharding named(const Mesh& mesh, const PartitionSpec& spec) {
+  return NamedSharding(mesh, spec);
+}
 
 TEST(Checkpoint, EveryDtypeRoundTripsBitForBitInANestedTree) {
   TempDir tmp;
@@ -83,9 +85,10 @@ TEST(Checkpoint, EveryDtypeRoundTripsBitForBitInANestedTree) {
     by_dtype[std::string(dtype_name(dtype))] = random_array({3, 5}, dtype, seed++);
   }
   using Tree = std::tuple<std::map<std::string, Array>, std::vector<Layer>, Array>;
-  const Tree tree{by_dtype,
-                  {Layer{random_array({4, 2}, DType::float32, 99), random_array({2}, DType::bfloat16, 98)}},
-                  random_array({}, DType::int64, 97)};
+  const Tree tree{
+      by_dtype,
+      {Layer{random_array({4, 2}, DType::float32, 99), random_array({2}, DType::bfloat16, 98)}},
+      random_array({}, DType::int64, 97)};
   ckpt::save(tmp / "ckpt", tree);
   const Tree back = ckpt::restore(tmp / "ckpt", tree);
   for (const auto& [name, x] : std::get<0>(tree)) {
@@ -111,8 +114,8 @@ std::vector<NamedSharding> layouts() {
   std::vector<NamedSharding> out;
   for (const Mesh& m : {m42, m24}) {
     for (const PartitionSpec& spec :
-         {P("a", "b"), P("b", "a"), P("a", None), P(None, "a"), P("b", None), P(None, "b"),
-          P(), P(std::vector<std::string>{"a", "b"}, None), P(std::vector<std::string>{"b", "a"})}) {
+         {P("a", "b"), P("b", "a"), P("a", None), P(None, "a"), P("b", None), P(None, "b"), P(),
+          P(std::vector<std::string>{"a", "b"}, None), P(std::vector<std::string>{"b", "a"})}) {
       out.push_back(named(m, spec));
     }
   }
@@ -137,14 +140,16 @@ TEST(Checkpoint, RestoresOntoEveryLayoutOfTheTutorialMesh) {
   }
   // onto one device, and onto the default device (a ShapeDtypeStruct without sharding)
   const Device d3 = devices()[3];
-  const Array one = ckpt::restore(tmp / "x", std::map<std::string, Array>{
-                                                 {"x", ShapeDtypeStruct({8, 4}, DType::float32,
-                                                                        SingleDeviceSharding(d3))}})
-                        .at("x");
+  const Array one =
+      ckpt::restore(tmp / "x",
+                    std::map<std::string, Array>{
+                        {"x", ShapeDtypeStruct({8, 4}, DType::float32, SingleDeviceSharding(d3))}})
+          .at("x");
   EXPECT_EQ(one.device(), d3);
   EXPECT_EQ(bytes_of(one), bytes_of(x));
   const Array dflt =
-      ckpt::restore(tmp / "x", std::map<std::string, Array>{{"x", ShapeDtypeStruct({8, 4}, DType::float32)}})
+      ckpt::restore(tmp / "x",
+                    std::map<std::string, Array>{{"x", ShapeDtypeStruct({8, 4}, DType::float32)}})
           .at("x");
   EXPECT_FALSE(dflt.is_committed());
   EXPECT_EQ(bytes_of(dflt), bytes_of(x));
@@ -155,9 +160,9 @@ TEST(Checkpoint, SavesFromEveryLayout) {
   for (const NamedSharding& s : layouts()) {
     TempDir tmp;
     ckpt::save(tmp / "c", std::vector<Array>{device_put(x, s)});
-    const Array y = ckpt::restore(tmp / "c", std::vector<Array>{
-                                                 ShapeDtypeStruct({8, 4}, DType::int16,
-                                                                  named(make_mesh({8}, {"x"}), P("x")))})[0];
+    const Array y = ckpt::restore(
+        tmp / "c", std::vector<Array>{ShapeDtypeStruct({8, 4}, DType::int16,
+                                                       named(make_mesh({8}, {"x"}), P("x")))})[0];
     EXPECT_EQ(bytes_of(y), bytes_of(x)) << s.to_string();
   }
 }
@@ -166,11 +171,13 @@ TEST(Checkpoint, SavesFromEveryLayout) {
 TEST(Checkpoint, OddResharding) {
   TempDir tmp;
   const std::vector<Device> all = devices();
-  const Array x = device_put(jnp::arange(12.0).astype(DType::float32),
-                             named(Mesh(std::vector<Device>(all.begin(), all.begin() + 2), "x"), P("x")));
+  const Array x =
+      device_put(jnp::arange(12.0).astype(DType::float32),
+                 named(Mesh(std::vector<Device>(all.begin(), all.begin() + 2), "x"), P("x")));
   ckpt::save(tmp / "c", std::vector<Array>{x});
   const NamedSharding three(Mesh(std::vector<Device>(all.begin(), all.begin() + 3), "x"), P("x"));
-  const Array y = ckpt::restore(tmp / "c", std::vector<Array>{ShapeDtypeStruct({12}, DType::float32, three)})[0];
+  const Array y = ckpt::restore(
+      tmp / "c", std::vector<Array>{ShapeDtypeStruct({12}, DType::float32, three)})[0];
   const std::vector<Shard> shards = y.addressable_shards();
   ASSERT_EQ(shards.size(), 3u);
   EXPECT_EQ(shards[0].data.to_vector<float>(), (std::vector<float>{0, 1, 2, 3}));
@@ -197,12 +204,14 @@ TEST(Checkpoint, ZeroSizeAndScalarArrays) {
 TEST(Checkpoint, WritesOrbaxLayoutAndZarrMetadata) {
   TempDir tmp;
   const Array w = device_put(arange_f32({8, 4}), named(make_mesh({2, 2}, {"x", "y"}), P("x", "y")));
-  const Array b = device_put(jnp::arange(4.0).astype(DType::bfloat16), named(make_mesh({2, 2}, {"x", "y"}), P()));
-  ckpt::save(tmp / "c", std::map<std::string, std::map<std::string, Array>>{{"params", {{"w", w}, {"b", b}}}});
+  const Array b = device_put(jnp::arange(4.0).astype(DType::bfloat16),
+                             named(make_mesh({2, 2}, {"x", "y"}), P()));
+  ckpt::save(tmp / "c",
+             std::map<std::string, std::map<std::string, Array>>{{"params", {{"w", w}, {"b", b}}}});
   const std::string dir = tmp / "c";
-  for (const char* f : {"_METADATA", "_CHECKPOINT_METADATA", "commit_success.txt",
-                        "array_metadatas/process_0", "params.w/c/0/0", "params.w/c/1/1",
-                        "params.b/c/0"}) {
+  for (const char* f :
+       {"_METADATA", "_CHECKPOINT_METADATA", "commit_success.txt", "array_metadatas/process_0",
+        "params.w/c/0/0", "params.w/c/1/1", "params.b/c/0"}) {
     EXPECT_TRUE(fs::exists(dir + "/" + f)) << f;
   }
   EXPECT_FALSE(fs::exists(dir + "/params.b/c/1"));  // replicas are written once
@@ -216,14 +225,15 @@ TEST(Checkpoint, WritesOrbaxLayoutAndZarrMetadata) {
             R"("chunk_key_encoding":{"name":"default"},"codecs":[{"configuration":{"endian":)"
             R"("little"},"name":"bytes"},{"name":"crc32c"}],"data_type":"float32",)"
             R"("fill_value":0.0,"node_type":"array","shape":[8,4],"zarr_format":3})");
-  EXPECT_EQ(text("_METADATA"),
-            R"j({"custom_metadata":null,"store_array_data_equal_to_fill_value":true,)j"
-            R"j("tree_metadata":{"('params', 'b')":{"key_metadata":[{"key":"params","key_type":2},)j"
-            R"j({"key":"b","key_type":2}],"value_metadata":{"skip_deserialize":false,)j"
-            R"j("value_type":"jax.Array","write_shape":[4]}},"('params', 'w')":{"key_metadata":)j"
-            R"j([{"key":"params","key_type":2},{"key":"w","key_type":2}],"value_metadata":)j"
-            R"j({"skip_deserialize":false,"value_type":"jax.Array","write_shape":[4,2]}}},)j"
-            R"j("use_ocdbt":false,"use_zarr3":true})j");
+  EXPECT_EQ(
+      text("_METADATA"),
+      R"j({"custom_metadata":null,"store_array_data_equal_to_fill_value":true,)j"
+      R"j("tree_metadata":{"('params', 'b')":{"key_metadata":[{"key":"params","key_type":2},)j"
+      R"j({"key":"b","key_type":2}],"value_metadata":{"skip_deserialize":false,)j"
+      R"j("value_type":"jax.Array","write_shape":[4]}},"('params', 'w')":{"key_metadata":)j"
+      R"j([{"key":"params","key_type":2},{"key":"w","key_type":2}],"value_metadata":)j"
+      R"j({"skip_deserialize":false,"value_type":"jax.Array","write_shape":[4,2]}}},)j"
+      R"j("use_ocdbt":false,"use_zarr3":true})j");
   // a chunk is the shard's bytes and their crc32c: w[0:4, 0:2]
   const std::string chunk = text("params.w/c/0/0");
   ASSERT_EQ(chunk.size(), 8 * 4 + 4u);
@@ -234,7 +244,8 @@ TEST(Checkpoint, WritesOrbaxLayoutAndZarrMetadata) {
 
 TEST(Checkpoint, ZstdChunksRoundTrip) {
   TempDir tmp;
-  const Array x = device_put(arange_f32({64, 16}), named(make_mesh({4, 2}, {"a", "b"}), P("a", "b")));
+  const Array x =
+      device_put(arange_f32({64, 16}), named(make_mesh({4, 2}, {"a", "b"}), P("a", "b")));
   ckpt::save(tmp / "c", std::vector<Array>{x}, {.zstd_level = 3});
   EXPECT_LT(fs::file_size(tmp / "c" + "/0/c/0/0"), 16u * 8 * 4);
   const Array y = ckpt::restore(tmp / "c", std::vector<Array>{x})[0];
@@ -256,8 +267,58 @@ TEST(Checkpoint, StagingStaysWithinTwoChunksPerThread) {
   ckpt::restore(tmp / "raw", std::vector<Array>{x});
   EXPECT_LE(ckpt::last_io_stats().peak_staging_bytes, 16);
   // another layout stages one chunk at a time
-  ckpt::restore(tmp / "c", std::vector<Array>{ShapeDtypeStruct({256, 64}, DType::float32, named(mesh, P(None, "a")))});
+  ckpt::restore(tmp / "c", std::vector<Array>{ShapeDtypeStruct({256, 64}, DType::float32,
+                                                               named(mesh, P(None, "a")))});
   EXPECT_LE(ckpt::last_io_stats().peak_staging_bytes, 2 * chunk_bytes);
+}
+
+// Seeded random trees: shapes of rank 0 to 3, every dtype, saved from one random layout of
+// the 8 devices (with or without zstd) and restored onto another, bit for bit.
+TEST(Checkpoint, RandomTreesRoundTripAcrossRandomLayouts) {
+  std::mt19937 gen(20261129);
+  const std::vector<Mesh> meshes = {make_mesh({4, 2}, {"a", "b"}), make_mesh({2, 4}, {"a", "b"}),
+                                    make_mesh({8, 1}, {"a", "b"}), make_mesh({2, 2}, {"a", "b"})};
+  auto pick = [&](int n) { return int(gen() % uint32_t(n)); };
+  // A spec for `shape` on `mesh` whose axes divide the dimensions they shard.
+  auto random_spec = [&](const Mesh& mesh, const Shape& shape) {
+    std::vector<std::optional<std::string>> dims(shape.size());
+    for (const std::string axis : {"a", "b"}) {
+      if (pick(3) == 0 || shape.empty()) continue;
+      const size_t d = size_t(pick(int(shape.size())));
+      if (!dims[d] && shape[d] % mesh.axis_size(axis) == 0) dims[d] = axis;
+    }
+    std::vector<SpecEntry> entries;
+    for (const auto& d : dims) entries.push_back(d ? SpecEntry(*d) : SpecEntry(None));
+    return PartitionSpec::from_entries(entries);
+  };
+  for (int round = 0; round < 12; ++round) {
+    TempDir tmp;
+    std::map<std::string, Array> tree, target;
+    for (int leaf = 0; leaf < 4; ++leaf) {
+      Shape shape(size_t(pick(4)));
+      for (int64_t& d : shape) d = std::vector<int64_t>{1, 2, 3, 4, 6, 8}[size_t(pick(6))];
+      const DType dtype = DType(pick(kNumDTypes));
+      const Mesh& save_mesh = meshes[size_t(pick(4))];
+      const Mesh& load_mesh = meshes[size_t(pick(4))];
+      const std::string name = "l" + std::to_string(leaf);
+      tree[name] = device_put(random_array(shape, dtype, gen()),
+                              NamedSharding(save_mesh, random_spec(save_mesh, shape)));
+      target[name] =
+          ShapeDtypeStruct(shape, dtype, NamedSharding(load_mesh, random_spec(load_mesh, shape)));
+    }
+    const ckpt::SaveOptions options{.zstd_level = pick(2) ? std::optional<int>(1) : std::nullopt};
+    ckpt::save(tmp / "c", tree, options);
+    const std::map<std::string, Array> back = ckpt::restore(tmp / "c", target);
+    for (const auto& [name, x] : tree) {
+      const Array& y = back.at(name);
+      EXPECT_EQ(y.sharding(), target.at(name).sharding()) << round << " " << name;
+      for (const Shard& shard : y.addressable_shards()) {
+        EXPECT_EQ(bytes_of(shard.data), bytes_of(x.slice(shard.index)))
+            << "round " << round << " " << name << " " << x.sharding().to_string() << " -> "
+            << y.sharding().to_string();
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -295,8 +356,9 @@ TEST(CheckpointErrors, DirectoriesThatAreNotCommittedCheckpoints) {
                    "checkpointing::restore: no checkpoint at " + (tmp / "none"));
   fs::create_directories(tmp / "plain");
   std::ofstream(tmp / "plain" + "/notes.txt") << "mine";
-  EXPECT_THROW_MSG(ckpt::restore(tmp / "plain", small_tree()), ValueError,
-                   "checkpointing::restore: " + (tmp / "plain") + " is not a checkpoint (no _METADATA)");
+  EXPECT_THROW_MSG(
+      ckpt::restore(tmp / "plain", small_tree()), ValueError,
+      "checkpointing::restore: " + (tmp / "plain") + " is not a checkpoint (no _METADATA)");
   // JAX's test_do_not_overwrite_noncheckpoint_directories
   EXPECT_THROW_MSG(ckpt::save(tmp / "plain", small_tree()), ValueError,
                    "checkpointing::save: refusing to write to " + (tmp / "plain") +
@@ -305,7 +367,8 @@ TEST(CheckpointErrors, DirectoriesThatAreNotCommittedCheckpoints) {
   // an empty directory is fine
   fs::create_directories(tmp / "empty");
   ckpt::save(tmp / "empty", small_tree());
-  EXPECT_EQ(bytes_of(ckpt::restore(tmp / "empty", small_tree()).at("w")), bytes_of(arange_f32({4, 2})));
+  EXPECT_EQ(bytes_of(ckpt::restore(tmp / "empty", small_tree()).at("w")),
+            bytes_of(arange_f32({4, 2})));
   // an unfinished save: only its temporary directory exists
   fs::create_directories(tmp / "half.orbax-checkpoint-tmp");
   EXPECT_THROW_MSG(ckpt::restore(tmp / "half", small_tree()), ValueError,
@@ -359,10 +422,11 @@ TEST(CheckpointErrors, UnknownFormatVersionAndForeignMetadata) {
   TempDir tmp;
   const std::string dir = tmp / "c";
   ckpt::save(dir, small_tree());
-  std::ofstream(dir + "/_CHECKPOINT_METADATA") << R"({"custom_metadata": {"parax_format_version": 7}})";
-  EXPECT_THROW_MSG(ckpt::restore(dir, small_tree()), ValueError,
-                   "checkpointing::restore: " + dir +
-                       " has format version 7; this parax reads versions 1 to 1");
+  std::ofstream(dir + "/_CHECKPOINT_METADATA")
+      << R"({"custom_metadata": {"parax_format_version": 7}})";
+  EXPECT_THROW_MSG(
+      ckpt::restore(dir, small_tree()), ValueError,
+      "checkpointing::restore: " + dir + " has format version 7; this parax reads versions 1 to 1");
   std::ofstream(dir + "/_CHECKPOINT_METADATA") << "{}";
   std::ofstream(dir + "/w/zarr.json") << R"({"zarr_format": 2})";
   EXPECT_THROW_MSG(ckpt::restore(dir, small_tree()), ValueError,
@@ -385,8 +449,9 @@ TEST(CheckpointErrors, LeavesThatCannotBeSaved) {
   EXPECT_THROW_MSG(ckpt::save(tmp / "b", clash), ValueError,
                    "checkpointing::save: the leaves at ['a']['b.c'] and ['a.b']['c'] would both "
                    "be saved as 'a.b.c'");
-  EXPECT_THROW_MSG(ckpt::save(tmp / "c", std::vector<Array>{ShapeDtypeStruct({2}, DType::float32)}),
-                   ValueError, "checkpointing::save: the leaf at [0] is not a concrete array (a ShapeDtypeStruct)");
+  EXPECT_THROW_MSG(
+      ckpt::save(tmp / "c", std::vector<Array>{ShapeDtypeStruct({2}, DType::float32)}), ValueError,
+      "checkpointing::save: the leaf at [0] is not a concrete array (a ShapeDtypeStruct)");
   EXPECT_FALSE(fs::exists(tmp / "a"));
   EXPECT_FALSE(fs::exists(tmp / "c.orbax-checkpoint-tmp"));
 }
@@ -429,12 +494,14 @@ TEST(CheckpointGoldens, ReadsOrbaxCheckpointsOntoOtherLayouts) {
       }
       path.push_back({PathEntry::Kind::dict, name, 0});
       const Shape shape = a.at("shape").get<Shape>();
-      targets.emplace_back(path, ShapeDtypeStruct(shape, dtype_from_name(a.at("dtype").get<std::string>()),
-                                                  layout_for(shape)));
+      targets.emplace_back(
+          path, ShapeDtypeStruct(shape, dtype_from_name(a.at("dtype").get<std::string>()),
+                                 layout_for(shape)));
       want.push_back(a);
     }
     ASSERT_EQ(targets.size(), 7u) << container;
-    const std::vector<Array> got = ckpt::detail::restore_leaves(kGoldens + "/" + container, targets);
+    const std::vector<Array> got =
+        ckpt::detail::restore_leaves(kGoldens + "/" + container, targets);
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(values_of(got[i]), want[i].at("values")) << container << " " << want[i].at("name");
       EXPECT_EQ(got[i].sharding(), targets[i].second.sharding());
@@ -470,7 +537,8 @@ TEST(CheckpointGoldens, SafetensorsOfThePythonLibrary) {
   }
   EXPECT_EQ(state.size(), names.size());
   // parax writes the same tensors as the same bytes
-  const std::string mine = (fs::temp_directory_path() / ("parax-st-golden-" + std::to_string(::getpid()))).string();
+  const std::string mine =
+      (fs::temp_directory_path() / ("parax-st-golden-" + std::to_string(::getpid()))).string();
   ckpt::save_safetensors(mine, state, {{"format", "np"}});
   std::ifstream a(path, std::ios::binary), b(mine, std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}),

@@ -53,17 +53,18 @@ std::string unavailable() {
   return why;
 }
 
-#define SKIP_WITHOUT_PYTHON()                                        \
-  do {                                                               \
-    if (const std::string why = unavailable(); !why.empty()) {       \
-      GTEST_SKIP() << "skipped: " << why;                            \
-    }                                                                \
+#define SKIP_WITHOUT_PYTHON()                                  \
+  do {                                                         \
+    if (const std::string why = unavailable(); !why.empty()) { \
+      GTEST_SKIP() << "skipped: " << why;                      \
+    }                                                          \
   } while (0)
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("parax-interop-" + std::to_string(::getpid()) + "-" +
-                                                 std::to_string(counter()++))) {
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("parax-interop-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -100,7 +101,8 @@ TEST(InteropPython, ZarrReadsParaxCheckpoints) {
   uint32_t seed = 1;
   for (DType t : {DType::bool_, DType::int8, DType::uint16, DType::int32, DType::uint64,
                   DType::float16, DType::bfloat16, DType::float32, DType::float64}) {
-    tree[std::string(dtype_name(t))] = device_put(random_array({8, 6}, t, seed++), NamedSharding(mesh, P("a", "b")));
+    tree[std::string(dtype_name(t))] =
+        device_put(random_array({8, 6}, t, seed++), NamedSharding(mesh, P("a", "b")));
   }
   tree["scalar"] = jnp::asarray(2.5f);
   for (const std::optional<int> level : {std::optional<int>(), std::optional<int>(3)}) {
@@ -137,7 +139,8 @@ TEST(InteropPython, SafetensorsBothWays) {
   uint32_t seed = 10;
   for (DType t : {DType::bool_, DType::uint8, DType::int16, DType::int64, DType::float16,
                   DType::bfloat16, DType::float32, DType::float64}) {
-    state.insert_or_assign(std::string("t_") + std::string(dtype_name(t)), random_array({5, 3}, t, seed++));
+    state.insert_or_assign(std::string("t_") + std::string(dtype_name(t)),
+                           random_array({5, 3}, t, seed++));
   }
   const Mesh mesh = make_mesh({2}, {"x"});
   state.insert_or_assign("sharded", device_put(random_array({4, 6}, DType::float32, 99),

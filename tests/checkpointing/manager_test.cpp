@@ -22,8 +22,9 @@ namespace ckpt = checkpointing;
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("parax-mgr-" + std::to_string(::getpid()) + "-" +
-                                                 std::to_string(counter()++))) {
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("parax-mgr-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
     fs::remove_all(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -68,8 +69,9 @@ TEST(CheckpointManager, SavesEveryIntervalAndKeepsTheNewest) {
   EXPECT_EQ(step_of(back), 6);
   EXPECT_EQ(back.at("w").to_vector<float>(), std::vector<float>(32, 6.0f));
   EXPECT_EQ(back.at("w").sharding(), state_at(0).at("w").sharding());
-  EXPECT_THROW_MSG(mgr.restore(4, state_at(0)), ValueError,
-                   "CheckpointManager::restore: no step 4 in " + tmp.str() + " (its steps: [6, 7])");
+  EXPECT_THROW_MSG(
+      mgr.restore(4, state_at(0)), ValueError,
+      "CheckpointManager::restore: no step 4 in " + tmp.str() + " (its steps: [6, 7])");
   // Orbax's layout: the item "default" in each step, the step's metadata beside it
   EXPECT_TRUE(fs::exists(tmp / "7/default/_METADATA"));
   EXPECT_TRUE(fs::exists(tmp / "7/default/w/c/0/0"));

@@ -24,7 +24,8 @@ namespace jnp = numpy;
 namespace ckpt = checkpointing;
 
 std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() / ("parax-st-" + std::to_string(::getpid()) + "-" + name)).string();
+  return (fs::temp_directory_path() / ("parax-st-" + std::to_string(::getpid()) + "-" + name))
+      .string();
 }
 
 std::vector<uint8_t> bytes_of(const Array& x) {
@@ -133,27 +134,33 @@ TEST(SafetensorsErrors, WhatThePythonLibraryRejects) {
   EXPECT_THROW_MSG(ckpt::load_safetensors(path), ValueError,
                    "load_safetensors: " + path +
                        " has a header of 7 bytes, longer than the file or than 100,000,000");
-  write_file(path, safetensors_file(R"({"x":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 2));
-  EXPECT_THROW_MSG(ckpt::load_safetensors(path), ValueError,
-                   "load_safetensors: tensor 'x' in " + path + ": dtype 'F8_E4M3' is not one parax has");
-  write_file(path, safetensors_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4));
+  write_file(path,
+             safetensors_file(R"({"x":{"dtype":"F8_E4M3","shape":[2],"data_offsets":[0,2]}})", 2));
+  EXPECT_THROW_MSG(
+      ckpt::load_safetensors(path), ValueError,
+      "load_safetensors: tensor 'x' in " + path + ": dtype 'F8_E4M3' is not one parax has");
+  write_file(path,
+             safetensors_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})", 4));
   EXPECT_THROW_MSG(ckpt::load_safetensors(path), ValueError,
                    "load_safetensors: tensor 'x' in " + path +
                        ": data_offsets [0, 4] do not hold 2 elements of float32");
-  write_file(path, safetensors_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8));
-  EXPECT_THROW_MSG(ckpt::load_safetensors(path), ValueError,
-                   "load_safetensors: " + path +
-                       ": tensor 'x' starts at 4, not where the one before ends (0)");
+  write_file(path,
+             safetensors_file(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8));
+  EXPECT_THROW_MSG(
+      ckpt::load_safetensors(path), ValueError,
+      "load_safetensors: " + path + ": tensor 'x' starts at 4, not where the one before ends (0)");
   const std::string header = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
   write_file(path, safetensors_file(header, 5));
   EXPECT_THROW_MSG(ckpt::load_safetensors(path), ValueError,
                    "load_safetensors: " + path + " is " + std::to_string(8 + header.size() + 5) +
                        " bytes but its header describes " + std::to_string(8 + header.size() + 8) +
                        " (truncated)");
-  write_file(path, safetensors_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8));
-  EXPECT_THROW_MSG(ckpt::load_safetensors(path, {{"y", Sharding(SingleDeviceSharding(devices()[0]))}}),
-                   ValueError,
-                   "load_safetensors: a sharding is given for 'y', which " + path + " does not hold");
+  write_file(path,
+             safetensors_file(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8));
+  EXPECT_THROW_MSG(
+      ckpt::load_safetensors(path, {{"y", Sharding(SingleDeviceSharding(devices()[0]))}}),
+      ValueError,
+      "load_safetensors: a sharding is given for 'y', which " + path + " does not hold");
   fs::remove(path);
 }
 

@@ -23,21 +23,45 @@ inline nlohmann::json values_of(const Array& x) {
       return v;
     };
     switch (x.dtype()) {
-      case DType::bool_: out.push_back(int(p[0])); break;
-      case DType::int8: out.push_back(load(int8_t{})); break;
-      case DType::int16: out.push_back(load(int16_t{})); break;
-      case DType::int32: out.push_back(load(int32_t{})); break;
-      case DType::int64: out.push_back(load(int64_t{})); break;
-      case DType::uint8: out.push_back(load(uint8_t{})); break;
-      case DType::uint16: out.push_back(load(uint16_t{})); break;
-      case DType::uint32: out.push_back(load(uint32_t{})); break;
-      case DType::uint64: out.push_back(load(uint64_t{})); break;
-      case DType::float16: out.push_back(double(float16_t::to_float(load(uint16_t{})))); break;
+      case DType::bool_:
+        out.push_back(int(p[0]));
+        break;
+      case DType::int8:
+        out.push_back(load(int8_t{}));
+        break;
+      case DType::int16:
+        out.push_back(load(int16_t{}));
+        break;
+      case DType::int32:
+        out.push_back(load(int32_t{}));
+        break;
+      case DType::int64:
+        out.push_back(load(int64_t{}));
+        break;
+      case DType::uint8:
+        out.push_back(load(uint8_t{}));
+        break;
+      case DType::uint16:
+        out.push_back(load(uint16_t{}));
+        break;
+      case DType::uint32:
+        out.push_back(load(uint32_t{}));
+        break;
+      case DType::uint64:
+        out.push_back(load(uint64_t{}));
+        break;
+      case DType::float16:
+        out.push_back(double(float16_t::to_float(load(uint16_t{}))));
+        break;
       case DType::bfloat16:
         out.push_back(double(float(bfloat16_t::from_bits(load(uint16_t{})))));
         break;
-      case DType::float32: out.push_back(double(load(float{}))); break;
-      case DType::float64: out.push_back(load(double{})); break;
+      case DType::float32:
+        out.push_back(double(load(float{})));
+        break;
+      case DType::float64:
+        out.push_back(load(double{}));
+        break;
     }
   }
   return out;
