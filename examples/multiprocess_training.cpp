@@ -6,11 +6,17 @@
 //   parax-run -n 2 --devices-per-process 4 ./multiprocess_training --small
 //   PARAX_CPU_COLLECTIVES=mpi PARAX_NUM_CPU_DEVICES=4 mpirun -n 2 ./multiprocess_training
 //
-// It prints the losses the single-process example prints, on every process.
+// It prints the losses the single-process example prints, on every process. With
+// --checkpoint DIR [--stop-after K] it trains resumably (resumable_training.h): a run
+// stopped after step K resumes from DIR with another process count.
 #include <parax/parax.h>
 
+#include "resumable_training.h"
+
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 namespace px = parax;
 namespace jnp = parax::numpy;
@@ -69,7 +75,15 @@ Params sgd(const Params& params, const Params& grads, float step_size) {
 
 int main(int argc, char** argv) {
   px::distributed::initialize();  // from the launcher's environment
-  const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
+  bool small = false;
+  std::string checkpoint;
+  int stop_after = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--small") == 0) small = true;
+    if (std::strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) checkpoint = argv[++i];
+    if (std::strcmp(argv[i], "--stop-after") == 0 && i + 1 < argc)
+      stop_after = std::atoi(argv[++i]);
+  }
   const std::vector<int64_t> layer_sizes = small ? std::vector<int64_t>{784, 64, 64, 64, 10}
                                                  : std::vector<int64_t>{784, 8192, 8192, 8192, 10};
   const int64_t batch_size = small ? 128 : 8192;
@@ -78,6 +92,14 @@ int main(int argc, char** argv) {
   auto loss_jit = px::jit(loss);
   auto gradfun = px::jit(px::grad(loss));
   auto [params, batch] = init_model(jr::key(0), layer_sizes, batch_size);
+  if (!checkpoint.empty()) {  // resumable, also with another process count
+    train_resumable(
+        checkpoint, stop_after, params, batch,
+        [&](const Params& p, const Batch& b) { return sgd(p, gradfun(p, b), step_size); },
+        loss_jit);
+    px::distributed::shutdown();
+    return 0;
+  }
 
   std::cout << "# " << px::device_count() << "-way batch data parallelism over "
             << px::process_count() << " processes\n";

@@ -2,12 +2,18 @@
 // (seeds/jax-distributed-arrays.txt) on 8 virtual CPU devices: the MLP's loss and
 // gradient under jit, 8-way batch data parallelism, then 4-way batch x 2-way model tensor
 // parallelism, 30 SGD steps each, with the tutorial's layer sizes (or --small ones).
+// With --checkpoint DIR [--stop-after K]: the 8-way run alone, saved every 5 steps and
+// resumed from DIR on another mesh (resumable_training.h).
 #include <parax/parax.h>
+
+#include "resumable_training.h"
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
 
 namespace px = parax;
 namespace jnp = parax::numpy;
@@ -79,7 +85,15 @@ double best_ms(F&& f, int reps) {
 
 int main(int argc, char** argv) {
   px::config::set_num_cpu_devices(8);
-  const bool small = argc > 1 && std::strcmp(argv[1], "--small") == 0;
+  bool small = false;
+  std::string checkpoint;
+  int stop_after = -1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--small") == 0) small = true;
+    if (std::strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) checkpoint = argv[++i];
+    if (std::strcmp(argv[i], "--stop-after") == 0 && i + 1 < argc)
+      stop_after = std::atoi(argv[++i]);
+  }
   const std::vector<int64_t> layer_sizes = small ? std::vector<int64_t>{784, 64, 64, 64, 10}
                                                  : std::vector<int64_t>{784, 8192, 8192, 8192, 10};
   const int64_t batch_size = small ? 128 : 8192;
@@ -88,6 +102,13 @@ int main(int argc, char** argv) {
   auto loss_jit = px::jit(loss);
   auto gradfun = px::jit(px::grad(loss));
   auto [params, batch] = init_model(jr::key(0), layer_sizes, batch_size);
+  if (!checkpoint.empty()) {  // the 8-way run, resumable (resumable_training.h)
+    train_resumable(
+        checkpoint, stop_after, params, batch,
+        [&](const Params& p, const Batch& b) { return sgd(p, gradfun(p, b), step_size); },
+        loss_jit);
+    return 0;
+  }
 
   std::cout << "# 8-way batch data parallelism\n";
   auto mesh = px::make_mesh({8}, {"batch"});
