@@ -29,7 +29,8 @@ void make_dirs(const std::string& path) {
   if (ec) fail("cannot create directory", path, ec.value());
 }
 
-void write_file(const std::string& path, std::span<const std::span<const std::byte>> pieces) {
+void write_file(const std::string& path, std::span<const std::span<const std::byte>> pieces,
+                bool flush) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", path);
   auto close_and_fail = [&](const char* what) {
@@ -48,14 +49,14 @@ void write_file(const std::string& path, std::span<const std::span<const std::by
       left -= size_t(n);
     }
   }
-  if (::fsync(fd) != 0) close_and_fail("cannot flush");
+  if (flush && ::fsync(fd) != 0) close_and_fail("cannot flush");
   if (::close(fd) != 0) fail("cannot close", path);
 }
 
-void write_text(const std::string& path, const std::string& text) {
+void write_text(const std::string& path, const std::string& text, bool flush) {
   const std::span<const std::byte> piece(reinterpret_cast<const std::byte*>(text.data()),
                                          text.size());
-  write_file(path, std::span(&piece, 1));
+  write_file(path, std::span(&piece, 1), flush);
 }
 
 void sync_dir(const std::string& path) {
@@ -65,6 +66,15 @@ void sync_dir(const std::string& path) {
   const int err = errno;
   ::close(fd);
   if (rc != 0) fail("cannot flush directory", path, err);
+}
+
+void sync_filesystem(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open directory", path);
+  const int rc = ::syncfs(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) fail("cannot flush the filesystem of", path, err);
 }
 
 std::string read_text(const std::string& path) {

@@ -13,12 +13,17 @@ namespace parax::checkpointing::files {
 
 // Creates `path` and its missing parents.
 void make_dirs(const std::string& path);
-// Creates (or replaces) the file `path` holding `pieces` one after the other, and flushes
-// it to the disk (fsync) before returning.
-void write_file(const std::string& path, std::span<const std::span<const std::byte>> pieces);
-void write_text(const std::string& path, const std::string& text);
+// Creates (or replaces) the file `path` holding `pieces` one after the other, and (when
+// `flush`) flushes it to the disk (fsync) before returning. Many files written without
+// `flush` are flushed together, much faster, by sync_filesystem.
+void write_file(const std::string& path, std::span<const std::span<const std::byte>> pieces,
+                bool flush = true);
+void write_text(const std::string& path, const std::string& text, bool flush = true);
 // Flushes a directory's entries (the files created or renamed in it) to the disk.
 void sync_dir(const std::string& path);
+// Flushes everything written to the filesystem holding `path` (syncfs), files and
+// directories alike.
+void sync_filesystem(const std::string& path);
 // Returns the whole file.
 std::string read_text(const std::string& path);
 

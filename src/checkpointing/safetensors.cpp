@@ -423,10 +423,9 @@ nn::StateDict load_safetensors(const std::string& path,
     }
     t.item->buffers[size_t(t.box.locals[0])] = buffer;
     for (size_t k = 1; k < t.box.locals.size(); ++k) {
-      runtime::BufferRef copy =
-          runtime::Buffer::allocate(t.item->devices[size_t(t.box.locals[k])], nbytes);
-      if (nbytes > 0) std::memcpy(copy->data(), buffer->data(), nbytes);
-      t.item->buffers[size_t(t.box.locals[k])] = copy;
+      // replicas share the bytes read once (CPU devices share the host's memory)
+      t.item->buffers[size_t(t.box.locals[k])] =
+          runtime::Buffer::alias(buffer, t.item->devices[size_t(t.box.locals[k])]);
     }
   });
   nn::StateDict out;

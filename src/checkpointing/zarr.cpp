@@ -433,7 +433,7 @@ void write_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const
   const std::string path = dir + "/" + chunk_key(m, coords);
   const size_t slash = path.rfind('/');
   if (slash > dir.size()) files::make_dirs(path.substr(0, slash));
-  files::write_file(path, pieces);
+  files::write_file(path, pieces, /*flush=*/false);
 }
 
 bool read_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const int64_t> coords,

@@ -69,7 +69,8 @@ struct Scratch {
 };
 
 // Encodes the chunk at `coords` (`data`: chunk_shape elements, row-major, little-endian)
-// and writes it to its file under `dir`, flushed. Requires: m as metadata_for made it.
+// and writes it to its file under `dir`, not yet flushed (files::sync_filesystem does it
+// for all the chunks of a save). Requires: m as metadata_for made it.
 void write_chunk(const std::string& dir, const ArrayMetadata& m, std::span<const int64_t> coords,
                  const void* data, Scratch& scratch);
 

@@ -1,5 +1,7 @@
 #include "runtime/buffer.h"
 
+#include "parax/errors.h"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -184,6 +186,18 @@ std::shared_ptr<Buffer> Buffer::wrap(Device device, void* data, size_t nbytes) {
 std::shared_ptr<Buffer> Buffer::view(std::shared_ptr<Buffer> parent, size_t offset, size_t nbytes) {
   auto* data = static_cast<char*>(parent->data()) + offset;
   std::shared_ptr<Buffer> v(new Buffer(parent->device(), nbytes, data, false));
+  v->parent_ = std::move(parent);
+  return v;
+}
+
+std::shared_ptr<Buffer> Buffer::alias(std::shared_ptr<Buffer> parent, Device device) {
+  const Device from = parent->device();
+  if (from.platform() != "cpu" || device.platform() != "cpu" ||
+      from.process_index() != device.process_index()) {
+    throw RuntimeError("Buffer::alias: device " + std::to_string(device.id()) +
+                       " cannot share the memory of device " + std::to_string(from.id()));
+  }
+  std::shared_ptr<Buffer> v(new Buffer(device, parent->nbytes(), parent->data(), false));
   v->parent_ = std::move(parent);
   return v;
 }

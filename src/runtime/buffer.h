@@ -19,6 +19,10 @@ class Buffer {
   // Returns bytes [offset, offset + nbytes) of `parent`, kept alive by the view (a scan's
   // slice of its xs).
   static std::shared_ptr<Buffer> view(std::shared_ptr<Buffer> parent, size_t offset, size_t nbytes);
+  // Returns `parent`'s bytes as a buffer of `device`, kept alive by it: one value's
+  // replicas on this process's CPU devices, which share the host's memory, without a copy.
+  // Requires: both devices are CPU devices of this process (else RuntimeError).
+  static std::shared_ptr<Buffer> alias(std::shared_ptr<Buffer> parent, Device device);
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
