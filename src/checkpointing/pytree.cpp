@@ -413,8 +413,9 @@ class CommitSave final : public Save {
                         json{{"array_metadatas", metas}}.dump(), /*flush=*/false);
     }
     // Every chunk file and directory entry at once: one flush of the filesystem costs
-    // about what one file's does, a flush per file as much again per file.
-    files::sync_filesystem(tmp_);
+    // about what one file's does, a flush per file as much again per file. Alone, the
+    // commit's flush covers them too.
+    if (process_count() > 1) files::sync_filesystem(tmp_);
     stats_ = {bytes.load(), int64_t(tasks.size()), peak.load(), 0.0};
   }
 
