@@ -4,6 +4,8 @@
 // chosen point (the crash tests kill their child process there).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,5 +37,12 @@ void set_save_observer(std::function<void(std::string_view stage)> observer);
 
 // Sets what last_io_stats() returns.
 void record_io(const IoStats& stats);
+
+// Raises `peak` to `held` if that is more (from any thread).
+inline void note_peak(std::atomic<int64_t>& peak, int64_t held) {
+  int64_t prev = peak.load();
+  while (held > prev && !peak.compare_exchange_weak(prev, held)) {
+  }
+}
 
 }  // namespace parax::checkpointing

@@ -395,9 +395,7 @@ class CommitSave final : public Save {
       zarr::write_chunk(array_dir(root(), t.item->name), meta, t.coords, data, scratch);
       observe("chunk");
       const int64_t held = int64_t(scratch.peak + padded.capacity());
-      int64_t prev = peak.load();
-      while (held > prev && !peak.compare_exchange_weak(prev, held)) {
-      }
+      note_peak(peak, held);
       bytes += shape_size(meta.chunk_shape) * dtype_itemsize(meta.dtype);
     });
     if (tree_) {
@@ -736,9 +734,7 @@ std::vector<Array> read_items(std::vector<ReadItem>& items, const std::string& r
       bytes += b;
       nfiles += f;
       const int64_t held = int64_t(scratch.peak + chunk.capacity());
-      int64_t prev = peak.load();
-      while (held > prev && !peak.compare_exchange_weak(prev, held)) {
-      }
+      note_peak(peak, held);
     }
     it.buffers[size_t(t.locals[0])] = first;
     for (size_t k = 1; k < t.locals.size(); ++k) {

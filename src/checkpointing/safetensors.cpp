@@ -109,12 +109,6 @@ void pwrite_all(int fd, const void* data, size_t n, int64_t offset, const std::s
   }
 }
 
-void note_peak(std::atomic<int64_t>& peak, int64_t held) {
-  int64_t prev = peak.load();
-  while (held > prev && !peak.compare_exchange_weak(prev, held)) {
-  }
-}
-
 struct Entry {
   std::string name;
   const parax::detail::ArrayImpl* impl;

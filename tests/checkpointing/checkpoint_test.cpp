@@ -16,7 +16,7 @@
 
 #include "api/array_impl.h"
 #include "core/array_value.h"
-#include "support/array_json.h"
+#include "support/checkpoint_data.h"
 #include "support/errors.h"
 
 namespace parax {
@@ -31,39 +31,11 @@ struct Layer {
 };
 PARAX_REGISTER_PYTREE(Layer, w, b)
 
-// A fresh directory under the system's temporary directory, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    static int n = 0;
-    path_ = fs::temp_directory_path() /
-            ("parax-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+using testing_support::bytes_of;
+using testing_support::TempDir;
 
- private:
-  fs::path path_;
-};
-
-std::vector<uint8_t> bytes_of(const Array& x) {
-  return detail::host_bytes(detail::concrete_of(x, "test"));
-}
-
-// An array of `shape` and `dtype` whose bytes are random (any bit pattern: NaN payloads,
-// negative zeros), but bool's 0 or 1.
 Array random_array(const Shape& shape, DType dtype, uint32_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<uint8_t> bytes(size_t(n) * size_t(dtype_itemsize(dtype)));
-  std::mt19937 gen(seed);
-  for (uint8_t& b : bytes) b = uint8_t(gen());
-  if (dtype == DType::bool_) {
-    for (uint8_t& b : bytes) b &= 1;
-  }
-  return detail::array_from_host(bytes.data(), core::Aval{shape, dtype, false});
+  return testing_support::random_bits(shape, dtype, seed);
 }
 
 Array arange_f32(const Shape& shape) {

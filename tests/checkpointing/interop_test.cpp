@@ -12,7 +12,7 @@
 #include <parax/checkpointing.h>
 #include <parax/parax.h>
 
-#include "support/array_json.h"
+#include "support/checkpoint_data.h"
 
 namespace parax {
 namespace {
@@ -60,24 +60,7 @@ std::string unavailable() {
     }                                                          \
   } while (0)
 
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("parax-interop-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  fs::path path_;
-};
+using testing_support::TempDir;
 
 Array random_array(const Shape& shape, DType dtype, uint32_t seed) {
   std::mt19937 gen(seed);

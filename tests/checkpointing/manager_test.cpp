@@ -11,6 +11,7 @@
 #include <parax/parax.h>
 
 #include "checkpointing/internal.h"
+#include "support/checkpoint_data.h"
 #include "support/errors.h"
 
 namespace parax {
@@ -20,24 +21,7 @@ namespace fs = std::filesystem;
 namespace jnp = numpy;
 namespace ckpt = checkpointing;
 
-class TempDir {
- public:
-  TempDir()
-      : path_(fs::temp_directory_path() /
-              ("parax-mgr-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++))) {
-    fs::remove_all(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  fs::path path_;
-};
+using testing_support::TempDir;
 
 using State = std::map<std::string, Array>;
 

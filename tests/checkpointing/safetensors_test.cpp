@@ -14,6 +14,7 @@
 
 #include "api/array_impl.h"
 #include "core/array_value.h"
+#include "support/checkpoint_data.h"
 #include "support/errors.h"
 
 namespace parax {
@@ -28,9 +29,7 @@ std::string temp_path(const std::string& name) {
       .string();
 }
 
-std::vector<uint8_t> bytes_of(const Array& x) {
-  return detail::host_bytes(detail::concrete_of(x, "test"));
-}
+using testing_support::bytes_of;
 
 std::string file_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -42,15 +41,7 @@ void write_file(const std::string& path, const std::string& bytes) {
 }
 
 Array random_array(const Shape& shape, DType dtype, uint32_t seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<uint8_t> bytes(size_t(n) * size_t(dtype_itemsize(dtype)));
-  std::mt19937 gen(seed);
-  for (uint8_t& b : bytes) b = uint8_t(gen());
-  if (dtype == DType::bool_) {
-    for (uint8_t& b : bytes) b &= 1;
-  }
-  return detail::array_from_host(bytes.data(), core::Aval{shape, dtype, false});
+  return testing_support::random_bits(shape, dtype, seed);
 }
 
 // A file of the given header text and `data_bytes` zero bytes of data.

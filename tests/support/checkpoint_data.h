@@ -1,9 +1,15 @@
-// An array's elements as exact JSON numbers (bool as 0/1, half floats widened), the form
-// the checkpointing goldens and the Python interop script write expected values in.
+// What the checkpointing tests share: arrays of random bits and their bytes, an array's
+// elements as exact JSON numbers (the form the goldens and the Python interop script write
+// expected values in), and a temporary directory removed afterwards.
 #pragma once
 
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <string>
 
 #include <parax/parax.h>
 
@@ -11,6 +17,42 @@
 #include "core/array_value.h"
 
 namespace parax::testing_support {
+
+inline std::vector<uint8_t> bytes_of(const Array& x) {
+  return detail::host_bytes(detail::concrete_of(x, "bytes_of"));
+}
+
+// An array of `shape` and `dtype` whose bytes are random (any bit pattern: NaN payloads,
+// negative zeros), but bool's 0 or 1.
+inline Array random_bits(const Shape& shape, DType dtype, uint32_t seed) {
+  std::vector<uint8_t> bytes(size_t(shape_size(shape)) * size_t(dtype_itemsize(dtype)));
+  std::mt19937 gen(seed);
+  for (uint8_t& b : bytes) b = uint8_t(gen());
+  if (dtype == DType::bool_) {
+    for (uint8_t& b : bytes) b &= 1;
+  }
+  return detail::array_from_host(bytes.data(), core::Aval{shape, dtype, false});
+}
+
+// A fresh directory under the system's temporary directory, removed with the object.
+class TempDir {
+ public:
+  TempDir() {
+    static int n = 0;
+    path_ = std::filesystem::temp_directory_path() /
+            ("parax-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string str() const { return path_.string(); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
 
 inline nlohmann::json values_of(const Array& x) {
   const std::vector<uint8_t> bytes = detail::host_bytes(detail::concrete_of(x, "values_of"));
