@@ -85,15 +85,7 @@ double best_ms(F&& f, int reps) {
 
 int main(int argc, char** argv) {
   px::config::set_num_cpu_devices(8);
-  bool small = false;
-  std::string checkpoint;
-  int stop_after = -1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--small") == 0) small = true;
-    if (std::strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) checkpoint = argv[++i];
-    if (std::strcmp(argv[i], "--stop-after") == 0 && i + 1 < argc)
-      stop_after = std::atoi(argv[++i]);
-  }
+  const auto [small, checkpoint, stop_after] = parse_training_args(argc, argv);
   const std::vector<int64_t> layer_sizes = small ? std::vector<int64_t>{784, 64, 64, 64, 10}
                                                  : std::vector<int64_t>{784, 8192, 8192, 8192, 10};
   const int64_t batch_size = small ? 128 : 8192;

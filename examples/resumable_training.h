@@ -9,8 +9,29 @@
 #include <parax/parax.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
+
+// The MLP examples' command line: --small, --checkpoint DIR, --stop-after K.
+struct TrainingArgs {
+  bool small = false;
+  std::string checkpoint;  // empty: no checkpoints
+  int stop_after = -1;
+};
+
+inline TrainingArgs parse_training_args(int argc, char** argv) {
+  TrainingArgs a;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--small") == 0) a.small = true;
+    if (std::strcmp(argv[i], "--checkpoint") == 0 && i + 1 < argc) a.checkpoint = argv[++i];
+    if (std::strcmp(argv[i], "--stop-after") == 0 && i + 1 < argc) {
+      a.stop_after = std::atoi(argv[++i]);
+    }
+  }
+  return a;
+}
 
 template <class Params, class Batch, class Step, class Loss>
 void train_resumable(const std::string& dir, int stop_after, const Params& params,
