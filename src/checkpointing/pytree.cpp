@@ -420,6 +420,7 @@ class CommitSave final : public Save {
   // Agrees that every process wrote (`wrote`: this one did), then commits.
   void commit(bool wrote) override {
     agree(wrote, "writing", dir_);
+    if (!wrote) return;  // this process failed: nothing is committed, the caller raises
     step_together("committing", dir_, [&] {
       if (process_index() != 0) return;
       // the metadata, the commit marker last, all flushed before the rename
@@ -453,18 +454,16 @@ class CommitSave final : public Save {
   // The whole save, on the calling thread.
   void run() {
     prepare();
-    bool wrote = false;
     try {
       write();
-      wrote = true;
     } catch (...) {
       try {
-        agree(false, "writing", dir_);
+        commit(false);
       } catch (...) {
       }
       throw;
     }
-    commit(wrote);
+    commit(true);
   }
 
  private:

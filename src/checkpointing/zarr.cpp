@@ -167,7 +167,6 @@ std::vector<Codec> parse_codecs(const json& list, const std::string& path, size_
     } else if (name == "zstd") {
       c.kind = Codec::Kind::zstd;
       c.level = config.value("level", 0);
-      c.zstd_checksum = config.value("checksum", false);
     } else if (name == "crc32c") {
       c.kind = Codec::Kind::crc32c;
     } else if (name == "sharding_indexed" && !is_index) {

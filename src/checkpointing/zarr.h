@@ -23,8 +23,7 @@ struct Codec {
   enum class Kind { bytes, zstd, crc32c, sharding_indexed };
   Kind kind = Kind::bytes;
   bool big_endian = false;  // bytes
-  int level = 0;            // zstd
-  bool zstd_checksum = false;
+  int level = 0;            // zstd (a frame's own checksum, if any, zstd checks itself)
   // sharding_indexed: each chunk file holds inner chunks of `inner_shape` encoded by
   // `inner`, and an index (offset, size per inner chunk) encoded by `index_codecs`.
   Shape inner_shape;

@@ -9,6 +9,9 @@
 //   checkpoint_child mp-die <dir>
 //     under parax-run: process 1 dies (SIGKILL) while writing its first chunk; process 0
 //     prints the error its save raised;
+//   checkpoint_child mp-manager-fail <dir>
+//     under parax-run: a manager's background save fails on process 0 (the one that
+//     commits); every process prints what wait_until_finished raised and the steps there;
 //   checkpoint_child preempt <step>
 //     under parax-run: steps until reached_preemption_sync_point, process 1 sending itself
 //     SIGTERM at <step>; prints the step where the processes stopped.
@@ -105,6 +108,27 @@ int main_(int argc, char** argv) {
     } catch (const DistributedError& e) {
       std::cout << "caught DistributedError: " << e.what() << "\n";
     }
+    return 0;
+  }
+  if (mode == "mp-manager-fail" && argc == 3) {
+    distributed::initialize();
+    checkpointing::set_save_observer([](std::string_view stage) {
+      if (stage == "chunk" && process_index() == 0) throw RuntimeError("disk on fire");
+    });
+    const Mesh mesh = make_mesh({4, 2}, {"a", "b"});
+    const Array x =
+        make_array_from_callback(Shape{8, 4}, NamedSharding(mesh, P("a", "b")),
+                                 [](const Index&) { return std::vector<float>(4, 1.0f); });
+    checkpointing::CheckpointManager mgr(argv[2]);
+    mgr.save(1, std::map<std::string, Array>{{"x", x}});
+    try {
+      mgr.wait_until_finished();
+      std::cout << "finished\n";
+    } catch (const std::exception& e) {
+      std::cout << "raised " << e.what() << "\n";
+    }
+    std::cout << "steps " << mgr.all_steps().size() << "\n";
+    distributed::shutdown();
     return 0;
   }
   if (mode == "preempt" && argc == 3) {

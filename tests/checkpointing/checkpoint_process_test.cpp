@@ -158,5 +158,24 @@ TEST(CheckpointProcesses, AProcessDyingMidSaveMakesTheOthersRaise) {
   fs::remove_all(root);
 }
 
+// A background save that fails on the process that commits is not committed, and every
+// process hears of it from wait_until_finished.
+TEST(CheckpointProcesses, AFailedBackgroundSaveIsCommittedNowhere) {
+  const fs::path root =
+      fs::temp_directory_path() / ("parax-ckpt-mgr-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const Outcome r =
+      run(std::string("env PARAX_DISTRIBUTED_TIMEOUT=10 ") + PARAX_RUN +
+          " -n 2 --devices-per-process 4 " + child("mp-manager-fail " + (root / "m").string()));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("[0] raised disk on fire"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[1] raised checkpointing: process 0 failed while writing"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("[0] steps 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[1] steps 0"), std::string::npos) << r.out;
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace parax

@@ -77,8 +77,10 @@ TEST(Safetensors, EveryDtypeRoundTrips) {
   fs::remove(path);
 }
 
-// What safetensors.numpy.save_file writes for these tensors (helper script in tools/).
-TEST(Safetensors, SameBytesAsThePythonLibrary) {
+// The header as the Python library orders it: metadata first, then tensors by dtype code
+// (largest first) and name, offsets in that order. (CheckpointGoldens compares a whole
+// file the Python library wrote.)
+TEST(Safetensors, HeaderInThePythonLibrarysOrder) {
   nn::StateDict state;
   state.insert_or_assign("w", jnp::arange(6.0).astype(DType::float32).reshape({2, 3}));
   state.insert_or_assign("step", jnp::asarray(int64_t(7)).astype(DType::int64));
