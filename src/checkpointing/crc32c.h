@@ -1,6 +1,6 @@
 // CRC-32C (Castagnoli), the checksum of zarr v3's crc32c codec and of sharded chunk
-// indexes. No Debian library exports it, so it is here: SSE4.2's crc32 instruction where
-// the CPU has it, a table otherwise; both give the same bits.
+// indexes, computed by ISA-L (its folding kernels run at memory speed where the CPU has
+// PCLMULQDQ; a table elsewhere).
 #pragma once
 
 #include <cstddef>

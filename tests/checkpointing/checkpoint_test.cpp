@@ -15,6 +15,7 @@
 #include <parax/parax.h>
 
 #include "api/array_impl.h"
+#include "checkpointing/crc32c.h"
 #include "core/array_value.h"
 #include "support/checkpoint_data.h"
 #include "support/errors.h"
@@ -46,6 +47,30 @@ Array arange_f32(const Shape& shape) {
 
 NamedSharding named(const Mesh& mesh, const PartitionSpec& spec) {
   return NamedSharding(mesh, spec);
+}
+
+// CRC-32C's check value (RFC 3720's "123456789"), and a checksum continued over pieces
+// equals the one over the whole, against the bitwise definition.
+TEST(Checkpoint, Crc32cMatchesTheBitwiseDefinition) {
+  EXPECT_EQ(ckpt::crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(ckpt::crc32c("", 0), 0u);
+  std::vector<unsigned char> data(10000);
+  std::mt19937 gen(7);
+  for (unsigned char& b : data) b = static_cast<unsigned char>(gen());
+  auto bitwise = [](const unsigned char* p, size_t n) {
+    uint32_t c = ~0u;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    }
+    return ~c;
+  };
+  for (size_t n : {1, 7, 8, 63, 64, 255, 256, 1000, 4097, 10000}) {
+    const uint32_t whole = bitwise(data.data(), n);
+    EXPECT_EQ(ckpt::crc32c(data.data(), n), whole) << n;
+    const size_t cut = n / 3;
+    EXPECT_EQ(ckpt::crc32c(data.data() + cut, n - cut, ckpt::crc32c(data.data(), cut)), whole) << n;
+  }
 }
 
 TEST(Checkpoint, EveryDtypeRoundTripsBitForBitInANestedTree) {
