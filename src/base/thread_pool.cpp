@@ -5,9 +5,14 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 namespace parax::base {
 namespace {
@@ -25,11 +30,16 @@ tbb::task_arena& arena() {
   return a;
 }
 
-// Work that waits on the disk: its own arena, so that a thread waiting in parallel_for
-// (a training step) never picks up one of its tasks and waits on the disk too.
-tbb::task_arena& io_arena() {
-  static tbb::task_arena a(cores());
-  return a;
+// Work that waits on the disk runs on threads of its own, never on TBB's workers: a worker
+// blocked in a read or a write is a core the computation beside it loses (a training step
+// next to a background save ran a third slower). More threads than cores keep several
+// requests in flight, as the disk needs for its full speed.
+int io_threads() {
+  if (const char* env = std::getenv("PARAX_IO_THREADS")) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return std::max(8, cores());
 }
 
 std::atomic<int> g_threads_used{0};
@@ -65,7 +75,30 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& body) {
 
 void parallel_for_io(int64_t n, const std::function<void(int64_t)>& body) {
   if (n <= 0) return;
-  io_arena().execute([&] { tbb::parallel_for(int64_t(0), n, [&](int64_t i) { body(i); }); });
+  std::atomic<int64_t> next{0};
+  std::mutex mutex;
+  int64_t failed_at = n;  // the lowest index that raised, whose exception is rethrown
+  std::exception_ptr failure;
+  auto work = [&] {
+    for (int64_t i = next++; i < n; i = next++) {
+      try {
+        body(i);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (i < failed_at) {
+          failed_at = i;
+          failure = std::current_exception();
+        }
+        next = n;  // hands out no more
+      }
+    }
+  };
+  std::vector<std::thread> helpers;
+  const int64_t extra = std::min<int64_t>(n, io_threads()) - 1;
+  for (int64_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace parax::base

@@ -15,8 +15,10 @@ int threads_used();
 // Runs body(i) for i in [0, n), in parallel on the pool; returns when all are done.
 // Exceptions from body propagate to the caller.
 void parallel_for(int64_t n, const std::function<void(int64_t)>& body);
-// As parallel_for, for work that waits on the disk (checkpoints): its tasks run apart from
-// parallel_for's, so that a computation running alongside never waits on them.
+// As parallel_for, for work that waits on the disk (checkpoints): on threads of its own
+// (PARAX_IO_THREADS, at least 8), taken in index order, so that a computation running
+// alongside never loses a pool thread to a wait. The exception of the lowest index that
+// raised propagates, and no index is started after one raised.
 void parallel_for_io(int64_t n, const std::function<void(int64_t)>& body);
 
 }  // namespace parax::base
