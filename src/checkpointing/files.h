@@ -16,6 +16,8 @@ void make_dirs(const std::string& path);
 // Creates (or replaces) the file `path` holding `pieces` one after the other, and (when
 // `flush`) flushes it to the disk (fsync) before returning. Many files written without
 // `flush` are flushed together, much faster, by sync_filesystem.
+// A large page-aligned first piece goes to the disk straight from memory (O_DIRECT), where the
+// file system allows it.
 void write_file(const std::string& path, std::span<const std::span<const std::byte>> pieces,
                 bool flush = true);
 void write_text(const std::string& path, const std::string& text, bool flush = true);
