@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -308,9 +309,10 @@ void check_options(const SaveOptions& options, const char* api) {
 // One save by the commit protocol, in three parts so that a manager can write in the
 // background between the parts that talk to the other processes:
 // - prepare (every process, together): check `dir`, make `<dir>.orbax-checkpoint-tmp`;
-// - write (each process alone): the chunks of the shards it holds with replica id 0;
-// - commit (every process, together): the primary writes the metadata and the commit
-//   marker, flushes and renames the temporary directory to `dir`.
+// - write (each process alone): the chunks of the shards it holds with replica id 0, and
+//   on the primary the arrays' zarr.json;
+// - commit (every process, together): the primary writes the tree's metadata and the
+//   commit marker, flushes and renames the temporary directory to `dir`.
 // `dir` is a checkpoint (`tree`, its tree under `item` or in `dir` itself when `item` is
 // empty, as Orbax's CheckpointManager nests its items) or one zarr array.
 class CommitSave final : public Save {
@@ -377,7 +379,17 @@ class CommitSave final : public Save {
     }
     std::atomic<int64_t> bytes{0};
     std::atomic<int64_t> peak{0};
-    base::parallel_for_io(int64_t(tasks.size()), [&](int64_t i) {
+    // The primary also writes each array's zarr.json here, beside the chunks: creating a
+    // file costs the file system about as much as writing a megabyte, and an array's
+    // metadata is inert until the commit marker and the rename make the directory a
+    // checkpoint.
+    const int64_t metas = process_index() == 0 ? int64_t(items_.size()) : 0;
+    base::parallel_for_io(int64_t(tasks.size()) + metas, [&](int64_t i) {
+      if (i >= int64_t(tasks.size())) {
+        const SaveItem& it = items_[size_t(i - int64_t(tasks.size()))];
+        files::write_text(array_dir(root(), it.name) + "/zarr.json", it.meta.to_json(), false);
+        return;
+      }
       const Task& t = tasks[size_t(i)];
       const zarr::ArrayMetadata& meta = t.item->meta;
       zarr::Scratch scratch;
@@ -423,10 +435,7 @@ class CommitSave final : public Save {
     if (!wrote) return;  // this process failed: nothing is committed, the caller raises
     step_together("committing", dir_, [&] {
       if (process_index() != 0) return;
-      // the metadata, the commit marker last, all flushed before the rename
-      for (const SaveItem& it : items_) {
-        files::write_text(array_dir(root(), it.name) + "/zarr.json", it.meta.to_json(), false);
-      }
+      // the tree's metadata, the commit marker last, all flushed before the rename
       if (tree_) {
         files::write_text(root() + "/_METADATA", metadata_json(items_).dump(), false);
         files::write_text(tmp_ + "/_CHECKPOINT_METADATA",
@@ -690,10 +699,13 @@ ReadItem read_item(std::string name, const Array& target, const std::string& whe
   return item;
 }
 
-// Reads every item (its metadata set) under `root`, one task per distinct box on this
-// process's devices, and returns the arrays.
+// Reads every item under `root`, one task per distinct box on this process's devices, and
+// returns the arrays. `load_meta`, when given, sets an item's metadata (or raises) before
+// its first box is read: in the same tasks, so that the disk's latency for the small
+// metadata files overlaps the large chunks' reads.
 std::vector<Array> read_items(std::vector<ReadItem>& items, const std::string& root, bool strict,
-                              std::chrono::steady_clock::time_point t0) {
+                              std::chrono::steady_clock::time_point t0,
+                              const std::function<void(ReadItem&)>& load_meta = nullptr) {
   std::vector<ReadTask> tasks;
   for (ReadItem& it : items) {
     it.shards = shards_of(it.sharding, it.aval.shape);
@@ -714,10 +726,15 @@ std::vector<Array> read_items(std::vector<ReadItem>& items, const std::string& r
       same->locals.push_back(s->local);
     }
   }
+  std::vector<std::once_flag> loaded(items.size());
+  auto ensure_meta = [&](ReadItem& it) {
+    if (load_meta) std::call_once(loaded[size_t(&it - items.data())], load_meta, it);
+  };
   std::atomic<int64_t> bytes{0}, nfiles{0}, peak{0};
   base::parallel_for_io(int64_t(tasks.size()), [&](int64_t i) {
     ReadTask& t = tasks[size_t(i)];
     ReadItem& it = *t.item;
+    ensure_meta(it);
     const size_t nbytes = size_t(shape_size(t.size)) * size_t(dtype_itemsize(it.aval.dtype));
     std::vector<Device> devices;
     for (const ShardRef& s : it.shards) {
@@ -741,6 +758,7 @@ std::vector<Array> read_items(std::vector<ReadItem>& items, const std::string& r
       it.buffers[size_t(t.locals[k])] = runtime::Buffer::alias(first, devices[size_t(t.locals[k])]);
     }
   });
+  for (ReadItem& it : items) ensure_meta(it);  // those with no box on this process
   std::vector<Array> out;
   for (ReadItem& it : items) {
     out.push_back(
@@ -795,15 +813,14 @@ std::vector<Array> restore_leaves(const std::string& dir_arg, const Leaves& targ
     if (!extra.empty()) msg += "; the target has no leaf for " + join(extra);
     throw ValueError(msg);
   }
-  for (ReadItem& it : items) {
+  return read_items(items, dir, stored.strict, t0, [&dir](ReadItem& it) {
     it.meta = read_metadata(array_dir(dir, it.name), it.name, "checkpointing::restore");
     if (it.meta.shape != it.aval.shape || it.meta.dtype != it.aval.dtype) {
       throw ValueError("checkpointing::restore: array '" + it.name + "' in " + dir + " is " +
                        type_str(it.meta.dtype, it.meta.shape) + " but the target asks for " +
                        type_str(it.aval.dtype, it.aval.shape));
     }
-  }
-  return read_items(items, dir, stored.strict, t0);
+  });
 }
 
 }  // namespace detail
