@@ -36,8 +36,7 @@ void check_round_trips(const std::string& dir) {
       static_cast<std::byte*>(std::aligned_alloc(4096, kMax)));
   std::mt19937 gen(3);
   for (size_t i = 0; i < kMax; ++i) page.get()[i] = std::byte(gen());
-  const std::byte tail[5] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4},
-                             std::byte{5}};
+  const std::byte tail[5] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}, std::byte{5}};
   struct Case {
     size_t offset, size;  // of the first piece in the page-aligned buffer
   };
