@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iostream>
 #include <string_view>
+#include <vector>
 
 #include "parax/array.h"
 
@@ -14,10 +15,16 @@ struct VisualizeOptions {
   double scale = 1.0;
   int min_width = 9;
   int max_width = 80;
+  // The dimensions to draw, one or two (negative counts from the end). By default a rank-1
+  // or rank-2 array is drawn whole, as JAX draws it; a higher rank draws its last two
+  // dimensions, one grid per block of the others (JAX raises there).
+  std::vector<int> dims;
 };
 
-// Prints the layout of a rank-1 or rank-2 array of `shape` under `sharding`.
-// Throws ValueError for other ranks.
+// Prints the layout of an array of `shape` under `sharding`: as JAX prints it for rank 1
+// and 2; a scalar as one cell; higher ranks (or `dims`) as grids of two dimensions, each
+// headed by the block of the others it shows, e.g. `[0:4, rows, cols]`. Uneven shards are
+// drawn to scale.
 void visualize_sharding(const Shape& shape, const Sharding& sharding,
                         const VisualizeOptions& options = {}, std::ostream& os = std::cout);
 

@@ -46,9 +46,6 @@ std::string highlight_numbers(const std::string& text) {
 
 void visualize_sharding(const Shape& shape, const Sharding& sharding,
                         const VisualizeOptions& options, std::ostream& os) {
-  if (shape.empty() || shape.size() > 2) {
-    throw ValueError("`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
-  }
   std::vector<std::pair<int, Index>> indices;
   for (auto& [device, index] : sharding.devices_indices_map(shape)) {
     indices.emplace_back(device.id(), index);
@@ -60,7 +57,7 @@ void visualize_sharding(const Shape& shape, const Sharding& sharding,
   const bool terminal = terminal_wants_color(os);
   params.color = options.use_color && terminal;
   std::string platform(sharding.device_assignment().front().platform());
-  std::string text = detail::render_sharding(shape, platform, indices, params);
+  std::string text = detail::render_array_sharding(shape, platform, indices, params, options.dims);
   // Without colours, a colour terminal still gets rich's number highlighting.
   os << (terminal && !params.color ? highlight_numbers(text) : text) << std::flush;
 }

@@ -82,18 +82,50 @@ struct Chunk {
 // Python's slice length as JAX computes it: an open stop means the whole dimension.
 Int slice_size(Int dim, const Slice& s) { return s.stop ? *s.stop - s.start.value_or(0) : dim; }
 
-// JAX's _slice_to_chunk_idx: which chunk along a dimension a shard covers. JAX asserts
-// the chunks are even; parax reports a ValueError instead of an AssertionError.
-Int chunk_index(Int dim, const Slice& s) {
-  if (s.is_full()) return 0;
-  Int size = slice_size(dim, s);
-  Int start = s.start.value_or(0);
-  if (size <= 0 || start % size != 0 || dim % size != 0) {
-    throw ValueError("`visualize_sharding` needs shards that evenly tile the array; got " +
-                     index_str({s}) + " of a dimension of size " + std::to_string(dim));
+// Which chunk along one dimension each shard covers. Where every shard passes JAX's
+// assertion this is its _slice_to_chunk_idx (start / size). Otherwise (an uneven tiling,
+// the last shard shorter as a padded sharding leaves it) it is the rank of the shard's
+// start among the distinct starts, each chunk drawn as wide as its slice; shards that then
+// do not tile the dimension (overlapping or leaving a gap) raise ValueError.
+class ChunkAxis {
+ public:
+  ChunkAxis(Int dim, const std::vector<std::pair<int, Index>>& devices_indices, size_t axis)
+      : dim_(dim) {
+    // JAX's rule, where its assertion holds (output identical to JAX's whenever it has one)
+    even_ = std::all_of(devices_indices.begin(), devices_indices.end(), [&](const auto& di) {
+      const Slice& s = di.second[axis];
+      const Int size = slice_size(dim, s);
+      return s.is_full() || (size > 0 && s.begin(dim) % size == 0 && dim % size == 0);
+    });
+    if (even_) return;
+    std::map<Int, Int> stops;  // start -> stop
+    for (const auto& [id, index] : devices_indices) {
+      const Slice& s = index[axis];
+      auto [it, fresh] = stops.emplace(s.begin(dim), s.end(dim));
+      if (!fresh && it->second != s.end(dim)) fail(s);
+    }
+    Int expect = 0;
+    for (const auto& [start, stop] : stops) {
+      if (start != expect || stop <= start) fail(Slice{start, stop});
+      starts_.push_back(start);
+      expect = stop;
+    }
+    if (expect != dim) fail(Slice{starts_.back(), expect});
   }
-  return start / size;
-}
+  Int index_of(const Slice& s) const {
+    if (even_) return s.is_full() ? 0 : s.begin(dim_) / slice_size(dim_, s);
+    return Int(std::lower_bound(starts_.begin(), starts_.end(), s.begin(dim_)) - starts_.begin());
+  }
+
+ private:
+  [[noreturn]] void fail(const Slice& s) const {
+    throw ValueError("`visualize_sharding` needs shards that tile the array; got " +
+                     index_str({s}) + " of a dimension of size " + std::to_string(dim_));
+  }
+  Int dim_;
+  bool even_ = false;
+  std::vector<Int> starts_;  // of the uneven tiling's chunks, ascending
+};
 
 using ChunkMap = std::map<std::pair<Int, Int>, Chunk>;
 
@@ -101,21 +133,25 @@ using ChunkMap = std::map<std::pair<Int, Int>, Chunk>;
 // devices_indices_map does (later devices overwrite the sizes of earlier ones).
 ChunkMap collect_chunks(const Shape& shape,
                         const std::vector<std::pair<int, Index>>& devices_indices) {
-  ChunkMap chunks;
   for (const auto& [id, index] : devices_indices) {
     if (index.size() != shape.size()) {
       throw ValueError("`visualize_sharding`: index " + index_str(index) +
                        " does not match shape " + shape_str(shape));
     }
+  }
+  std::vector<ChunkAxis> axes;
+  for (size_t d = 0; d < shape.size(); ++d) axes.emplace_back(shape[d], devices_indices, d);
+  ChunkMap chunks;
+  for (const auto& [id, index] : devices_indices) {
     std::pair<Int, Int> key;
     double width_frac;
     std::optional<double> height_frac;
     if (shape.size() == 2) {
-      key = {chunk_index(shape[0], index[0]), chunk_index(shape[1], index[1])};
+      key = {axes[0].index_of(index[0]), axes[1].index_of(index[1])};
       height_frac = double(slice_size(shape[0], index[0])) / double(shape[0]);
       width_frac = double(slice_size(shape[1], index[1])) / double(shape[1]);
     } else {
-      key = {0, chunk_index(shape[0], index[0])};
+      key = {0, axes[0].index_of(index[0])};
       width_frac = double(slice_size(shape[0], index[0])) / double(shape[0]);
     }
     Chunk& chunk = chunks[key];
@@ -586,6 +622,83 @@ std::string render_sharding(const Shape& shape, std::string_view platform,
       append_segment(out, s, layout);
     }
     out += '\n';
+  }
+  return out;
+}
+
+std::string render_array_sharding(const Shape& shape, std::string_view platform,
+                                  const std::vector<std::pair<int, Index>>& devices_indices,
+                                  const VisualizeParams& params, const std::vector<int>& dims_arg) {
+  const int rank = int(shape.size());
+  if (rank == 0) {  // one cell, held by every device
+    std::vector<std::pair<int, Index>> cells;
+    for (const auto& [id, index] : devices_indices) cells.emplace_back(id, Index{Slice{}});
+    return render_sharding({1}, platform, cells, params);
+  }
+  if (dims_arg.empty() && rank <= 2)
+    return render_sharding(shape, platform, devices_indices, params);
+  std::vector<int> dims = dims_arg.empty() ? std::vector<int>{rank - 2, rank - 1} : dims_arg;
+  auto dims_str = [&] {
+    std::string out;
+    for (int d : dims_arg) out += (out.empty() ? "" : ", ") + std::to_string(d);
+    return "{" + out + "}";
+  };
+  if (dims.size() > 2) {
+    throw ValueError("`visualize_sharding`: dims " + dims_str() +
+                     " names more than the two dimensions a grid draws");
+  }
+  for (int& d : dims) {
+    if (d < -rank || d >= rank) {
+      throw ValueError("`visualize_sharding`: dims " + dims_str() + " is out of range for shape " +
+                       shape_str(shape));
+    }
+    if (d < 0) d += rank;
+  }
+  if (dims.size() == 2 && dims[0] == dims[1]) {
+    throw ValueError("`visualize_sharding`: dims " + dims_str() + " names one dimension twice");
+  }
+  // One grid per block of the other dimensions, in the order of their starts.
+  using Block = std::vector<std::pair<Int, Int>>;  // (start, stop) of each other dimension
+  std::map<Block, std::vector<std::pair<int, Index>>> blocks;
+  for (const auto& [id, index] : devices_indices) {
+    if (int(index.size()) != rank) {
+      throw ValueError("`visualize_sharding`: index " + index_str(index) +
+                       " does not match shape " + shape_str(shape));
+    }
+    Block block;
+    for (int d = 0; d < rank; ++d) {
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
+        block.emplace_back(index[size_t(d)].begin(shape[size_t(d)]),
+                           index[size_t(d)].end(shape[size_t(d)]));
+      }
+    }
+    Index drawn;
+    for (int d : dims) drawn.push_back(index[size_t(d)]);
+    blocks[block].emplace_back(id, drawn);
+  }
+  Shape drawn_shape;
+  for (int d : dims) drawn_shape.push_back(shape[size_t(d)]);
+  const char* names[2] = {dims.size() == 2 ? "rows" : "cols", "cols"};
+  std::string out;
+  for (const auto& [block, cells] : blocks) {
+    if (rank > int(dims.size())) {  // the header: which block, and which dimensions are drawn
+      std::string header;
+      size_t other = 0;
+      for (int d = 0; d < rank; ++d) {
+        header += d == 0 ? "[" : ", ";
+        auto drawn = std::find(dims.begin(), dims.end(), d);
+        if (drawn != dims.end()) {
+          header += names[drawn - dims.begin()];
+          continue;
+        }
+        const auto [start, stop] = block[other++];
+        header += start == 0 && stop == shape[size_t(d)]
+                      ? std::string(":")
+                      : std::to_string(start) + ":" + std::to_string(stop);
+      }
+      out += header + "]\n";
+    }
+    out += render_sharding(drawn_shape, platform, cells, params);
   }
   return out;
 }

@@ -22,9 +22,19 @@ struct VisualizeParams {
 // (device id, index) pairs in device-assignment order (several devices may hold the same
 // index: replicas share a cell). `platform` is upper-cased in labels ("cpu" -> "CPU").
 // Returns the exact text JAX prints, including the final newline.
-// Throws parax::ValueError with JAX's message for rank 0 or rank > 2.
+// Throws parax::ValueError with JAX's message for rank 0 or rank > 2. Shards that tile a
+// dimension unevenly are drawn as they are (JAX asserts an even tiling).
 std::string render_sharding(const Shape& shape, std::string_view platform,
                             const std::vector<std::pair<int, Index>>& devices_indices,
                             const VisualizeParams& params);
+
+// Renders an array of any rank: a scalar as one cell held by every device; rank > 2, or
+// any rank when `dims` names one or two dimensions (negative counts from the end), as one
+// grid of those dimensions (by default the last two) per block of the other dimensions,
+// each headed by the block's slices with the drawn dimensions named `rows` and `cols`:
+// `[0:4, rows, cols]`. Ranks 1 and 2 without `dims` render exactly as render_sharding.
+std::string render_array_sharding(const Shape& shape, std::string_view platform,
+                                  const std::vector<std::pair<int, Index>>& devices_indices,
+                                  const VisualizeParams& params, const std::vector<int>& dims);
 
 }  // namespace parax::detail

@@ -78,15 +78,24 @@ TEST(Visualize, NumbersHighlightedAsRichDoes) {
             "│ CPU \x1b[1;36m0\x1b[0m,\x1b[1;36m2\x1b[0m │ TPU_3 │");
 }
 
-TEST(Visualize, RankErrors) {
+// JAX raises for rank 0 and rank > 2; parax draws them.
+TEST(Visualize, ScalarsAndHigherRanks) {
+  EXPECT_EQ(draw(jnp::array(1.0f)),
+            "┌───────────────────────┐\n"
+            "│         CPU 0         │\n"
+            "└───────────────────────┘\n");
+  const Mesh mesh = make_mesh({2, 2, 2}, {"a", "b", "c"});
+  const Array x = device_put(jnp::zeros({4, 16, 16}), NamedSharding(mesh, P("a", "b", "c")));
+  const std::string text = draw(x);
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1), "[0:2, rows, cols]\n");
+  EXPECT_NE(text.find("[2:4, rows, cols]\n"), std::string::npos);
+  EXPECT_NE(text.find("CPU 0"), std::string::npos);
+  EXPECT_NE(text.find("CPU 7"), std::string::npos);
+  // dims pick the dimensions to draw
   std::ostringstream os;
-  try {
-    debug::visualize_array_sharding(jnp::array(1.0f), os);
-    FAIL() << "no error for rank 0";
-  } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "`visualize_sharding` only works for shapes with 1 and 2 dimensions.");
-  }
-  EXPECT_THROW(debug::visualize_array_sharding(jnp::zeros({2, 2, 2}), os), ValueError);
+  debug::visualize_array_sharding(x, os, {.dims = {0, 1}});
+  EXPECT_EQ(os.str().substr(0, os.str().find('\n') + 1), "[rows, cols, 0:8]\n");
+  EXPECT_THROW(debug::visualize_array_sharding(x, os, {.dims = {5}}), ValueError);
 }
 
 }  // namespace

@@ -312,5 +312,118 @@ TEST(VisualizeSharding, RejectsRank3) {
   }
 }
 
+// Beyond JAX: any rank, chosen dimensions, uneven shards.
+
+std::vector<std::pair<int, Index>> replicated(int devices, size_t rank) {
+  std::vector<std::pair<int, Index>> out;
+  for (int i = 0; i < devices; ++i) out.emplace_back(i, Index(rank));
+  return out;
+}
+
+TEST(VisualizeArraySharding, ScalarIsOneCellOfEveryDevice) {
+  EXPECT_EQ(render_array_sharding({}, "cpu", replicated(8, 0), {}, {}),
+            render_sharding({1}, "cpu", replicated(8, 1), {}));
+  EXPECT_EQ(render_array_sharding({}, "cpu", replicated(1, 0), {}, {}),
+            "┌───────────────────────┐\n"
+            "│         CPU 0         │\n"
+            "└───────────────────────┘\n");
+}
+
+TEST(VisualizeArraySharding, RanksOneAndTwoAreJaxsUnlessDimsAreGiven) {
+  const auto shards = mesh42_shards(0, 1);
+  EXPECT_EQ(render_array_sharding({8192, 8192}, "cpu", shards, {}, {}), render_big(0, 1));
+  // dims {1, 0}: the transpose, with no header (no other dimension)
+  std::vector<std::pair<int, Index>> swapped;
+  for (const auto& [id, index] : shards) swapped.emplace_back(id, Index{index[1], index[0]});
+  EXPECT_EQ(render_array_sharding({8192, 8192}, "cpu", shards, {}, {1, 0}),
+            render_sharding({8192, 8192}, "cpu", swapped, {}));
+}
+
+// (4, 8192, 8192) with its first dimension split in two and the others as P('a', 'b') on
+// the remaining devices: one grid per half, headed by it.
+TEST(VisualizeArraySharding, RankThreeDrawsOneGridPerBlockOfTheLeadingDimension) {
+  std::vector<std::pair<int, Index>> shards, first, second;
+  for (int half = 0; half < 2; ++half) {
+    for (int a = 0; a < 2; ++a) {
+      for (int b = 0; b < 2; ++b) {
+        const int id = half * 4 + a * 2 + b;
+        const Index drawn{Slice{a * 4096, (a + 1) * 4096}, Slice{b * 4096, (b + 1) * 4096}};
+        shards.emplace_back(id, Index{Slice{half * 2, half * 2 + 2}, drawn[0], drawn[1]});
+        (half == 0 ? first : second).emplace_back(id, drawn);
+      }
+    }
+  }
+  const Shape shape{4, 8192, 8192};
+  EXPECT_EQ(render_array_sharding(shape, "cpu", shards, {}, {}),
+            "[0:2, rows, cols]\n" + render_sharding({8192, 8192}, "cpu", first, {}) +
+                "[2:4, rows, cols]\n" + render_sharding({8192, 8192}, "cpu", second, {}));
+  // an unsplit leading dimension: one grid, its header says so
+  EXPECT_EQ(render_array_sharding({3, 8192, 8192}, "cpu", replicated(2, 3), {}, {}),
+            "[:, rows, cols]\n" + render_sharding({8192, 8192}, "cpu", replicated(2, 2), {}));
+  // dims {0, -1} draw the first and last dimensions, one grid per block of the middle one
+  std::vector<std::pair<int, Index>> outer;
+  for (const auto& [id, index] : shards) {
+    if (index[1].begin(8192) == 0) outer.emplace_back(id, Index{index[0], index[2]});
+  }
+  const std::string text = render_array_sharding(shape, "cpu", shards, {}, {0, -1});
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1), "[rows, 0:4096, cols]\n");
+  EXPECT_NE(text.find(render_sharding({4, 8192}, "cpu", outer, {})), std::string::npos);
+  EXPECT_NE(text.find("[rows, 4096:8192, cols]\n"), std::string::npos);
+  // one dimension: 1-D grids
+  const std::string cols = render_array_sharding(shape, "cpu", shards, {}, {2});
+  EXPECT_EQ(cols.substr(0, cols.find('\n') + 1), "[0:2, 0:4096, cols]\n");
+  EXPECT_EQ(std::count(cols.begin(), cols.end(), '['), 4);
+}
+
+TEST(VisualizeArraySharding, UnevenShardsAreDrawnToScale) {
+  // (8, 10) with its columns as 4 + 4 + 2 (a padded sharding's last shard is shorter)
+  const std::vector<std::pair<int, Index>> shards = {
+      {0, {Slice{}, Slice{0, 4}}}, {1, {Slice{}, Slice{4, 8}}}, {2, {Slice{}, Slice{8, 10}}}};
+  VisualizeParams params;
+  params.min_width = 1;
+  EXPECT_EQ(render_sharding({8, 10}, "cpu", shards, params),
+            "┌──────────┬──────────┬─────┐\n"
+            "│          │          │     │\n"
+            "│          │          │     │\n"
+            "│          │          │     │\n"
+            "│          │          │     │\n"
+            "│  CPU 0   │  CPU 1   │CPU 2│\n"
+            "│          │          │     │\n"
+            "│          │          │     │\n"
+            "│          │          │     │\n"
+            "│          │          │     │\n"
+            "└──────────┴──────────┴─────┘\n");
+}
+
+TEST(VisualizeArraySharding, Errors) {
+  const Shape shape{2, 2, 2};
+  const auto one = replicated(1, 3);
+  auto message = [&](const std::vector<int>& dims) {
+    try {
+      render_array_sharding(shape, "cpu", one, {}, dims);
+    } catch (const ValueError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message({0, 3}),
+            "`visualize_sharding`: dims {0, 3} is out of range for shape (2, 2, 2)");
+  EXPECT_EQ(message({1, -2}), "`visualize_sharding`: dims {1, -2} names one dimension twice");
+  EXPECT_EQ(message({0, 1, 2}),
+            "`visualize_sharding`: dims {0, 1, 2} names more than the two dimensions a grid "
+            "draws");
+  // shards that leave a gap or overlap
+  try {
+    render_sharding({10}, "cpu", {{0, {Slice{0, 4}}}, {1, {Slice{6, 10}}}}, {});
+    FAIL() << "no error for a gap";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "`visualize_sharding` needs shards that tile the array; got "
+                 "(slice(6, 10, None),) of a dimension of size 10");
+  }
+  EXPECT_THROW(render_sharding({10}, "cpu", {{0, {Slice{0, 6}}}, {1, {Slice{0, 4}}}}, {}),
+               ValueError);
+}
+
 }  // namespace
 }  // namespace parax::detail
