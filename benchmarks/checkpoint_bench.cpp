@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -110,6 +111,19 @@ void time_disk(const fs::path& file, int64_t bytes, DiskSeconds& best) {
   }
 }
 
+// Runs body(i) for i in [0, n) on 8 threads, taking indices in order (as parax's disk work
+// does).
+void on_eight_threads(size_t n, const std::function<void(size_t)>& body) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) body(i);
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 7; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+}
+
 // Seconds to read every file under `dir` whole (uncached), 8 at a time: what the file system
 // asks of a checkpoint in this layout, before any parsing, checksum or copy.
 double plain_read_seconds(const fs::path& dir) {
@@ -119,20 +133,13 @@ double plain_read_seconds(const fs::path& dir) {
   }
   drop_cache(dir);
   const auto t0 = std::chrono::steady_clock::now();
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    std::vector<char> buffer;
-    for (size_t i = next++; i < paths.size(); i = next++) {
-      const int fd = ::open(paths[i].c_str(), O_RDONLY);
-      buffer.resize(size_t(fs::file_size(paths[i])));
-      if (::pread(fd, buffer.data(), buffer.size(), 0) != ssize_t(buffer.size())) std::abort();
-      ::close(fd);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 7; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+  on_eight_threads(paths.size(), [&](size_t i) {
+    thread_local std::vector<char> buffer;  // reused, as a reader's would be
+    const int fd = ::open(paths[i].c_str(), O_RDONLY);
+    buffer.resize(size_t(fs::file_size(paths[i])));
+    if (::pread(fd, buffer.data(), buffer.size(), 0) != ssize_t(buffer.size())) std::abort();
+    ::close(fd);
+  });
   return seconds_since(t0);
 }
 
@@ -155,23 +162,16 @@ double plain_write_seconds(const fs::path& like, const fs::path& dir) {
   ::sync();
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& [rel, size] : files) fs::create_directories((dir / rel).parent_path());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      const auto& [rel, size] = files[i];
-      const size_t direct = size >= (size_t(256) << 10) ? size / 4096 * 4096 : 0;
-      const int fd =
-          ::open((dir / rel).c_str(), O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0), 0644);
-      if (direct && ::write(fd, data.get(), direct) != ssize_t(direct)) std::abort();
-      if (direct) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_DIRECT);
-      if (::write(fd, data.get() + direct, size - direct) != ssize_t(size - direct)) std::abort();
-      ::close(fd);
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 7; ++t) threads.emplace_back(work);
-  work();
-  for (std::thread& t : threads) t.join();
+  on_eight_threads(files.size(), [&](size_t i) {
+    const auto& [rel, size] = files[i];
+    const size_t direct = size >= (size_t(256) << 10) ? size / 4096 * 4096 : 0;
+    const int fd =
+        ::open((dir / rel).c_str(), O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0), 0644);
+    if (direct && ::write(fd, data.get(), direct) != ssize_t(direct)) std::abort();
+    if (direct) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_DIRECT);
+    if (::write(fd, data.get() + direct, size - direct) != ssize_t(size - direct)) std::abort();
+    ::close(fd);
+  });
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   ::syncfs(fd);
   ::close(fd);
