@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <ostream>
+#include <source_location>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -102,16 +103,26 @@ class Array {
 namespace detail {
 // Returns a 0-d array of `value` (given as `src` dtype), weak-typed when `weak`.
 Array scalar_array(const void* value, DType src, bool weak);
+// Makes `site` the call site of the equations bound until leave_call_site(prev), unless
+// it is in parax's own code; saves the one it replaces in `prev` and returns whether it did.
+bool enter_call_site(const std::source_location& site, std::source_location& prev);
+void leave_call_site(const std::source_location& prev);
 }  // namespace detail
 
 // What functions taking arrays accept: an Array or a C++ scalar. A scalar becomes a
 // weak-typed 0-d array (as a Python scalar does in JAX), so `x * 2.0` keeps x's dtype.
+// Converting to one also records where the call was written (std::source_location): the
+// equations the call makes belong to that line, which the compiler's explainer names.
 class ArrayLike {
  public:
-  ArrayLike(const Array& a) : array_(a) {}
-  ArrayLike(Array&& a) : array_(std::move(a)) {}
+  ArrayLike(const Array& a, std::source_location site = std::source_location::current())
+      : array_(a), owns_site_(detail::enter_call_site(site, prev_site_)) {}
+  ArrayLike(Array&& a, std::source_location site = std::source_location::current())
+      : array_(std::move(a)), owns_site_(detail::enter_call_site(site, prev_site_)) {}
   template <class T>
-  requires is_scalar_type_v<T> ArrayLike(T value) {
+  requires is_scalar_type_v<T> ArrayLike(
+      T value, std::source_location site = std::source_location::current())
+      : owns_site_(detail::enter_call_site(site, prev_site_)) {
     constexpr bool kWeak = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
     if constexpr (std::is_same_v<T, bool>) {
       uint8_t b = value ? 1 : 0;
@@ -120,11 +131,26 @@ class ArrayLike {
       array_ = detail::scalar_array(&value, dtype_of<T>(), kWeak);
     }
   }
+  ArrayLike(const ArrayLike& o) : array_(o.array_) {}
+  ArrayLike(ArrayLike&& o) noexcept : array_(std::move(o.array_)) {}
+  ArrayLike& operator=(const ArrayLike& o) {
+    array_ = o.array_;
+    return *this;
+  }
+  ArrayLike& operator=(ArrayLike&& o) noexcept {
+    array_ = std::move(o.array_);
+    return *this;
+  }
+  ~ArrayLike() {
+    if (owns_site_) detail::leave_call_site(prev_site_);
+  }
   const Array& array() const { return array_; }
   operator const Array&() const { return array_; }
 
  private:
   Array array_;
+  std::source_location prev_site_;
+  bool owns_site_ = false;
 };
 
 // numpy's operators, with its broadcasting and JAX's type promotion.

@@ -49,6 +49,12 @@ int64_t read_int(std::string_view name);
 //   "parax_conv_implementation" [PARAX_CONV_IMPLEMENTATION] float32 convolutions' kernel:
 //       "auto" (default: oneDNN where it has a JIT kernel for the shape, else im2col +
 //       BLAS), "onednn" (wherever oneDNN accepts the shape) or "im2col"; read per call
+//   "parax_implicit_reshard" [PARAX_IMPLICIT_RESHARD] what compiling does with a collective
+//       the program did not ask for (asking is parax::reshard, shard_map's specs and the
+//       named collectives; everything the compiler adds to reconcile layouts, a
+//       with_sharding_constraint's and jit's in/out_shardings' included, is implicit):
+//       "allow" (default), "warn" (each printed to stderr, once per compile, with the
+//       explainer's line) or "error" (ShardingError naming the line)
 void update(std::string_view name, std::string_view value);
 // A string literal would otherwise convert to bool.
 inline void update(std::string_view name, const char* value) {

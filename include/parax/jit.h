@@ -18,6 +18,8 @@
 
 namespace parax {
 
+class Explanation;  // parax/explain.h
+
 namespace compiler {
 struct Plan;
 }
@@ -69,6 +71,9 @@ class Compiled {
   // all-reduce, reduce-scatter, all-to-all, collective-permute).
   std::string as_text() const;
   CostAnalysis cost_analysis() const;
+  // Returns every collective with the user's line that needed it, why, and its bytes and
+  // estimated time (parax/explain.h).
+  Explanation explain() const;
   std::vector<Sharding> input_shardings() const;
   std::vector<Sharding> output_shardings() const;
   explicit Compiled(std::shared_ptr<const compiler::Plan> plan) : plan_(std::move(plan)) {}

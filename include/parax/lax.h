@@ -194,6 +194,19 @@ Array scatter_apply(const ArrayLike& operand, const ArrayLike& scatter_indices,
                     std::optional<GatherScatterMode> mode = std::nullopt);
 
 // Asks the compiler to lay x out with `sharding` here (inside jit; eagerly, a device_put).
-Array with_sharding_constraint(const Array& x, const Sharding& sharding);
+// `site` names the caller's line in the compiler's explainer.
+Array with_sharding_constraint(const Array& x, const Sharding& sharding,
+                               std::source_location site = std::source_location::current());
 
 }  // namespace parax::lax
+
+namespace parax {
+
+// Returns x laid out as `sharding` (JAX's jax.sharding.reshard): with_sharding_constraint
+// under another name, the explicit one, whose collectives the parax_implicit_reshard policy
+// allows always. A bare PartitionSpec is read on the mesh of the enclosing
+// sharding::use_mesh scope or, eagerly, on x's own mesh.
+Array reshard(const Array& x, const Sharding& sharding,
+              std::source_location site = std::source_location::current());
+
+}  // namespace parax

@@ -15,6 +15,7 @@
 #include "parax/distributed.h"
 #include "parax/dtype.h"
 #include "parax/errors.h"
+#include "parax/explain.h"
 #include "parax/grad.h"
 #include "parax/indexing.h"
 #include "parax/jit.h"

@@ -3,5 +3,6 @@ target_sources(parax PRIVATE
   api/array.cpp
   api/compiled.cpp
   api/debug.cpp
+  api/explain.cpp
   api/device_put.cpp
   api/format.cpp)

@@ -1,5 +1,6 @@
 #include "parax/config.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -84,7 +85,11 @@ std::mutex g_strings_mu;
 StringSetting g_strings[] = {
     {"jax_cpu_collectives_implementation", "PARAX_CPU_COLLECTIVES", {"gloo", "mpi"}, {}},
     {"parax_conv_implementation", "PARAX_CONV_IMPLEMENTATION", {"auto", "onednn", "im2col"}, {}},
+    {"parax_implicit_reshard", "PARAX_IMPLICIT_RESHARD", {"allow", "warn", "error"}, {}},
 };
+
+// parax_implicit_reshard's choice as an index into its choices, -1 until read.
+std::atomic<int> g_reshard_policy{-1};
 
 StringSetting* find_string(std::string_view name) {
   for (StringSetting& s : g_strings) {
@@ -221,6 +226,10 @@ void update(std::string_view name, std::string_view value) {
   std::string checked = checked_choice(s, value, "the value");
   std::lock_guard<std::mutex> lock(g_strings_mu);
   s.value = std::move(checked);
+  if (s.name == "parax_implicit_reshard") {
+    g_reshard_policy =
+        int(std::find(s.choices.begin(), s.choices.end(), *s.value) - s.choices.begin());
+  }
 }
 
 std::string read_string(std::string_view name) {
@@ -234,6 +243,17 @@ unsigned long long epoch() { return g_epoch.load(); }
 }  // namespace parax::config
 
 namespace parax::detail {
+
+ReshardPolicy implicit_reshard_policy() {
+  int p = config::g_reshard_policy.load(std::memory_order_relaxed);
+  if (p < 0) {
+    const std::string v = config::read_string("parax_implicit_reshard");
+    p = v == "error" ? 2 : v == "warn" ? 1 : 0;  // the choices' order
+    int unread = -1;
+    config::g_reshard_policy.compare_exchange_strong(unread, p);
+  }
+  return ReshardPolicy(p);
+}
 
 int freeze_num_cpu_devices() {
   std::lock_guard<std::mutex> lock(config::g_devices_mu);

@@ -19,4 +19,9 @@ enum class IntSettingId {
 };
 // Returns a setting's current value (cheap: an atomic load once read).
 int64_t int_setting(IntSettingId id);
+
+// config parax_implicit_reshard: what compiling does with a collective the user did not ask
+// for (cheap: an atomic load once read).
+enum class ReshardPolicy { kAllow, kWarn, kError };
+ReshardPolicy implicit_reshard_policy();
 }  // namespace parax::detail

@@ -51,7 +51,7 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
                             {"axis_sizes", e.params.get<std::vector<int64_t>>("axis_sizes")},
                             {"spec", std::vector<PartitionSpec>{spec}},
                             {"mesh", e.params.get<std::shared_ptr<const Sharding>>("mesh")}};
-        out.eqns.push_back(core::Eqn{p, {a}, {v}, std::move(params)});
+        out.eqns.push_back(core::Eqn{p, {a}, {v}, std::move(params), e.site});
         return Atom::of(v);
       };
       std::vector<Atom> local;
@@ -66,7 +66,7 @@ std::vector<Atom> inline_into(Program& out, const Program& callee, const std::ve
       }
       continue;
     }
-    core::Eqn copy{e.prim, std::move(in), {}, e.params};
+    core::Eqn copy{e.prim, std::move(in), {}, e.params, e.site};
     if (core::has_trait(e.prim, core::kControlFlow)) {
       // A loop body or branch is compiled with the program: its calls are inlined too.
       copy = core::with_sub_programs(std::move(copy), [](const std::shared_ptr<const Program>& b) {
@@ -303,6 +303,8 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
         return stated;
       }();
   plan->cost = analyze(part.local, mesh);
+  plan->collectives = collectives_of(part.local, mesh);
+  apply_reshard_policy(plan->collectives, mesh, opts.name);
   plan->local = std::make_shared<const Program>(std::move(part.local));
   plan->buffers = std::make_shared<const BufferPlan>(std::move(*state.buffers));
   return plan;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/buffers.h"
+#include "compiler/explain.h"
 #include "compiler/spmd.h"
 #include "core/program.h"
 #include "parax/jit.h"
@@ -51,6 +52,8 @@ struct Plan {
   std::vector<core::Aval> in_avals, out_avals;  // global types
   bool committed = false;                       // outputs are committed arrays
   CostAnalysis cost;
+  // Every collective of `local`, with why it is there (the explainer's rows).
+  std::vector<CollectiveNote> collectives;
 
   // Returns the partitioned per-device program with its mesh and layouts, then its buffer
   // plan (`#` lines).

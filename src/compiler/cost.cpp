@@ -20,9 +20,17 @@ core::Cost cost_by_traits(core::Prim p, const core::Aval& in, const core::Aval& 
 
 }  // namespace
 
+core::Cost eqn_cost(const core::Program& local, const core::Eqn& e, const MeshInfo& mesh) {
+  std::vector<core::Aval> in, out;
+  for (const core::Atom& a : e.inputs) in.push_back(local.aval_of(a));
+  for (int v : e.outputs) out.push_back(local.avals[size_t(v)]);
+  const auto rule = core::rules(e.prim).cost;
+  return rule ? rule(in, out, e.params, mesh.axis_sizes)
+              : cost_by_traits(e.prim, in.empty() ? out[0] : in[0], out[0]);
+}
+
 CostAnalysis analyze(const core::Program& local, const MeshInfo& mesh) {
   CostAnalysis c;
-  std::vector<core::Aval> in, out;
   for (const core::Eqn& e : local.eqns) {
     if (core::has_trait(e.prim, core::kControlFlow)) {
       // The programs run trip_count times (a while's trip count is unknown: counted once,
@@ -46,13 +54,7 @@ CostAnalysis analyze(const core::Program& local, const MeshInfo& mesh) {
       for (const auto& [k, n] : most.collectives) c.collectives[k] += n;
       continue;
     }
-    in.clear();
-    out.clear();
-    for (const core::Atom& a : e.inputs) in.push_back(local.aval_of(a));
-    for (int v : e.outputs) out.push_back(local.avals[size_t(v)]);
-    const auto rule = core::rules(e.prim).cost;
-    const core::Cost cost = rule ? rule(in, out, e.params, mesh.axis_sizes)
-                                 : cost_by_traits(e.prim, in.empty() ? out[0] : in[0], out[0]);
+    const core::Cost cost = eqn_cost(local, e, mesh);
     if (core::has_trait(e.prim, core::kCollective)) {
       c.collectives[std::string(core::prim_name(e.prim))]++;
       c.collective_bytes += cost.collective_bytes;

@@ -26,18 +26,52 @@ bool contains(const AxisList& axes, int64_t a) {
 class Partitioner {
  public:
   Partitioner(const core::Program& global, const MeshInfo& mesh, const Propagation& prop)
-      : global_(global), mesh_(mesh), prop_(prop), map_(global.avals.size()), layout_(prop.vars) {}
+      : global_(global),
+        mesh_(mesh),
+        prop_(prop),
+        map_(global.avals.size()),
+        layout_(prop.vars),
+        producer_(global.avals.size(), -1) {
+    for (size_t e = 0; e < global.eqns.size(); ++e) {
+      for (int v : global.eqns[e].outputs) producer_[size_t(v)] = int(e);
+    }
+  }
 
   Partitioned run(std::span<const std::optional<DimShard>> out_layouts);
 
  private:
-  // Emits one equation of the local program and returns its (single) result variable.
+  // Emits one equation of the local program and returns its (single) result variable. A
+  // collective carries why it is there (hidden params the explainer reads) and the site of
+  // the user's line that needed it.
   int emit(Prim p, std::vector<Atom> in, core::Params params, Aval out) {
     int v = local_.new_var(std::move(out));
-    local_.eqns.push_back(core::Eqn{p, std::move(in), {v}, std::move(params)});
+    if (core::has_trait(p, core::kCollective)) {
+      params.set("_why", std::string(why_.kind));
+      params.set("_reason", why_.text);
+      params.set("_explicit", why_.is_explicit);
+      params.set("_before", before_);
+      params.set("_after", after_);
+    }
+    local_.eqns.push_back(core::Eqn{p, std::move(in), {v}, std::move(params), why_.site});
     return v;
   }
-  Atom reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to);
+  // Why the next collectives are needed: a kind ("contraction", "operand", "constraint",
+  // "out_sharding", "control_flow", "region", "named_collective", "lowering", "result"),
+  // a sentence, whether the user asked for the collective itself, and the user's line.
+  struct Why {
+    const char* kind = "";
+    std::string text;
+    bool is_explicit = false;
+    std::source_location site{};
+  };
+  void because(const char* kind, std::string text, bool is_explicit, std::source_location site) {
+    why_ = Why{kind, std::move(text), is_explicit, site};
+  }
+  // The user's line of global equation e (or of the whole program's call, when none).
+  std::source_location site_of(size_t e) const { return global_.eqns[e].site; }
+  // `var` is the global variable being resharded (-1 for a literal): partial sums it holds
+  // are explained by the equation that made them.
+  Atom reshard(const Atom& a, int var, const Aval& global, DimShard from, const DimShard& to);
   // reshard's steps, in order; each emits its collectives and advances `from`.
   Atom reduce_unreduced(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
   Atom gather_padded_dimensions(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
@@ -75,16 +109,35 @@ class Partitioner {
   core::Program local_;
   std::vector<Atom> map_;         // global variable -> local atom
   std::vector<DimShard> layout_;  // global variable -> its current layout
+  std::vector<int> producer_;     // global variable -> the equation that made it, or -1
+  Why why_;
+  std::string before_, after_;  // the current reshard's ends, as specs
 };
 
 // reshard, step by step: settle pending partial results, gather dimensions whose padding
 // changes, then either move whole tiles between devices or, one collective at a time,
 // remove the axes a dimension should lose (all-to-all or all-gather) and slice locally
 // for the axes it should gain.
-Atom Partitioner::reshard(const Atom& a, const Aval& global, DimShard from, const DimShard& to) {
+Atom Partitioner::reshard(const Atom& a, int var, const Aval& global, DimShard from,
+                          const DimShard& to) {
   if (a.is_literal() || from == to) return a;
+  before_ = mesh_.spec_str(from);
+  after_ = mesh_.spec_str(to);
   Atom cur = a;
-  if (!from.unreduced.empty()) cur = reduce_unreduced(cur, global, from, to);
+  if (!from.unreduced.empty()) {
+    // Partial sums are settled for whoever reads them; they are there because of the
+    // reduction that made them.
+    const Why reader = why_;
+    const int e = var >= 0 ? producer_[size_t(var)] : -1;
+    const std::string made_by =
+        e >= 0 ? std::string(core::prim_name(global_.eqns[size_t(e)].prim)) : "a reduction";
+    because("contraction",
+            made_by + " reduces over a dimension sharded on " + mesh_.axes_str(from.unreduced) +
+                ": each device holds a partial result, combined here",
+            reader.is_explicit, e >= 0 ? site_of(size_t(e)) : reader.site);
+    cur = reduce_unreduced(cur, global, from, to);
+    why_ = reader;
+  }
   if (from == to) return cur;
   cur = gather_padded_dimensions(cur, global, from, to);
   if (from == to) return cur;
@@ -373,12 +426,22 @@ double identity_of(core::ReduceOp op, DType dtype) {
 void Partitioner::partition_control_flow(size_t e) {
   const core::Eqn& eqn = global_.eqns[e];
   const ControlFlowLayouts& cf = prop_.control_flow.at(e);
+  const std::string name(core::prim_name(eqn.prim));
+  const bool branches = core::program_roles(eqn).programs.front().role == core::ProgramRole::branch;
   std::vector<Atom> inputs;
   for (size_t i = 0; i < eqn.inputs.size(); ++i) {
     const Atom& a = eqn.inputs[i];
-    inputs.push_back(a.is_literal() ? a
-                                    : reshard(map_[size_t(a.var)], global_.avals[size_t(a.var)],
-                                              layout_[size_t(a.var)], cf.operands[i]));
+    if (a.is_literal()) {
+      inputs.push_back(a);
+      continue;
+    }
+    because("control_flow",
+            branches ? name + "'s branches read operand " + std::to_string(i) + " in one layout"
+                     : name + " keeps operand " + std::to_string(i) +
+                           " in the layout its loop carries (the carry's fixed point)",
+            false, eqn.site);
+    inputs.push_back(reshard(map_[size_t(a.var)], a.var, global_.avals[size_t(a.var)],
+                             layout_[size_t(a.var)], cf.operands[i]));
   }
   size_t k = 0;
   core::Eqn local =
@@ -394,8 +457,12 @@ void Partitioner::partition_control_flow(size_t e) {
     const int v = eqn.outputs[r];
     const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], cf.results[r]));
     local.outputs.push_back(lv);
+    because("control_flow",
+            name + "'s result " + std::to_string(r) + " leaves in its carried layout; " +
+                "its readers want another",
+            false, eqn.site);
     map_[size_t(v)] =
-        reshard(Atom::of(lv), global_.avals[size_t(v)], cf.results[r], layout_[size_t(v)]);
+        reshard(Atom::of(lv), v, global_.avals[size_t(v)], cf.results[r], layout_[size_t(v)]);
   }
   local_.eqns.push_back(std::move(local));
 }
@@ -415,7 +482,12 @@ void Partitioner::partition_eqn(size_t e) {
       map_[size_t(out)] = in;
       return;
     }
-    map_[size_t(out)] = reshard(map_[size_t(in.var)], global_.avals[size_t(in.var)],
+    because("region",
+            std::string("shard_map's ") +
+                (core::has_trait(eqn.prim, core::kRegionEnter) ? "in_specs ask" : "out_specs ask") +
+                " for this layout",
+            true, eqn.site);
+    map_[size_t(out)] = reshard(map_[size_t(in.var)], in.var, global_.avals[size_t(in.var)],
                                 layout_[size_t(in.var)], required_operand(global_, prop_, e, 0));
     return;
   }
@@ -424,7 +496,17 @@ void Partitioner::partition_eqn(size_t e) {
     const int out = eqn.outputs[0];
     DimShard from = in.is_literal() ? DimShard::replicated(0) : layout_[size_t(in.var)];
     Atom src = in.is_literal() ? in : map_[size_t(in.var)];
-    map_[size_t(out)] = reshard(src, global_.aval_of(in), from, layout_[size_t(out)]);
+    const std::string api =
+        eqn.params.has("_api") ? eqn.params.get<std::string>("_api") : std::string();
+    if (api == "reshard") {
+      because("reshard", "reshard asks for this layout", true, eqn.site);
+    } else if (api == "in_shardings" || api == "out_shardings") {
+      because("out_sharding", "jit's " + api + " ask for this layout", false, eqn.site);
+    } else {
+      because("constraint", std::string(core::prim_name(eqn.prim)) + " asks for this layout", false,
+              eqn.site);
+    }
+    map_[size_t(out)] = reshard(src, in.var, global_.aval_of(in), from, layout_[size_t(out)]);
     return;
   }
   std::vector<Atom> inputs;
@@ -444,7 +526,11 @@ void Partitioner::partition_eqn(size_t e) {
     global_in.push_back(global_.avals[size_t(a.var)]);
     in_axes.push_back(need.dims);
     const Aval& g = global_.avals[size_t(a.var)];
-    Atom in = reshard(map_[size_t(a.var)], g, layout_[size_t(a.var)], need);
+    because("operand",
+            std::string(core::prim_name(eqn.prim)) + " reads operand " + std::to_string(i) +
+                " in another layout than it has",
+            false, eqn.site);
+    Atom in = reshard(map_[size_t(a.var)], a.var, g, layout_[size_t(a.var)], need);
     const Aval local = mesh_.local_aval(g, need);
     // Padding reaching a reduction (or a contraction, on one operand) would count: mask it.
     const core::ShardingRule& rule = prop_.rules[e];
@@ -483,10 +569,21 @@ void Partitioner::partition_eqn(size_t e) {
     };
     const core::LowerContext ctx{global_in,        in_avals, out_avals, in_axes,
                                  mesh_.axis_sizes, emit_one, move,      named};
+    const std::string name(core::prim_name(eqn.prim));
+    before_ = after_ = "";
+    if (core::has_trait(eqn.prim, core::kNamedAxes)) {
+      because("named_collective", name + " over " + mesh_.axes_str(named) + " in shard_map", true,
+              eqn.site);
+    } else {
+      because("lowering", name + "'s sharded form moves blocks between devices", false, eqn.site);
+    }
     const std::vector<Atom> res = lower(inputs, eqn.params, ctx);
     for (size_t r = 0; r < res.size(); ++r) {
       const int v = eqn.outputs[r];
-      map_[size_t(v)] = reshard(res[r], global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
+      because("result", name + "'s result is wanted in another layout than it computes", false,
+              eqn.site);
+      map_[size_t(v)] =
+          reshard(res[r], v, global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
     }
     return;
   }
@@ -499,8 +596,12 @@ void Partitioner::partition_eqn(size_t e) {
   local_.eqns.push_back(core::Eqn{eqn.prim, std::move(inputs), outs, std::move(params)});
   for (size_t r = 0; r < outs.size(); ++r) {
     const int v = eqn.outputs[r];
+    because("result",
+            std::string(core::prim_name(eqn.prim)) +
+                "'s result is wanted in another layout than it computes",
+            false, eqn.site);
     map_[size_t(v)] =
-        reshard(Atom::of(outs[r]), global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
+        reshard(Atom::of(outs[r]), v, global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
   }
 }
 
@@ -543,7 +644,14 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
       // that dimension, as JAX does.
       to.dims[d].clear();
     }
-    Atom out = a.is_literal() ? a : reshard(map_[size_t(a.var)], aval, from, to);
+    if (!a.is_literal()) {
+      const int e = producer_[size_t(a.var)];
+      because(explicit_layout ? "out_sharding" : "result",
+              explicit_layout ? "jit's out_shardings ask for this layout"
+                              : "the program returns this value whole",
+              false, e >= 0 ? site_of(size_t(e)) : std::source_location{});
+    }
+    Atom out = a.is_literal() ? a : reshard(map_[size_t(a.var)], a.var, aval, from, to);
     if (out.is_literal()) out = Atom::of(emit(Prim::copy, {out}, {}, aval));
     local_.outvars.push_back(out);
     result.outputs.push_back(to);

@@ -2,6 +2,7 @@ target_sources(parax PRIVATE
   compiler/buffers.cpp
   compiler/compile.cpp
   compiler/cost.cpp
+  compiler/explain.cpp
   compiler/fuse.cpp
   compiler/partition.cpp
   compiler/passes.cpp

@@ -6,6 +6,7 @@
 #include "core/array_value.h"
 #include "core/backend.h"
 #include "core/rules.h"
+#include "core/source_site.h"
 #include "parax/lax.h"
 
 namespace parax::core {
@@ -105,6 +106,7 @@ std::pair<std::vector<Array>, std::vector<Array>> jvp_program(const Program& p,
   };
   auto tan = [&](const Atom& a) { return a.is_literal() ? Array() : tangent[size_t(a.var)]; };
   for (const Eqn& e : p.eqns) {
+    const SiteScope at(e.site);
     std::vector<Array> ins, tins;
     bool any = false;
     for (const Atom& a : e.inputs) {
@@ -168,7 +170,7 @@ std::vector<Atom> inline_known(Program& out, const Eqn& e, const PartialEval& sp
   }
   auto atom = [&](const Atom& a) { return a.is_literal() ? a : *map[size_t(a.var)]; };
   for (const Eqn& ke : k.eqns) {
-    Eqn c{ke.prim, {}, {}, ke.params};
+    Eqn c{ke.prim, {}, {}, ke.params, ke.site};
     for (const Atom& a : ke.inputs) c.inputs.push_back(atom(a));
     for (int v : ke.outputs) {
       if (!map[size_t(v)]) map[size_t(v)] = Atom::of(out.new_var(k.avals[size_t(v)]));
@@ -186,7 +188,7 @@ std::vector<Atom> inline_known(Program& out, const Eqn& e, const PartialEval& sp
 // the known program's equations, then the unknown application reading their residuals.
 void emit_inlined_split(Program& out, const Eqn& e, const PartialEval& split,
                         const std::vector<bool>& unk, std::vector<bool>& unknown) {
-  Eqn rest{e.prim, {}, {}, split.unknown};
+  Eqn rest{e.prim, {}, {}, split.unknown, e.site};
   for (int f : split.forwarded) rest.inputs.push_back(e.inputs[size_t(f)]);
   for (size_t o = 0; o < e.outputs.size(); ++o) {
     if (split.out_unknown[o]) rest.outputs.push_back(e.outputs[o]);
@@ -208,8 +210,8 @@ void emit_inlined_split(Program& out, const Eqn& e, const PartialEval& split,
 void emit_split(Program& out, const Eqn& e, const PartialEval& split, const std::vector<bool>& unk,
                 std::vector<bool>& unknown) {
   if (split.inline_known) return emit_inlined_split(out, e, split, unk, unknown);
-  Eqn known{e.prim, {}, {}, split.known};
-  Eqn rest{e.prim, {}, {}, split.unknown};
+  Eqn known{e.prim, {}, {}, split.known, e.site};
+  Eqn rest{e.prim, {}, {}, split.unknown, e.site};
   std::vector<Aval> known_in;
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     if (unk[i]) continue;
@@ -461,6 +463,7 @@ Linearized linearize(const ClosedProgram& closed, std::span<const Array> inputs,
   for (size_t i = 0; i < l.constvars.size(); ++i) lin.known[size_t(l.constvars[i])] = lin.consts[i];
   for (const Eqn& e : l.eqns) {
     if (is_linear_eqn(e, linear)) continue;
+    const SiteScope at(e.site);
     std::vector<Array> ins;
     for (const Atom& a : e.inputs) ins.push_back(value_of(a, lin.known));
     std::vector<Array> vals = bind(e.prim, ins, e.params);
@@ -488,6 +491,7 @@ std::vector<Array> backward(const Program& p, const std::vector<bool>& linear,
   for (size_t e = p.eqns.size(); e-- > 0;) {
     const Eqn& eqn = p.eqns[e];
     if (!is_linear_eqn(eqn, linear)) continue;
+    const SiteScope at(eqn.site);
     std::vector<Array> cts_out;
     bool any = false;
     for (int v : eqn.outputs) {
@@ -560,6 +564,7 @@ std::vector<Array> transpose_program(const Program& p, std::span<const bool> lin
   // The equations not linear in those inputs compute values the linear ones read.
   for (const Eqn& e : p.eqns) {
     if (is_linear_eqn(e, linear)) continue;
+    const SiteScope at(e.site);
     std::vector<Array> ins;
     for (const Atom& a : e.inputs) ins.push_back(value_of(a, value));
     std::vector<Array> vals = bind(e.prim, ins, e.params);

@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "core/autodiff.h"
+#include "core/source_site.h"
 #include "core/trace.h"
 #include "parax/lax.h"
 
@@ -123,6 +124,7 @@ Batched vmap_program(const Program& p, std::span<const Array> inputs, std::span<
   };
   auto dim_of = [&](const Atom& a) { return a.is_literal() ? kNotMapped : dim[size_t(a.var)]; };
   for (const Eqn& e : p.eqns) {
+    const SiteScope at(e.site);
     std::vector<Array> ins;
     std::vector<int> ds;
     bool any = false;

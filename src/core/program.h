@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,9 @@ struct Eqn {
   std::vector<Atom> inputs;
   std::vector<int> outputs;
   Params params;
+  // The user's line that made it (core/source_site.h); empty when none did. Not part of
+  // the program's meaning: never printed, compared or serialized.
+  std::source_location site{};
 };
 
 struct Program {

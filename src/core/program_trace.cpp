@@ -7,6 +7,7 @@
 #include "core/array_value.h"
 #include "core/backend.h"
 #include "core/rules.h"
+#include "core/source_site.h"
 
 namespace parax::core {
 namespace {
@@ -50,7 +51,7 @@ Atom ProgramTrace::atom_of(const Array& x) {
 }
 
 std::vector<Array> ProgramTrace::process(Prim p, std::span<const Array> in, const Params& params) {
-  Eqn eqn{p, {}, {}, params};
+  Eqn eqn{p, {}, {}, params, current_site()};
   std::vector<Aval> in_avals;
   for (const Array& x : in) {
     eqn.inputs.push_back(atom_of(x));

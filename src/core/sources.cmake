@@ -8,6 +8,7 @@ target_sources(parax PRIVATE
   core/parse.cpp
   core/program.cpp
   core/rules.cpp
+  core/source_site.cpp
   core/program_trace.cpp
   core/trace.cpp
   core/tree.cpp

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "base/promotion.h"
+#include "core/source_site.h"
 #include "core/trace.h"
 #include "lax/promote.h"
 #include "sharding/sharding_impl.h"
@@ -367,25 +368,53 @@ std::vector<Array> sort(const std::vector<Array>& operands, int64_t dimension, b
                     {{"dimension", dimension}, {"is_stable", is_stable}, {"num_keys", num_keys}});
 }
 
-Array with_sharding_constraint(const Array& x, const Sharding& sharding) {
-  const std::optional<Sharding> resolved = parax::detail::try_resolve_spec(sharding);
+namespace {
+
+// `api` is "with_sharding_constraint" or "reshard"; a reshard's constraint is the explicit
+// kind, which the implicit-reshard policy never reports.
+Array constrain(const Array& x, const Sharding& sharding, const std::string& api) {
+  std::optional<Sharding> resolved = parax::detail::try_resolve_spec(sharding);
+  if (!resolved && api == "reshard" && core::tracer_of(x) == nullptr) {
+    // Eagerly, a bare spec may also mean x's own mesh.
+    if (const std::optional<NamedSharding> own = x.sharding().as_named()) {
+      resolved = NamedSharding(own->mesh(), parax::detail::bare_spec(sharding));
+    }
+  }
   if (!resolved) {
-    throw RuntimeError(
-        "with_sharding_constraint requires a non-empty mesh if you are passing "
-        "`PartitionSpec`s or `None` to shardings! Is a mesh defined at the call "
-        "site? Alternatively, provide `Sharding`s to shardings and then the mesh "
-        "context manager is not required.");
+    throw RuntimeError(api +
+                       " requires a non-empty mesh if you are passing "
+                       "`PartitionSpec`s or `None` to shardings! Is a mesh defined at the call "
+                       "site? Alternatively, provide `Sharding`s to shardings and then the mesh "
+                       "context manager is not required.");
   }
   try {
     resolved->impl().check_rank(x.ndim());
   } catch (const ValueError& e) {
-    throw ValueError(
-        "One of with_sharding_constraint arguments is incompatible with its "
-        "sharding annotation " +
-        resolved->to_string() + ": " + e.what());
+    throw ValueError("One of " + api +
+                     " arguments is incompatible with its "
+                     "sharding annotation " +
+                     resolved->to_string() + ": " + e.what());
   }
-  return core::bind1(Prim::sharding_constraint, {x},
-                     {{"sharding", std::make_shared<const Sharding>(*resolved)}});
+  core::Params params{{"sharding", std::make_shared<const Sharding>(*resolved)}};
+  if (api == "reshard") params.set("_api", api);
+  return core::bind1(Prim::sharding_constraint, {x}, std::move(params));
+}
+
+}  // namespace
+
+Array with_sharding_constraint(const Array& x, const Sharding& sharding,
+                               std::source_location site) {
+  const core::UserCallScope call(site);
+  return constrain(x, sharding, "with_sharding_constraint");
 }
 
 }  // namespace parax::lax
+
+namespace parax {
+
+Array reshard(const Array& x, const Sharding& sharding, std::source_location site) {
+  const core::UserCallScope call(site);
+  return lax::constrain(x, sharding, "reshard");
+}
+
+}  // namespace parax

@@ -24,7 +24,7 @@ std::vector<Array> adopt_literals(const ArrayLike& x, const ArrayLike& y) {
   return {a, b};
 }
 
-Array binary(Prim p, const ArrayLike& x, const ArrayLike& y, core::Params params = {}) {
+Array binary_special(Prim p, const ArrayLike& x, const ArrayLike& y, core::Params params = {}) {
   return core::bind1(p, adopt_literals(x, y), std::move(params));
 }
 
@@ -32,13 +32,15 @@ Array binary(Prim p, const ArrayLike& x, const ArrayLike& y, core::Params params
 
 Array lgamma(const ArrayLike& x) { return core::bind1(Prim::lgamma, {x.array()}); }
 Array digamma(const ArrayLike& x) { return core::bind1(Prim::digamma, {x.array()}); }
-Array polygamma(const ArrayLike& m, const ArrayLike& x) { return binary(Prim::polygamma, m, x); }
-Array igamma(const ArrayLike& a, const ArrayLike& x) { return binary(Prim::igamma, a, x); }
+Array polygamma(const ArrayLike& m, const ArrayLike& x) {
+  return binary_special(Prim::polygamma, m, x);
+}
+Array igamma(const ArrayLike& a, const ArrayLike& x) { return binary_special(Prim::igamma, a, x); }
 Array igamma_grad_a(const ArrayLike& a, const ArrayLike& x) {
-  return binary(Prim::igamma, a, x, {{"derivative", int64_t(1)}});
+  return binary_special(Prim::igamma, a, x, {{"derivative", int64_t(1)}});
 }
 Array random_gamma_grad(const ArrayLike& a, const ArrayLike& x) {
-  return binary(Prim::random_gamma_grad, a, x);
+  return binary_special(Prim::random_gamma_grad, a, x);
 }
 
 }  // namespace lax

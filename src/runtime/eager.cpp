@@ -10,6 +10,7 @@
 // and the traces it owns), so a dead jit's executables do not outlive it.
 #include "runtime/eager.h"
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "compiler/compile.h"
 #include "core/array_value.h"
 #include "core/rules.h"
+#include "core/source_site.h"
 #include "runtime/buffer.h"
 #include "runtime/loaded_plan.h"
 #include "runtime/transfer.h"
@@ -109,6 +111,20 @@ std::vector<std::string> operand_names(Prim p, size_t n) {
   return names;
 }
 
+// The plan observers (debug::CommLog); g_observed says whether there are any, so a run
+// without them costs one relaxed load.
+std::atomic<bool> g_observed{false};
+std::mutex g_observers_mu;
+std::vector<PlanObserver*>& observers() {
+  static auto* v = new std::vector<PlanObserver*>;
+  return *v;
+}
+
+void tell_observers(const compiler::Plan& plan, bool eager) {
+  std::lock_guard<std::mutex> lock(g_observers_mu);
+  for (PlanObserver* o : observers()) o->ran(plan, core::current_site(), eager);
+}
+
 std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& params) {
   if (const core::EagerFn eager = core::rules(p).eager) return eager(in, params);
   Caches& c = caches();
@@ -119,6 +135,11 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
     key = params_key(params, "jaxpr");
   } else {
     key = std::string(core::prim_name(p)) + "[" + params_key(params) + "]";
+  }
+  // A plan compiled under another reshard policy was checked by that one.
+  if (const auto policy = detail::implicit_reshard_policy();
+      policy != detail::ReshardPolicy::kAllow) {
+    key += "|policy" + std::to_string(int(policy));
   }
   std::vector<compiler::ArgInfo> args;
   for (const Array& x : in) {
@@ -156,7 +177,7 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
     } else {
       Program one;
       std::vector<Aval> avals;
-      Eqn eqn{p, {}, {}, params};
+      Eqn eqn{p, {}, {}, params, core::current_site()};
       for (const auto& a : args) {
         int v = one.new_var(a.aval);
         one.invars.push_back(v);
@@ -190,7 +211,9 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
       c.eager.put(key, Entry{program, exe});
     }
   }
-  return exe->run(in);
+  std::vector<Array> out = exe->run(in);
+  if (g_observed.load(std::memory_order_relaxed)) tell_observers(exe->plan(), !called);
+  return out;
 }
 
 Array from_host(const void* data, const Aval& aval) {
@@ -225,6 +248,19 @@ class RuntimeBackend final : public core::Backend {
 };
 
 }  // namespace
+
+std::shared_ptr<void> observe_plans(PlanObserver* observer) {
+  {
+    std::lock_guard<std::mutex> lock(g_observers_mu);
+    observers().push_back(observer);
+    g_observed = true;
+  }
+  return std::shared_ptr<void>(observer, [](PlanObserver* o) {
+    std::lock_guard<std::mutex> lock(g_observers_mu);
+    std::erase(observers(), o);
+    g_observed = !observers().empty();
+  });
+}
 
 core::Backend& eager_backend() {
   static RuntimeBackend* backend = [] {

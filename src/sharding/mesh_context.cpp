@@ -35,6 +35,10 @@ struct BareSpecImpl final : ShardingImpl {
 
 bool is_bare_spec(const Sharding& s) { return s.impl().kind == ShardingImpl::Kind::bare_spec; }
 
+const PartitionSpec& bare_spec(const Sharding& s) {
+  return static_cast<const BareSpecImpl&>(s.impl()).spec;
+}
+
 std::optional<Sharding> try_resolve_spec(const Sharding& s) {
   if (!is_bare_spec(s)) return s;
   if (mesh_stack.empty()) return std::nullopt;

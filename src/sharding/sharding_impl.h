@@ -48,6 +48,8 @@ struct ShardingImpl {
 std::optional<Sharding> try_resolve_spec(const Sharding& s);
 // True for a Sharding made from a bare PartitionSpec.
 bool is_bare_spec(const Sharding& s);
+// Returns the spec of a bare-spec Sharding. Requires: is_bare_spec(s).
+const PartitionSpec& bare_spec(const Sharding& s);
 
 // Returns axis names as a Python tuple: `('a', 'b')`, `('x',)`.
 std::string names_tuple(const std::vector<std::string>& names);

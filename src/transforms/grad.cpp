@@ -6,6 +6,7 @@
 
 #include "core/array_value.h"
 #include "core/autodiff.h"
+#include "core/source_site.h"
 #include "parax/lax.h"
 
 namespace parax::detail {
@@ -442,6 +443,7 @@ std::vector<Array> linear_apply(const FlatVjp& v, const std::vector<Array>& tang
     return a.is_literal() ? core::literal_array(*a.literal) : value[size_t(a.var)];
   };
   for (const core::Eqn& e : p.eqns) {
+    const core::SiteScope at(e.site);
     bool any = false;
     for (const core::Atom& a : e.inputs) any = any || (!a.is_literal() && linear[size_t(a.var)]);
     if (!any) continue;  // a primal value: computed when f was linearized
