@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
                          {type({8192, 8192}, P("model", None)), type({8192}, P())},
                          {type({8192, 10}, P()), type({10}, P())}};
   const Batch batch{type({8192, 784}, P("batch", None)), type({8192, 10}, P("batch", None))};
-  const px::Compiled step = px::jit(px::grad(loss), {.name = "gradfun"}).lower(params, batch).compile();
+  const px::Compiled step =
+      px::jit(px::grad(loss), {.name = "gradfun"}).lower(params, batch).compile();
   std::cout << step.explain().to_string(options);
   std::cout << "cost_analysis: " << step.cost_analysis().str() << "\n\n";
 
@@ -71,6 +72,29 @@ int main(int argc, char** argv) {
     std::cout << "reshard: " << spelled(x).sharding().to_string() << "\n\n";
   }
   px::config::update("parax_implicit_reshard", "allow");
+
+  // A few steps of the same model at small sizes, traced for Perfetto (ui.perfetto.dev) or
+  // chrome://tracing: each device's kernels and collectives on a track of its own.
+  {
+    const int64_t n = 256;
+    auto put = [&](Array v, px::PartitionSpec spec) {
+      return px::device_put(v, px::NamedSharding(mesh, std::move(spec)));
+    };
+    const Params small_params = {
+        {put(jnp::ones({64, n}) / 64.0f, P()), put(jnp::zeros({n}), P())},
+        {put(jnp::ones({n, n}) / float(n), P(None, "model")), put(jnp::zeros({n}), P("model"))},
+        {put(jnp::ones({n, n}) / float(n), P("model", None)), put(jnp::zeros({n}), P())},
+        {put(jnp::ones({n, 10}) / float(n), P()), put(jnp::zeros({10}), P())}};
+    const Batch small_batch{put(jnp::ones({128, 64}), P("batch", None)),
+                            put(jnp::zeros({128, 10}), P("batch", None))};
+    auto gradfun = px::jit(px::grad(loss), {.name = "gradfun"});
+    px::profiler::start_trace("explain_trace.json");
+    for (int step = 0; step < 3; ++step) {
+      px::profiler::TraceAnnotation annotation("step " + std::to_string(step));
+      gradfun(small_params, small_batch)[0].first.block_until_ready();
+    }
+    std::cout << "trace written to " << px::profiler::stop_trace() << "\n\n";
+  }
 
   // Eager code, counted per line.
   px::debug::CommLog log;

@@ -17,11 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 extern char** environ;
 
@@ -30,7 +33,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr char kUsage[] =
-    "Usage: parax-run -n N [--devices-per-process D] [--grace-seconds S] [--] prog [args...]\n"
+    "Usage: parax-run -n N [--devices-per-process D] [--grace-seconds S] [--trace DIR] [--]\n"
+    "                 prog [args...]\n"
     "\n"
     "Starts N processes of prog on this host for parax's Gloo backend. Each one gets\n"
     "PARAX_COORDINATOR_ADDRESS=file://<fresh temporary directory>, PARAX_NUM_PROCESSES=N,\n"
@@ -41,6 +45,9 @@ constexpr char kUsage[] =
     "  --devices-per-process D    virtual CPU devices per process\n"
     "  --grace-seconds S          after a process fails, how long the others may keep\n"
     "                             running before SIGTERM (SIGKILL 2 s later); default 5\n"
+    "  --trace DIR                each process writes a trace (PARAX_TRACE=DIR/trace.I.json);\n"
+    "                             when all have exited they are merged into DIR/trace.json,\n"
+    "                             one timeline for Perfetto with a pid per process\n"
     "  -h, --help                 print this help\n"
     "\n"
     "Exits 0 if every process does; otherwise with the first failing process's exit code\n"
@@ -57,6 +64,7 @@ struct Options {
   int num_processes = 0;
   int devices_per_process = 0;  // 0: PARAX_NUM_CPU_DEVICES stays as inherited
   double grace_seconds = 5;
+  std::string trace_dir;  // "": no traces
   bool help = false;
   std::vector<std::string> command;
 };
@@ -119,6 +127,9 @@ Options parse_options(int argc, char** argv) {
       options.devices_per_process = parse_number("--devices-per-process", *v, 1);
     } else if (auto v = option_value(arg, "--grace-seconds", i, argc, argv)) {
       options.grace_seconds = parse_seconds("--grace-seconds", *v);
+    } else if (auto v = option_value(arg, "--trace", i, argc, argv)) {
+      if (v->empty()) throw UsageError{"--trace needs a directory"};
+      options.trace_dir = *v;
     } else if (arg.starts_with("-") && arg.size() > 1) {
       throw UsageError{"unknown option '" + std::string(arg) + "'"};
     } else {
@@ -129,6 +140,10 @@ Options parse_options(int argc, char** argv) {
   if (options.num_processes == 0) throw UsageError{"-n N is required"};
   if (options.command.empty()) throw UsageError{"no program given"};
   return options;
+}
+
+std::string trace_file(const Options& options, int index) {
+  return options.trace_dir + "/trace." + std::to_string(index) + ".json";
 }
 
 void write_all(int fd, std::string_view data) {
@@ -265,7 +280,7 @@ class Job {
   std::vector<std::string> environment(int index) const {
     auto ours = [](std::string_view entry) {
       for (std::string_view key : {"PARAX_COORDINATOR_ADDRESS=", "PARAX_NUM_PROCESSES=",
-                                   "PARAX_PROCESS_ID=", "PARAX_NUM_CPU_DEVICES="}) {
+                                   "PARAX_PROCESS_ID=", "PARAX_NUM_CPU_DEVICES=", "PARAX_TRACE="}) {
         if (entry.starts_with(key)) return true;
       }
       return false;
@@ -282,6 +297,7 @@ class Job {
     if (options_.devices_per_process > 0) {
       env.push_back("PARAX_NUM_CPU_DEVICES=" + std::to_string(options_.devices_per_process));
     }
+    if (!options_.trace_dir.empty()) env.push_back("PARAX_TRACE=" + trace_file(options_, index));
     return env;
   }
 
@@ -479,6 +495,29 @@ std::string make_store_dir() {
   return pattern;
 }
 
+// Merges the processes' traces into DIR/trace.json: their events in one array (each
+// process's carry its process index as their pid). A process that wrote none is reported.
+void merge_traces(const Options& options) {
+  nlohmann::json events = nlohmann::json::array();
+  for (int i = 0; i < options.num_processes; ++i) {
+    std::ifstream in(trace_file(options, i));
+    if (!in) {
+      report("no trace from process " + std::to_string(i));
+      continue;
+    }
+    try {
+      const nlohmann::json one = nlohmann::json::parse(in);
+      for (const auto& e : one.at("traceEvents")) events.push_back(e);
+    } catch (const std::exception& e) {
+      report("the trace of process " + std::to_string(i) + " is unreadable: " + e.what());
+    }
+  }
+  const std::string path = options.trace_dir + "/trace.json";
+  std::ofstream out(path);
+  out << nlohmann::json{{"displayTimeUnit", "ms"}, {"traceEvents", events}}.dump() << "\n";
+  if (!out) report("cannot write " + path);
+}
+
 int launch(const Options& options) {
   std::optional<std::string> program = resolve_program(options.command[0]);
   if (!program || access(program->c_str(), F_OK) != 0) {
@@ -490,6 +529,14 @@ int launch(const Options& options) {
     return 126;
   }
   install_signal_handlers();
+  if (!options.trace_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(options.trace_dir, error);
+    if (error) {
+      report("cannot create " + options.trace_dir + ": " + error.message());
+      return 1;
+    }
+  }
   std::string dir = make_store_dir();
   int code;
   try {
@@ -501,6 +548,7 @@ int launch(const Options& options) {
   }
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
+  if (!options.trace_dir.empty()) merge_traces(options);
   return code;
 }
 

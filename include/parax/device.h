@@ -3,6 +3,8 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -22,6 +24,11 @@ class Device {
   int process_index() const;
   // Returns JAX's repr: `CpuDevice(id=3)`.
   std::string to_string() const;
+  // Returns what this device's buffers hold, with JAX's keys: "bytes_in_use",
+  // "peak_bytes_in_use", "num_allocs", "largest_alloc_size" and "bytes_limit" (the host's
+  // memory, which all virtual CPU devices share). A buffer shared by replicas counts once,
+  // on the device that allocated it. Throws ValueError for another process's device.
+  std::map<std::string, int64_t> memory_stats() const;
   bool valid() const { return state_ != nullptr; }
 
   bool operator==(const Device& o) const { return id() == o.id(); }

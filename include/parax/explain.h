@@ -34,8 +34,8 @@ struct CollectiveInfo {
   double bytes_received = 0;           // per device and run (cost_analysis counts these)
   double bytes_across_processes = 0;   // of those received, the most any device gets from
                                        // devices of other processes
-  double runs = 1;          // runs per call: a scan body's trip count (a while's counts once)
-  std::string where;        // "" or the loop body or branch it runs in
+  double runs = 1;    // runs per call: a scan body's trip count (a while's counts once)
+  std::string where;  // "" or the loop body or branch it runs in
   // Per call, all runs: this process's devices' bytes (its virtual devices share one
   // host's memory) at the measured copy rate, and those from other processes at the
   // measured local-socket rate. Latency is not counted.

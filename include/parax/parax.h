@@ -26,6 +26,7 @@
 #include "parax/nn.h"
 #include "parax/numpy.h"
 #include "parax/optax.h"
+#include "parax/profiler.h"
 #include "parax/random.h"
 #include "parax/shape.h"
 #include "parax/shard_map.h"

@@ -223,8 +223,7 @@ std::string Explanation::to_string(const ExplainOptions& options) const {
 std::ostream& operator<<(std::ostream& os, const Explanation& e) { return os << e.to_string(); }
 
 Explanation Compiled::explain() const {
-  const int64_t sharing =
-      std::max<int64_t>(1, int64_t(plan_->mesh.mesh.local_devices().size()));
+  const int64_t sharing = std::max<int64_t>(1, int64_t(plan_->mesh.mesh.local_devices().size()));
   std::vector<CollectiveInfo> rows;
   for (const compiler::CollectiveNote& n : plan_->collectives) {
     rows.push_back(info_of(n, std::source_location{}, sharing));

@@ -7,4 +7,5 @@ target_sources(parax PRIVATE
   base/promotion.cpp
   base/shape.cpp
   base/sizes.cpp
-  base/thread_pool.cpp)
+  base/thread_pool.cpp
+  base/trace_events.cpp)

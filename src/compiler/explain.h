@@ -16,10 +16,10 @@ namespace parax::compiler {
 struct CollectiveNote {
   std::string primitive;  // "all-reduce", "all-gather", ...
   std::source_location site{};
-  std::string why;     // a kind: "contraction", "operand", "constraint", ... (partition.cpp)
-  std::string reason;  // a sentence
-  bool is_explicit = false;            // the user asked for it (reshard, shard_map, psum)
-  std::string before, after;           // the layouts of the reshard it belongs to
+  std::string why;            // a kind: "contraction", "operand", "constraint", ... (partition.cpp)
+  std::string reason;         // a sentence
+  bool is_explicit = false;   // the user asked for it (reshard, shard_map, psum)
+  std::string before, after;  // the layouts of the reshard it belongs to
   std::vector<std::string> mesh_axes;  // the axes it runs over
   core::Aval local;                    // its per-device operand
   double bytes = 0;                    // each device receives per run (the cost rule's)

@@ -16,6 +16,7 @@
 
 #include "base/config_internal.h"
 #include "base/sizes.h"
+#include "sharding/topology.h"
 
 namespace parax::runtime {
 
@@ -31,6 +32,19 @@ void note_alloc(int64_t n) {
   int64_t peak = g_peak.load();
   while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
   }
+}
+
+void raise_to(std::atomic<int64_t>& most, int64_t value) {
+  int64_t m = most.load();
+  while (value > m && !most.compare_exchange_weak(m, value)) {
+  }
+}
+
+void note_device_alloc(const Device& device, int64_t n) {
+  detail::MemoryCounters& c = detail::memory_counters(device);
+  c.num_allocs.fetch_add(1, std::memory_order_relaxed);
+  raise_to(c.peak_bytes_in_use, c.bytes_in_use.fetch_add(n) + n);
+  raise_to(c.largest_alloc_size, n);
 }
 
 // Blocks from 64 KiB up are mapped from the system directly, in size classes (eight per
@@ -176,6 +190,7 @@ std::shared_ptr<Buffer> Buffer::allocate(Device device, size_t nbytes) {
                                   : std::aligned_alloc(kAlignment, rounded);
   if (!data) base::throw_out_of_memory("device " + std::to_string(device.id()), nbytes);
   note_alloc(int64_t(nbytes));
+  note_device_alloc(device, int64_t(nbytes));
   return std::shared_ptr<Buffer>(new Buffer(device, nbytes, data, true));
 }
 
@@ -211,6 +226,7 @@ Buffer::~Buffer() {
       std::free(data_);
     }
     g_live.fetch_sub(int64_t(nbytes_));
+    detail::memory_counters(device_).bytes_in_use.fetch_sub(int64_t(nbytes_));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "base/box_copy.h"
 #include "base/check.h"
 #include "base/thread_pool.h"
+#include "base/trace_events.h"
 #include "parax/errors.h"
 #include "runtime/engine.h"
 #include "runtime/reduce.h"
@@ -129,6 +130,64 @@ class TreeReduce {
   Known known_;
 };
 
+// Time spent in engine calls on this thread, while a trace records: a collective's span
+// reports its share (waiting for the other processes, and moving bytes to them).
+thread_local int64_t t_engine_us = 0;
+
+// The engine as a traced collective uses it: each call timed into t_engine_us and
+// recorded as a span of its own on the calling thread's track.
+class TimedEngine final : public Engine {
+ public:
+  explicit TimedEngine(Engine& e) : e_(e) {}
+  std::string_view name() const override { return e_.name(); }
+  int process_index() const override { return e_.process_index(); }
+  int process_count() const override { return e_.process_count(); }
+  void all_gather(std::span<const int> group, const void* in, size_t bytes, void* out,
+                  std::string_view what) override {
+    const Timer t("engine all_gather", bytes * group.size(), what);
+    e_.all_gather(group, in, bytes, out, what);
+  }
+  void all_reduce(std::span<const int> group, void* data, int64_t count, DType dtype, ReduceOp op,
+                  std::string_view what) override {
+    const Timer t("engine all_reduce", size_t(count) * size_t(dtype_itemsize(dtype)), what);
+    e_.all_reduce(group, data, count, dtype, op, what);
+  }
+  void broadcast(std::span<const int> group, int root, void* data, size_t bytes,
+                 std::string_view what) override {
+    const Timer t("engine broadcast", bytes, what);
+    e_.broadcast(group, root, data, bytes, what);
+  }
+  void exchange(std::span<const Message> sends, std::span<const Message> recvs,
+                std::string_view what) override {
+    size_t bytes = 0;
+    for (const Message& m : recvs) bytes += m.bytes;
+    const Timer t("engine exchange", bytes, what);
+    e_.exchange(sends, recvs, what);
+  }
+  void barrier(std::span<const int> group, std::string_view what) override {
+    const Timer t("engine barrier", 0, what);
+    e_.barrier(group, what);
+  }
+
+ private:
+  struct Timer {
+    Timer(const char* call, size_t bytes, std::string_view what)
+        : call(call), bytes(bytes), what(what), t0(base::trace::now_us()) {}
+    ~Timer() {
+      const int64_t dur = base::trace::now_us() - t0;
+      t_engine_us += dur;
+      base::trace::complete(
+          call, "engine", t0, dur, base::trace::thread_track(),
+          "\"bytes\": " + std::to_string(bytes) + ", \"what\": " + base::trace::json_string(what));
+    }
+    const char* call;
+    size_t bytes;
+    std::string_view what;
+    int64_t t0;
+  };
+  Engine& e_;
+};
+
 // One collective equation being run: its operands, groups, and the engine when a group
 // crosses processes.
 struct Collective {
@@ -140,6 +199,7 @@ struct Collective {
   Groups g;
   int me = detail::Topology::get().process_index();
   size_t item = size_t(dtype_itemsize(in_aval.dtype));
+  mutable std::unique_ptr<TimedEngine> timed = nullptr;  // engine_for's, while tracing
 
   // The processes of group gi's members (ascending) and each rank's process.
   std::vector<int> processes(size_t gi) const {
@@ -174,7 +234,9 @@ struct Collective {
           ") spans several processes, but parax::distributed is not initialized (or was shut "
           "down)");
     }
-    return *e;
+    if (!base::trace::on()) return *e;
+    if (!timed) timed = std::make_unique<TimedEngine>(*e);
+    return *timed;
   }
   std::string what() const {
     std::string s = std::string(core::prim_name(eqn.prim));
@@ -591,9 +653,11 @@ MeshLayout::MeshLayout(Shape sizes, std::vector<Device> devs)
   processes.erase(std::unique(processes.begin(), processes.end()), processes.end());
 }
 
-std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in_aval,
-                                      const core::Aval& out_aval, const MeshLayout& mesh,
-                                      const std::vector<BufferRef>& in) {
+namespace {
+
+std::vector<BufferRef> run_one(const core::Eqn& eqn, const core::Aval& in_aval,
+                               const core::Aval& out_aval, const MeshLayout& mesh,
+                               const std::vector<BufferRef>& in) {
   const bool permute = eqn.prim == Prim::collective_permute;
   Collective c{
       eqn,
@@ -617,6 +681,38 @@ std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in
       PARAX_CHECK(false, "not a collective: " << core::prim_name(eqn.prim));
   }
   PARAX_UNREACHABLE();
+}
+
+}  // namespace
+
+std::vector<BufferRef> run_collective(const core::Eqn& eqn, const core::Aval& in_aval,
+                                      const core::Aval& out_aval, const MeshLayout& mesh,
+                                      const std::vector<BufferRef>& in) {
+  if (!base::trace::on()) return run_one(eqn, in_aval, out_aval, mesh, in);
+  // Traced: one span per local device of the collective, with its group and bytes, and the
+  // time spent in the engine (waiting for the other processes and moving bytes to them).
+  const int64_t engine_before = t_engine_us;
+  const int64_t t0 = base::trace::now_us();
+  std::vector<BufferRef> out = run_one(eqn, in_aval, out_aval, mesh, in);
+  const int64_t dur = base::trace::now_us() - t0;
+  std::string group;
+  if (eqn.params.has("mesh_axes")) {
+    for (int64_t a : eqn.params.get<std::vector<int64_t>>("mesh_axes")) {
+      group += (group.empty() ? "" : ",") + std::to_string(a);
+    }
+  } else {
+    group = "pairs";
+  }
+  const std::string args = "\"mesh_axes\": " + base::trace::json_string(group) +
+                           ", \"operand\": " + base::trace::json_string(in_aval.short_str()) +
+                           ", \"bytes\": " + std::to_string(out_aval.nbytes()) +
+                           ", \"engine_us\": " + std::to_string(t_engine_us - engine_before);
+  for (size_t p = 0; p < mesh.devices.size(); ++p) {
+    if (!mesh.local[p]) continue;
+    base::trace::complete(core::prim_name(eqn.prim), "collective", t0, dur,
+                          base::trace::device_track(mesh.devices[p].id()), args);
+  }
+  return out;
 }
 
 }  // namespace parax::runtime

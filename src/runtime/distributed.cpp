@@ -11,6 +11,7 @@
 #include <set>
 
 #include "base/config_internal.h"
+#include "base/trace_events.h"
 #include "parax/config.h"
 #include "parax/errors.h"
 #include "runtime/engines.h"
@@ -232,6 +233,7 @@ void initialize(const Options& options) {
   }
   g_process_index = engine ? engine->process_index() : 0;
   g_process_count = engine ? engine->process_count() : 1;
+  base::trace::set_process(g_process_index);  // this process's pid in traces
   g_engine = std::move(engine);
   // engine() stays null in a run of one process (mpirun -n 1): nothing crosses processes.
   g_engine_ptr.store(g_process_count > 1 ? g_engine.get() : nullptr, std::memory_order_release);

@@ -16,6 +16,7 @@
 #include <unordered_map>
 
 #include "base/config_internal.h"
+#include "base/trace_events.h"
 #include "compiler/compile.h"
 #include "core/array_value.h"
 #include "core/rules.h"
@@ -194,6 +195,7 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
       opts.name = std::string(core::prim_name(p));
       opts.arg_names = operand_names(p, in.size());
     }
+    const base::trace::Span span("compile", "compile " + opts.name);
     exe = std::make_shared<const LoadedPlan>(compiler::compile(program, args, opts));
     std::lock_guard<std::mutex> lock(c.mu);
     if (called) {
@@ -217,6 +219,9 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
 }
 
 Array from_host(const void* data, const Aval& aval) {
+  const base::trace::Span span("transfer", "host to device",
+                               "\"array\": " + base::trace::json_string(aval.short_str()) +
+                                   ", \"bytes\": " + std::to_string(aval.nbytes()));
   Device d = detail::Topology::get().default_device();
   auto buf = Buffer::allocate(d, aval.nbytes());
   if (aval.nbytes()) std::memcpy(buf->data(), data, aval.nbytes());

@@ -11,6 +11,7 @@
 
 #include "base/check.h"
 #include "base/thread_pool.h"
+#include "base/trace_events.h"
 #include "core/rules.h"
 
 namespace parax::runtime {
@@ -61,6 +62,38 @@ class Profile {
   std::array<std::atomic<int64_t>, core::kNumPrims> ns_{};
   std::array<std::atomic<int64_t>, core::kNumPrims> calls_{};
 };
+
+// A kernel's name in traces: its primitive, a fusion's with the primitives it chains.
+std::string trace_name(const core::Eqn& e) {
+  std::string name(core::prim_name(e.prim));
+  for (const auto& sub : core::sub_programs(e)) {
+    if (!core::has_trait(e.prim, core::kControlFlow)) {
+      name += "[";
+      for (size_t i = 0; i < sub->eqns.size(); ++i) {
+        name += (i ? "," : "") + std::string(core::prim_name(sub->eqns[i].prim));
+      }
+      name += "]";
+    }
+  }
+  return name;
+}
+
+// A kernel's args in traces: its shapes and the bytes it reads and writes per device.
+std::string trace_args(const std::vector<core::Aval>& in, const std::vector<core::Aval>& out) {
+  std::string shapes;
+  size_t bytes = 0;
+  for (const core::Aval& a : in) {
+    shapes += (shapes.empty() ? "" : ", ") + a.short_str();
+    bytes += a.nbytes();
+  }
+  shapes += " -> ";
+  for (size_t i = 0; i < out.size(); ++i) {
+    shapes += (i ? ", " : "") + out[i].short_str();
+    bytes += out[i].nbytes();
+  }
+  return "\"shapes\": " + base::trace::json_string(shapes) +
+         ", \"bytes\": " + std::to_string(bytes);
+}
 
 // True when a kernel reads where its device sits (iota over a sharded dimension, a
 // shard-slice, axis_index, a sharded random draw), directly or inside a fusion.
@@ -149,6 +182,9 @@ std::vector<std::vector<BufferRef>> Executor::run(
       env[size_t(eqn.outputs[0])] = run_collective(
           eqn, p.aval_of(a), p.avals[size_t(eqn.outputs[0])], mesh_, env[size_t(a.var)]);
     } else {
+      const bool tracing = base::trace::on();
+      const std::string name = tracing ? trace_name(eqn) : std::string();
+      const std::string args = tracing ? trace_args(in_avals_[e], out_avals_[e]) : std::string();
       const core::KernelFn kernel = core::rules(eqn.prim).kernel;
       PARAX_CHECK(kernel != nullptr, "no CPU kernel for " << core::prim_name(eqn.prim));
       const std::vector<core::Aval>& in_avals = in_avals_[e];
@@ -205,7 +241,18 @@ std::vector<std::vector<BufferRef>> Executor::run(
         core::DeviceContext ctx{
             mesh_.coords[size_t(d)], mesh_.axis_sizes,
             std::max(1, threads / int(std::min<size_t>(active, size_t(threads))))};
+        const int64_t t0 = tracing ? base::trace::now_us() : 0;
         kernel(core::KernelCall{ins, in_avals, outs, out_avals, eqn.params, ctx});
+        if (tracing) {
+          // On the device's track, and on the track of the thread that ran it.
+          const int64_t dur = base::trace::now_us() - t0;
+          const int device = mesh_.devices[d].id();
+          base::trace::complete(name, "kernel", t0, dur, base::trace::thread_track(),
+                                args + ", \"device\": " + std::to_string(device));
+          base::trace::complete(
+              name, "kernel", t0, dur, base::trace::device_track(device),
+              args + ", \"thread\": " + std::to_string(base::trace::thread_track()));
+        }
       });
       for (size_t d = 0; d < n; ++d) {
         if (same_as[d] < 0) continue;

@@ -6,6 +6,7 @@
 
 #include "base/box_copy.h"
 #include "base/thread_pool.h"
+#include "base/trace_events.h"
 #include "parax/errors.h"
 #include "runtime/engine.h"
 #include "sharding/topology.h"
@@ -213,6 +214,9 @@ std::vector<BufferRef> relayout_across(const core::Aval& aval, const Sharding& s
 std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_sharding,
                                 const std::vector<BufferRef>& src_buffers,
                                 const Sharding& dst_sharding) {
+  const base::trace::Span span("transfer", "device_put",
+                               "\"array\": " + base::trace::json_string(src_aval.short_str()) +
+                                   ", \"bytes\": " + std::to_string(src_aval.nbytes()));
   if (on_other_processes(src_sharding)) {
     return relayout_across(src_aval, src_sharding, src_buffers, dst_sharding);
   }
@@ -256,6 +260,9 @@ std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_
 
 void gather_to_host(const core::Aval& aval, const Sharding& sharding,
                     const std::vector<BufferRef>& buffers, void* host) {
+  const base::trace::Span span("transfer", "device to host",
+                               "\"array\": " + base::trace::json_string(aval.short_str()) +
+                                   ", \"bytes\": " + std::to_string(aval.nbytes()));
   std::vector<SourceBlock> blocks = distinct_blocks(aval, sharding, buffers);
   const size_t itemsize = size_t(dtype_itemsize(aval.dtype));
   const Box whole = box_of(Index(aval.shape.size()), aval.shape);

@@ -1,6 +1,9 @@
 #include "sharding/topology.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <map>
 #include <ostream>
 
 #include "base/config_internal.h"
@@ -8,6 +11,11 @@
 
 namespace parax {
 namespace detail {
+
+MemoryCounters& memory_counters(const Device& d) {
+  static auto* counters = new MemoryCounters[kMaxCpuDevicesPerProcess];
+  return counters[size_t(d.state()->local_index)];
+}
 
 namespace {
 
@@ -92,6 +100,22 @@ const detail::DeviceState& checked(const detail::DeviceState* s) {
 int Device::id() const { return checked(state_).id; }
 std::string_view Device::platform() const { return checked(state_).platform; }
 int Device::process_index() const { return checked(state_).process_index; }
+
+std::map<std::string, int64_t> Device::memory_stats() const {
+  const detail::DeviceState& st = checked(state_);
+  if (st.process_index != detail::Topology::get().process_index()) {
+    throw ValueError("memory_stats: " + to_string() + " belongs to process " +
+                     std::to_string(st.process_index) + "; only this process's devices report");
+  }
+  const detail::MemoryCounters& c = detail::memory_counters(*this);
+  // Virtual CPU devices share the host's memory: each may use all of it.
+  const int64_t host = int64_t(::sysconf(_SC_PHYS_PAGES)) * int64_t(::sysconf(_SC_PAGESIZE));
+  return {{"bytes_in_use", c.bytes_in_use.load()},
+          {"peak_bytes_in_use", c.peak_bytes_in_use.load()},
+          {"num_allocs", c.num_allocs.load()},
+          {"largest_alloc_size", c.largest_alloc_size.load()},
+          {"bytes_limit", host}};
+}
 
 std::string Device::to_string() const { return "CpuDevice(id=" + std::to_string(id()) + ")"; }
 

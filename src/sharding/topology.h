@@ -3,6 +3,8 @@
 // their buffers.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,18 @@ class Topology {
   int process_index_ = 0;
   int process_count_ = 1;
 };
+
+// The memory a local device's buffers hold (runtime/buffer.cpp counts, Device::memory_stats
+// reads). Kept apart from the topology and never destroyed: buffers freed while the process
+// exits still count down.
+struct MemoryCounters {
+  std::atomic<int64_t> bytes_in_use{0};
+  std::atomic<int64_t> peak_bytes_in_use{0};
+  std::atomic<int64_t> num_allocs{0};
+  std::atomic<int64_t> largest_alloc_size{0};
+};
+// Requires: `d` is a device of this process.
+MemoryCounters& memory_counters(const Device& d);
 
 inline bool is_local(const Device& d) {
   return d.process_index() == Topology::get().process_index();

@@ -162,8 +162,8 @@ TEST(ReshardPolicy, WarnsAndRaisesForImplicitCollectivesOnly) {
     return lax::with_sharding_constraint(v + 1, NamedSharding(mesh, P("y", "x")));
   });
   auto spelled = jit([&](const Array& v) { return reshard(v + 1, P("y", "x")); });
-  auto manual = shard_map([](const Array& v) { return lax::psum(v, "x"); }, mesh, P("x", "y"),
-                          P(None, "y"));
+  auto manual =
+      shard_map([](const Array& v) { return lax::psum(v, "x"); }, mesh, P("x", "y"), P(None, "y"));
   const std::vector<float> want = (iota_f32({16, 16}) + 1).to_vector<float>();
   {
     PolicyScope policy("warn");

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
@@ -83,6 +85,52 @@ std::string mpirun(int n, int d) {
 }
 
 const char* kMpiEnv = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+
+// parax-run --trace: each process writes its trace, merged into one timeline in which each
+// process is a pid with its own devices' tracks, and collectives across processes report
+// the time spent in the engine.
+TEST(Multiprocess, GlooTracesMergeIntoOneTimelineWithAPidPerProcess) {
+  const fs::path dir = fs::temp_directory_path() / ("parax-mp-trace-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const auto r = run("", std::string(PARAX_RUN) + " -n 2 --devices-per-process 4 --trace " +
+                             dir.string() + " " + PARAX_MP_CASES);
+  ASSERT_EQ(r.status, 0) << r.log;
+  std::ifstream in(dir / "trace.json");
+  ASSERT_TRUE(in) << r.log;
+  const nlohmann::json trace = nlohmann::json::parse(in);
+  std::map<int, std::set<std::string>> tracks;  // pid -> its track names
+  std::map<int, int64_t> engine_us;             // pid -> engine time in its collectives
+  std::map<int, int> collectives;
+  for (const auto& e : trace.at("traceEvents")) {
+    const int pid = e.at("pid");
+    if (e.at("ph") == "M" && e.at("name") == "thread_name") {
+      tracks[pid].insert(e.at("args").at("name").get<std::string>());
+    }
+    if (e.at("ph") == "X" && e.at("cat") == "collective") {
+      ++collectives[pid];
+      engine_us[pid] += e.at("args").at("engine_us").get<int64_t>();
+    }
+  }
+  ASSERT_EQ(tracks.size(), 2u);
+  std::set<std::string> devices;
+  for (int pid = 0; pid < 2; ++pid) {
+    // Each process's own devices (process p's k-th is CPU p * 2048 + k, as JAX numbers them).
+    for (int d = 0; d < 4; ++d) {
+      const std::string name = "CPU " + std::to_string(2048 * pid + d);
+      EXPECT_TRUE(tracks[pid].count(name)) << name;
+      devices.insert(name);
+    }
+    EXPECT_GT(collectives[pid], 0) << pid;
+    EXPECT_GT(engine_us[pid], 0) << pid;
+  }
+  EXPECT_EQ(collectives[0], collectives[1]);
+  for (int pid = 0; pid < 2; ++pid) {
+    for (const std::string& name : tracks[pid]) {
+      if (name.rfind("CPU ", 0) == 0) EXPECT_TRUE(devices.count(name)) << pid << " " << name;
+    }
+  }
+  fs::remove_all(dir);
+}
 
 TEST(Multiprocess, GlooTwoProcessesOfFourDevicesMatchOneOfEight) {
   expect_same(run("", parax_run(2, 4)), "gloo 2x4");

@@ -16,7 +16,7 @@ set(LAYERS base sharding core prims lax transforms compiler runtime api
 # link-time dependency like core::default_backend() (declared in core, defined in runtime).
 # linalg.h declares jnp.linalg beside lax.linalg (its norm takes numpy's Axes), so it is
 # numpy's, and src/lax/linalg.cpp defines lax.linalg's binders without including it.
-set(PUBLIC_base dtype.h shape.h errors.h config.h)
+set(PUBLIC_base dtype.h shape.h errors.h config.h profiler.h)
 set(PUBLIC_sharding device.h sharding.h)
 set(PUBLIC_core array.h tree.h lax.h special.h collectives.h)
 set(PUBLIC_lax control_flow.h convolution.h)
