@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <string_view>
 #include <vector>
 
 #include "parax/array.h"
+#include "parax/tree.h"
 
 namespace parax::debug {
 
@@ -28,10 +30,25 @@ struct VisualizeOptions {
 void visualize_sharding(const Shape& shape, const Sharding& sharding,
                         const VisualizeOptions& options = {}, std::ostream& os = std::cout);
 
-// Prints which devices hold which part of x (JAX's jax.debug.visualize_array_sharding).
+// Prints which devices hold which part of x (JAX's jax.debug.visualize_array_sharding):
+// now for a concrete array; inside jit, shard_map or vmap when the computation compiles,
+// with the layout the compiler chose (not again on cached calls). `os` must then outlive
+// that compile.
 void visualize_array_sharding(const Array& x, const VisualizeOptions& options = {});
 void visualize_array_sharding(const Array& x, std::ostream& os,
                               const VisualizeOptions& options = {});
+
+// Calls `callback` with x's sharding (JAX's jax.debug.inspect_array_sharding): now for a
+// concrete array; for a traced one when the computation compiles, with the sharding the
+// compiler chose for it (inside shard_map, over the axes left automatic: P() when all are
+// manual), and not again on cached calls.
+void inspect_array_sharding(const Array& x, std::function<void(const Sharding&)> callback);
+// The same for every array of a pytree.
+template <class Tree>
+requires(!std::is_convertible_v<const Tree&, const Array&>) void inspect_array_sharding(
+    const Tree& tree, const std::function<void(const Sharding&)>& callback) {
+  for (const Array& leaf : tree::leaves(tree)) inspect_array_sharding(leaf, callback);
+}
 
 // What one of parax's compile caches holds (size, capacity: now) and has done since the
 // process started. Each evicts its least recently used entries beyond its capacity.

@@ -9,6 +9,8 @@
 #include <malloc.h>
 
 #include "api/debug_internal.h"
+#include "core/callbacks.h"
+#include "core/trace.h"
 #include "runtime/buffer.h"
 #include "runtime/eager.h"
 #include "sharding/visualize.h"
@@ -67,7 +69,20 @@ void visualize_array_sharding(const Array& x, const VisualizeOptions& options) {
 }
 
 void visualize_array_sharding(const Array& x, std::ostream& os, const VisualizeOptions& options) {
-  visualize_sharding(x.shape(), x.sharding(), options, os);
+  const Shape shape = x.shape();
+  inspect_array_sharding(
+      x, [shape, &os, options](const Sharding& s) { visualize_sharding(shape, s, options, os); });
+}
+
+void inspect_array_sharding(const Array& x, std::function<void(const Sharding&)> callback) {
+  if (!callback) throw ValueError("inspect_array_sharding: the callback is empty");
+  if (core::tracer_of(x) == nullptr) {
+    callback(x.sharding());
+    return;
+  }
+  // Nothing reads the result: the compiler calls back, and the equation is gone after.
+  (void)core::bind1(core::Prim::inspect_sharding, {x},
+                    {{"callback", core::register_sharding_callback(std::move(callback))}});
 }
 
 CacheInfo cache_info(std::string_view cache) {

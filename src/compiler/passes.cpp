@@ -9,6 +9,7 @@
 
 #include "base/check.h"
 #include "compiler/fuse.h"
+#include "core/callbacks.h"
 #include "core/verify.h"
 #include "parax/errors.h"
 
@@ -32,6 +33,30 @@ void propagate_sharding_pass(PassState& s) {
   }
   s.propagation = propagate(s.global, *s.mesh, seeds);
 }
+
+// Calls each inspect equation's callback with the sharding chosen for its operand, in
+// program order, loop bodies and branches included (their own propagations).
+void inspect(const core::Program& p, const Propagation& prop, const MeshInfo& mesh) {
+  for (size_t e = 0; e < p.eqns.size(); ++e) {
+    const core::Eqn& eqn = p.eqns[e];
+    if (core::has_trait(eqn.prim, core::kControlFlow)) {
+      const auto subs = core::sub_programs(eqn);
+      const ControlFlowLayouts& cf = prop.control_flow.at(e);
+      for (size_t k = 0; k < subs.size() && k < cf.programs.size(); ++k) {
+        inspect(*subs[k], cf.programs[k], mesh);
+      }
+      continue;
+    }
+    if (!core::has_trait(eqn.prim, core::kInspect) || eqn.inputs[0].is_literal()) continue;
+    DimShard layout = prop.vars[size_t(eqn.inputs[0].var)];
+    layout.unreduced.clear();  // partial sums are combined before anything reads them
+    layout.op = core::ReduceOp::none;
+    const core::ShardingCallback& f = core::sharding_callback(eqn.params.get<int64_t>("callback"));
+    f(NamedSharding(mesh.mesh, mesh.spec(layout)));
+  }
+}
+
+void inspect_shardings_pass(PassState& s) { inspect(s.global, *s.propagation, *s.mesh); }
 
 void partition_spmd_pass(PassState& s) {
   s.partitioned = partition(s.global, *s.mesh, *s.propagation, {});
@@ -69,6 +94,7 @@ constexpr Pass kPasses[] = {
     {"inline-calls", inline_calls_pass},
     {"check-devices", check_devices_pass},
     {"propagate-sharding", propagate_sharding_pass},
+    {"inspect-shardings", inspect_shardings_pass},
     {"partition-spmd", partition_spmd_pass},
     {"fold-scalar-broadcasts", fold_scalar_broadcasts_pass},
     {"dce", dce_pass},

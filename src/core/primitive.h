@@ -29,6 +29,9 @@ enum Trait : uint32_t {
   // program_roles) in place of itself; they are partitioned with the program, and print
   // named on from the enclosing program's names, as JAX prints them.
   kControlFlow = 1u << 14,
+  // Calls back at compile time with the layout chosen for its operand (param `callback`,
+  // an id of core/callbacks.h); the identity otherwise, whose result nothing reads.
+  kInspect = 1u << 15,
 };
 
 // clang-format off
@@ -122,6 +125,7 @@ enum Trait : uint32_t {
   /* sharding and programs */                                                \
   X(sharding_constraint, "sharding_constraint", kUnary | kLinear | kLayout)  \
   X(device_put, "device_put", kLinear | kLayout)                             \
+  X(inspect_sharding, "inspect_sharding", kUnary | kInspect)                 \
   X(pjit, "pjit", kHasProgram | kCall | kLinear)                             \
   /* control flow: sub-programs the executor runs (their program_roles) */   \
   X(cond, "cond", kControlFlow | kLinear)                                    \

@@ -4,6 +4,7 @@ target_sources(parax PRIVATE
   core/aval.cpp
   core/backend.cpp
   core/batching.cpp
+  core/callbacks.cpp
   core/primitive.cpp
   core/parse.cpp
   core/program.cpp

@@ -27,6 +27,7 @@ target_sources(parax PRIVATE
   prims/expand_dims.cpp
   prims/fma.cpp
   prims/fusion.cpp
+  prims/inspect_sharding.cpp
   prims/iota.cpp
   prims/named_collectives.cpp
   prims/pad.cpp

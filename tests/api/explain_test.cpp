@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <sstream>
 
 #include "parax/parax.h"
 
@@ -247,6 +248,67 @@ TEST(CommLog, CountsEagerCollectivesPerSourceLine) {
             std::string::npos)
       << table;
   EXPECT_NE(table.find("total"), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace parax
+
+namespace parax {
+namespace {
+
+TEST(InspectArraySharding, CallsBackWithWhatTheCompilerChose) {
+  const Mesh mesh = make_mesh({4, 2}, {"x", "y"});
+  const Array x = device_put(iota_f32({8, 8}), NamedSharding(mesh, P("x", "y")));
+  std::vector<std::string> seen;
+  auto record = [&](const char* where) {
+    return [&seen, where](const Sharding& s) { seen.push_back(where + (": " + s.to_string())); };
+  };
+  debug::inspect_array_sharding(x, record("eager"));
+  auto f = jit([&](const Array& v) {
+    const Array w = jnp::sin(v);
+    debug::inspect_array_sharding(w, record("jit"));
+    const Array u = lax::with_sharding_constraint(w * 2, NamedSharding(mesh, P(None, "x")));
+    debug::inspect_array_sharding(u, record("constrained"));
+    return u;
+  });
+  const Compiled compiled = f.lower(x).compile();  // calls back when compiling
+  auto g = jit(shard_map(
+      [&](const Array& v) {
+        debug::inspect_array_sharding(v, record("shard_map"));
+        return v * 2;
+      },
+      mesh, P("x", "y"), P("x", "y")));
+  g(x);
+  g(x);  // cached: no call back
+  const std::string named = "NamedSharding(mesh=Mesh('x': 4, 'y': 2), spec=PartitionSpec(";
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "eager: " + named + "'x', 'y'))", "jit: " + named + "'x', 'y'))",
+                      "constrained: " + named + "None, 'x'))", "shard_map: " + named + "))"}));
+  // Inside jit, visualize_array_sharding draws at compile time too.
+  std::ostringstream os;
+  auto h = jit([&](const Array& v) {
+    debug::visualize_array_sharding(jnp::cos(v), os);
+    return v;
+  });
+  h(x);
+  EXPECT_EQ(os.str(),
+            "┌──────────┬──────────┐\n"
+            "│  CPU 0   │  CPU 1   │\n"
+            "├──────────┼──────────┤\n"
+            "│  CPU 2   │  CPU 3   │\n"
+            "├──────────┼──────────┤\n"
+            "│  CPU 4   │  CPU 5   │\n"
+            "├──────────┼──────────┤\n"
+            "│  CPU 6   │  CPU 7   │\n"
+            "└──────────┴──────────┘\n");
+  // Under vmap, the batched value is inspected.
+  seen.clear();
+  auto batched = jit(vmap([&](const Array& row) {
+    debug::inspect_array_sharding(row, record("vmap"));
+    return row + 1;
+  }));
+  batched(x);
+  EXPECT_EQ(seen, std::vector<std::string>{"vmap: " + named + "'x', 'y'))"});
 }
 
 }  // namespace

@@ -66,9 +66,10 @@ std::string planned(const std::string& text) {
 TEST(Passes, TheListIsThePipelineInOrder) {
   std::vector<std::string_view> names;
   for (const Pass& p : pass_list()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{
-                       "inline-calls", "check-devices", "propagate-sharding", "partition-spmd",
-                       "fold-scalar-broadcasts", "dce", "fuse-elementwise", "plan-buffers"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"inline-calls", "check-devices",
+                                                  "propagate-sharding", "inspect-shardings",
+                                                  "partition-spmd", "fold-scalar-broadcasts", "dce",
+                                                  "fuse-elementwise", "plan-buffers"}));
 }
 
 TEST(Passes, InlineCallsSplicesPjitBodies) {
@@ -415,11 +416,12 @@ TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
     files.push_back(name.substr(name.find('.') + 1));  // drops the compilation's number
   }
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files, (std::vector<std::string>{
-                       "test.00-input.txt", "test.01-inline-calls.txt", "test.02-check-devices.txt",
-                       "test.03-propagate-sharding.txt", "test.04-partition-spmd.txt",
-                       "test.05-fold-scalar-broadcasts.txt", "test.06-dce.txt",
-                       "test.07-fuse-elementwise.txt", "test.08-plan-buffers.txt"}));
+  EXPECT_EQ(files,
+            (std::vector<std::string>{"test.00-input.txt", "test.01-inline-calls.txt",
+                                      "test.02-check-devices.txt", "test.03-propagate-sharding.txt",
+                                      "test.04-inspect-shardings.txt", "test.05-partition-spmd.txt",
+                                      "test.06-fold-scalar-broadcasts.txt", "test.07-dce.txt",
+                                      "test.08-fuse-elementwise.txt", "test.09-plan-buffers.txt"}));
   auto read = [&](const std::string& suffix) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       const std::string name = entry.path().filename().string();
@@ -434,9 +436,9 @@ TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
     return std::string();
   };
   EXPECT_EQ(read("00-input.txt"), std::string(kShardedMatmul) + "\n");
-  EXPECT_EQ(read("07-fuse-elementwise.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text + "\n");
+  EXPECT_EQ(read("08-fuse-elementwise.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text + "\n");
   // The last adds the buffer plan.
-  EXPECT_EQ(read("08-plan-buffers.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text +
+  EXPECT_EQ(read("09-plan-buffers.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text +
                                              "\n"
                                              "# buffers\n"
                                              "#   0: c new; frees a b\n"

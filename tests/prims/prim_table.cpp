@@ -2594,6 +2594,9 @@ const std::map<std::string_view, std::string_view>& exempt() {
       "exists; checked against host loops by transforms/collectives_test.cpp";
   static const std::map<std::string_view, std::string_view> reasons = {
       {"pjit", "holds a program: the vjp leg runs every row through a pjit equation"},
+      {"inspect_sharding",
+       "the identity whose result nothing reads: its callback runs at compile time "
+       "(api/explain_test.cpp)"},
       {"fusion", "made by the compiler's fusion pass: the fuse leg checks it on every row"},
       {"all-gather", kPerDevice},
       {"all-reduce", kPerDevice},

@@ -46,7 +46,7 @@ TEST(Trace, RecordsEachDevicesKernelsAndCollectivesAndTheirPhases) {
 
   const nlohmann::json trace = read_json(path);
   fs::remove(path);
-  std::map<int, std::string> tracks;  // tid -> name
+  std::map<int, std::string> tracks;                           // tid -> name
   std::map<std::string, std::multiset<std::string>> on_track;  // track name -> event names
   std::set<std::string> categories;
   int collectives = 0;
@@ -79,8 +79,8 @@ TEST(Trace, RecordsEachDevicesKernelsAndCollectivesAndTheirPhases) {
     EXPECT_EQ(names.count("dot_general"), 1u) << d;
     EXPECT_EQ(names.count("all-reduce"), 1u) << d;
   }
-  for (const char* cat : {"trace", "compile", "execute", "kernel", "collective", "transfer",
-                          "user"}) {
+  for (const char* cat :
+       {"trace", "compile", "execute", "kernel", "collective", "transfer", "user"}) {
     EXPECT_TRUE(categories.count(cat)) << cat;
   }
   bool annotated = false, traced = false, compiled = false;
