@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,6 +38,21 @@ void visualize_sharding(const Shape& shape, const Sharding& sharding,
 void visualize_array_sharding(const Array& x, const VisualizeOptions& options = {});
 void visualize_array_sharding(const Array& x, std::ostream& os,
                               const VisualizeOptions& options = {});
+
+struct SvgOptions {
+  int width = 480;        // pixels
+  std::vector<int> dims;  // as VisualizeOptions::dims
+};
+
+// Returns the layout as an SVG picture for reports and notebooks: the grids
+// visualize_sharding prints, each cell sized to its shard's share of each dimension and
+// coloured as the terminal's colour mode colours it, labelled with its devices.
+std::string sharding_svg(const Shape& shape, const Sharding& sharding,
+                         const SvgOptions& options = {});
+// The same for a concrete array (inside jit, call it from inspect_array_sharding).
+std::string sharding_svg(const Array& x, const SvgOptions& options = {});
+// Returns an HTML page showing x's shape, dtype and sharding above its sharding_svg.
+std::string to_html(const Array& x, const SvgOptions& options = {});
 
 // Calls `callback` with x's sharding (JAX's jax.debug.inspect_array_sharding): now for a
 // concrete array; for a traced one when the computation compiles, with the sharding the

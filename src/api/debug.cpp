@@ -46,12 +46,27 @@ std::string highlight_numbers(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// Each device's shard of an array of `shape`: padded ones (a dimension the sharding does
+// not divide, as inside jit) as they are, devices holding only padding left out.
+std::vector<std::pair<int, Index>> drawn_indices(const Shape& shape, const Sharding& sharding) {
+  std::vector<std::pair<int, Index>> indices;
+  for (auto& [device, index] : detail::padded_indices_map(sharding, shape)) {
+    bool empty = false;
+    for (size_t d = 0; d < index.size(); ++d) {
+      empty = empty || (!index[d].is_full() && index[d].begin(shape[d]) == index[d].end(shape[d]));
+    }
+    if (!empty) indices.emplace_back(device.id(), std::move(index));
+  }
+  return indices;
+}
+
+}  // namespace
+
 void visualize_sharding(const Shape& shape, const Sharding& sharding,
                         const VisualizeOptions& options, std::ostream& os) {
-  std::vector<std::pair<int, Index>> indices;
-  for (auto& [device, index] : sharding.devices_indices_map(shape)) {
-    indices.emplace_back(device.id(), index);
-  }
+  const std::vector<std::pair<int, Index>> indices = drawn_indices(shape, sharding);
   detail::VisualizeParams params;
   params.scale = options.scale;
   params.min_width = options.min_width;
@@ -62,6 +77,41 @@ void visualize_sharding(const Shape& shape, const Sharding& sharding,
   std::string text = detail::render_array_sharding(shape, platform, indices, params, options.dims);
   // Without colours, a colour terminal still gets rich's number highlighting.
   os << (terminal && !params.color ? highlight_numbers(text) : text) << std::flush;
+}
+
+std::string sharding_svg(const Shape& shape, const Sharding& sharding, const SvgOptions& options) {
+  const std::string platform(sharding.device_assignment().front().platform());
+  return detail::render_sharding_svg(shape, platform, drawn_indices(shape, sharding),
+                                     {.width = options.width}, options.dims);
+}
+
+std::string sharding_svg(const Array& x, const SvgOptions& options) {
+  if (core::tracer_of(x) != nullptr) {
+    throw ValueError(
+        "sharding_svg needs a concrete array; inside a transformed function, call it from "
+        "inspect_array_sharding's callback with the shape and the sharding given");
+  }
+  return sharding_svg(x.shape(), x.sharding(), options);
+}
+
+std::string to_html(const Array& x, const SvgOptions& options) {
+  const std::string svg = sharding_svg(x, options);
+  std::string title = std::string(dtype_name(x.dtype())) + "[";  // float32[16,32]
+  for (size_t d = 0; d < x.shape().size(); ++d) {
+    title += (d ? "," : "") + std::to_string(x.shape()[d]);
+  }
+  title += "]";
+  std::string sharding = x.sharding().to_string();
+  auto escape = [](const std::string& s) {
+    std::string out;
+    for (char c : s)
+      out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return out;
+  };
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escape(title) +
+         "</title></head>\n<body style=\"margin: 8px; font-family: sans-serif\">\n<p>" +
+         escape(title) + " &mdash; <code>" + escape(sharding) + "</code></p>\n" + svg +
+         "</body></html>\n";
 }
 
 void visualize_array_sharding(const Array& x, const VisualizeOptions& options) {

@@ -46,21 +46,28 @@ std::vector<Device> Sharding::device_set() const {
 
 int64_t Sharding::num_devices() const { return int64_t(impl_->assignment.size()); }
 
-std::vector<std::pair<Device, Index>> Sharding::devices_indices_map(const Shape& shape) const {
+namespace {
+
+// Every device's index into an array of `shape`; where a dimension's tiles do not divide
+// it (only when `padded`), tiles of ceil(size / tiles) whose last ones end early or hold
+// nothing, as the compiler pads such a dimension.
+std::vector<std::pair<Device, Index>> indices_map(const detail::ShardingImpl& impl,
+                                                  const Shape& shape, bool padded) {
   const int64_t ndim = int64_t(shape.size());
-  impl_->check_rank(ndim);
-  detail::TileLayout layout = impl_->layout(ndim);
-  const auto& devs = impl_->assignment;
+  impl.check_rank(ndim);
+  detail::TileLayout layout = impl.layout(ndim);
+  const auto& devs = impl.assignment;
   std::vector<Index> by_position(devs.size(), Index(size_t(ndim)));  // replicated: full slices
   if (!layout.is_replicated()) {
-    detail::check_divisible(*impl_, layout, shape);
+    if (!padded) detail::check_divisible(impl, layout, shape);
     std::vector<int64_t> tile(size_t(ndim), 0);  // row-major counter over tiles
     for (int64_t t = 0; t < layout.num_tiles(); ++t) {
       Index index(static_cast<size_t>(ndim));
       for (size_t d = 0; d < size_t(ndim); ++d) {
         if (layout.tiles[d] == 1) continue;
-        int64_t chunk = shape[d] / layout.tiles[d];
-        index[d] = Slice{tile[d] * chunk, (tile[d] + 1) * chunk};
+        const int64_t chunk = (shape[d] + layout.tiles[d] - 1) / layout.tiles[d];
+        index[d] =
+            Slice{std::min(tile[d] * chunk, shape[d]), std::min((tile[d] + 1) * chunk, shape[d])};
       }
       for (int64_t r = 0; r < layout.replication; ++r) {
         by_position[size_t(layout.positions[size_t(t * layout.replication + r)])] = index;
@@ -75,6 +82,18 @@ std::vector<std::pair<Device, Index>> Sharding::devices_indices_map(const Shape&
   for (size_t p = 0; p < devs.size(); ++p) out.emplace_back(devs[p], by_position[p]);
   return out;
 }
+
+}  // namespace
+
+std::vector<std::pair<Device, Index>> Sharding::devices_indices_map(const Shape& shape) const {
+  return indices_map(*impl_, shape, false);
+}
+
+namespace detail {
+std::vector<std::pair<Device, Index>> padded_indices_map(const Sharding& s, const Shape& shape) {
+  return indices_map(s.impl(), shape, true);
+}
+}  // namespace detail
 
 Shape Sharding::shard_shape(const Shape& shape) const {
   impl_->check_rank(int64_t(shape.size()));

@@ -51,6 +51,11 @@ bool is_bare_spec(const Sharding& s);
 // Returns the spec of a bare-spec Sharding. Requires: is_bare_spec(s).
 const PartitionSpec& bare_spec(const Sharding& s);
 
+// Sharding::devices_indices_map, except that a dimension its tiles do not divide is tiled
+// as the compiler pads it: tiles of ceil(size / tiles), the last ones ending early or
+// empty.
+std::vector<std::pair<Device, Index>> padded_indices_map(const Sharding& s, const Shape& shape);
+
 // Returns axis names as a Python tuple: `('a', 'b')`, `('x',)`.
 std::string names_tuple(const std::vector<std::string>& names);
 

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -626,17 +627,26 @@ std::string render_sharding(const Shape& shape, std::string_view platform,
   return out;
 }
 
-std::string render_array_sharding(const Shape& shape, std::string_view platform,
-                                  const std::vector<std::pair<int, Index>>& devices_indices,
-                                  const VisualizeParams& params, const std::vector<int>& dims_arg) {
+namespace {
+
+// One grid of two (or one) dimensions, as render_array_sharding and render_sharding_svg
+// draw them: a block of the other dimensions ("" when there are none) and its shards.
+struct Grid {
+  std::string header;
+  Shape shape;
+  std::vector<std::pair<int, Index>> cells;
+};
+
+std::vector<Grid> split_grids(const Shape& shape,
+                              const std::vector<std::pair<int, Index>>& devices_indices,
+                              const std::vector<int>& dims_arg) {
   const int rank = int(shape.size());
   if (rank == 0) {  // one cell, held by every device
-    std::vector<std::pair<int, Index>> cells;
-    for (const auto& [id, index] : devices_indices) cells.emplace_back(id, Index{Slice{}});
-    return render_sharding({1}, platform, cells, params);
+    Grid g{"", {1}, {}};
+    for (const auto& [id, index] : devices_indices) g.cells.emplace_back(id, Index{Slice{}});
+    return {g};
   }
-  if (dims_arg.empty() && rank <= 2)
-    return render_sharding(shape, platform, devices_indices, params);
+  if (dims_arg.empty() && rank <= 2) return {Grid{"", shape, devices_indices}};
   std::vector<int> dims = dims_arg.empty() ? std::vector<int>{rank - 2, rank - 1} : dims_arg;
   auto dims_str = [&] {
     std::string out;
@@ -679,10 +689,10 @@ std::string render_array_sharding(const Shape& shape, std::string_view platform,
   Shape drawn_shape;
   for (int d : dims) drawn_shape.push_back(shape[size_t(d)]);
   const char* names[2] = {dims.size() == 2 ? "rows" : "cols", "cols"};
-  std::string out;
+  std::vector<Grid> grids;
   for (const auto& [block, cells] : blocks) {
-    if (rank > int(dims.size())) {  // the header: which block, and which dimensions are drawn
-      std::string header;
+    std::string header;
+    if (rank > int(dims.size())) {  // which block, and which dimensions are drawn
       size_t other = 0;
       for (int d = 0; d < rank; ++d) {
         header += d == 0 ? "[" : ", ";
@@ -696,11 +706,137 @@ std::string render_array_sharding(const Shape& shape, std::string_view platform,
                       ? std::string(":")
                       : std::to_string(start) + ":" + std::to_string(stop);
       }
-      out += header + "]\n";
+      header += "]";
     }
-    out += render_sharding(drawn_shape, platform, cells, params);
+    grids.push_back(Grid{header, drawn_shape, cells});
+  }
+  return grids;
+}
+
+std::string hex(const Rgb& c) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", c.r, c.g, c.b);
+  return buf;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
   }
   return out;
+}
+
+}  // namespace
+
+std::string render_array_sharding(const Shape& shape, std::string_view platform,
+                                  const std::vector<std::pair<int, Index>>& devices_indices,
+                                  const VisualizeParams& params, const std::vector<int>& dims) {
+  std::string out;
+  for (const Grid& g : split_grids(shape, devices_indices, dims)) {
+    if (!g.header.empty()) out += g.header + "\n";
+    out += render_sharding(g.shape, platform, g.cells, params);
+  }
+  return out;
+}
+
+std::string render_sharding_svg(const Shape& shape, std::string_view platform,
+                                const std::vector<std::pair<int, Index>>& devices_indices,
+                                const SvgParams& params, const std::vector<int>& dims) {
+  if (params.width < 16 || params.width > 16384) {
+    throw ValueError("`sharding_svg`: width must be in [16, 16384] pixels; got " +
+                     std::to_string(params.width));
+  }
+  if (devices_indices.empty()) throw ValueError("`sharding_svg`: no devices given");
+  for (Int d : shape) {
+    if (d <= 0) throw ValueError("`sharding_svg`: nothing to draw for shape " + shape_str(shape));
+  }
+  constexpr int kHeader = 24;  // a block's header line
+  const int width = params.width;
+  std::string body;
+  int y = 0;
+  for (const Grid& g : split_grids(shape, devices_indices, dims)) {
+    const ChunkMap chunks = collect_chunks(g.shape, g.cells);
+    Int rows = 0, cols = 0;
+    for (const auto& [key, chunk] : chunks) {
+      rows = std::max(rows, key.first + 1);
+      cols = std::max(cols, key.second + 1);
+    }
+    // To scale: a column as wide as its share of the columns' dimension, a row as tall as
+    // its share of the rows'; the grid as tall as the shape's aspect says (kept within
+    // [1/8, 2] of its width so that extreme shapes stay visible).
+    const double aspect = g.shape.size() == 2 ? double(g.shape[0]) / double(g.shape[1]) : 0.125;
+    const int height = int(std::lround(std::clamp(aspect, 0.125, 2.0) * width));
+    std::vector<double> col_frac(size_t(cols), 0), row_frac(size_t(rows), 1.0);
+    for (const auto& [key, chunk] : chunks) {
+      col_frac[size_t(key.second)] = chunk.width_frac;
+      if (chunk.height_frac) row_frac[size_t(key.first)] = *chunk.height_frac;
+    }
+    auto edges = [](const std::vector<double>& fracs, int total) {
+      std::vector<int> e{0};
+      double sum = 0;
+      for (double f : fracs) {
+        sum += f;
+        e.push_back(int(std::lround(sum * total)));
+      }
+      return e;
+    };
+    const std::vector<int> xs = edges(col_frac, width);
+    const std::vector<int> ys = edges(row_frac, height);
+    if (!g.header.empty()) {
+      body += "  <text x=\"0\" y=\"" + std::to_string(y + 17) +
+              "\" font-family=\"monospace\" font-size=\"14\" fill=\"#000000\">" +
+              xml_escape(g.header) + "</text>\n";
+      y += kHeader;
+    }
+    const std::vector<CellColors> colors = cell_colors(rows * cols);
+    for (Int r = 0; r < rows; ++r) {
+      for (Int c = 0; c < cols; ++c) {
+        auto it = chunks.find({r, c});
+        if (it == chunks.end()) {
+          throw ValueError("`sharding_svg`: no device holds chunk (" + std::to_string(r) + ", " +
+                           std::to_string(c) + ")");
+        }
+        const CellColors& color = colors[size_t(r * cols + c)];
+        const int x0 = xs[size_t(c)], x1 = xs[size_t(c) + 1];
+        const int y0 = y + ys[size_t(r)], y1 = y + ys[size_t(r) + 1];
+        const std::u32string label32 = make_label(platform, it->second.device_ids);
+        const std::string label(label32.begin(), label32.end());  // ASCII
+        const double font = std::max(
+            1.0, std::min({16.0, 0.45 * (y1 - y0), 1.6 * (x1 - x0) / double(label.size() + 1)}));
+        char font_str[32];
+        std::snprintf(font_str, sizeof font_str, "%.1f", font);
+        body += "  <rect x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0) +
+                "\" width=\"" + std::to_string(x1 - x0) + "\" height=\"" + std::to_string(y1 - y0) +
+                "\" fill=\"" + hex(color.background) + "\"/>\n";
+        body +=
+            "  <text x=\"" + std::to_string(x0 + (x1 - x0) / 2) + "\" y=\"" +
+            std::to_string(y0 + (y1 - y0) / 2) +
+            "\" text-anchor=\"middle\" dominant-baseline=\"central\" font-family=\"sans-serif\" "
+            "font-size=\"" +
+            font_str + "\" fill=\"" + hex(color.text) + "\">" + xml_escape(label) + "</text>\n";
+      }
+    }
+    y += height + (g.header.empty() ? 0 : 8);
+  }
+  return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
+         "\" height=\"" + std::to_string(y) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
+         std::to_string(y) + "\" shape-rendering=\"crispEdges\">\n" + body + "</svg>\n";
 }
 
 }  // namespace parax::detail

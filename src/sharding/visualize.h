@@ -37,4 +37,16 @@ std::string render_array_sharding(const Shape& shape, std::string_view platform,
                                   const std::vector<std::pair<int, Index>>& devices_indices,
                                   const VisualizeParams& params, const std::vector<int>& dims);
 
+struct SvgParams {
+  int width = 480;  // pixels
+};
+
+// Draws the same grids as render_array_sharding as an SVG picture: cells sized to their
+// shards' share of each dimension (the grid's height following the shape's aspect, kept
+// within [1/8, 2] of its width), coloured as the terminal's colour mode colours them, each
+// labelled with its devices; a block's header above its grid.
+std::string render_sharding_svg(const Shape& shape, std::string_view platform,
+                                const std::vector<std::pair<int, Index>>& devices_indices,
+                                const SvgParams& params, const std::vector<int>& dims);
+
 }  // namespace parax::detail
