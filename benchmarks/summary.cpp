@@ -280,6 +280,26 @@ Row grad_of_jit_row(const std::string& layout) {
   return row;
 }
 
+// The 4x2 gradient step with a trace recording, against the same step untraced beside it.
+Row traced_row() {
+  const std::string key = workload_key("mlp_grad_traced", kMlpDataTensorParallel);
+  Row row{"MLP gradient step with profiler::start_trace recording, same sizes",
+          "4×2, P('batch',None), W2 P(None,'model'), W3 P('model',None)"};
+  const Measurement* m = ok_measurement(key);
+  const Measurement* ref =
+      ok_measurement(workload_key("mlp_grad_untraced", kMlpDataTensorParallel));
+  if (m == nullptr || ref == nullptr) {
+    row.time = error_text(key);
+    return row;
+  }
+  row.time = time_text(m, 1e3, "ms");
+  row.limit = fmt("untraced beside it: %.1f (%.1f) ms", ref->best() * 1e3, ref->median() * 1e3);
+  const double r = m->best() / ref->best();
+  row.of_limit = fmt("%.2f× its time", r);
+  row.target = "≤ 1.10×" + verdict(r <= 1.10);
+  return row;
+}
+
 std::string workloads_table(const Limits& l) {
   std::vector<Row> rows;
   for (bool sharded : {false, true}) {
@@ -319,6 +339,7 @@ std::string workloads_table(const Limits& l) {
     for (const char* layout : {kMlpSingle, kMlpDataParallel, kMlpDataTensorParallel}) {
       rows.push_back(grad_of_jit_row(layout));
     }
+    rows.push_back(traced_row());
   }
   if (!kHasGrad) {
     Row r("MLP gradient step (jit(grad(loss)))", "1 device, 8-way, 4×2");

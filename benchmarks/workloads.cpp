@@ -343,6 +343,31 @@ void bm_mlp_grad_of_jit(benchmark::State& state) {
     show_rates(state, variants, "GFLOP/s", mlp_grad_flops(), 1e-9);
   });
 }
+
+// The 4x2 gradient step with a trace recording every kernel and collective of it (not
+// written: only the recording's cost), beside the same step untraced: target 1.10.
+void bm_mlp_grad_traced(benchmark::State& state) {
+  std::vector<Variant> variants = {{workload_key("mlp_grad_untraced", kMlpDataTensorParallel), {}},
+                                   {workload_key("mlp_grad_traced", kMlpDataTensorParallel), {}}};
+  guarded(state, keys_of(variants), [&] {
+    const Model m = lay_out(init_model(), kMlpDataTensorParallel);
+    const auto gradfun = parax::jit(parax::grad(loss));
+    auto step = [=] {
+      std::vector<Array> leaves = parax::tree::leaves(gradfun(m.params, m.batch));
+      for (const Array& leaf : leaves) leaf.block_until_ready();
+      return leaves.front();
+    };
+    const std::string path = "/tmp/parax-bench-trace.json";  // never written
+    variants[0].run = step;
+    variants[1].run = [=] {
+      parax::profiler::start_trace(path);
+      Array out = step();
+      parax::profiler::discard_trace();
+      return out;
+    };
+    time_variants(state, variants);
+  });
+}
 #endif
 
 }  // namespace
@@ -379,6 +404,7 @@ void register_workload_benchmarks() {
 #ifdef PARAX_HAS_GRAD
   big("mlp_grad_step", bm_mlp_grad, 3);
   big("mlp_grad_of_jit", bm_mlp_grad_of_jit, 3);
+  big("mlp_grad_traced", bm_mlp_grad_traced, 3);
 #endif
 }
 

@@ -16,6 +16,8 @@ void start_trace(const std::string& path);
 // Stops recording and writes the trace to the path start_trace was given; returns that
 // path ("" when nothing was being recorded). Throws RuntimeError when it cannot write.
 std::string stop_trace();
+// Stops recording and drops what was recorded: nothing is written.
+void discard_trace();
 bool is_tracing();
 
 // Marks a span of the caller's own on its thread's track (jax.profiler.TraceAnnotation).

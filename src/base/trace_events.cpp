@@ -219,6 +219,17 @@ std::string stop_trace() {
   return path;
 }
 
+void discard_trace() {
+  Recorder& r = recorder();
+  std::vector<std::shared_ptr<ThreadEvents>> dropped;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    base::trace::detail::g_on = false;
+    dropped.swap(r.threads);
+    ++r.generation;
+  }
+}
+
 bool is_tracing() { return on(); }
 
 TraceAnnotation::TraceAnnotation(std::string name) : name_(std::move(name)) {

@@ -25,9 +25,8 @@ struct Rect {
 
 std::vector<Rect> rects_of(const std::string& svg) {
   std::vector<Rect> out;
-  const std::regex re(
-      R"re(<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)" )re"
-      R"re(fill="#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})"/>)re");
+  const std::regex re(R"re(<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)" )re"
+                      R"re(fill="#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})"/>)re");
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator();
        ++it) {
     const std::smatch& m = *it;
@@ -79,8 +78,8 @@ Image screenshot(const std::string& svg, int width, int height) {
                               " --headless --no-sandbox --disable-gpu --hide-scrollbars "
                               "--force-device-scale-factor=1 --window-size=" +
                               std::to_string(width) + "," + std::to_string(height) +
-                              " --screenshot=" + png.string() + " file://" + page.string() +
-                              " > " + (dir / "log").string() + " 2>&1";
+                              " --screenshot=" + png.string() + " file://" + page.string() + " > " +
+                              (dir / "log").string() + " 2>&1";
   const int status = std::system(command.c_str());
   Image image;
   png_image reader{};
@@ -104,16 +103,17 @@ Image screenshot(const std::string& svg, int width, int height) {
 // drawn sizes are the SVG's.
 void expect_drawn(const Image& image, const std::vector<Rect>& rects) {
   auto near = [](std::array<int, 3> got, const Rect& r) {
-    return std::abs(got[0] - r.r) <= 2 && std::abs(got[1] - r.g) <= 2 && std::abs(got[2] - r.b) <= 2;
+    return std::abs(got[0] - r.r) <= 2 && std::abs(got[1] - r.g) <= 2 &&
+           std::abs(got[2] - r.b) <= 2;
   };
   for (const Rect& r : rects) {
     // Away from the label in the middle: the corners' insides.
-    for (auto [x, y] : {std::pair{r.x + 1, r.y + 1}, std::pair{r.x + r.w - 2, r.y + 1},
-                        std::pair{r.x + 1, r.y + r.h - 2}, std::pair{r.x + r.w - 2, r.y + r.h - 2}}) {
+    for (auto [x, y] :
+         {std::pair{r.x + 1, r.y + 1}, std::pair{r.x + r.w - 2, r.y + 1},
+          std::pair{r.x + 1, r.y + r.h - 2}, std::pair{r.x + r.w - 2, r.y + r.h - 2}}) {
       const auto got = image.at(x, y);
-      EXPECT_TRUE(near(got, r)) << "pixel (" << x << ", " << y << ") is " << got[0] << ","
-                                << got[1] << "," << got[2] << "; want " << r.r << "," << r.g
-                                << "," << r.b;
+      EXPECT_TRUE(near(got, r)) << "pixel (" << x << ", " << y << ") is " << got[0] << "," << got[1]
+                                << "," << got[2] << "; want " << r.r << "," << r.g << "," << r.b;
     }
   }
 }
@@ -136,7 +136,8 @@ TEST(ShardingSvg, ChromiumDrawsCellsToScaleInTheTerminalsColours) {
   detail::VisualizeParams colour;
   colour.color = true;
   std::vector<std::pair<int, Index>> indices;
-  for (auto& [d, index] : x.sharding().devices_indices_map(x.shape())) indices.emplace_back(d.id(), index);
+  for (auto& [d, index] : x.sharding().devices_indices_map(x.shape()))
+    indices.emplace_back(d.id(), index);
   const auto backgrounds =
       ansi_backgrounds(detail::render_array_sharding(x.shape(), "cpu", indices, colour, {}));
   ASSERT_EQ(backgrounds.size(), rects.size());
@@ -165,7 +166,8 @@ TEST(ShardingSvg, ChromiumDrawsCellsToScaleInTheTerminalsColours) {
   EXPECT_EQ(rects_of(blocks).size(), 8u);
   expect_drawn(screenshot(blocks, 240, 600), rects_of(blocks));
   // A scalar is one cell held by every device.
-  const std::string scalar = debug::sharding_svg(device_put(numpy::zeros({}), NamedSharding(mesh, P())));
+  const std::string scalar =
+      debug::sharding_svg(device_put(numpy::zeros({}), NamedSharding(mesh, P())));
   EXPECT_NE(scalar.find(">CPU 0,1,2,3,4,5,6,7</text>"), std::string::npos) << scalar;
 
   const std::string html = debug::to_html(x);

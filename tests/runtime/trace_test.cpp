@@ -93,6 +93,18 @@ TEST(Trace, RecordsEachDevicesKernelsAndCollectivesAndTheirPhases) {
   EXPECT_TRUE(annotated && traced && compiled);
 }
 
+TEST(Trace, DiscardingWritesNothing) {
+  const std::string path =
+      (fs::temp_directory_path() / ("parax-discard-" + std::to_string(::getpid()) + ".json"))
+          .string();
+  profiler::start_trace(path);
+  jnp::sin(jnp::ones({4})).block_until_ready();
+  profiler::discard_trace();
+  EXPECT_FALSE(profiler::is_tracing());
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_EQ(profiler::stop_trace(), "");
+}
+
 TEST(Trace, AnUnwritablePathRaisesWhenStopping) {
   profiler::start_trace("/nonexistent-dir/trace.json");
   jnp::sin(jnp::ones({4})).block_until_ready();
