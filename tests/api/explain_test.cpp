@@ -95,6 +95,48 @@ TEST(Explain, TheTutorialsConstraintNamesItsAllToAllAndItsLine) {
   EXPECT_EQ(f(x).to_vector<float>(), (iota_f32({16, 16}) + 1).to_vector<float>());
 }
 
+TEST(Explain, OutShardingsAndLoopCarriesSayWhy) {
+  const Mesh mesh = make_mesh({8}, {"x"});
+  const Array x = device_put(iota_f32({16, 8}), NamedSharding(mesh, P("x", None)));
+  // jit's out_shardings ask for another layout than the result has.
+  auto f = jit([](const Array& v) { return v * 2; },
+               {.out_shardings = {NamedSharding(mesh, P(None, "x"))}});
+  const Explanation out = f.lower(x).compile().explain();
+  ASSERT_FALSE(out.collectives().empty());
+  for (const CollectiveInfo& c : out.collectives()) {
+    EXPECT_EQ(c.why, "out_sharding") << c.str();
+    EXPECT_EQ(c.reason, "jit's out_shardings ask for this layout");
+    EXPECT_EQ(c.after, "P(None, 'x')");
+  }
+  // A contraction inside a scan body runs once per step.
+  int line = 0;
+  auto g = jit([&](const Array& v) {
+    return lax::fori_loop(
+        0, 5,
+        [&](const Array&, const Array& c) {
+          line = __LINE__ + 1;
+          return jnp::dot(c, jnp::ones({8, 8}) / 8.0f) + jnp::sum(c);
+        },
+        v);
+  });
+  const Compiled compiled = g.lower(x).compile();
+  const Explanation loop = compiled.explain();
+  ASSERT_FALSE(loop.collectives().empty()) << compiled.as_text();
+  double bytes = 0;
+  int contractions = 0;
+  for (const CollectiveInfo& c : loop.collectives()) {
+    bytes += c.bytes_received * c.runs;
+    if (c.why == "contraction") {
+      ++contractions;
+      EXPECT_EQ(c.line, line) << c.str();
+      EXPECT_EQ(c.runs, 5) << c.str();
+      EXPECT_EQ(c.where, "scan body") << c.str();
+    }
+  }
+  EXPECT_GE(contractions, 1) << loop;  // jnp::sum over the rows, sharded on 'x'
+  EXPECT_EQ(bytes, compiled.cost_analysis().collective_bytes);
+}
+
 using Params = std::vector<std::pair<Array, Array>>;
 using Batch = std::pair<Array, Array>;
 int g_dot_line = 0, g_loss_line = 0;
