@@ -21,8 +21,10 @@ using parax::test_support::check;
 // dot over the contracting dimension sharded on `axis` of a 2 x 4 mesh whose 'p' axis
 // spans the two processes and 'd' the devices of each.
 void contraction_over(const px::Mesh& mesh, const std::string& axis, bool across) {
-  const px::Array a = px::device_put(jnp::ones({8, 16}), px::NamedSharding(mesh, px::P(px::None, axis)));
-  const px::Array b = px::device_put(jnp::ones({16, 8}), px::NamedSharding(mesh, px::P(axis, px::None)));
+  const px::Array a =
+      px::device_put(jnp::ones({8, 16}), px::NamedSharding(mesh, px::P(px::None, axis)));
+  const px::Array b =
+      px::device_put(jnp::ones({16, 8}), px::NamedSharding(mesh, px::P(axis, px::None)));
   auto f = px::jit([](const px::Array& l, const px::Array& r) { return jnp::dot(l, r); });
   const px::Compiled compiled = f.lower(a, b).compile();
   const px::Explanation report = compiled.explain();

@@ -747,6 +747,7 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 o.use_color = false;
                 o.scale = scale;
                 debug::visualize_array_sharding(y, os, o);
+                os << debug::sharding_svg(y, {.width = int(g.pick(-8, 2000))});
               }};
     }
     case 14: {  // shard_map with random specs, an op and a psum over a random axis
@@ -787,6 +788,11 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                 auto f2 = jit([q](Array v) { return lax::with_sharding_constraint(v * 2, q); });
                 (void)f2(y).block_until_ready();
                 (void)f2.lower(ShapeDtypeStruct(x.shape(), x.dtype(), p)).compile().as_text();
+                // The explicit spelling, and what the compiler says about either.
+                auto f3 = jit([q](Array v) { return reshard(v + 1, q); });
+                (void)f3(y).block_until_ready();
+                (void)f3.lower(y).compile().explain().to_string();
+                (void)f2.lower(y).compile().explain().to_string({.estimates = false});
               }};
     }
     case 17: {  // make_array_from_callback with blocks of the right or a wrong size
