@@ -38,15 +38,19 @@ void set_process(int index);
 std::string json_string(std::string_view s);
 
 // Records, when a trace is on, a span from construction to destruction on the calling
-// thread's track.
+// thread's track, named `what`, or `what` + " " + `of`. With no trace on it builds nothing:
+// give it args through add_args when active().
 class Span {
  public:
-  Span(std::string_view cat, std::string name, std::string args = "")
-      : active_(on()), start_(active_ ? now_us() : 0) {
-    if (active_) {
-      cat_ = cat;
-      name_ = std::move(name);
-      args_ = std::move(args);
+  explicit Span(std::string_view cat, std::string_view what, std::string_view of = {})
+      : active_(on()) {
+    if (!active_) return;
+    start_ = now_us();
+    cat_ = cat;
+    name_ = what;
+    if (!of.empty()) {
+      name_ += ' ';
+      name_ += of;
     }
   }
   ~Span() {
@@ -54,6 +58,7 @@ class Span {
   }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
+  bool active() const { return active_; }
   // Adds members to the span's args (JSON, as complete takes them).
   void add_args(std::string_view more) {
     if (!active_) return;
@@ -63,7 +68,7 @@ class Span {
 
  private:
   bool active_;
-  int64_t start_;
+  int64_t start_ = 0;
   std::string_view cat_;
   std::string name_, args_;
 };

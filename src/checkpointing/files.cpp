@@ -61,9 +61,11 @@ void write_file(const std::string& path, std::span<const std::span<const std::by
                 bool flush) {
   size_t total = 0;
   for (const auto& piece : pieces) total += piece.size();
-  const base::trace::Span span(
-      "io", "write",
-      "\"path\": " + base::trace::json_string(path) + ", \"bytes\": " + std::to_string(total));
+  base::trace::Span span("io", "write");
+  if (span.active()) {
+    span.add_args("\"path\": " + base::trace::json_string(path) +
+                  ", \"bytes\": " + std::to_string(total));
+  }
   constexpr int kFlags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
   size_t direct = direct_bytes(pieces);
   int fd = direct > 0 ? ::open(path.c_str(), kFlags | O_DIRECT, 0644) : -1;
@@ -198,9 +200,11 @@ Reader::~Reader() {
 }
 
 void Reader::read_at(int64_t offset, size_t n, void* out) const {
-  const base::trace::Span span(
-      "io", "read",
-      "\"path\": " + base::trace::json_string(path_) + ", \"bytes\": " + std::to_string(n));
+  base::trace::Span span("io", "read");
+  if (span.active()) {
+    span.add_args("\"path\": " + base::trace::json_string(path_) +
+                  ", \"bytes\": " + std::to_string(n));
+  }
   if (offset < 0 || offset + int64_t(n) > size_) {
     throw ValueError(path_ + " is truncated: reading bytes [" + std::to_string(offset) + ", " +
                      std::to_string(offset + int64_t(n)) + ") of a file of " +

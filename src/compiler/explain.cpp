@@ -27,9 +27,13 @@ AxisList axes_of(const core::Eqn& e) {
 // most over devices: of its group's other members (over `axes`), those elsewhere; of a
 // permute's sources, whether any is elsewhere.
 double across_processes(const core::Eqn& e, const MeshInfo& mesh) {
-  const std::vector<Device> devices = mesh.mesh.devices();
+  const std::vector<Device>& devices = mesh.mesh.devices();
   auto process = [&](int64_t position) { return devices[size_t(position)].process_index(); };
   const int64_t n = mesh.num_devices();
+  if (std::all_of(devices.begin(), devices.end(),
+                  [&](const Device& d) { return d.process_index() == process(0); })) {
+    return 0.0;
+  }
   if (const auto* pairs = param<std::vector<int64_t>>(e, "source_target_pairs")) {
     for (size_t k = 0; k + 1 < pairs->size(); k += 2) {
       if (process((*pairs)[k]) != process((*pairs)[k + 1])) return 1.0;

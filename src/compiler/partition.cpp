@@ -47,31 +47,39 @@ class Partitioner {
     int v = local_.new_var(std::move(out));
     if (core::has_trait(p, core::kCollective)) {
       params.set("_why", std::string(why_.kind));
-      params.set("_reason", why_.text);
+      params.set("_reason", reason());
       params.set("_explicit", why_.is_explicit);
-      params.set("_before", before_);
-      params.set("_after", after_);
+      params.set("_before", ends_from_ ? mesh_.spec_str(*ends_from_) : std::string());
+      params.set("_after", ends_to_ ? mesh_.spec_str(*ends_to_) : std::string());
     }
     local_.eqns.push_back(core::Eqn{p, std::move(in), {v}, std::move(params), why_.site});
     return v;
   }
   // Why the next collectives are needed: a kind ("contraction", "operand", "constraint",
-  // "out_sharding", "control_flow", "region", "named_collective", "lowering", "result"),
-  // a sentence, whether the user asked for the collective itself, and the user's line.
+  // "out_sharding", "control_flow", "region", "named_collective", "lowering", "result",
+  // "reshard"), the global equation that needs the layout (null: the program's result) and
+  // which of its operands (or -1 - r for its result r), whether the user asked for the
+  // collective itself, and the user's line. The sentence is made only when a collective
+  // is emitted (reason()); `text` holds one that the rest cannot give.
   struct Why {
     const char* kind = "";
-    std::string text;
+    const core::Eqn* eqn = nullptr;
+    int index = 0;
     bool is_explicit = false;
     std::source_location site{};
+    std::string text;
   };
-  void because(const char* kind, std::string text, bool is_explicit, std::source_location site) {
-    why_ = Why{kind, std::move(text), is_explicit, site};
+  void because(const char* kind, const core::Eqn* eqn, int index, bool is_explicit,
+               std::source_location site, std::string text = {}) {
+    why_ = Why{kind, eqn, index, is_explicit, site, std::move(text)};
   }
+  std::string reason() const;
   // The user's line of global equation e (or of the whole program's call, when none).
   std::source_location site_of(size_t e) const { return global_.eqns[e].site; }
   // `var` is the global variable being resharded (-1 for a literal): partial sums it holds
   // are explained by the equation that made them.
-  Atom reshard(const Atom& a, int var, const Aval& global, DimShard from, const DimShard& to);
+  Atom reshard(const Atom& a, int var, const Aval& global, const DimShard& start,
+               const DimShard& to);
   // reshard's steps, in order; each emits its collectives and advances `from`.
   Atom reduce_unreduced(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
   Atom gather_padded_dimensions(Atom cur, const Aval& global, DimShard& from, const DimShard& to);
@@ -111,18 +119,63 @@ class Partitioner {
   std::vector<DimShard> layout_;  // global variable -> its current layout
   std::vector<int> producer_;     // global variable -> the equation that made it, or -1
   Why why_;
-  std::string before_, after_;  // the current reshard's ends, as specs
+  // The current reshard's ends (null outside one), for the collectives it emits.
+  const DimShard* ends_from_ = nullptr;
+  const DimShard* ends_to_ = nullptr;
 };
+
+std::string Partitioner::reason() const {
+  if (!why_.text.empty()) return why_.text;
+  const std::string kind = why_.kind;
+  const std::string prim = why_.eqn ? std::string(core::prim_name(why_.eqn->prim)) : "";
+  const std::string index = std::to_string(why_.index);
+  if (kind == "operand") return prim + " reads operand " + index + " in another layout than it has";
+  if (kind == "result") {
+    return why_.eqn ? prim + "'s result is wanted in another layout than it computes"
+                    : "the program returns this value whole";
+  }
+  if (kind == "control_flow") {
+    if (why_.index < 0) {
+      return prim + "'s result " + std::to_string(-1 - why_.index) +
+             " leaves in its carried layout; its readers want another";
+    }
+    const bool branches =
+        core::program_roles(*why_.eqn).programs.front().role == core::ProgramRole::branch;
+    return branches ? prim + "'s branches read operand " + index + " in one layout"
+                    : prim + " keeps operand " + index +
+                          " in the layout its loop carries (the carry's fixed point)";
+  }
+  if (kind == "region") {
+    return std::string("shard_map's ") +
+           (core::has_trait(why_.eqn->prim, core::kRegionEnter) ? "in_specs" : "out_specs") +
+           " ask for this layout";
+  }
+  if (kind == "reshard") return "reshard asks for this layout";
+  if (kind == "out_sharding") {
+    const std::string api = why_.eqn && why_.eqn->params.has("_api")
+                                ? why_.eqn->params.get<std::string>("_api")
+                                : std::string("out_shardings");
+    return "jit's " + api + " ask for this layout";
+  }
+  if (kind == "constraint") return prim + " asks for this layout";
+  if (kind == "lowering") return prim + "'s sharded form moves blocks between devices";
+  return prim;
+}
 
 // reshard, step by step: settle pending partial results, gather dimensions whose padding
 // changes, then either move whole tiles between devices or, one collective at a time,
 // remove the axes a dimension should lose (all-to-all or all-gather) and slice locally
 // for the axes it should gain.
-Atom Partitioner::reshard(const Atom& a, int var, const Aval& global, DimShard from,
+Atom Partitioner::reshard(const Atom& a, int var, const Aval& global, const DimShard& start,
                           const DimShard& to) {
-  if (a.is_literal() || from == to) return a;
-  before_ = mesh_.spec_str(from);
-  after_ = mesh_.spec_str(to);
+  if (a.is_literal() || start == to) return a;
+  ends_from_ = &start;
+  ends_to_ = &to;
+  struct ClearEnds {
+    Partitioner& p;
+    ~ClearEnds() { p.ends_from_ = p.ends_to_ = nullptr; }
+  } clear_ends{*this};
+  DimShard from = start;
   Atom cur = a;
   if (!from.unreduced.empty()) {
     // Partial sums are settled for whoever reads them; they are there because of the
@@ -131,10 +184,10 @@ Atom Partitioner::reshard(const Atom& a, int var, const Aval& global, DimShard f
     const int e = var >= 0 ? producer_[size_t(var)] : -1;
     const std::string made_by =
         e >= 0 ? std::string(core::prim_name(global_.eqns[size_t(e)].prim)) : "a reduction";
-    because("contraction",
+    because("contraction", e >= 0 ? &global_.eqns[size_t(e)] : nullptr, 0, reader.is_explicit,
+            e >= 0 ? site_of(size_t(e)) : reader.site,
             made_by + " reduces over a dimension sharded on " + mesh_.axes_str(from.unreduced) +
-                ": each device holds a partial result, combined here",
-            reader.is_explicit, e >= 0 ? site_of(size_t(e)) : reader.site);
+                ": each device holds a partial result, combined here");
     cur = reduce_unreduced(cur, global, from, to);
     why_ = reader;
   }
@@ -426,8 +479,6 @@ double identity_of(core::ReduceOp op, DType dtype) {
 void Partitioner::partition_control_flow(size_t e) {
   const core::Eqn& eqn = global_.eqns[e];
   const ControlFlowLayouts& cf = prop_.control_flow.at(e);
-  const std::string name(core::prim_name(eqn.prim));
-  const bool branches = core::program_roles(eqn).programs.front().role == core::ProgramRole::branch;
   std::vector<Atom> inputs;
   for (size_t i = 0; i < eqn.inputs.size(); ++i) {
     const Atom& a = eqn.inputs[i];
@@ -435,11 +486,7 @@ void Partitioner::partition_control_flow(size_t e) {
       inputs.push_back(a);
       continue;
     }
-    because("control_flow",
-            branches ? name + "'s branches read operand " + std::to_string(i) + " in one layout"
-                     : name + " keeps operand " + std::to_string(i) +
-                           " in the layout its loop carries (the carry's fixed point)",
-            false, eqn.site);
+    because("control_flow", &eqn, int(i), false, eqn.site);
     inputs.push_back(reshard(map_[size_t(a.var)], a.var, global_.avals[size_t(a.var)],
                              layout_[size_t(a.var)], cf.operands[i]));
   }
@@ -457,10 +504,7 @@ void Partitioner::partition_control_flow(size_t e) {
     const int v = eqn.outputs[r];
     const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], cf.results[r]));
     local.outputs.push_back(lv);
-    because("control_flow",
-            name + "'s result " + std::to_string(r) + " leaves in its carried layout; " +
-                "its readers want another",
-            false, eqn.site);
+    because("control_flow", &eqn, -1 - int(r), false, eqn.site);
     map_[size_t(v)] =
         reshard(Atom::of(lv), v, global_.avals[size_t(v)], cf.results[r], layout_[size_t(v)]);
   }
@@ -482,11 +526,7 @@ void Partitioner::partition_eqn(size_t e) {
       map_[size_t(out)] = in;
       return;
     }
-    because("region",
-            std::string("shard_map's ") +
-                (core::has_trait(eqn.prim, core::kRegionEnter) ? "in_specs ask" : "out_specs ask") +
-                " for this layout",
-            true, eqn.site);
+    because("region", &eqn, 0, true, eqn.site);
     map_[size_t(out)] = reshard(map_[size_t(in.var)], in.var, global_.avals[size_t(in.var)],
                                 layout_[size_t(in.var)], required_operand(global_, prop_, e, 0));
     return;
@@ -499,12 +539,11 @@ void Partitioner::partition_eqn(size_t e) {
     const std::string api =
         eqn.params.has("_api") ? eqn.params.get<std::string>("_api") : std::string();
     if (api == "reshard") {
-      because("reshard", "reshard asks for this layout", true, eqn.site);
+      because("reshard", &eqn, 0, true, eqn.site);
     } else if (api == "in_shardings" || api == "out_shardings") {
-      because("out_sharding", "jit's " + api + " ask for this layout", false, eqn.site);
+      because("out_sharding", &eqn, 0, false, eqn.site);
     } else {
-      because("constraint", std::string(core::prim_name(eqn.prim)) + " asks for this layout", false,
-              eqn.site);
+      because("constraint", &eqn, 0, false, eqn.site);
     }
     map_[size_t(out)] = reshard(src, in.var, global_.aval_of(in), from, layout_[size_t(out)]);
     return;
@@ -526,10 +565,7 @@ void Partitioner::partition_eqn(size_t e) {
     global_in.push_back(global_.avals[size_t(a.var)]);
     in_axes.push_back(need.dims);
     const Aval& g = global_.avals[size_t(a.var)];
-    because("operand",
-            std::string(core::prim_name(eqn.prim)) + " reads operand " + std::to_string(i) +
-                " in another layout than it has",
-            false, eqn.site);
+    because("operand", &eqn, int(i), false, eqn.site);
     Atom in = reshard(map_[size_t(a.var)], a.var, g, layout_[size_t(a.var)], need);
     const Aval local = mesh_.local_aval(g, need);
     // Padding reaching a reduction (or a contraction, on one operand) would count: mask it.
@@ -570,18 +606,16 @@ void Partitioner::partition_eqn(size_t e) {
     const core::LowerContext ctx{global_in,        in_avals, out_avals, in_axes,
                                  mesh_.axis_sizes, emit_one, move,      named};
     const std::string name(core::prim_name(eqn.prim));
-    before_ = after_ = "";
     if (core::has_trait(eqn.prim, core::kNamedAxes)) {
-      because("named_collective", name + " over " + mesh_.axes_str(named) + " in shard_map", true,
-              eqn.site);
+      because("named_collective", &eqn, 0, true, eqn.site,
+              name + " over " + mesh_.axes_str(named) + " in shard_map");
     } else {
-      because("lowering", name + "'s sharded form moves blocks between devices", false, eqn.site);
+      because("lowering", &eqn, 0, false, eqn.site);
     }
     const std::vector<Atom> res = lower(inputs, eqn.params, ctx);
     for (size_t r = 0; r < res.size(); ++r) {
       const int v = eqn.outputs[r];
-      because("result", name + "'s result is wanted in another layout than it computes", false,
-              eqn.site);
+      because("result", &eqn, -1 - int(r), false, eqn.site);
       map_[size_t(v)] =
           reshard(res[r], v, global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
     }
@@ -596,10 +630,7 @@ void Partitioner::partition_eqn(size_t e) {
   local_.eqns.push_back(core::Eqn{eqn.prim, std::move(inputs), outs, std::move(params)});
   for (size_t r = 0; r < outs.size(); ++r) {
     const int v = eqn.outputs[r];
-    because("result",
-            std::string(core::prim_name(eqn.prim)) +
-                "'s result is wanted in another layout than it computes",
-            false, eqn.site);
+    because("result", &eqn, -1 - int(r), false, eqn.site);
     map_[size_t(v)] =
         reshard(Atom::of(outs[r]), v, global_.avals[size_t(v)], computed[r], layout_[size_t(v)]);
   }
@@ -646,10 +677,8 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
     }
     if (!a.is_literal()) {
       const int e = producer_[size_t(a.var)];
-      because(explicit_layout ? "out_sharding" : "result",
-              explicit_layout ? "jit's out_shardings ask for this layout"
-                              : "the program returns this value whole",
-              false, e >= 0 ? site_of(size_t(e)) : std::source_location{});
+      because(explicit_layout ? "out_sharding" : "result", nullptr, 0, false,
+              e >= 0 ? site_of(size_t(e)) : std::source_location{});
     }
     Atom out = a.is_literal() ? a : reshard(map_[size_t(a.var)], a.var, aval, from, to);
     if (out.is_literal()) out = Atom::of(emit(Prim::copy, {out}, {}, aval));

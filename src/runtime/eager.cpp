@@ -195,7 +195,7 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
       opts.name = std::string(core::prim_name(p));
       opts.arg_names = operand_names(p, in.size());
     }
-    const base::trace::Span span("compile", "compile " + opts.name);
+    const base::trace::Span span("compile", "compile", opts.name);
     exe = std::make_shared<const LoadedPlan>(compiler::compile(program, args, opts));
     std::lock_guard<std::mutex> lock(c.mu);
     if (called) {
@@ -219,9 +219,11 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
 }
 
 Array from_host(const void* data, const Aval& aval) {
-  const base::trace::Span span("transfer", "host to device",
-                               "\"array\": " + base::trace::json_string(aval.short_str()) +
-                                   ", \"bytes\": " + std::to_string(aval.nbytes()));
+  base::trace::Span span("transfer", "host to device");
+  if (span.active()) {
+    span.add_args("\"array\": " + base::trace::json_string(aval.short_str()) +
+                  ", \"bytes\": " + std::to_string(aval.nbytes()));
+  }
   Device d = detail::Topology::get().default_device();
   auto buf = Buffer::allocate(d, aval.nbytes());
   if (aval.nbytes()) std::memcpy(buf->data(), data, aval.nbytes());

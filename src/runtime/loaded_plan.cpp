@@ -78,7 +78,7 @@ void LoadedPlan::check_same_program() const {
 }
 
 std::vector<Array> LoadedPlan::run(std::span<const Array> args) const {
-  const base::trace::Span span("execute", "execute " + plan_->name);
+  const base::trace::Span span("execute", "execute", plan_->name);
   check_same_program();
   std::vector<std::vector<BufferRef>> inputs;
   for (size_t i = 0; i < args.size(); ++i) {

@@ -214,9 +214,11 @@ std::vector<BufferRef> relayout_across(const core::Aval& aval, const Sharding& s
 std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_sharding,
                                 const std::vector<BufferRef>& src_buffers,
                                 const Sharding& dst_sharding) {
-  const base::trace::Span span("transfer", "device_put",
-                               "\"array\": " + base::trace::json_string(src_aval.short_str()) +
-                                   ", \"bytes\": " + std::to_string(src_aval.nbytes()));
+  base::trace::Span span("transfer", "device_put");
+  if (span.active()) {
+    span.add_args("\"array\": " + base::trace::json_string(src_aval.short_str()) +
+                  ", \"bytes\": " + std::to_string(src_aval.nbytes()));
+  }
   if (on_other_processes(src_sharding)) {
     return relayout_across(src_aval, src_sharding, src_buffers, dst_sharding);
   }
@@ -260,9 +262,11 @@ std::vector<BufferRef> relayout(const core::Aval& src_aval, const Sharding& src_
 
 void gather_to_host(const core::Aval& aval, const Sharding& sharding,
                     const std::vector<BufferRef>& buffers, void* host) {
-  const base::trace::Span span("transfer", "device to host",
-                               "\"array\": " + base::trace::json_string(aval.short_str()) +
-                                   ", \"bytes\": " + std::to_string(aval.nbytes()));
+  base::trace::Span span("transfer", "device to host");
+  if (span.active()) {
+    span.add_args("\"array\": " + base::trace::json_string(aval.short_str()) +
+                  ", \"bytes\": " + std::to_string(aval.nbytes()));
+  }
   std::vector<SourceBlock> blocks = distinct_blocks(aval, sharding, buffers);
   const size_t itemsize = size_t(dtype_itemsize(aval.dtype));
   const Box whole = box_of(Index(aval.shape.size()), aval.shape);

@@ -203,7 +203,7 @@ std::shared_ptr<const Traced> JitCore::Impl::trace(const std::vector<Array>& lea
     traced->leaf_in_shardings.insert(traced->leaf_in_shardings.end(), size_t(defs[i].num_leaves()),
                                      s);
   }
-  const base::trace::Span span("trace", "trace " + options.name);
+  const base::trace::Span span("trace", "trace", options.name);
   traced->closed = core::trace_to_program(avals, [&](std::vector<Array> args) {
     // in_shardings and out_shardings are constraints at the program's boundary. Unlike
     // JAX, an argument whose dimension the sharding does not divide is accepted: parax pads
