@@ -102,12 +102,7 @@ std::string to_html(const Array& x, const SvgOptions& options) {
   }
   title += "]";
   std::string sharding = x.sharding().to_string();
-  auto escape = [](const std::string& s) {
-    std::string out;
-    for (char c : s)
-      out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-    return out;
-  };
+  const auto escape = detail::xml_escape;
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escape(title) +
          "</title></head>\n<body style=\"margin: 8px; font-family: sans-serif\">\n<p>" +
          escape(title) + " &mdash; <code>" + escape(sharding) + "</code></p>\n" + svg +

@@ -137,12 +137,12 @@ double estimate(const CollectiveInfo& c, int64_t sharing) {
   return double(sharing) * c.runs * (local / r.copy + c.bytes_across_processes / r.socket);
 }
 
-// `sharing`: the devices of this process in the mesh (0: no estimate).
-CollectiveInfo info_of(const compiler::CollectiveNote& n, const std::source_location& fallback,
+// `site`: the user's line to name; `sharing`: the devices of this process in the mesh (0:
+// no estimate).
+CollectiveInfo info_of(const compiler::CollectiveNote& n, const std::source_location& site,
                        int64_t sharing) {
   CollectiveInfo c;
   c.primitive = n.primitive;
-  const std::source_location& site = core::empty_site(n.site) ? fallback : n.site;
   if (!core::empty_site(site)) {
     const std::string s = core::site_str(site);
     c.file = s.substr(0, s.rfind(':'));
@@ -226,7 +226,7 @@ Explanation Compiled::explain() const {
   const int64_t sharing = std::max<int64_t>(1, int64_t(plan_->mesh.mesh.local_devices().size()));
   std::vector<CollectiveInfo> rows;
   for (const compiler::CollectiveNote& n : plan_->collectives) {
-    rows.push_back(info_of(n, std::source_location{}, sharing));
+    rows.push_back(info_of(n, n.site, sharing));
   }
   return Explanation(plan_->name, plan_->mesh.mesh.to_string(), std::move(rows),
                      plan_->cost.collective_bytes, plan_->cost.flops, sharing);
@@ -242,14 +242,10 @@ struct CommLog::Impl final : runtime::PlanObserver {
   void ran(const compiler::Plan& plan, const std::source_location& site, bool eager) override {
     std::lock_guard<std::mutex> lock(mu);
     for (const compiler::CollectiveNote& n : plan.collectives) {
-      rows.push_back(info_of(n, site, 0));
       // A cached eager operation's plan holds the line that first compiled it; this run's
-      // caller is the one to name.
-      if (eager && !core::empty_site(site)) {
-        const std::string s = core::site_str(site);
-        rows.back().file = s.substr(0, s.rfind(':'));
-        rows.back().line = int(site.line());
-      }
+      // caller is the one to name. A jitted program's collectives keep their own lines.
+      const bool ours = eager ? core::empty_site(site) : !core::empty_site(n.site);
+      rows.push_back(info_of(n, ours ? n.site : site, 0));
     }
   }
 };

@@ -1,8 +1,6 @@
 // inspect_sharding: the identity, whose callback the compiler calls with the sharding it
-// chose for the operand (debug::inspect_array_sharding); nothing reads its result, so it
-// is gone once the program is partitioned.
-#include <cstring>
-
+// chose for the operand (debug::inspect_array_sharding). Nothing reads its result, so dce
+// removes it from the per-device program: it has no kernel.
 #include "prims/batching_util.h"
 #include "prims/prim_util.h"
 
@@ -11,11 +9,6 @@ namespace {
 namespace inspect_sharding_impl {
 
 std::vector<Aval> shape_rule(std::span<const Aval> in, const Params&) { return {in[0]}; }
-
-void kernel(const KernelCall& c) {
-  const size_t n = c.out_avals[0].nbytes();
-  if (c.inputs[0] != c.outputs[0] && n > 0) std::memcpy(c.outputs[0], c.inputs[0], n);
-}
 
 // The primal is inspected (its replay bound it); the tangent passes through.
 std::vector<Array> jvp(std::span<const Array>, std::span<const Array> tangents,
@@ -35,7 +28,6 @@ Batched batch(std::span<const Array> in, std::span<const int> dims, const Params
 extern const PrimRules inspect_sharding_rules = {
     .abstract_eval = inspect_sharding_impl::shape_rule,
     .sharding_rule = elementwise_sharding_rule,
-    .kernel = inspect_sharding_impl::kernel,
     .jvp = inspect_sharding_impl::jvp,
     .batch = inspect_sharding_impl::batch,
 };

@@ -67,13 +67,11 @@ class Profile {
 std::string trace_name(const core::Eqn& e) {
   std::string name(core::prim_name(e.prim));
   for (const auto& sub : core::sub_programs(e)) {
-    if (!core::has_trait(e.prim, core::kControlFlow)) {
-      name += "[";
-      for (size_t i = 0; i < sub->eqns.size(); ++i) {
-        name += (i ? "," : "") + std::string(core::prim_name(sub->eqns[i].prim));
-      }
-      name += "]";
+    name += "[";
+    for (size_t i = 0; i < sub->eqns.size(); ++i) {
+      name += (i ? "," : "") + std::string(core::prim_name(sub->eqns[i].prim));
     }
+    name += "]";
   }
   return name;
 }

@@ -719,6 +719,8 @@ std::string hex(const Rgb& c) {
   return buf;
 }
 
+}  // namespace
+
 std::string xml_escape(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -741,8 +743,6 @@ std::string xml_escape(std::string_view s) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string render_array_sharding(const Shape& shape, std::string_view platform,
                                   const std::vector<std::pair<int, Index>>& devices_indices,

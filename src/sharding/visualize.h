@@ -37,6 +37,10 @@ std::string render_array_sharding(const Shape& shape, std::string_view platform,
                                   const std::vector<std::pair<int, Index>>& devices_indices,
                                   const VisualizeParams& params, const std::vector<int>& dims);
 
+// Returns `s` with XML's special characters escaped (&lt; &gt; &amp; &quot;), for SVG and
+// HTML text.
+std::string xml_escape(std::string_view s);
+
 struct SvgParams {
   int width = 480;  // pixels
 };
