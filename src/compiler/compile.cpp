@@ -303,7 +303,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
         return stated;
       }();
   plan->cost = analyze(part.local, mesh);
-  plan->collectives = collectives_of(part.local, mesh);
+  plan->collectives = collectives_of(part.local, mesh, part.notes);
   apply_reshard_policy(plan->collectives, mesh, opts.name);
   plan->local = std::make_shared<const Program>(std::move(part.local));
   plan->buffers = std::make_shared<const BufferPlan>(std::move(*state.buffers));

@@ -61,8 +61,8 @@ double across_processes(const core::Eqn& e, const MeshInfo& mesh) {
   return most;
 }
 
-void walk(const core::Program& p, const MeshInfo& mesh, double runs, const std::string& where,
-          std::vector<CollectiveNote>& out) {
+void walk(const core::Program& p, const MeshInfo& mesh, std::span<const CollectiveNote> notes,
+          double runs, const std::string& where, std::vector<CollectiveNote>& out) {
   for (const core::Eqn& e : p.eqns) {
     if (core::has_trait(e.prim, core::kControlFlow)) {
       const core::ProgramRoles roles = core::program_roles(e);
@@ -72,30 +72,28 @@ void walk(const core::Program& p, const MeshInfo& mesh, double runs, const std::
         const std::string name(core::prim_name(e.prim));
         switch (sub.role) {
           case core::ProgramRole::branch:
-            walk(*sub.program, mesh, runs, name + " branch " + std::to_string(branch++), out);
+            walk(*sub.program, mesh, notes, runs, name + " branch " + std::to_string(branch++),
+                 out);
             break;
           case core::ProgramRole::body:
           case core::ProgramRole::predicate:
-            walk(*sub.program, mesh, times,
+            walk(*sub.program, mesh, notes, times,
                  name + (sub.role == core::ProgramRole::body ? " body" : " predicate"), out);
             break;
           default:
-            walk(*sub.program, mesh, times, where, out);
+            walk(*sub.program, mesh, notes, times, where, out);
         }
       }
       continue;
     }
     if (!core::has_trait(e.prim, core::kCollective)) continue;
-    CollectiveNote n;
-    n.primitive = std::string(core::prim_name(e.prim));
-    n.site = e.site;
-    if (const auto* why = param<std::string>(e, "_why")) n.why = *why;
-    if (const auto* reason = param<std::string>(e, "_reason")) n.reason = *reason;
-    if (const auto* is_explicit = param<bool>(e, "_explicit")) n.is_explicit = *is_explicit;
-    if (const auto* before = param<std::string>(e, "_before")) n.before = *before;
-    if (const auto* after = param<std::string>(e, "_after")) n.after = *after;
-    for (int64_t a : axes_of(e)) n.mesh_axes.push_back(mesh.names[size_t(a)]);
-    n.local = p.aval_of(e.inputs[0]);
+    const auto* index = param<int64_t>(e, "_note");
+    CollectiveNote n = index ? notes[size_t(*index)] : CollectiveNote{};
+    if (!index) {  // not made by partition-spmd (a test's hand-written program)
+      n.primitive = std::string(core::prim_name(e.prim));
+      for (int64_t a : axes_of(e)) n.mesh_axes.push_back(mesh.names[size_t(a)]);
+      n.local = p.aval_of(e.inputs[0]);
+    }
     n.bytes = eqn_cost(p, e, mesh).collective_bytes;
     n.bytes_across_processes = n.bytes * across_processes(e, mesh);
     n.runs = runs;
@@ -122,9 +120,10 @@ std::string CollectiveNote::line(const MeshInfo& mesh) const {
   return text + ": " + reason;
 }
 
-std::vector<CollectiveNote> collectives_of(const core::Program& local, const MeshInfo& mesh) {
+std::vector<CollectiveNote> collectives_of(const core::Program& local, const MeshInfo& mesh,
+                                           std::span<const CollectiveNote> notes) {
   std::vector<CollectiveNote> out;
-  walk(local, mesh, 1.0, "", out);
+  walk(local, mesh, notes, 1.0, "", out);
   return out;
 }
 

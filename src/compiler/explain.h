@@ -1,10 +1,12 @@
 // The collectives of a compiled program, as the explainer (Compiled::explain,
-// debug::CommLog) and the implicit-reshard policy read them: partition-spmd leaves on each
-// collective why it is there and the user's line that needed it; this walks the final
-// per-device program (loop bodies and branches too) and prices each by its cost rule.
+// debug::CommLog) and the implicit-reshard policy read them: partition-spmd notes why each
+// collective is there and the user's line that needed it (Partitioned::notes, indexed by
+// the collective's `_note` param); this walks the final per-device program (loop bodies
+// and branches too) and prices each by its cost rule.
 #pragma once
 
 #include <source_location>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,8 @@ struct CollectiveNote {
   std::string line(const MeshInfo& mesh) const;
 };
 
-std::vector<CollectiveNote> collectives_of(const core::Program& local, const MeshInfo& mesh);
+std::vector<CollectiveNote> collectives_of(const core::Program& local, const MeshInfo& mesh,
+                                           std::span<const CollectiveNote> notes);
 
 // Applies config parax_implicit_reshard ("allow", "warn", "error") to a compiled program's
 // collectives: with "warn" each implicit one is printed to stderr once; with "error" the

@@ -25,8 +25,11 @@ bool contains(const AxisList& axes, int64_t a) {
 
 class Partitioner {
  public:
-  Partitioner(const core::Program& global, const MeshInfo& mesh, const Propagation& prop)
-      : global_(global),
+  // `notes` collects the collectives' notes, the loop bodies' and branches' too.
+  Partitioner(const core::Program& global, const MeshInfo& mesh, const Propagation& prop,
+              std::vector<CollectiveNote>& notes)
+      : notes_(notes),
+        global_(global),
         mesh_(mesh),
         prop_(prop),
         map_(global.avals.size()),
@@ -46,11 +49,22 @@ class Partitioner {
   int emit(Prim p, std::vector<Atom> in, core::Params params, Aval out) {
     int v = local_.new_var(std::move(out));
     if (core::has_trait(p, core::kCollective)) {
-      params.set("_why", std::string(why_.kind));
-      params.set("_reason", reason());
-      params.set("_explicit", why_.is_explicit);
-      params.set("_before", ends_from_ ? mesh_.spec_str(*ends_from_) : std::string());
-      params.set("_after", ends_to_ ? mesh_.spec_str(*ends_to_) : std::string());
+      CollectiveNote note;
+      note.primitive = std::string(core::prim_name(p));
+      note.site = why_.site;
+      note.why = why_.kind;
+      note.reason = reason();
+      note.is_explicit = why_.is_explicit;
+      if (ends_from_) note.before = mesh_.spec_str(*ends_from_);
+      if (ends_to_) note.after = mesh_.spec_str(*ends_to_);
+      if (params.has("mesh_axes")) {
+        for (int64_t a : params.get<std::vector<int64_t>>("mesh_axes")) {
+          note.mesh_axes.push_back(mesh_.names[size_t(a)]);
+        }
+      }
+      note.local = local_.aval_of(in[0]);
+      params.set("_note", int64_t(notes_.size()));
+      notes_.push_back(std::move(note));
     }
     local_.eqns.push_back(core::Eqn{p, std::move(in), {v}, std::move(params), why_.site});
     return v;
@@ -111,6 +125,7 @@ class Partitioner {
   void partition_eqn(size_t e);
   void partition_control_flow(size_t e);
 
+  std::vector<CollectiveNote>& notes_;
   const core::Program& global_;
   const MeshInfo& mesh_;
   const Propagation& prop_;
@@ -491,15 +506,15 @@ void Partitioner::partition_control_flow(size_t e) {
                              layout_[size_t(a.var)], cf.operands[i]));
   }
   size_t k = 0;
-  core::Eqn local =
-      core::with_sub_programs(core::Eqn{eqn.prim, std::move(inputs), {}, eqn.params},
-                              [&](const std::shared_ptr<const core::Program>& sub) {
-                                std::vector<std::optional<DimShard>> outs(
-                                    cf.program_outputs[k].begin(), cf.program_outputs[k].end());
-                                Partitioned part = partition(*sub, mesh_, cf.programs[k], outs);
-                                ++k;
-                                return std::make_shared<const core::Program>(std::move(part.local));
-                              });
+  core::Eqn local = core::with_sub_programs(
+      core::Eqn{eqn.prim, std::move(inputs), {}, eqn.params},
+      [&](const std::shared_ptr<const core::Program>& sub) {
+        std::vector<std::optional<DimShard>> outs(cf.program_outputs[k].begin(),
+                                                  cf.program_outputs[k].end());
+        Partitioned part = Partitioner(*sub, mesh_, cf.programs[k], notes_).run(outs);
+        ++k;
+        return std::make_shared<const core::Program>(std::move(part.local));
+      });
   for (size_t r = 0; r < eqn.outputs.size(); ++r) {
     const int v = eqn.outputs[r];
     const int lv = local_.new_var(mesh_.local_aval(global_.avals[size_t(v)], cf.results[r]));
@@ -693,7 +708,10 @@ Partitioned Partitioner::run(std::span<const std::optional<DimShard>> out_layout
 
 Partitioned partition(const core::Program& global, const MeshInfo& mesh, const Propagation& prop,
                       std::span<const std::optional<DimShard>> out_layouts) {
-  return Partitioner(global, mesh, prop).run(out_layouts);
+  std::vector<CollectiveNote> notes;
+  Partitioned p = Partitioner(global, mesh, prop, notes).run(out_layouts);
+  p.notes = std::move(notes);
+  return p;
 }
 
 }  // namespace parax::compiler

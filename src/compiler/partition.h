@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "compiler/explain.h"
 #include "compiler/propagate.h"
 
 namespace parax::compiler {
@@ -16,6 +17,9 @@ struct Partitioned {
   core::Program local;            // invars: the global program's constvars then invars
   std::vector<DimShard> inputs;   // the layout each input must arrive in
   std::vector<DimShard> outputs;  // the layout of each output
+  // Why each collective is there: a collective of `local` (or of its loop bodies and
+  // branches) has param `_note`, its index here.
+  std::vector<CollectiveNote> notes;
 };
 
 // `out_layouts` optionally fixes the layout of each output (out_shardings).
