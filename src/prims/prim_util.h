@@ -61,6 +61,10 @@ void parallel_chunks(int64_t n, int64_t grain, F&& body) {
   parallel_chunks_split(n, grain, std::function<void(int64_t, int64_t)>(std::forward<F>(body)));
 }
 inline constexpr int64_t kElementGrain = 1 << 15;
+// Elementwise outputs of this many bytes or more are written around the caches
+// (simd::Store::stream): larger than a CPU's last-level cache share, they would reach memory
+// before anything read them back, and streaming saves reading each line before writing it.
+inline constexpr int64_t kStreamBytes = int64_t(32) << 20;
 
 // Returns a Params value by name with a default.
 inline int64_t param_int(const Params& p, std::string_view name) { return p.get<int64_t>(name); }

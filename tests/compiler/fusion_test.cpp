@@ -81,6 +81,27 @@ TEST(Fusion, IntermediatesUsedLaterLeaveTheFusion) {
   EXPECT_NEAR(s.item<float>(), numpy::sum(a).item<float>(), 1e-5f * std::abs(s.item<float>()));
 }
 
+// Results of 32 MiB and more are computed into tile buffers and streamed out around the
+// caches: the same bits as unfused, also for a streamed result the chain reads on and one
+// a fused reduction consumes.
+TEST(Fusion, ResultsLargerThanTheCachesAreStreamedOutWithTheSameBits) {
+  const Shape shape{1031, 8221};  // 33.9 MB of float32, ragged against the 4096-element tile
+  auto x = random_array(shape, DType::float32, 5);
+  auto f = jit([](const Array& v) {
+    Array a = numpy::sin(v) * 2.0f;
+    Array b = numpy::exp(a) - v;
+    return std::make_tuple(a, b, numpy::max(b, 1));
+  });
+  auto text = f.lower(x).compile().as_text();
+  EXPECT_NE(text.find("fusion["), std::string::npos) << text;
+  auto [a, b, m] = f(x);
+  Array want_a = numpy::sin(x) * 2.0f;
+  Array want_b = numpy::exp(want_a) - x;
+  EXPECT_TRUE(bytes_of(a) == bytes_of(want_a));
+  EXPECT_TRUE(bytes_of(b) == bytes_of(want_b));
+  EXPECT_TRUE(bytes_of(m) == bytes_of(numpy::max(want_b, 1)));
+}
+
 TEST(Fusion, AReductionOverTrailingAxesJoinsTheChain) {
   for (Shape shape : {Shape{1000, 9}, Shape{3, 10007}, Shape{64, 64, 8}, Shape{0, 5}}) {
     auto x = random_array(shape, DType::float32, 3);

@@ -595,6 +595,54 @@ TEST(ElementwiseSimd, RaggedLengthsAndUnalignedBuffers) {
   check_ragged<float>(Prim::round, kEven);
 }
 
+// Streamed stores (simd::Store::stream) write the bits ordinary stores write, at every
+// alignment of the output and on both sides of the lengths where the loops prefetch, and
+// nothing outside the output.
+template <class T>
+void check_streamed(size_t n, size_t shift) {
+  using prims::simd::Store;
+  const std::vector<T> x = random_values<T>({Uniform{-3, 3}}, n, 11);
+  const std::vector<T> b = random_values<T>({Uniform{-3, 3}}, n, 12);
+  const T guard = T(-7.25);
+  std::vector<T> cached(n + 16, guard), streamed(n + 16, guard);
+  const std::string what = std::string(sizeof(T) == 4 ? "f32" : "f64") + " n=" + std::to_string(n) +
+                           " shift=" + std::to_string(shift);
+  ASSERT_TRUE(prims::simd::unary(prims::simd::UnaryOp::sin, x.data(), cached.data() + shift,
+                                 int64_t(n), Store::cached));
+  ASSERT_TRUE(prims::simd::unary(prims::simd::UnaryOp::sin, x.data(), streamed.data() + shift,
+                                 int64_t(n), Store::stream));
+  EXPECT_EQ(0, std::memcmp(cached.data(), streamed.data(), cached.size() * sizeof(T)))
+      << "sin " << what;
+  const prims::simd::In<T> xa{x.data(), false}, ba{b.data(), false};
+  ASSERT_TRUE(prims::simd::binary(prims::simd::BinaryOp::mul, xa, ba, cached.data() + shift,
+                                  int64_t(n), Store::cached));
+  ASSERT_TRUE(prims::simd::binary(prims::simd::BinaryOp::mul, xa, ba, streamed.data() + shift,
+                                  int64_t(n), Store::stream));
+  EXPECT_EQ(0, std::memcmp(cached.data(), streamed.data(), cached.size() * sizeof(T)))
+      << "mul " << what;
+  if constexpr (sizeof(T) == 4) {
+    std::vector<T> copied(n + 16, guard);
+    prims::simd::copy_streaming(x.data(), copied.data() + shift, int64_t(n));
+    EXPECT_EQ(0, std::memcmp(x.data(), copied.data() + shift, n * sizeof(T))) << "copy " << what;
+    for (size_t i = 0; i < shift; ++i) EXPECT_EQ(copied[i], guard) << "copy " << what;
+    for (size_t i = n + shift; i < copied.size(); ++i) EXPECT_EQ(copied[i], guard) << what;
+  }
+}
+
+TEST(ElementwiseSimd, StreamedStoresWriteTheCachedBits) {
+  for (const std::string& target : targets()) {
+    TargetScope scope(target);
+    SCOPED_TRACE(target);
+    for (size_t n : {size_t(0), size_t(1), size_t(5), size_t(17), size_t(37), size_t(4095),
+                     size_t(4096 + 33), size_t(20011)}) {
+      for (size_t shift = 0; shift < 8; ++shift) {
+        check_streamed<float>(n, shift);
+        check_streamed<double>(n, shift);
+      }
+    }
+  }
+}
+
 TEST(ElementwiseSimd, RankZeroOperandsBroadcast) {
   const std::vector<float> x = random_values<float>({Uniform{-3, 3}}, 1000 + 3, 9);
   const float s = 0.75f;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "prims/kernels/simd.h"
 #include "prims/prim_util.h"
 
 namespace parax::prims::kernels {
@@ -46,6 +47,23 @@ class FusionRun {
     }
     reduces_ = core::has_trait(p_.eqns.back().prim, core::kReduction);
     chain_ = p_.eqns.size() - (reduces_ ? 1 : 0);
+    // Operands and results of the chain's shape stream through memory tile by tile. A
+    // result too large for the caches is computed into a tile buffer and streamed out.
+    const int64_t elements =
+        reduces_ ? p_.aval_of(p_.eqns.back().inputs[0]).size() : c.out_avals[0].size();
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      if (c.in_avals[i].shape.empty() || c.in_avals[i].size() != elements) continue;
+      prefetched_.push_back(
+          {static_cast<const char*>(c.inputs[i]), int64_t(dtype_itemsize(c.in_avals[i].dtype))});
+    }
+    streamed_.assign(c.outputs.size(), false);
+    for (size_t o = 0; o < c.outputs.size(); ++o) {
+      const int64_t item = dtype_itemsize(c.out_avals[o].dtype);
+      const int v = p_.outvars[o].var;
+      if (c.out_avals[o].size() != elements || base_[size_t(v)] != nullptr) continue;
+      streamed_[o] = elements * item >= kStreamBytes && item % 4 == 0;
+      if (!streamed_[o]) prefetched_.push_back({static_cast<const char*>(c.outputs[o]), item});
+    }
     // Intermediates share tile buffers: a result takes the buffer of an operand that dies
     // at its equation (elementwise kernels run in place), so a chain works in a few
     // tiles that stay in L1 instead of one tile per value.
@@ -54,6 +72,10 @@ class FusionRun {
       for (const core::Atom& a : p_.eqns[e].inputs) {
         if (!a.is_literal()) last_use[size_t(a.var)] = e;
       }
+    }
+    // A streamed result keeps its tile buffer until the tile is written out.
+    for (size_t o = 0; o < streamed_.size(); ++o) {
+      if (streamed_[o]) last_use[size_t(p_.outvars[o].var)] = p_.eqns.size();
     }
     slot_.assign(p_.avals.size(), -1);
     std::vector<int> free_slots;
@@ -66,7 +88,7 @@ class FusionRun {
           free_slots.push_back(slot_[size_t(a.var)]);
       }
       for (int v : eqn.outputs) {
-        if (output_of_[size_t(v)] >= 0) continue;
+        if (writes_output(v)) continue;
         const size_t item = size_t(dtype_itemsize(p_.avals[size_t(v)].dtype));
         auto it = std::find_if(free_slots.begin(), free_slots.end(),
                                [&](int k) { return slot_bytes_[size_t(k)] == item * kTile; });
@@ -172,10 +194,16 @@ class FusionRun {
     return s;
   }
 
+  // Whether the chain writes variable v straight into its output buffer.
+  bool writes_output(int v) const {
+    const int o = output_of_[size_t(v)];
+    return o >= 0 && !streamed_[size_t(o)];
+  }
+
   // Where variable v's elements [t, t + tile) live.
   void* pointer(Scratch& s, int v, int64_t t) const {
     const size_t item = size_t(dtype_itemsize(p_.avals[size_t(v)].dtype));
-    if (output_of_[size_t(v)] >= 0) {
+    if (writes_output(v)) {
       return static_cast<unsigned char*>(c_.outputs[size_t(output_of_[size_t(v)])]) + t * item;
     }
     if (base_[size_t(v)] != nullptr) {
@@ -195,11 +223,38 @@ class FusionRun {
     kernel(core::TileCall{operand, in, shape, t, len, pointer(s, eqn.outputs[0], t), eqn.params});
   }
 
+  // Asks for the lines of the tile after [t, t + len) that live in memory: a share of them
+  // before each equation (`part` of `parts`), so that the next tile's operands and results
+  // arrive while this one computes. (Inline asm: a loop of __builtin_prefetch alone is a
+  // loop without effects to GCC, which deletes it.)
+  void prefetch_next(int64_t t, int64_t len, size_t part, size_t parts) const {
+    for (const Prefetched& m : prefetched_) {
+      const int64_t lines = (len * m.item + 63) / 64;
+      const int64_t first = lines * int64_t(part) / int64_t(parts);
+      const int64_t last = lines * int64_t(part + 1) / int64_t(parts);
+      const char* next = m.base + (t + len) * m.item;
+      for (int64_t l = first; l < last; ++l) asm volatile("prefetcht0 %0" : : "m"(next[l * 64]));
+    }
+  }
+
+  // Writes the tile [t, t + len) of each streamed result from its tile buffer.
+  void stream_out(Scratch& s, int64_t t, int64_t len) const {
+    for (size_t o = 0; o < streamed_.size(); ++o) {
+      if (!streamed_[o]) continue;
+      const int v = p_.outvars[o].var;
+      const int64_t item = dtype_itemsize(p_.avals[size_t(v)].dtype);
+      auto* out = static_cast<unsigned char*>(c_.outputs[o]) + t * item;
+      simd::copy_streaming(reinterpret_cast<const float*>(s.data(size_t(v))),
+                           reinterpret_cast<float*>(out), len * item / 4);
+    }
+  }
+
   // Runs the elementwise chain on elements [t, t + len).
   void chain(Scratch& s, int64_t t, int64_t len) {
     const void* ins[core::kMaxFusedOperands];
     void* outs[core::kMaxFusedOperands];
     for (size_t e = 0; e < chain_; ++e) {
+      prefetch_next(t, len, e, chain_);
       const core::Eqn& eqn = p_.eqns[e];
       if (const auto kernel = core::rules(eqn.prim).tile_kernel) {
         tile(s, eqn, kernel, t, len);
@@ -222,6 +277,7 @@ class FusionRun {
                                               eqn.params,
                                               c_.device});
     }
+    stream_out(s, t, len);
   }
 
   // Reduces a [rows, inner] block at `in` over its last axis into `out`.
@@ -238,8 +294,16 @@ class FusionRun {
         KernelCall{ins, {&in_aval, 1}, outs, {&out_aval, 1}, params, c_.device});
   }
 
+  // An operand or result of the chain's shape in memory, prefetched tile by tile.
+  struct Prefetched {
+    const char* base;
+    int64_t item;
+  };
+
   const KernelCall& c_;
   const core::Program& p_;
+  std::vector<Prefetched> prefetched_;
+  std::vector<bool> streamed_;  // per output: computed in a tile buffer, streamed out
   std::vector<const void*> base_;
   std::vector<bool> whole_;  // rank 0: the same for every tile
   std::vector<int> output_of_;

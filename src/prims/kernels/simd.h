@@ -54,12 +54,22 @@ struct In {
   bool scalar;
 };
 
-// Returns false if `op` has no vector loop for T.
-bool unary(UnaryOp op, const float* x, float* y, int64_t n);
-bool unary(UnaryOp op, const double* x, double* y, int64_t n);
+// How a loop writes its results. `stream` stores around the caches (non-temporal stores,
+// visible to other threads once the loop returns): for outputs too large to be read back
+// from the caches, it saves reading each output line before overwriting it.
+enum class Store : uint8_t { cached, stream };
 
-bool binary(BinaryOp op, In<float> a, In<float> b, float* y, int64_t n);
-bool binary(BinaryOp op, In<double> a, In<double> b, double* y, int64_t n);
+// Returns false if `op` has no vector loop for T.
+bool unary(UnaryOp op, const float* x, float* y, int64_t n, Store store = Store::cached);
+bool unary(UnaryOp op, const double* x, double* y, int64_t n, Store store = Store::cached);
+
+bool binary(BinaryOp op, In<float> a, In<float> b, float* y, int64_t n,
+            Store store = Store::cached);
+bool binary(BinaryOp op, In<double> a, In<double> b, double* y, int64_t n,
+            Store store = Store::cached);
+
+// Copies n floats from x to y with `stream` stores where y allows them (simd.h's Store).
+void copy_streaming(const float* x, float* y, int64_t n);
 
 // Writes y[i] = a[i] op b[i] as bytes 0/1 (IEEE: every comparison with NaN is false but ne).
 bool compare(CompareOp op, In<float> a, In<float> b, bool* y, int64_t n);

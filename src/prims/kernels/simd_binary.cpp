@@ -79,13 +79,13 @@ PARAX_BINARY_FN(Pow, {
 #undef PARAX_BINARY_FN
 
 template <class T>
-bool RunBinary(BinaryOp op, In<T> a, In<T> b, T* y, int64_t n) {
+bool RunBinary(BinaryOp op, In<T> a, In<T> b, T* y, int64_t n, Store store) {
   const hn::ScalableTag<T> d;
   const size_t len = size_t(n);
   switch (op) {
-#define PARAX_CASE(op, Fn)      \
-  case BinaryOp::op:            \
-    Map(d, Fn{}, y, len, a, b); \
+#define PARAX_CASE(op, Fn)               \
+  case BinaryOp::op:                     \
+    MapTo(d, Fn{}, y, len, store, a, b); \
     return true;
     PARAX_CASE(add, Add)
     PARAX_CASE(sub, Sub)
@@ -339,11 +339,16 @@ bool RunConvert(DType from, DType to, const void* x, void* y, int64_t n) {
 
 }  // namespace
 
-bool BinaryF32(BinaryOp op, In<float> a, In<float> b, float* y, int64_t n) {
-  return RunBinary(op, a, b, y, n);
+bool BinaryF32(BinaryOp op, In<float> a, In<float> b, float* y, int64_t n, Store store) {
+  return RunBinary(op, a, b, y, n, store);
 }
-bool BinaryF64(BinaryOp op, In<double> a, In<double> b, double* y, int64_t n) {
-  return RunBinary(op, a, b, y, n);
+bool BinaryF64(BinaryOp op, In<double> a, In<double> b, double* y, int64_t n, Store store) {
+  return RunBinary(op, a, b, y, n, store);
+}
+void CopyStreaming(const float* x, float* y, int64_t n) {
+  const hn::ScalableTag<float> d;
+  MapTo(
+      d, [](auto, auto v) HWY_ATTR { return v; }, y, size_t(n), Store::stream, In<float>{x, false});
 }
 bool CompareF32(CompareOp op, In<float> a, In<float> b, bool* y, int64_t n) {
   return RunCompare(op, a, b, y, n);
@@ -371,17 +376,21 @@ namespace parax::prims::simd {
 
 HWY_EXPORT(BinaryF32);
 HWY_EXPORT(BinaryF64);
+HWY_EXPORT(CopyStreaming);
 HWY_EXPORT(CompareF32);
 HWY_EXPORT(ClampF32);
 HWY_EXPORT(ClampF64);
 HWY_EXPORT(Select);
 HWY_EXPORT(Convert);
 
-bool binary(BinaryOp op, In<float> a, In<float> b, float* y, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(BinaryF32)(op, a, b, y, n);
+bool binary(BinaryOp op, In<float> a, In<float> b, float* y, int64_t n, Store store) {
+  return HWY_DYNAMIC_DISPATCH(BinaryF32)(op, a, b, y, n, store);
 }
-bool binary(BinaryOp op, In<double> a, In<double> b, double* y, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(BinaryF64)(op, a, b, y, n);
+bool binary(BinaryOp op, In<double> a, In<double> b, double* y, int64_t n, Store store) {
+  return HWY_DYNAMIC_DISPATCH(BinaryF64)(op, a, b, y, n, store);
+}
+void copy_streaming(const float* x, float* y, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(CopyStreaming)(x, y, n);
 }
 bool compare(CompareOp op, In<float> a, In<float> b, bool* y, int64_t n) {
   return HWY_DYNAMIC_DISPATCH(CompareF32)(op, a, b, y, n);

@@ -26,6 +26,11 @@ void from_float(const float* x, H* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = H(x[i]);
 }
 
+simd::Store store_for(const Aval& out) {
+  return out.size() * dtype_itemsize(out.dtype) >= kStreamBytes ? simd::Store::stream
+                                                                : simd::Store::cached;
+}
+
 // Operand k of an n-element call, from element `begin`: rank-0 operands broadcast.
 template <class T>
 simd::In<T> operand(const KernelCall& c, size_t k, int64_t begin) {
@@ -46,8 +51,9 @@ bool unary_typed(simd::UnaryOp op, const KernelCall& c) {
   if (!simd::unary(op, static_cast<const T*>(nullptr), nullptr, 0)) return false;
   const T* x = in_ptr<T>(c, 0);
   T* y = out_ptr<T>(c, 0);
+  const simd::Store store = store_for(c.out_avals[0]);
   parallel_chunks(c.out_avals[0].size(), kElementGrain, [&](int64_t begin, int64_t end) {
-    simd::unary(op, x + begin, y + begin, end - begin);
+    simd::unary(op, x + begin, y + begin, end - begin, store);
   });
   return true;
 }
@@ -75,8 +81,10 @@ bool binary_typed(simd::BinaryOp op, const KernelCall& c) {
     return false;
   }
   T* y = out_ptr<T>(c, 0);
+  const simd::Store store = store_for(c.out_avals[0]);
   parallel_chunks(c.out_avals[0].size(), kElementGrain, [&](int64_t begin, int64_t end) {
-    simd::binary(op, operand<T>(c, 0, begin), operand<T>(c, 1, begin), y + begin, end - begin);
+    simd::binary(op, operand<T>(c, 0, begin), operand<T>(c, 1, begin), y + begin, end - begin,
+                 store);
   });
   return true;
 }

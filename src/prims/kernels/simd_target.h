@@ -9,8 +9,11 @@
 #define PARAX_SIMD_TARGET_H_
 #endif
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -134,13 +137,60 @@ HWY_INLINE void StoreTail(D d, V v, hn::TFromD<D>* y, size_t count) {
   std::memcpy(y, buf, count * sizeof(T));
 }
 
-// y[i] = f(d, a[i], b[i], ...) for vectors of D's lanes; inputs are In<T>.
+// Asks for input `a`'s element i on its way to L1.
+template <class T>
+HWY_INLINE void PrefetchIn(In<T> a, size_t i) {
+  if (!a.scalar) __builtin_prefetch(a.p + i, 0, 3);
+}
+
+// y[i] = f(d, a[i], b[i], ...) for vectors of D's lanes; inputs are In<T>; `store` says how
+// the results are written (simd.h).
+//
+// Loops over more than L1 holds fetch their operands' lines kPrefetchBytes ahead in
+// software, and their output's too unless they stream it: the hardware prefetchers alone
+// leave a loop with a few dozen cycles of work per vector waiting on memory about as long
+// as it computes (sin over 256 MiB took 1.3x its memory time plus its compute time).
 template <class D, class F, class... A>
-HWY_INLINE void Map(D d, F f, hn::TFromD<D>* y, size_t n, A... a) {
+HWY_INLINE void MapTo(D d, F f, hn::TFromD<D>* y, size_t n, Store store, A... a) {
+  using T = hn::TFromD<D>;
+  constexpr size_t kPrefetchBytes = 4096;
+  constexpr size_t kAhead = kPrefetchBytes / sizeof(T);
   const size_t lanes = hn::Lanes(d);
+  // Whole cache lines per step, so that each line is asked for once.
+  const size_t step = lanes * std::max<size_t>(1, 64 / (lanes * sizeof(T)));
   size_t i = 0;
+  if (store == Store::stream) {
+    // Stream needs aligned vectors: the unaligned head is stored as a short tail.
+    const size_t misaligned = reinterpret_cast<uintptr_t>(y) % (lanes * sizeof(T));
+    if (misaligned % sizeof(T) == 0 && misaligned != 0) {
+      i = std::min(n, (lanes * sizeof(T) - misaligned) / sizeof(T));
+      StoreTail(d, f(d, LoadTail(d, a, 0, i)...), y, i);
+    }
+    if (misaligned % sizeof(T) == 0) {
+      for (; i + step <= n; i += step) {
+        (PrefetchIn(a, i + kAhead), ...);
+        for (size_t k = 0; k < step; k += lanes) {
+          hn::Stream(f(d, LoadIn(d, a, i + k)...), d, y + i + k);
+        }
+      }
+      hwy::FlushStream();
+    }
+  } else if (n * sizeof(T) > 4 * kPrefetchBytes) {
+    for (; i + step <= n; i += step) {
+      (PrefetchIn(a, i + kAhead), ...);
+      __builtin_prefetch(y + i + kAhead, 1, 3);
+      for (size_t k = 0; k < step; k += lanes) {
+        hn::StoreU(f(d, LoadIn(d, a, i + k)...), d, y + i + k);
+      }
+    }
+  }
   for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, LoadIn(d, a, i)...), d, y + i);
   if (i < n) StoreTail(d, f(d, LoadTail(d, a, i, n - i)...), y + i, n - i);
+}
+
+template <class D, class F, class... A>
+HWY_INLINE void Map(D d, F f, hn::TFromD<D>* y, size_t n, A... a) {
+  MapTo(d, f, y, n, Store::cached, a...);
 }
 
 // max and min as XLA computes them: NaN wins (as the default quiet NaN), and -0 < +0. On

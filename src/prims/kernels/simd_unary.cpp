@@ -201,7 +201,7 @@ PARAX_UNARY_FN(Sinh, return Hyperbolic(d, x, SleefSinh{}, [](long double v) { re
 PARAX_UNARY_FN(Cosh, return Hyperbolic(d, x, SleefCosh{}, [](long double v) { return coshl(v); });)
 
 template <class T>
-bool Run(UnaryOp op, const T* x, T* y, int64_t n) {
+bool Run(UnaryOp op, const T* x, T* y, int64_t n, Store store) {
   const hn::ScalableTag<T> d;
   const In<T> in{x, false};
   const size_t len = size_t(n);
@@ -213,9 +213,9 @@ bool Run(UnaryOp op, const T* x, T* y, int64_t n) {
   if (rounding) return false;
 #endif
   switch (op) {
-#define PARAX_CASE(op, Fn)    \
-  case UnaryOp::op:           \
-    Map(d, Fn{}, y, len, in); \
+#define PARAX_CASE(op, Fn)             \
+  case UnaryOp::op:                    \
+    MapTo(d, Fn{}, y, len, store, in); \
     return true;
     PARAX_CASE(neg, Neg)
     PARAX_CASE(abs, Abs)
@@ -255,8 +255,12 @@ bool Run(UnaryOp op, const T* x, T* y, int64_t n) {
 
 }  // namespace
 
-bool UnaryF32(UnaryOp op, const float* x, float* y, int64_t n) { return Run(op, x, y, n); }
-bool UnaryF64(UnaryOp op, const double* x, double* y, int64_t n) { return Run(op, x, y, n); }
+bool UnaryF32(UnaryOp op, const float* x, float* y, int64_t n, Store store) {
+  return Run(op, x, y, n, store);
+}
+bool UnaryF64(UnaryOp op, const double* x, double* y, int64_t n, Store store) {
+  return Run(op, x, y, n, store);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace parax::prims::simd
@@ -268,11 +272,11 @@ namespace parax::prims::simd {
 HWY_EXPORT(UnaryF32);
 HWY_EXPORT(UnaryF64);
 
-bool unary(UnaryOp op, const float* x, float* y, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(UnaryF32)(op, x, y, n);
+bool unary(UnaryOp op, const float* x, float* y, int64_t n, Store store) {
+  return HWY_DYNAMIC_DISPATCH(UnaryF32)(op, x, y, n, store);
 }
-bool unary(UnaryOp op, const double* x, double* y, int64_t n) {
-  return HWY_DYNAMIC_DISPATCH(UnaryF64)(op, x, y, n);
+bool unary(UnaryOp op, const double* x, double* y, int64_t n, Store store) {
+  return HWY_DYNAMIC_DISPATCH(UnaryF64)(op, x, y, n, store);
 }
 
 bool use_target_for_test(const char* name) {
