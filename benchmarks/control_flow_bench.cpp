@@ -9,6 +9,11 @@
 //       checkpoint(nothing_saveable) against the unsaved step: peak live bytes by the
 //       runtime's accounting (target <= 0.6x) at run time (target <= 1.4x). The batch is
 //       large, so activations dominate the parameters.
+//   donation: an optax adam training step of an MLP whose parameters and optimizer state
+//       dominate its memory (kDonateLayers [D, D] layers, a small batch), jitted with the
+//       parameters and state donated (donate_argnums {0, 1}) against the same step
+//       without: peak live bytes during a step, the state it holds included (target
+//       <= 0.6x), and run time.
 //
 //   parax_cf_bench [--results_md=PATH] [--reps=N] [--only=VARIANT]
 // appends the table to PATH when given. PARAX_PROFILE=1 prints the time spent per primitive
@@ -48,6 +53,11 @@ constexpr int64_t kCkptBatch = 8192;
 
 using plain_bench::fixed;
 using plain_bench::Row;
+
+// donation: kDonateLayers [kDonateWidth, kDonateWidth] layers, batch kDonateBatch.
+constexpr int kDonateLayers = 8;
+constexpr int64_t kDonateWidth = 1024;
+constexpr int64_t kDonateBatch = 64;
 
 // --only=NAME: run that variant alone (its repetitions only), so PARAX_PROFILE=1 says
 // where its time goes.
@@ -199,6 +209,84 @@ std::vector<Row> checkpoint_mlp(int reps) {
   };
 }
 
+// The adam step of a tanh MLP with a mean-squared-error loss: (params, state, x) ->
+// (loss, new params, new state), jitted with `donate` as its donate_argnums.
+using DonateParams = std::vector<Array>;
+auto adam_step(const px::optax::GradientTransformation& opt, std::vector<int> donate) {
+  auto loss = [](const DonateParams& w, const Array& x) {
+    Array h = x;
+    for (const Array& wi : w) h = jnp::tanh(jnp::dot(h, wi));
+    return jnp::mean(jnp::square(h - 0.5f));
+  };
+  return px::jit(
+      [opt, loss](const DonateParams& w, const px::optax::OptState& s, const Array& x) {
+        auto [l, g] = px::value_and_grad(loss)(w, x);
+        auto [updates, s2] = opt.update(g, s, w);
+        return std::make_tuple(l, px::optax::apply_updates(w, updates), s2);
+      },
+      px::JitOptions{.donate_argnums = std::move(donate)});
+}
+
+std::vector<Row> donation(int reps) {
+  const auto opt = px::optax::adam(1e-3);
+  auto donating = adam_step(opt, {0, 1});
+  auto keeping = adam_step(opt, {});
+  const Array x = input(kDonateBatch, kDonateWidth);
+  auto fresh = [&] {
+    DonateParams w;
+    for (int i = 0; i < kDonateLayers; ++i) w.push_back(weight(kDonateWidth, i));
+    return w;
+  };
+  // Each variant trains its own copy; a step's outputs replace its inputs, as in a loop.
+  DonateParams w_d = fresh(), w_k = fresh();
+  px::optax::OptState s_d = opt.init(w_d), s_k = opt.init(w_k);
+  float loss_d = 0, loss_k = 0;
+  auto step = [&](auto& f, DonateParams& w, px::optax::OptState& s, float& loss) {
+    auto [l, w2, s2] = f(w, s, x);
+    w = w2;
+    s = s2;
+    loss = l.template item<float>();
+  };
+  auto bytes_of = [](const DonateParams& w, const px::optax::OptState& s) {
+    double n = 0;
+    for (const Array& a : px::tree::leaves(w)) n += double(a.size()) * 4;
+    for (const Array& a : px::tree::leaves(s)) n += double(a.size()) * 4;
+    return n;
+  };
+  // The step's peak with its own state, less the other variant's state held meanwhile.
+  auto peak = [&](auto& f, DonateParams& w, px::optax::OptState& s, float& loss, double others) {
+    step(f, w, s, loss);  // compiled and warm
+    px::runtime::reset_peak_memory();
+    step(f, w, s, loss);
+    return double(px::runtime::memory_stats().peak_bytes) - others;
+  };
+  const double peak_keep = g_only.empty() ? peak(keeping, w_k, s_k, loss_k, bytes_of(w_d, s_d)) : 0;
+  const double peak_donate =
+      g_only.empty() ? peak(donating, w_d, s_d, loss_d, bytes_of(w_k, s_k)) : 0;
+  const std::vector<double> run =
+      best_interleaved(reps, {{"undonated_step", [&] { step(keeping, w_k, s_k, loss_k); }},
+                              {"donated_step", [&] { step(donating, w_d, s_d, loss_d); }}});
+  if (g_only.empty() && loss_d != loss_k) {
+    std::cerr << "donation changed the losses: " << loss_d << " vs " << loss_k << "\n";
+  }
+  const double mib = 1024.0 * 1024.0;
+  const double params = double(kDonateLayers * kDonateWidth * kDonateWidth * 4) / mib;
+  const double mem_ratio = peak_donate / peak_keep;
+  const double time_ratio = run[1] / run[0];
+  const std::string shape = "adam step, " + std::to_string(kDonateLayers) + " layers [" +
+                            std::to_string(kDonateWidth) + "," + std::to_string(kDonateWidth) +
+                            "], batch " + std::to_string(kDonateBatch);
+  return {
+      {shape + ": peak live MiB, undonated", fixed(peak_keep / mib, 1),
+       "(parameters " + fixed(params, 1) + " MiB, state 2x that)", ""},
+      {"same, parameters and state donated", fixed(peak_donate / mib, 1), "", ""},
+      {"**peak live bytes donated / undonated**", fixed(mem_ratio, 3) + "x", "<= 0.6x",
+       plain_bench::verdict(mem_ratio, 0.6, true)},
+      {"adam step, undonated (ms)", fixed(run[0] * 1e3, 2), "", ""},
+      {"adam step, donated (ms)", fixed(run[1] * 1e3, 2), "", ""},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -212,9 +300,11 @@ int main(int argc, char** argv) {
   if (g_only.empty() || only_steps) {
     std::vector<Row> ckpt = checkpoint_mlp(reps);
     rows.insert(rows.end(), ckpt.begin(), ckpt.end());
+    std::vector<Row> donate = donation(reps);
+    rows.insert(rows.end(), donate.begin(), donate.end());
   }
   const std::string md =
-      plain_bench::table("Control flow (parax_cf_bench)", rows,
+      plain_bench::table("Control flow and memory (parax_cf_bench)", rows,
                          "Best of " + std::to_string(reps) +
                              " wall times, the two variants of each ratio interleaved.");
   return plain_bench::report(*options, md, "parax_cf_bench");

@@ -39,7 +39,8 @@ class Array {
   // True for arrays whose dtype came from a C++ scalar alone; they adopt the other
   // operand's dtype in arithmetic (JAX's weak types).
   bool weak_type() const;
-  // Returns the layout over devices. Requires: a concrete (not traced) array.
+  // Returns the layout over devices (also of a deleted array). Requires: a concrete (not
+  // traced) array.
   Sharding sharding() const;
   // True once the array was placed explicitly (device_put, or computed from committed
   // inputs); uncommitted arrays move to wherever a computation runs.
@@ -59,6 +60,11 @@ class Array {
   Array to_device(const Sharding& target) const;
   // Waits for pending computation; returns *this.
   const Array& block_until_ready() const;
+  // Frees the array's buffers now (JAX's x.delete()); every copy of this handle shares the
+  // deletion. Reading a deleted array raises RuntimeError; its shape, dtype and sharding
+  // stay readable. A jitted call deletes the arguments it was given to donate.
+  void delete_();
+  bool is_deleted() const;
 
   // Copies the whole array to the host in row-major order, converting to T as numpy's
   // astype would. Throws RuntimeError if other processes hold parts this one lacks.

@@ -43,6 +43,11 @@ struct JitOptions {
   std::vector<std::optional<Sharding>> out_shardings = {};
   // Names the function in programs and errors.
   std::string name = "f";
+  // Positional arguments whose buffers the call may reuse for its outputs (JAX's
+  // donate_argnums; C++ has no argument names): each leaf of such an argument is deleted by
+  // the call when an output has its type and sharding (else it stays, with JAX's warning
+  // that it was not usable). A donated buffer passed again by another argument raises.
+  std::vector<int> donate_argnums = {};
 };
 
 // An array's type without data (jax.ShapeDtypeStruct): pass it where jit(f).lower(...) or

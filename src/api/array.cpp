@@ -119,6 +119,7 @@ bool has_full_value(const ArrayImpl& x) {
 }  // namespace
 
 void require_full_value(const ArrayImpl& x) {
+  if (x.deleted) throw RuntimeError("Array has been deleted with shape=" + x.aval.str() + ".");
   if (!has_full_value(x)) {
     throw RuntimeError(
         "Fetching value for `parax::Array` that spans non-addressable (non process local) "
@@ -140,13 +141,28 @@ std::vector<uint8_t> host_bytes(const ArrayImpl& x) {
 using detail::impl_of;
 
 const Array& Array::block_until_ready() const {
+  if (impl_of(*this).deleted) {
+    throw RuntimeError(
+        "INVALID_ARGUMENT: BlockHostUntilReady() called on deleted or donated buffer");
+  }
   detail::concrete_of(*this, "block_until_ready()");
   return *this;
 }
 
+void Array::delete_() {
+  if (impl_of(*this).deleted) return;  // JAX deletes twice without complaint
+  detail::concrete_of(*this, "delete_()");
+  impl_->buffers.clear();
+  impl_->deleted = true;
+}
+
+bool Array::is_deleted() const { return impl_of(*this).deleted; }
+
 Sharding Array::sharding() const {
-  // A ShapeDtypeStruct given a sharding has one, as JAX's does.
-  if (const detail::ArrayImpl& x = impl_of(*this); x.abstract && x.sharding) return *x.sharding;
+  // A ShapeDtypeStruct given a sharding has one, as JAX's does, and so does a deleted array.
+  if (const detail::ArrayImpl& x = impl_of(*this); (x.abstract || x.deleted) && x.sharding) {
+    return *x.sharding;
+  }
   return *detail::concrete_of(*this, "Array::sharding()").sharding;
 }
 
@@ -230,6 +246,7 @@ Array Array::operator[](int64_t i) const {
   if (const detail::ArrayImpl& x = impl_of(*this); x.pmapped && i >= 0) {
     // As JAX indexes a pmap result: device i's shard itself, on device i, uncommitted
     // (a negative index takes the general path, as in JAX).
+    detail::concrete_of(*this, "operator[]");
     if (auto shard = detail::pmap_shard(x, i)) return *shard;
   }
   if (i < 0) i += n;

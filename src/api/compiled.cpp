@@ -53,7 +53,10 @@ Compiled Lowered::compile() const {
     infos.push_back({impl.aval, impl.sharding, impl.committed});
   };
   for (const Array& c : impl_->closed.consts) add(c);
-  for (const Array& a : impl_->args) add(a);
+  for (size_t i = 0; i < impl_->args.size(); ++i) {
+    add(impl_->args[i]);
+    infos.back().donated = i < impl_->donated.size() && impl_->donated[i];
+  }
   compiler::CompileOptions opts;
   opts.name = impl_->name;
   return Compiled(compiler::compile(impl_->lifted, infos, opts));

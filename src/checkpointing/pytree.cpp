@@ -208,7 +208,10 @@ Shape chunk_shape_of(const Sharding& sharding, const Shape& shape) {
 struct SaveItem {
   std::string name;
   KeyPath path;
-  Array array;  // held until the save is written
+  Array array;
+  // Its buffers, held until the save is written: a jitted call the array is donated to
+  // meanwhile cannot take or overwrite them.
+  std::vector<parax::detail::BufferRef> buffers;
   zarr::ArrayMetadata meta;
 };
 
@@ -278,8 +281,9 @@ SaveItem save_item(std::string name, KeyPath path, const Array& array, const Sav
                      " is not a concrete array (" +
                      (impl.tracer ? "a traced value" : "a ShapeDtypeStruct") + ")");
   }
+  parax::detail::concrete_of(array, api);  // not deleted
   const Shape chunk = chunk_shape_of(*impl.sharding, impl.aval.shape);
-  return {std::move(name), std::move(path), array,
+  return {std::move(name), std::move(path), array, impl.buffers,
           zarr::metadata_for(impl.aval.shape, impl.aval.dtype, chunk, options.zstd_level)};
 }
 
@@ -373,7 +377,7 @@ class CommitSave final : public Save {
         const Shape lo = box_start(s.index, impl.aval.shape);
         Shape coords(lo.size());
         for (size_t d = 0; d < lo.size(); ++d) coords[d] = lo[d] / it.meta.chunk_shape[d];
-        tasks.push_back({&it, coords, impl.buffers.at(size_t(s.local))->data(),
+        tasks.push_back({&it, coords, it.buffers.at(size_t(s.local))->data(),
                          box_size(s.index, impl.aval.shape)});
       }
     }

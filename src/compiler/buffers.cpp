@@ -29,27 +29,52 @@ std::vector<int> last_reads(const Program& p) {
   return last;
 }
 
-// Values the program shares with its caller: its inputs, which the caller still holds,
-// and its results, which the caller receives. Nothing may write over them.
-std::vector<bool> caller_values(const Program& p) {
+// Per program input (constvars, then invars): its variable.
+std::vector<int> program_inputs(const Program& p) {
+  std::vector<int> inputs = p.constvars;
+  inputs.insert(inputs.end(), p.invars.begin(), p.invars.end());
+  return inputs;
+}
+
+// Values the program shares with its caller: its inputs, which the caller still holds
+// unless it donated them, and its results, which the caller receives. Nothing may write
+// over them.
+std::vector<bool> caller_values(const Program& p, const std::vector<bool>& donated) {
   std::vector<bool> shared(p.avals.size(), false);
-  for (int v : p.constvars) shared[size_t(v)] = true;
-  for (int v : p.invars) shared[size_t(v)] = true;
+  const std::vector<int> inputs = program_inputs(p);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i >= donated.size() || !donated[i]) shared[size_t(inputs[i])] = true;
+  }
   for (const Atom& a : p.outvars) {
     if (!a.is_literal()) shared[size_t(a.var)] = true;
   }
   return shared;
 }
 
-// Whether result `r` of `e` may be written over an operand: an elementwise kernel reads
-// element i before writing it. A fusion runs its chain tile by tile, so only the chain's
-// last equation may write the buffer, after every earlier one has read the tile; a
-// trailing reduction writes a smaller result.
-bool may_overwrite_operand(const Eqn& e, size_t r) {
+// Whether result `r` of `e` may be written over operand `i`: an elementwise kernel reads
+// element i before writing it. A fusion runs its chain tile by tile, each equation over
+// the whole tile in turn, so a result may take the buffer of an operand that no later
+// equation of the chain reads; a trailing reduction writes a smaller result.
+bool may_overwrite_operand(const Eqn& e, size_t r, size_t i) {
   if (core::has_trait(e.prim, core::kElementwise)) return true;
   const Program* chain = fused_program(e);
   if (chain == nullptr || core::has_trait(chain->eqns.back().prim, core::kReduction)) return false;
-  return chain->outvars[r].var == chain->eqns.back().outputs[0];
+  if (i >= chain->invars.size() || r >= chain->outvars.size()) return false;
+  const Atom& out = chain->outvars[r];
+  if (out.is_literal()) return false;
+  const int operand = chain->invars[i];
+  size_t made = chain->eqns.size();
+  for (size_t k = 0; k < chain->eqns.size() && made == chain->eqns.size(); ++k) {
+    const auto& outs = chain->eqns[k].outputs;
+    if (std::find(outs.begin(), outs.end(), out.var) != outs.end()) made = k;
+  }
+  if (made == chain->eqns.size()) return false;  // a result that is an input
+  for (size_t k = made + 1; k < chain->eqns.size(); ++k) {
+    for (const Atom& a : chain->eqns[k].inputs) {
+      if (!a.is_literal() && a.var == operand) return false;
+    }
+  }
+  return true;
 }
 
 // Whether `e`'s results are made by a kernel of its own, which writes where the plan says;
@@ -77,11 +102,12 @@ std::vector<int> result_slots(const Program& p) {
 
 }  // namespace
 
-BufferPlan plan_buffers(const Program& p) {
+BufferPlan plan_buffers(const Program& p, std::vector<bool> donated) {
   const std::vector<int> last = last_reads(p);
-  const std::vector<bool> shared = caller_values(p);
+  const std::vector<bool> shared = caller_values(p, donated);
   const std::vector<int> slot = result_slots(p);
   BufferPlan plan;
+  plan.donated = std::move(donated);
   plan.steps.resize(p.eqns.size());
   for (size_t v = 0; v < last.size(); ++v) {
     if (last[v] >= 0 && last[v] != kEnd) plan.steps[size_t(last[v])].frees.push_back(int(v));
@@ -104,10 +130,10 @@ BufferPlan plan_buffers(const Program& p) {
     for (size_t r = 0; r < eqn.outputs.size(); ++r) {
       const core::Aval& out = p.avals[size_t(eqn.outputs[r])];
       step.results[r].result = slot[size_t(eqn.outputs[r])];
-      if (!may_overwrite_operand(eqn, r)) continue;
       for (size_t i = 0; i < eqn.inputs.size(); ++i) {
         const Atom& a = eqn.inputs[i];
-        if (a.is_literal() || shared[size_t(a.var)] || last[size_t(a.var)] != int(e) ||
+        if (a.is_literal() || !may_overwrite_operand(eqn, r, i) || shared[size_t(a.var)] ||
+            last[size_t(a.var)] != int(e) ||
             std::find(taken.begin(), taken.end(), a.var) != taken.end()) {
           continue;
         }
@@ -187,7 +213,11 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
            std::to_string(p.eqns.size()) + " equations";
   }
   const std::vector<int> last = last_reads(p);
-  const std::vector<bool> shared = caller_values(p);
+  if (!plan.donated.empty() && plan.donated.size() != p.constvars.size() + p.invars.size()) {
+    return "the buffer plan marks " + std::to_string(plan.donated.size()) +
+           " inputs donated or not, of " + std::to_string(p.constvars.size() + p.invars.size());
+  }
+  const std::vector<bool> shared = caller_values(p, plan.donated);
   auto name = [&](int v) {
     return names && v >= 0 && size_t(v) < p.avals.size() ? names->vars[size_t(v)]
                                                          : "?" + std::to_string(v);
@@ -246,10 +276,10 @@ std::optional<std::string> verify(const Program& p, const BufferPlan& plan, cons
       auto what = [&] { return name(out) + " reuses " + name(in); };
       const core::Aval& a = p.avals[size_t(in)];
       const core::Aval& b = p.avals[size_t(out)];
-      if (!kernel_made(eqn) || !may_overwrite_operand(eqn, r)) {
+      if (!kernel_made(eqn) || !may_overwrite_operand(eqn, r, size_t(rb.reuse))) {
         return fail(what() + ", but its kernel may not write over an operand");
       }
-      if (shared[size_t(in)]) return fail(what() + ", a program input or result");
+      if (shared[size_t(in)]) return fail(what() + ", a program result or undonated input");
       if (freed_at[size_t(in)] != int(e)) return fail(what() + ", which is read later");
       if (a.shape != b.shape || a.nbytes() != b.nbytes()) {
         return fail(what() + ": " + b.str() + " over " + a.str());
@@ -339,7 +369,14 @@ std::optional<std::string> verify_buffers(const Program& p, const BufferPlan& pl
 std::string buffers_text(const Program& p, const BufferPlan& plan) {
   std::ostringstream out;
   out << "# buffers\n";
-  print(p, plan, names_of(p), 3, out);
+  const Names names = names_of(p);
+  const std::vector<int> inputs = program_inputs(p);
+  std::string donated;
+  for (size_t i = 0; i < plan.donated.size() && i < inputs.size(); ++i) {
+    if (plan.donated[i]) donated += " " + names.vars[size_t(inputs[i])];
+  }
+  if (!donated.empty()) out << "#   donated:" << donated << "\n";
+  print(p, plan, names, 3, out);
   return out.str();
 }
 

@@ -39,10 +39,15 @@ struct BufferStep {
 
 struct BufferPlan {
   std::vector<BufferStep> steps;  // per equation of the program
+  // Per program input (constvars, then invars), or empty: the caller gave the input's
+  // buffers up (jit's donate_argnums), so it may be written over once read for the last time.
+  std::vector<bool> donated;
 };
 
 // Plans `p`'s buffers and, inside out, those of its control flow's sub-programs.
-BufferPlan plan_buffers(const core::Program& p);
+// `donated`, per program input (constvars, then invars) or empty, marks inputs whose
+// buffers the caller gave up.
+BufferPlan plan_buffers(const core::Program& p, std::vector<bool> donated = {});
 
 // Returns the plan of `sub`, one of the programs that equation `e` runs.
 const std::shared_ptr<const BufferPlan>& sub_plan(const core::Program& p, const BufferPlan& plan,
@@ -50,13 +55,15 @@ const std::shared_ptr<const BufferPlan>& sub_plan(const core::Program& p, const 
 
 // Checks that `plan` fits `p` and is safe: every value released once, after its last
 // read, program results never; a reused operand dies at its equation, has the result's
-// shape and size and belongs to no one else; a result slot is that result's alone.
+// shape and size and belongs to no one else (a program input only if donated); a result
+// slot is that result's alone.
 // Returns the first violation, or nullopt.
 std::optional<std::string> verify_buffers(const core::Program& p, const BufferPlan& plan);
 
 // Returns the plan as `#` lines naming values as core::to_string names them (so they read
 // under the program's text, and the program still parses), e.g.
 //   # buffers
+//   #   donated: a
 //   #   0: c new
 //   #   1: d reuses c; frees c
 std::string buffers_text(const core::Program& p, const BufferPlan& plan);

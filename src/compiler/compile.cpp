@@ -1,6 +1,7 @@
 #include "compiler/compile.h"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -17,6 +18,19 @@ namespace {
 using core::Atom;
 using core::Prim;
 using core::Program;
+
+// JAX's warning when a donated argument matches no output: the caller keeps it.
+void warn_unused_donations(std::span<const ArgInfo> args, const std::vector<bool>& used) {
+  std::string unused;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].donated || (i < used.size() && used[i])) continue;
+    unused += (unused.empty() ? "" : ", ") + args[i].aval.str();
+  }
+  if (unused.empty()) return;
+  std::cerr
+      << "parax: UserWarning: Some donated buffers were not usable: " << unused
+      << ".\nSee an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.\n";
+}
 
 // Appends the equations of `callee` to `out`, with its inputs bound to `args`; returns
 // the atoms of its results.
@@ -307,6 +321,7 @@ std::shared_ptr<const Plan> compile(std::shared_ptr<const Program> program,
   apply_reshard_policy(plan->collectives, mesh, opts.name);
   plan->local = std::make_shared<const Program>(std::move(part.local));
   plan->buffers = std::make_shared<const BufferPlan>(std::move(*state.buffers));
+  warn_unused_donations(args, plan->buffers->donated);
   return plan;
 }
 

@@ -26,6 +26,9 @@ struct ArgInfo {
   core::Aval aval;
   std::optional<Sharding> sharding;  // of a concrete argument
   bool committed = false;
+  // The caller gives the argument's buffers up (jit's donate_argnums): the plan may write
+  // over them if an output has the argument's type and layout (BufferPlan::donated says).
+  bool donated = false;
 };
 
 struct CompileOptions {

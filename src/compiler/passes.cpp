@@ -1,5 +1,6 @@
 #include "compiler/passes.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
@@ -87,8 +88,35 @@ void fuse_elementwise_pass(PassState& s) {
   s.partitioned->local = deep(s.partitioned->local, fuse_elementwise);
 }
 
-// Last: it plans the program the executor will run, as it is.
-void plan_buffers_pass(PassState& s) { s.buffers = plan_buffers(s.partitioned->local); }
+// Last: it plans the program the executor will run, as it is. A donated argument is used
+// when an output has its type and layout (each output taking one, in order: JAX's rule for
+// aliasing an input to an output); the others stay the caller's.
+void plan_buffers_pass(PassState& s) {
+  const core::Program& p = s.partitioned->local;
+  std::vector<bool> donated;
+  if (std::any_of(s.args.begin(), s.args.end(), [](const ArgInfo& a) { return a.donated; })) {
+    const std::vector<DimShard>& ins = s.partitioned->inputs;
+    const std::vector<DimShard>& outs = s.partitioned->outputs;
+    std::vector<int> inputs = p.constvars;
+    inputs.insert(inputs.end(), p.invars.begin(), p.invars.end());
+    donated.assign(inputs.size(), false);
+    std::vector<bool> taken(p.outvars.size(), false);
+    for (size_t i = 0; i < s.args.size() && i < inputs.size(); ++i) {
+      if (!s.args[i].donated) continue;
+      const core::Aval& in = p.avals[size_t(inputs[i])];
+      for (size_t o = 0; o < p.outvars.size(); ++o) {
+        const core::Aval& out = p.aval_of(p.outvars[o]);
+        if (taken[o] || o >= outs.size() || out.shape != in.shape || out.dtype != in.dtype ||
+            !(outs[o] == ins[i])) {
+          continue;
+        }
+        taken[o] = donated[i] = true;
+        break;
+      }
+    }
+  }
+  s.buffers = plan_buffers(p, std::move(donated));
+}
 
 constexpr Pass kPasses[] = {
     {"inline-calls", inline_calls_pass},

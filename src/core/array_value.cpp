@@ -19,6 +19,8 @@ const ArrayImpl& concrete_of(const Array& x, const char* what) {
                      " (a shape and dtype only); pass a concrete "
                      "array");
   }
+  if (impl.deleted)
+    throw RuntimeError("Array has been deleted with shape=" + impl.aval.str() + ".");
   if (impl.tracer) {
     throw ConcretizationError(
         "Abstract tracer value encountered where concrete value is expected: traced array "

@@ -34,13 +34,15 @@ struct ArrayImpl {
   // A pmap result mapped along dimension 0: x[i] is device i's shard, on that device
   // (JAX's PmapSharding indexing).
   bool pmapped = false;
+  // Deleted, or donated to a jitted call: its buffers are gone, its type and sharding stay.
+  bool deleted = false;
 };
 
 // Returns x's impl, or throws ValueError for an empty handle.
 const ArrayImpl& impl_of(const Array& x);
 
-// Returns x's impl; throws ConcretizationError if x is traced and ValueError if it is a
-// ShapeDtypeStruct (`what` names the use).
+// Returns x's impl; throws ConcretizationError if x is traced, ValueError if it is a
+// ShapeDtypeStruct (`what` names the use) and RuntimeError if it was deleted or donated.
 const ArrayImpl& concrete_of(const Array& x, const char* what);
 
 // Makes an abstract array (a ShapeDtypeStruct's value: a type, no data, no sharding).

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "base/check.h"
 #include "base/config_internal.h"
 #include "base/trace_events.h"
 #include "compiler/compile.h"
@@ -148,6 +149,13 @@ std::vector<Array> eval_eqn(Prim p, std::span<const Array> in, const Params& par
     args.push_back({impl.aval, impl.sharding, impl.committed});
     key += "|" + impl.aval.short_str() + (impl.aval.weak_type ? "w" : "") +
            (impl.committed ? "c" : "u") + sharding_key(*impl.sharding);
+  }
+  if (called && params.has("_donate")) {  // in the key already, as a param
+    for (int64_t i : params.get<std::vector<int64_t>>("_donate")) {
+      PARAX_CHECK(i >= 0 && size_t(i) < args.size(),
+                  "pjit donates input " << i << " of " << args.size());
+      args[size_t(i)].donated = true;
+    }
   }
   ExeRef exe;
   {

@@ -81,11 +81,23 @@ std::vector<Array> LoadedPlan::run(std::span<const Array> args) const {
   const base::trace::Span span("execute", "execute", plan_->name);
   check_same_program();
   std::vector<std::vector<BufferRef>> inputs;
+  const std::vector<bool>& donated = plan_->buffers->donated;
   for (size_t i = 0; i < args.size(); ++i) {
     const detail::ArrayImpl& x = detail::concrete_of(args[i], "jit");
-    const std::vector<BufferRef> local =
-        in_direct_[i] ? x.buffers
-                      : relayout(x.aval, *x.sharding, x.buffers, plan_->in_shardings[i]);
+    std::vector<BufferRef> local;
+    if (i < donated.size() && donated[i]) {
+      // The caller's array gives its buffers up and is deleted: once the program has read
+      // them for the last time, nothing else holds them and they can be written over.
+      detail::ArrayImpl& given = *args[i].impl();
+      std::vector<BufferRef> buffers = std::move(given.buffers);
+      given.buffers.clear();
+      given.deleted = true;
+      local = in_direct_[i] ? std::move(buffers)
+                            : relayout(x.aval, *x.sharding, buffers, plan_->in_shardings[i]);
+    } else {
+      local = in_direct_[i] ? x.buffers
+                            : relayout(x.aval, *x.sharding, x.buffers, plan_->in_shardings[i]);
+    }
     std::vector<BufferRef> bufs;
     for (size_t b : in_order_[i]) bufs.push_back(b == kNone ? nullptr : local[b]);
     inputs.push_back(std::move(bufs));

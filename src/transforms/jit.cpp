@@ -4,6 +4,7 @@
 // Lowered::compile and Compiled are the compiler's, in api/compiled.cpp.
 #include "parax/jit.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <ostream>
@@ -18,6 +19,7 @@
 #include "core/batching.h"
 #include "core/program_trace.h"
 #include "core/rules.h"
+#include "core/trace.h"
 #include "parax/config.h"
 #include "parax/vmap.h"
 #include "sharding/sharding_impl.h"
@@ -59,6 +61,66 @@ void check_rank(const Sharding& s, const core::Aval& aval, const std::string& wh
     throw ValueError("One of " + what + (path.empty() ? "" : " with pytree key path " + path) +
                      " is incompatible with its sharding annotation " + s.to_string() + ": " +
                      e.what());
+  }
+}
+
+// Per input leaf: whether it belongs to a positional argument of donate_argnums.
+// Raises JAX's ValueError for an argnum the call does not have.
+std::vector<bool> donated_leaves(const std::vector<int>& argnums, const std::vector<TreeDef>& defs,
+                                 size_t leaves) {
+  std::vector<bool> donated(leaves, false);
+  if (argnums.empty()) return donated;
+  for (int a : argnums) {
+    if (a >= 0 && size_t(a) < defs.size()) continue;
+    std::string list;
+    for (int b : argnums) list += (list.empty() ? "" : ", ") + std::to_string(b);
+    throw ValueError("Jitted function has donate_argnums=(" + list +
+                     (argnums.size() == 1 ? ",)" : ")") + ", but only accepts " +
+                     std::to_string(defs.size()) + " positional arguments.");
+  }
+  size_t next = 0;
+  for (size_t k = 0; k < defs.size(); ++k) {
+    const size_t n = size_t(defs[k].num_leaves());
+    const bool given = std::find(argnums.begin(), argnums.end(), int(k)) != argnums.end();
+    for (size_t i = next; i < next + n && i < leaves; ++i) donated[i] = given;
+    next += n;
+  }
+  return donated;
+}
+
+// What the runtime would refuse to execute, with XLA's texts (JAX shows them): a deleted
+// argument, and a buffer donated by one argument that another one also passes.
+void check_executable_args(const std::vector<Array>& leaves, const std::vector<bool>& donated) {
+  const bool donating = std::find(donated.begin(), donated.end(), true) != donated.end();
+  std::unordered_map<const void*, size_t> first_use;
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const ArrayImpl& x = impl_of(leaves[k]);
+    if (x.deleted) {
+      throw ValueError("INVALID_ARGUMENT: Invalid buffer passed to Execute() as argument " +
+                       std::to_string(k) +
+                       " to replica 0: INVALID_ARGUMENT: Buffer has been deleted or donated.");
+    }
+    if (!donating) continue;
+    for (const BufferRef& b : x.buffers) {
+      const auto [it, fresh] = first_use.emplace(b.get(), k);
+      if (fresh || it->second == k) continue;
+      const size_t f = it->second;
+      const std::string where = " (flattened argument " + std::to_string(k) +
+                                ", replica 0, partition 0, first use: " + std::to_string(f) +
+                                "). Toy example for this bug: ";
+      if (donated[f]) {
+        throw RuntimeError(
+            "INVALID_ARGUMENT: Attempt to use a buffer that was previously donated in the same "
+            "call to Execute()" +
+            where + "`f(donate(a), a)`.");
+      }
+      if (donated[k]) {
+        throw RuntimeError(
+            "INVALID_ARGUMENT: Attempt to donate a buffer which is also used by the same call "
+            "to Execute()" +
+            where + "`f(a, donate(a))`.");
+      }
+    }
   }
 }
 
@@ -287,6 +349,24 @@ std::vector<Array> JitCore::call(const std::vector<Array>& leaves, const std::ve
   std::vector<Array> inputs = traced->closed.consts;
   inputs.insert(inputs.end(), leaves.begin(), leaves.end());
   core::Params params{{"jaxpr", traced->lifted}, {"name", impl_->options.name}};
+  // Donation applies to a call that runs now: inside another transformation (jit, grad,
+  // vmap) the call is that one's to stage or transform, and its inputs are not the
+  // caller's to give.
+  const bool runs = core::current_trace() == nullptr &&
+                    std::none_of(leaves.begin(), leaves.end(), [](const Array& x) {
+                      const ArrayImpl& impl = impl_of(x);
+                      return impl.tracer != nullptr || impl.abstract;
+                    });
+  if (runs) {
+    const std::vector<bool> donated =
+        donated_leaves(impl_->options.donate_argnums, defs, leaves.size());
+    check_executable_args(leaves, donated);
+    std::vector<int64_t> given;
+    for (size_t k = 0; k < donated.size(); ++k) {
+      if (donated[k]) given.push_back(int64_t(traced->closed.consts.size() + k));
+    }
+    if (!given.empty()) params.set("_donate", std::move(given));
+  }
   return core::bind(core::Prim::pjit, std::move(inputs), std::move(params));
 }
 
@@ -297,6 +377,7 @@ Lowered JitCore::lower(const std::vector<Array>& leaves, const std::vector<TreeD
   impl->closed = traced->closed;
   impl->lifted = traced->lifted;
   impl->args = leaves;
+  impl->donated = donated_leaves(impl_->options.donate_argnums, defs, leaves.size());
   impl->name = impl_->options.name;
   return Lowered(std::move(impl));
 }

@@ -15,6 +15,7 @@ struct Lowered::Impl {
   core::ClosedProgram closed;
   std::shared_ptr<const core::Program> lifted;
   std::vector<Array> args;
+  std::vector<bool> donated;  // per arg: given by the jit's donate_argnums
   std::string name;
 };
 

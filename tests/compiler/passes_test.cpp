@@ -238,23 +238,27 @@ TEST(Passes, PlanBuffersKeepsResultsAndInputsTheCallerHolds) {
             "#   4: f reuses e; frees e\n");
 }
 
-TEST(Passes, PlanBuffersLetsAFusionsLastEquationWriteOverAnOperand) {
-  // The first fusion's c is its chain's first result: written while the chain still
-  // reads b's tile, it gets its own buffer; d, the last, writes over b. The second ends
-  // in a reduction, whose result is smaller.
+TEST(Passes, PlanBuffersLetsAFusionResultWriteOverAnOperandNoLaterEquationReads) {
+  // In the first fusion, c is made by the chain's first equation, which reads b's tile
+  // for the last time: it writes over b. In the second, the chain reads its operand again
+  // after making its first result, so only the last result may take it. The third ends in
+  // a reduction, whose result is smaller.
   EXPECT_EQ(planned("{ lambda ; a:f32[8,4]. let\n"
                     "    b:f32[8,4] = sin a\n"
                     "    c:f32[8,4] d:f32[8,4] = fusion[jaxpr={ lambda ; a:f32[8,4]. let "
                     "b:f32[8,4] = cos a; c:f32[8,4] = exp b in (b, c) }] b\n"
-                    "    e:f32[8] = fusion[jaxpr={ lambda ; a:f32[8,4] b:f32[8,4]. let\n"
+                    "    e:f32[8,4] f:f32[8,4] = fusion[jaxpr={ lambda ; a:f32[8,4]. let "
+                    "b:f32[8,4] = cos a; c:f32[8,4] = mul b a in (b, c) }] c\n"
+                    "    g:f32[8] = fusion[jaxpr={ lambda ; a:f32[8,4] b:f32[8,4]. let\n"
                     "          c:f32[8,4] = mul a b\n"
                     "          d:f32[8] = reduce_sum[axes=(1,)] c\n"
-                    "        in (d,) }] c d\n"
-                    "  in (e,) }"),
+                    "        in (d,) }] e f\n"
+                    "  in (g, d) }"),
             "# buffers\n"
             "#   0: b new; frees a\n"
-            "#   1: c new, d reuses b; frees b\n"
-            "#   2: e to result 0 else new; frees c d\n");
+            "#   1: c reuses b, d to result 1 else new; frees b\n"
+            "#   2: e new, f reuses c; frees c\n"
+            "#   3: g to result 0 else new; frees e f\n");
 }
 
 TEST(Passes, PlanBuffersPlansControlFlowsProgramsToo) {
