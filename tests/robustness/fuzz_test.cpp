@@ -605,7 +605,7 @@ std::pair<std::string, std::function<void()>> control_flow_case(Fuzz& f) {
 
 // A random case: what it does, and the work itself.
 std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
-  switch (f.pick(0, 23)) {
+  switch (f.pick(0, 24)) {
     case 21:
     case 22:
       return control_flow_case(f);
@@ -868,6 +868,43 @@ std::pair<std::string, std::function<void()>> make_case(Fuzz& f) {
                                      ? device_put(tree, ShardingTree(a))
                                      : device_put(tree, ShardingTree(std::vector<Sharding>{a, b}));
                 for (const Array& o : out) (void)o.block_until_ready();
+              }};
+    }
+    case 24: {  // donation: the values of the undonated call; the argument deleted or kept
+      const Array x = f.array();
+      auto [name, op] = unary(f, x.ndim(), true);
+      const int64_t how = f.pick(0, 3);  // 0-1: donate x; 2: x twice; 3: an argnum too many
+      return {"donate" + std::to_string(how) + " " + name + " of " +
+                  std::string(dtype_name(x.dtype())) + shape_str(x.shape()),
+              [x, op, how] {
+                const Array mine = jnp::copy(x);
+                const Array want = jit(op)(mine);
+                // An op of another result type leaves nothing to donate (JAX's warning).
+                if (want.shape() != x.shape() || want.dtype() != x.dtype()) return;
+                if (how == 2) {
+                  auto twice = jit([op](const Array& a, const Array& b) { return op(a) + op(b); },
+                                   JitOptions{.donate_argnums = {0}});
+                  (void)twice(mine, mine);  // JAX's RuntimeError
+                  throw std::logic_error("a buffer donated and passed again ran");
+                }
+                auto f = jit(op, JitOptions{.donate_argnums = how == 3 ? std::vector<int>{1}
+                                                                       : std::vector<int>{0}});
+                const Array got = f(mine);
+                const std::vector<double> a = got.to_vector<double>(), b = want.to_vector<double>();
+                for (size_t k = 0; k < a.size(); ++k) {  // the same program: the same bits
+                  if (a[k] != b[k] && !(std::isnan(a[k]) && std::isnan(b[k]))) {
+                    throw std::logic_error("donated: element " + std::to_string(k) + " is " +
+                                           std::to_string(a[k]) + ", undonated gives " +
+                                           std::to_string(b[k]));
+                  }
+                }
+                if (!mine.is_deleted()) return;  // no output of its type and layout
+                try {
+                  (void)mine.to_vector<double>();
+                } catch (const RuntimeError&) {
+                  return;
+                }
+                throw std::logic_error("a donated array was read");
               }};
     }
     default: {  // meshes of any shape

@@ -181,8 +181,8 @@ TEST(Donation, ShardedArgumentsAreDonatedShardByShard) {
   Mesh mesh = make_mesh({4, 2}, {"a", "b"});
   const NamedSharding s(mesh, P("a", "b"));
   Array x = device_put(jnp::arange(64.0f).reshape({8, 8}), s);
-  auto f = jit([](const Array& v) { return jnp::sin(v) * 2.0f; },
-               JitOptions{.donate_argnums = {0}});
+  auto f =
+      jit([](const Array& v) { return jnp::sin(v) * 2.0f; }, JitOptions{.donate_argnums = {0}});
   Array want = jnp::sin(jnp::arange(64.0f).reshape({8, 8})) * 2.0f;
   Array y = f(x);
   EXPECT_TRUE(x.is_deleted());
@@ -224,7 +224,7 @@ TEST(Donation, TheProgramWritesOverTheDonatedBuffers) {
   peak_of(donating);  // compiled outside the measurement
   peak_of(keeping);
   const int64_t bytes = shape_size(shape) * 4;
-  EXPECT_EQ(peak_of(donating), 0);      // the result is written over w
+  EXPECT_EQ(peak_of(donating), 0);     // the result is written over w
   EXPECT_EQ(peak_of(keeping), bytes);  // a new buffer for the result
 }
 
