@@ -10,6 +10,7 @@
 
 #include "base/check.h"
 #include "compiler/fuse.h"
+#include "compiler/schedule.h"
 #include "core/callbacks.h"
 #include "core/verify.h"
 #include "parax/errors.h"
@@ -88,34 +89,44 @@ void fuse_elementwise_pass(PassState& s) {
   s.partitioned->local = deep(s.partitioned->local, fuse_elementwise);
 }
 
-// Last: it plans the program the executor will run, as it is. A donated argument is used
-// when an output has its type and layout (each output taking one, in order: JAX's rule for
-// aliasing an input to an output); the others stay the caller's.
-void plan_buffers_pass(PassState& s) {
+// Per program input of the per-device program: donated by the caller and taken by an
+// output of its type and layout (each output taking one, in order: JAX's rule for aliasing
+// an input to an output). Empty when nothing is donated.
+std::vector<bool> usable_donations(const PassState& s) {
+  if (std::none_of(s.args.begin(), s.args.end(), [](const ArgInfo& a) { return a.donated; })) {
+    return {};
+  }
   const core::Program& p = s.partitioned->local;
-  std::vector<bool> donated;
-  if (std::any_of(s.args.begin(), s.args.end(), [](const ArgInfo& a) { return a.donated; })) {
-    const std::vector<DimShard>& ins = s.partitioned->inputs;
-    const std::vector<DimShard>& outs = s.partitioned->outputs;
-    std::vector<int> inputs = p.constvars;
-    inputs.insert(inputs.end(), p.invars.begin(), p.invars.end());
-    donated.assign(inputs.size(), false);
-    std::vector<bool> taken(p.outvars.size(), false);
-    for (size_t i = 0; i < s.args.size() && i < inputs.size(); ++i) {
-      if (!s.args[i].donated) continue;
-      const core::Aval& in = p.avals[size_t(inputs[i])];
-      for (size_t o = 0; o < p.outvars.size(); ++o) {
-        const core::Aval& out = p.aval_of(p.outvars[o]);
-        if (taken[o] || o >= outs.size() || out.shape != in.shape || out.dtype != in.dtype ||
-            !(outs[o] == ins[i])) {
-          continue;
-        }
-        taken[o] = donated[i] = true;
-        break;
+  const std::vector<DimShard>& ins = s.partitioned->inputs;
+  const std::vector<DimShard>& outs = s.partitioned->outputs;
+  std::vector<int> inputs = p.constvars;
+  inputs.insert(inputs.end(), p.invars.begin(), p.invars.end());
+  std::vector<bool> donated(inputs.size(), false);
+  std::vector<bool> taken(p.outvars.size(), false);
+  for (size_t i = 0; i < s.args.size() && i < inputs.size(); ++i) {
+    if (!s.args[i].donated) continue;
+    const core::Aval& in = p.avals[size_t(inputs[i])];
+    for (size_t o = 0; o < p.outvars.size(); ++o) {
+      const core::Aval& out = p.aval_of(p.outvars[o]);
+      if (taken[o] || o >= outs.size() || out.shape != in.shape || out.dtype != in.dtype ||
+          !(outs[o] == ins[i])) {
+        continue;
       }
+      taken[o] = donated[i] = true;
+      break;
     }
   }
-  s.buffers = plan_buffers(p, std::move(donated));
+  return donated;
+}
+
+// Before fusion, whose runs of equations follow the order.
+void schedule_memory_pass(PassState& s) {
+  s.partitioned->local = schedule_for_memory(s.partitioned->local, usable_donations(s));
+}
+
+// Last: it plans the program the executor will run, as it is.
+void plan_buffers_pass(PassState& s) {
+  s.buffers = plan_buffers(s.partitioned->local, usable_donations(s));
 }
 
 constexpr Pass kPasses[] = {
@@ -126,6 +137,7 @@ constexpr Pass kPasses[] = {
     {"partition-spmd", partition_spmd_pass},
     {"fold-scalar-broadcasts", fold_scalar_broadcasts_pass},
     {"dce", dce_pass},
+    {"schedule-memory", schedule_memory_pass},
     {"fuse-elementwise", fuse_elementwise_pass},
     {"plan-buffers", plan_buffers_pass},
 };

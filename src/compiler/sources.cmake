@@ -7,4 +7,5 @@ target_sources(parax PRIVATE
   compiler/partition.cpp
   compiler/passes.cpp
   compiler/propagate.cpp
+  compiler/schedule.cpp
   compiler/spmd.cpp)

@@ -3,6 +3,7 @@
 // pass, so each test also shows the pass's output is well typed. Last, the whole list on
 // a sharded program, and PARAX_DUMP_IR writing the program after each pass.
 #include "compiler/passes.h"
+#include "compiler/schedule.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -66,10 +67,10 @@ std::string planned(const std::string& text) {
 TEST(Passes, TheListIsThePipelineInOrder) {
   std::vector<std::string_view> names;
   for (const Pass& p : pass_list()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"inline-calls", "check-devices",
-                                                  "propagate-sharding", "inspect-shardings",
-                                                  "partition-spmd", "fold-scalar-broadcasts", "dce",
-                                                  "fuse-elementwise", "plan-buffers"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{
+                       "inline-calls", "check-devices", "propagate-sharding", "inspect-shardings",
+                       "partition-spmd", "fold-scalar-broadcasts", "dce", "schedule-memory",
+                       "fuse-elementwise", "plan-buffers"}));
 }
 
 TEST(Passes, InlineCallsSplicesPjitBodies) {
@@ -261,6 +262,81 @@ TEST(Passes, PlanBuffersLetsAFusionResultWriteOverAnOperandNoLaterEquationReads)
             "#   3: g to result 0 else new; frees e f\n");
 }
 
+// schedule-memory on a per-device program written as it prints, with `donated` per input.
+std::string scheduled(const std::string& text, std::vector<bool> donated = {}) {
+  const std::string out = core::to_string(schedule_for_memory(core::parse_program(text), donated));
+  return out;
+}
+
+TEST(Passes, ScheduleMemoryRunsAnUpdateRightAfterItsGradient) {
+  // e plays a gradient, f and h the rest of a backward pass, u and q the update. Run where
+  // they were traced, e lives until the end; right after e, it goes at once, and the update
+  // writes q where it let go of as much (e, and p when donated).
+  const std::string text =
+      "{ lambda ; a:f32[256,256] b:f32[256,256]. let\n"
+      "    c:f32[256,256] = sin b\n"
+      "    d:f32[256,256] = cos b\n"
+      "    e:f32[256,256] = exp d\n"
+      "    f:f32[256,256] = mul c 0.1\n"
+      "    g:f32[256,256] = sub a f\n"
+      "  in (g, e) }";
+  const std::string moved =
+      "{ lambda ; a:f32[256,256] b:f32[256,256]. let\n"
+      "    c:f32[256,256] = sin b\n"
+      "    d:f32[256,256] = mul c 0.1\n"
+      "    e:f32[256,256] = sub a d\n"
+      "    f:f32[256,256] = cos b\n"
+      "    g:f32[256,256] = exp f\n"
+      "  in (e, g) }";
+  EXPECT_EQ(scheduled(text, {true, false}), moved);
+  EXPECT_EQ(scheduled(text), moved);  // q in place of c: no more memory either way
+  // An update making more than it lets go of (a second result) stays where it was, and so
+  // does work on small values.
+  const std::string two =
+      "{ lambda ; a:f32[256,256] b:f32[256,256]. let\n"
+      "    c:f32[256,256] = sin b\n"
+      "    d:f32[256,256] = cos b\n"
+      "    e:f32[256,256] = exp d\n"
+      "    f:f32[256,256] = mul c 0.1\n"
+      "    g:f32[256,256] = sub a f\n"
+      "  in (g, e, f) }";
+  EXPECT_EQ(scheduled(two), two);
+  const std::string tiny =
+      "{ lambda ; a:f32[8,8] b:f32[8,8]. let\n"
+      "    c:f32[8,8] = sin b\n"
+      "    d:f32[8,8] = cos b\n"
+      "    e:f32[8,8] = exp d\n"
+      "    f:f32[8,8] = mul c 0.1\n"
+      "    g:f32[8,8] = sub a f\n"
+      "  in (g, e) }";
+  EXPECT_EQ(scheduled(tiny, {true, false}), tiny);
+}
+
+TEST(Passes, ScheduleMemoryTakesTheSmallWorkAnUpdateWaitsOn) {
+  // The update reads a scale computed from a scalar input after the backward pass: the
+  // scale moves along with it.
+  const std::string text =
+      "{ lambda ; a:f32[256,256] b:f32[256,256] c:f32[]. let\n"
+      "    d:f32[256,256] = sin b\n"
+      "    e:f32[256,256] = cos b\n"
+      "    f:f32[256,256] = exp e\n"
+      "    g:f32[] = mul c 2.0\n"
+      "    h:f32[256,256] = mul d g\n"
+      "    i:f32[256,256] = sub a h\n"
+      "    j:f32[256,256] = add f e\n"
+      "  in (i, j) }";
+  EXPECT_EQ(scheduled(text, {true, false, false}),
+            "{ lambda ; a:f32[256,256] b:f32[256,256] c:f32[]. let\n"
+            "    d:f32[256,256] = sin b\n"
+            "    e:f32[] = mul c 2.0\n"
+            "    f:f32[256,256] = mul d e\n"
+            "    g:f32[256,256] = sub a f\n"
+            "    h:f32[256,256] = cos b\n"
+            "    i:f32[256,256] = exp h\n"
+            "    j:f32[256,256] = add i h\n"
+            "  in (g, j) }");
+}
+
 TEST(Passes, PlanBuffersPlansControlFlowsProgramsToo) {
   // Each program is planned on its own, named on as it prints: a scan's body writes its
   // results into the slots the scan lends (the stacked ys'), and never over its inputs
@@ -420,12 +496,12 @@ TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
     files.push_back(name.substr(name.find('.') + 1));  // drops the compilation's number
   }
   std::sort(files.begin(), files.end());
-  EXPECT_EQ(files,
-            (std::vector<std::string>{"test.00-input.txt", "test.01-inline-calls.txt",
-                                      "test.02-check-devices.txt", "test.03-propagate-sharding.txt",
-                                      "test.04-inspect-shardings.txt", "test.05-partition-spmd.txt",
-                                      "test.06-fold-scalar-broadcasts.txt", "test.07-dce.txt",
-                                      "test.08-fuse-elementwise.txt", "test.09-plan-buffers.txt"}));
+  EXPECT_EQ(files, (std::vector<std::string>{
+                       "test.00-input.txt", "test.01-inline-calls.txt", "test.02-check-devices.txt",
+                       "test.03-propagate-sharding.txt", "test.04-inspect-shardings.txt",
+                       "test.05-partition-spmd.txt", "test.06-fold-scalar-broadcasts.txt",
+                       "test.07-dce.txt", "test.08-schedule-memory.txt",
+                       "test.09-fuse-elementwise.txt", "test.10-plan-buffers.txt"}));
   auto read = [&](const std::string& suffix) {
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
       const std::string name = entry.path().filename().string();
@@ -440,9 +516,9 @@ TEST(Passes, DumpIrWritesTheProgramAfterEachPass) {
     return std::string();
   };
   EXPECT_EQ(read("00-input.txt"), std::string(kShardedMatmul) + "\n");
-  EXPECT_EQ(read("08-fuse-elementwise.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text + "\n");
+  EXPECT_EQ(read("09-fuse-elementwise.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text + "\n");
   // The last adds the buffer plan.
-  EXPECT_EQ(read("09-plan-buffers.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text +
+  EXPECT_EQ(read("10-plan-buffers.txt"), "# mesh Mesh('x': 2, 'y': 4)\n" + text +
                                              "\n"
                                              "# buffers\n"
                                              "#   0: c new; frees a b\n"
