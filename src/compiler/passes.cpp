@@ -121,7 +121,7 @@ std::vector<bool> usable_donations(const PassState& s) {
 
 // Before fusion, whose runs of equations follow the order.
 void schedule_memory_pass(PassState& s) {
-  s.partitioned->local = schedule_for_memory(s.partitioned->local, usable_donations(s));
+  schedule_for_memory(s.partitioned->local, usable_donations(s));
 }
 
 // Last: it plans the program the executor will run, as it is.

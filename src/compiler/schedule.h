@@ -14,8 +14,8 @@
 
 namespace parax::compiler {
 
-// Returns `p` reordered. `donated`, per program input (constvars, then invars) or empty,
-// marks inputs whose buffers the caller gave up: let go of when read for the last time.
-core::Program schedule_for_memory(const core::Program& p, const std::vector<bool>& donated);
+// Reorders `p`. `donated`, per program input (constvars, then invars) or empty, marks
+// inputs whose buffers the caller gave up: let go of when read for the last time.
+void schedule_for_memory(core::Program& p, const std::vector<bool>& donated);
 
 }  // namespace parax::compiler

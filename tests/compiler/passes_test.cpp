@@ -264,8 +264,9 @@ TEST(Passes, PlanBuffersLetsAFusionResultWriteOverAnOperandNoLaterEquationReads)
 
 // schedule-memory on a per-device program written as it prints, with `donated` per input.
 std::string scheduled(const std::string& text, std::vector<bool> donated = {}) {
-  const std::string out = core::to_string(schedule_for_memory(core::parse_program(text), donated));
-  return out;
+  core::Program p = core::parse_program(text);
+  schedule_for_memory(p, donated);
+  return core::to_string(p);
 }
 
 TEST(Passes, ScheduleMemoryRunsAnUpdateRightAfterItsGradient) {
