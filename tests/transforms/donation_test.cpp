@@ -5,6 +5,7 @@
 // writes its outputs over the donated buffers, so a step's peak memory drops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <string>
@@ -73,6 +74,48 @@ TEST(Donation, TheDonatedArgumentIsDeletedTheOtherStays) {
   EXPECT_EQ(shape_str(x.shape()), golden("deleted_shape"));
   EXPECT_EQ(x.dtype(), DType::float32);
   EXPECT_EQ(x.sharding(), y.sharding());
+}
+
+// From jax's tests/api_test.py: a scalar (test_jit_donate_invalidates_input), a weakly
+// typed argument whose output is not weak (test_jit_donate_weak_type), a copy made before
+// the donation (test_jnp_array_copy).
+TEST(Donation, ScalarsWeakTypesAndCopiesAsInJaxsTests) {
+  auto move = jit([](const Array& x) { return x + x - x; }, JitOptions{.donate_argnums = {0}});
+  Array one = jnp::ones({});
+  EXPECT_EQ(move(one).item<float>(), 1.0f);
+  EXPECT_TRUE(one.is_deleted());
+
+  auto as_int =
+      jit([](const Array& x) { return x.astype(DType::int32); }, JitOptions{.donate_argnums = {0}});
+  Array weak = jnp::broadcast_to(2, {3});
+  ASSERT_TRUE(weak.weak_type());
+  EXPECT_FALSE(as_int(weak).weak_type());
+  EXPECT_TRUE(weak.is_deleted());
+
+  auto set = jit([](const Array& a) { return a.at(0).set(77); }, JitOptions{.donate_argnums = {0}});
+  Array x = jnp::array(std::vector<int32_t>{0, 1});
+  Array copy = jnp::copy(x);
+  EXPECT_EQ(set(x).to_vector<int32_t>(), (std::vector<int32_t>{77, 1}));
+  EXPECT_EQ(copy.to_vector<int32_t>(), (std::vector<int32_t>{0, 1}));
+  // Another handle to the same array is the same array: deleted with it.
+  Array y = jnp::array(std::vector<int32_t>{0, 1});
+  Array alias = y;
+  set(y);
+  EXPECT_TRUE(alias.is_deleted());
+}
+
+// test_device_put_on_multi_device_donated_buffer_fails.
+TEST(Donation, ADonatedShardedArrayCannotBePutAnywhere) {
+  auto f = jit([](const Array& v) { return v * 2.0f; }, JitOptions{.donate_argnums = {0}});
+  Mesh forward = make_mesh({8}, {"x"});
+  std::vector<Device> reversed = devices();
+  std::reverse(reversed.begin(), reversed.end());
+  Mesh backward(reversed, std::vector<std::string>{"x"});
+  Array x = device_put(jnp::arange(8.0f), NamedSharding(forward, P("x")));
+  f(x);
+  EXPECT_THROW(device_put(x, NamedSharding(forward, P("x"))), RuntimeError);
+  EXPECT_THROW(device_put(x, NamedSharding(backward, P("x"))), RuntimeError);
+  EXPECT_THROW(device_put(x, devices()[0]), RuntimeError);
 }
 
 TEST(Donation, ReadingADeletedArrayRaisesJaxsTexts) {
